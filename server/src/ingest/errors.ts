@@ -1,0 +1,38 @@
+/**
+ * Typed ingest errors. Every parser reports bad input through `IngestError`, never through a bare
+ * exception, so the CLI can print one line and the API can answer with a 4xx naming the file.
+ */
+export type IngestErrorCode =
+  | 'empty'
+  | 'corrupt-gzip'
+  | 'too-large'
+  | 'not-a-profile'
+  | 'invalid-reference'
+  | 'value-count-mismatch'
+  | 'value-out-of-range'
+  | 'concatenated'
+  | 'unsupported'
+  | 'no-run'
+  | 'malformed';
+
+export class IngestError extends Error {
+  readonly code: IngestErrorCode;
+  /** 1-based line number in the input, when the problem has one. */
+  readonly line: number | undefined;
+  constructor(code: IngestErrorCode, message: string, line?: number) {
+    super(message);
+    this.name = 'IngestError';
+    this.code = code;
+    this.line = line;
+  }
+}
+
+export function isIngestError(e: unknown): e is IngestError {
+  return e instanceof IngestError;
+}
+
+/** One human line: "FILE: problem (line N)". */
+export function describeIngestError(e: IngestError, fileName: string): string {
+  const where = e.line !== undefined ? ` (line ${e.line})` : '';
+  return `${fileName}: ${e.message}${where}`;
+}

@@ -1,0 +1,17 @@
+import type { LoadTestFormat, LoadTestRun } from '../../model/loadtest.ts';
+import type { ByteSource } from '../source.ts';
+
+/**
+ * One load-test importer. `detect` looks only at the head of the file (the first 64 KiB) and, as a
+ * hint, its name; it returns a confidence in 0..1 (0 = not this format). `parse` returns the run or
+ * throws an IngestError (never anything else for bad input).
+ */
+export interface LoadTestImporter {
+  /** The formats this importer can return (one importer may cover a tool's several outputs). */
+  formats: readonly LoadTestFormat[];
+  detect(head: Buffer, fileName?: string): number;
+  parse(src: ByteSource, fileName?: string): Promise<LoadTestRun>;
+}
+
+/** Bytes of a file's head that detectors see. */
+export const HEAD_BYTES = 64 * 1024;

@@ -1,0 +1,79 @@
+/**
+ * The canonical profile model. Every profile importer (pprof, folded stacks, .cpuprofile) produces
+ * this shape; nothing downstream knows which format a profile came from.
+ *
+ * Frames and stacks are interned: a sample points at a stack, a stack is a list of frame ids, leaf
+ * (innermost) first. Values are kept per sample type as columns, in each type's own unit.
+ */
+
+/** What a sample value measures and in which unit, e.g. {type: "cpu", unit: "nanoseconds"}. */
+export interface ValueType {
+  type: string;
+  unit: string;
+}
+
+/** A sample label: either a string or a number (with an optional unit), as pprof has them. */
+export interface Label {
+  key: string;
+  str?: string;
+  num?: number;
+  numUnit?: string;
+}
+
+/**
+ * One frame of a stack: a function, at a source position. Inlined functions are frames of their own.
+ * `name` is the function-granularity key (what pprof's `-top` groups by). A frame without a usable
+ * function name is named `[basename of mapping file]` or `<unknown>`, as pprof names it.
+ */
+export interface Frame {
+  name: string;
+  file: string;
+  line: number;
+}
+
+export type ProfileFormat = 'pprof' | 'folded' | 'cpuprofile';
+
+/** Counts of the source's own records, for `inspect` (pprof meanings; other formats map onto them). */
+export interface ProfileStats {
+  numSamples: number;
+  numLocations: number;
+  numFunctions: number;
+  numMappings: number;
+}
+
+export interface Profile {
+  format: ProfileFormat;
+  sampleTypes: ValueType[];
+  /** The sample type a viewer opens on: the file's default_sample_type when set, else the last type. */
+  defaultSampleType: string;
+  periodType: ValueType | null;
+  period: number;
+  timeNanos: number;
+  durationNanos: number;
+  comments: string[];
+  dropFrames: string;
+  keepFrames: string;
+  stats: ProfileStats;
+  frames: Frame[];
+  /** stack i is stackFrames[stackOffsets[i] .. stackOffsets[i+1]) — frame ids, leaf first. */
+  stackOffsets: Uint32Array;
+  stackFrames: Uint32Array;
+  /** Per sample: its stack id. */
+  sampleStack: Uint32Array;
+  /** values[t][s] = value of sample s for sample type t. */
+  values: Float64Array[];
+  /** Per sample: index into labelSets (0 = no labels). */
+  sampleLabelSet: Uint32Array;
+  /** labelSets[0] is always the empty set. */
+  labelSets: Label[][];
+}
+
+/** Number of stacks in a profile. */
+export function stackCount(p: Profile): number {
+  return p.stackOffsets.length - 1;
+}
+
+/** Index of a sample type by name, or -1. */
+export function sampleTypeIndex(p: Profile, type: string): number {
+  return p.sampleTypes.findIndex((t) => t.type === type);
+}
