@@ -1,0 +1,237 @@
+import type { Profile } from '../model/profile.ts';
+import { IngestError } from '../ingest/errors.ts';
+import { compareNames } from './names.ts';
+import { flatCum, stackTotals, total } from './flat-cum.ts';
+
+/**
+ * How two profiles are put on one scale before subtracting:
+ * - absolute: raw values, exactly `go tool pprof -diff_base=BASE TARGET`;
+ * - normalize: the base scaled so its total equals the target's (pprof's `-normalize`, each base
+ *   sample rounded to an integer as pprof rounds it);
+ * - share: every value divided by its own profile's total (a fraction of the profile);
+ * - per-request: every value divided by the requests its stage served in the profile's window.
+ */
+export type DiffMode = 'absolute' | 'normalize' | 'share' | 'per-request';
+
+export interface DiffOptions {
+  sampleType: string;
+  mode: DiffMode;
+  /** Requests served during each profile's window; required for `per-request`. */
+  baseRequests?: number;
+  targetRequests?: number;
+  /** Drop tree nodes whose combined weight is below this fraction of the combined total. */
+  minFraction?: number;
+}
+
+export type DiffStatus = 'new' | 'removed' | 'changed' | 'unchanged';
+
+/** One function in a diff: its figures in both profiles (after scaling) and the change. */
+export interface DiffRow {
+  name: string;
+  base: { flat: number; cum: number };
+  target: { flat: number; cum: number };
+  deltaFlat: number;
+  deltaCum: number;
+  status: DiffStatus;
+}
+
+/**
+ * A diff call-tree node, in the shape d3-flame-graph's differential mode reads: `delta` is
+ * target − base; `value` (the width) is base + target so that both sides fit and children nest.
+ */
+export interface DiffNode {
+  name: string;
+  value: number;
+  delta: number;
+  base: number;
+  target: number;
+  children: DiffNode[];
+}
+
+export interface DiffResult {
+  mode: DiffMode;
+  sampleType: string;
+  /** Unit of every figure: the sample type's unit, "fraction" (share) or "UNIT/request". */
+  unit: string;
+  baseTotal: number;
+  targetTotal: number;
+  /** Factors applied to base and target values. */
+  scale: { base: number; target: number };
+  rows: DiffRow[];
+  tree: DiffNode;
+  trim: { prunedNodes: number; nodes: number };
+}
+
+function typeIndex(p: Profile, type: string, which: string): number {
+  const i = p.sampleTypes.findIndex((t) => t.type === type);
+  if (i < 0) {
+    throw new IngestError('malformed', `the ${which} profile has no sample type "${type}" (it has ${p.sampleTypes.map((t) => t.type).join(', ')})`);
+  }
+  return i;
+}
+
+/**
+ * Diffs target against base. Sample types must match by name and unit, as pprof requires.
+ * Rows are sorted by |deltaFlat| desc, then name (then |deltaCum| desc).
+ */
+export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions): DiffResult {
+  const bi = typeIndex(base, opts.sampleType, 'base');
+  const ti = typeIndex(target, opts.sampleType, 'target');
+  const unitB = base.sampleTypes[bi]!.unit;
+  const unitT = target.sampleTypes[ti]!.unit;
+  if (unitB !== unitT) throw new IngestError('malformed', `sample type ${opts.sampleType} has unit ${unitB} in the base and ${unitT} in the target`);
+
+  const rawBaseTotal = total(base, bi);
+  const rawTargetTotal = total(target, ti);
+  let bScale = 1;
+  let tScale = 1;
+  let unit = unitB;
+  let baseStacks: Float64Array;
+  if (opts.mode === 'normalize') {
+    bScale = rawBaseTotal !== 0 ? rawTargetTotal / rawBaseTotal : 1;
+    baseStacks = roundedScaledStackTotals(base, bi, bScale);
+  } else {
+    if (opts.mode === 'share') {
+      bScale = rawBaseTotal !== 0 ? 1 / rawBaseTotal : 0;
+      tScale = rawTargetTotal !== 0 ? 1 / rawTargetTotal : 0;
+      unit = 'fraction';
+    } else if (opts.mode === 'per-request') {
+      if (!(opts.baseRequests! > 0) || !(opts.targetRequests! > 0)) {
+        throw new IngestError('malformed', 'per-request diff needs the requests served by both stages');
+      }
+      bScale = 1 / opts.baseRequests!;
+      tScale = 1 / opts.targetRequests!;
+      unit = `${unitB}/request`;
+    }
+    baseStacks = scaled(stackTotals(base, bi), bScale);
+  }
+  const targetStacks = scaled(stackTotals(target, ti), tScale);
+
+  const b = new Map(flatCum(base, bi, baseStacks).map((r) => [r.name, r]));
+  const t = new Map(flatCum(target, ti, targetStacks).map((r) => [r.name, r]));
+  const rows: DiffRow[] = [];
+  for (const name of new Set([...b.keys(), ...t.keys()])) {
+    const x = b.get(name);
+    const y = t.get(name);
+    const bf = x?.flat ?? 0;
+    const bc = x?.cum ?? 0;
+    const tf = y?.flat ?? 0;
+    const tc = y?.cum ?? 0;
+    const status: DiffStatus = !x ? 'new' : !y ? 'removed' : bf === tf && bc === tc ? 'unchanged' : 'changed';
+    rows.push({ name, base: { flat: bf, cum: bc }, target: { flat: tf, cum: tc }, deltaFlat: tf - bf, deltaCum: tc - bc, status });
+  }
+  rows.sort(
+    (p, q) => Math.abs(q.deltaFlat) - Math.abs(p.deltaFlat) || compareNames(p.name, q.name) || Math.abs(q.deltaCum) - Math.abs(p.deltaCum),
+  );
+
+  const { tree, trim } = diffTree(base, baseStacks, target, targetStacks, opts.minFraction ?? 0);
+  return {
+    mode: opts.mode,
+    sampleType: opts.sampleType,
+    unit,
+    // Every sample belongs to a stack (an empty stack included), so these are the profiles' totals.
+    baseTotal: sum(baseStacks),
+    targetTotal: sum(targetStacks),
+    scale: { base: bScale, target: tScale },
+    rows,
+    tree,
+    trim,
+  };
+}
+
+function scaled(v: Float64Array, k: number): Float64Array {
+  if (k === 1) return v;
+  for (let i = 0; i < v.length; i++) v[i] = v[i]! * k;
+  return v;
+}
+
+/** pprof's -normalize scales each base sample and rounds it to an integer before summing. */
+function roundedScaledStackTotals(p: Profile, idx: number, k: number): Float64Array {
+  const values = p.values[idx]!;
+  const out = new Float64Array(p.stackOffsets.length - 1);
+  for (let s = 0; s < values.length; s++) out[p.sampleStack[s]!]! += k === 1 ? values[s]! : Math.round(values[s]! * k);
+  return out;
+}
+
+function sum(v: Float64Array): number {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i]!;
+  return s;
+}
+
+function diffTree(base: Profile, bv: Float64Array, target: Profile, tv: Float64Array, minFraction: number): { tree: DiffNode; trim: { prunedNodes: number; nodes: number } } {
+  const nameIds = new Map<string, number>();
+  const names: string[] = [];
+  const frameIds = (p: Profile) =>
+    Uint32Array.from(p.frames, (f) => {
+      let id = nameIds.get(f.name);
+      if (id === undefined) {
+        id = names.length;
+        names.push(f.name);
+        nameIds.set(f.name, id);
+      }
+      return id;
+    });
+  const bNames = frameIds(base);
+  const tNames = frameIds(target);
+  const root: DiffNode = { name: 'root', value: 0, delta: 0, base: 0, target: 0, children: [] };
+  const index = new Map<DiffNode, Map<number, DiffNode>>();
+  const insert = (p: Profile, fn: Uint32Array, values: Float64Array, side: 'base' | 'target') => {
+    for (let st = 0; st < values.length; st++) {
+      const v = values[st]!;
+      if (v === 0) continue;
+      root[side] += v;
+      let node = root;
+      const start = p.stackOffsets[st]!;
+      for (let i = p.stackOffsets[st + 1]! - 1; i >= start; i--) {
+        const n = fn[p.stackFrames[i]!]!;
+        let kids = index.get(node);
+        if (!kids) index.set(node, (kids = new Map()));
+        let c = kids.get(n);
+        if (!c) {
+          c = { name: names[n]!, value: 0, delta: 0, base: 0, target: 0, children: [] };
+          kids.set(n, c);
+          node.children.push(c);
+        }
+        c[side] += v;
+        node = c;
+      }
+    }
+  };
+  insert(base, bNames, bv, 'base');
+  insert(target, tNames, tv, 'target');
+  const threshold = minFraction * (Math.abs(root.base) + Math.abs(root.target));
+  let prunedNodes = 0;
+  let nodes = 0;
+  const finish = (n: DiffNode): void => {
+    n.value = Math.abs(n.base) + Math.abs(n.target);
+    n.delta = n.target - n.base;
+    nodes++;
+    if (threshold > 0) {
+      n.children = n.children.filter((c) => {
+        const keep = Math.abs(c.base) + Math.abs(c.target) >= threshold;
+        if (!keep) prunedNodes += countNodes(c);
+        return keep;
+      });
+    }
+    n.children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  };
+  const stack: DiffNode[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    finish(n);
+    for (const c of n.children) stack.push(c);
+  }
+  return { tree: root, trim: { prunedNodes, nodes } };
+}
+
+function countNodes(n: DiffNode): number {
+  let c = 0;
+  const stack = [n];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    c++;
+    for (const k of x.children) stack.push(k);
+  }
+  return c;
+}

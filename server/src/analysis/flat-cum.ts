@@ -1,0 +1,84 @@
+import type { Profile } from '../model/profile.ts';
+import { compareNames, nameIndex } from './names.ts';
+
+/** One function's totals for one sample type, in that type's unit. */
+export interface FunctionTotals {
+  name: string;
+  /** Sum of the values of samples whose leaf frame is this function. */
+  flat: number;
+  /** Sum of the values of samples whose stack contains this function (once per sample). */
+  cum: number;
+}
+
+/**
+ * Sums each stack's value for one sample type. Samples sharing a stack are added up first, so the
+ * per-function pass below walks every distinct stack once.
+ */
+export function stackTotals(p: Profile, sampleIndex: number): Float64Array {
+  const values = p.values[sampleIndex];
+  if (!values) throw new RangeError(`sample index ${sampleIndex} out of range`);
+  const totals = new Float64Array(p.stackOffsets.length - 1);
+  const stacks = p.sampleStack;
+  for (let s = 0; s < stacks.length; s++) totals[stacks[s]!]! += values[s]!;
+  return totals;
+}
+
+/**
+ * Flat and cum per function, as `go tool pprof -top` computes them at function granularity.
+ * Recursion never double-counts: a function's cum takes a sample's value once however often the
+ * function appears in that sample's stack. Functions whose flat and cum are both 0 are left out.
+ * The result is unsorted; see `sortByFlat` / `sortByCum`.
+ */
+export function flatCum(p: Profile, sampleIndex: number, stackValues = stackTotals(p, sampleIndex)): FunctionTotals[] {
+  const { names, frameName } = nameIndex(p);
+  const flat = new Float64Array(names.length);
+  const cum = new Float64Array(names.length);
+  const touched = new Uint8Array(names.length);
+  // lastStack[name] = stack id + 1 of the last stack that counted this name (0 = none yet).
+  const lastStack = new Uint32Array(names.length);
+  const { stackOffsets, stackFrames } = p;
+  for (let st = 0; st < stackValues.length; st++) {
+    const v = stackValues[st]!;
+    const start = stackOffsets[st]!;
+    const end = stackOffsets[st + 1]!;
+    if (start === end) continue;
+    // A stack whose samples sum to zero still makes its functions appear (with zero), as pprof's
+    // nodes do when positive and negative samples cancel; a zero-valued stack contributes nothing.
+    if (v === 0) continue;
+    flat[frameName[stackFrames[start]!]!]! += v;
+    const mark = st + 1;
+    for (let i = start; i < end; i++) {
+      const n = frameName[stackFrames[i]!]!;
+      if (lastStack[n] === mark) continue;
+      lastStack[n] = mark;
+      cum[n]! += v;
+      touched[n] = 1;
+    }
+  }
+  const out: FunctionTotals[] = [];
+  for (let n = 0; n < names.length; n++) {
+    if (!touched[n]) continue;
+    if (flat[n] === 0 && cum[n] === 0) continue;
+    out.push({ name: names[n]!, flat: flat[n]!, cum: cum[n]! });
+  }
+  return out;
+}
+
+/** pprof's `-top` order: |flat| desc, then name, then |cum| desc. Sorts in place. */
+export function sortByFlat<T extends FunctionTotals>(rows: T[]): T[] {
+  return rows.sort((a, b) => Math.abs(b.flat) - Math.abs(a.flat) || compareNames(a.name, b.name) || Math.abs(b.cum) - Math.abs(a.cum));
+}
+
+/** pprof's `-top -cum` order: |cum| desc, then name, then |flat| desc. Sorts in place. */
+export function sortByCum<T extends FunctionTotals>(rows: T[]): T[] {
+  return rows.sort((a, b) => Math.abs(b.cum) - Math.abs(a.cum) || compareNames(a.name, b.name) || Math.abs(b.flat) - Math.abs(a.flat));
+}
+
+/** Sum of one sample type over all samples (including samples with an empty stack). */
+export function total(p: Profile, sampleIndex: number): number {
+  const values = p.values[sampleIndex];
+  if (!values) throw new RangeError(`sample index ${sampleIndex} out of range`);
+  let t = 0;
+  for (let i = 0; i < values.length; i++) t += values[i]!;
+  return t;
+}
