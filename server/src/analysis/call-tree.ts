@@ -13,6 +13,12 @@ export interface FlameNode {
   children: FlameNode[];
 }
 
+/**
+ * Deepest call path kept in a JSON tree. Deeper frames fold into their ancestor at this depth (their
+ * value stays in it), so serialisers and renderers never recurse 10,000 levels deep.
+ */
+export const MAX_TREE_DEPTH = 1024;
+
 export interface TrimReport {
   /** Nodes removed because their value was below minFraction of the total (descendants included). */
   prunedNodes: number;
@@ -20,6 +26,8 @@ export interface TrimReport {
   prunedValue: number;
   /** Nodes kept. */
   nodes: number;
+  /** Nodes folded into an ancestor because they were deeper than MAX_TREE_DEPTH. */
+  depthTruncatedNodes: number;
 }
 
 /**
@@ -87,20 +95,29 @@ export function buildPathTree(p: Profile, stackValues: Float64Array): PathTree {
  * `minFraction` × |total| (0 keeps everything). The dropped value stays in the parent's value,
  * so widths remain true; the report says how much was dropped.
  */
-export function toFlameTree(t: PathTree, minFraction = 0, rootName = 'root'): { tree: FlameNode; trim: TrimReport } {
+export function toFlameTree(t: PathTree, minFraction = 0, rootName = 'root', maxDepth = MAX_TREE_DEPTH): { tree: FlameNode; trim: TrimReport } {
   const total = Math.abs(t.nodeValue[0]!);
   const threshold = minFraction > 0 ? minFraction * total : 0;
   const objs: (FlameNode | undefined)[] = new Array(t.size);
-  const trim: TrimReport = { prunedNodes: 0, prunedValue: 0, nodes: 0 };
+  const trim: TrimReport = { prunedNodes: 0, prunedValue: 0, nodes: 0, depthTruncatedNodes: 0 };
   const dropped = new Uint8Array(t.size);
+  const depth = new Uint32Array(t.size);
   objs[0] = { name: rootName, value: t.nodeValue[0]!, children: [] };
   trim.nodes = 1;
   // Parents are always created before their children, so one forward pass suffices.
   for (let i = 1; i < t.size; i++) {
     const parent = t.nodeParent[i]!;
     if (dropped[parent]) {
-      dropped[i] = 1;
-      trim.prunedNodes++;
+      // Below a dropped node: dropped for the same reason (1 = small, 2 = too deep).
+      dropped[i] = dropped[parent]!;
+      if (dropped[i] === 2) trim.depthTruncatedNodes++;
+      else trim.prunedNodes++;
+      continue;
+    }
+    depth[i] = depth[parent]! + 1;
+    if (depth[i]! > maxDepth) {
+      dropped[i] = 2;
+      trim.depthTruncatedNodes++;
       continue;
     }
     const v = t.nodeValue[i]!;

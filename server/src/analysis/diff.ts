@@ -2,6 +2,7 @@ import type { Profile } from '../model/profile.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { compareNames } from './names.ts';
 import { flatCum, stackTotals, total } from './flat-cum.ts';
+import { MAX_TREE_DEPTH } from './call-tree.ts';
 
 /**
  * How two profiles are put on one scale before subtracting:
@@ -59,7 +60,7 @@ export interface DiffResult {
   scale: { base: number; target: number };
   rows: DiffRow[];
   tree: DiffNode;
-  trim: { prunedNodes: number; nodes: number };
+  trim: { prunedNodes: number; nodes: number; /** Stacks deeper than MAX_TREE_DEPTH, folded at that depth. */ depthTruncatedStacks: number };
 }
 
 function typeIndex(p: Profile, type: string, which: string): number {
@@ -159,7 +160,7 @@ function sum(v: Float64Array): number {
   return s;
 }
 
-function diffTree(base: Profile, bv: Float64Array, target: Profile, tv: Float64Array, minFraction: number): { tree: DiffNode; trim: { prunedNodes: number; nodes: number } } {
+function diffTree(base: Profile, bv: Float64Array, target: Profile, tv: Float64Array, minFraction: number): { tree: DiffNode; trim: DiffResult['trim'] } {
   const nameIds = new Map<string, number>();
   const names: string[] = [];
   const frameIds = (p: Profile) =>
@@ -176,6 +177,7 @@ function diffTree(base: Profile, bv: Float64Array, target: Profile, tv: Float64A
   const tNames = frameIds(target);
   const root: DiffNode = { name: 'root', value: 0, delta: 0, base: 0, target: 0, children: [] };
   const index = new Map<DiffNode, Map<number, DiffNode>>();
+  let truncatedPaths = 0;
   const insert = (p: Profile, fn: Uint32Array, values: Float64Array, side: 'base' | 'target') => {
     for (let st = 0; st < values.length; st++) {
       const v = values[st]!;
@@ -183,7 +185,10 @@ function diffTree(base: Profile, bv: Float64Array, target: Profile, tv: Float64A
       root[side] += v;
       let node = root;
       const start = p.stackOffsets[st]!;
-      for (let i = p.stackOffsets[st + 1]! - 1; i >= start; i--) {
+      // Frames deeper than MAX_TREE_DEPTH fold into the node at that depth.
+      const stop = Math.max(start, p.stackOffsets[st + 1]! - MAX_TREE_DEPTH);
+      if (stop > start) truncatedPaths++;
+      for (let i = p.stackOffsets[st + 1]! - 1; i >= stop; i--) {
         const n = fn[p.stackFrames[i]!]!;
         let kids = index.get(node);
         if (!kids) index.set(node, (kids = new Map()));
@@ -222,7 +227,7 @@ function diffTree(base: Profile, bv: Float64Array, target: Profile, tv: Float64A
     finish(n);
     for (const c of n.children) stack.push(c);
   }
-  return { tree: root, trim: { prunedNodes, nodes } };
+  return { tree: root, trim: { prunedNodes, nodes, depthTruncatedStacks: truncatedPaths } };
 }
 
 function countNodes(n: DiffNode): number {

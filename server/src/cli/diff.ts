@@ -1,0 +1,58 @@
+import { diffProfiles } from '../analysis/diff.ts';
+import { IngestError } from '../ingest/errors.ts';
+import { FileError, UsageError, parseFlags } from './main.ts';
+import { loadFile } from './load.ts';
+import { parseTopN, pickSampleType, pct } from './inspect.ts';
+import { formatValue, table } from './format.ts';
+
+export async function diffCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    'sample-type': { type: 'string' },
+    top: { type: 'string' },
+    normalize: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length !== 2) throw new UsageError('diff needs BASE and TARGET');
+  const [baseFile, targetFile] = positionals as [string, string];
+  const topN = parseTopN(values.top as string | undefined);
+  const base = await loadFile(baseFile);
+  const target = await loadFile(targetFile);
+  if (base.kind !== 'profile') throw new FileError(baseFile, new IngestError('unsupported', `is a ${base.kind} (${base.format}); diff compares two profiles`));
+  if (target.kind !== 'profile') throw new FileError(targetFile, new IngestError('unsupported', `is a ${target.kind} (${target.format}); diff compares two profiles`));
+  let sampleType: string;
+  try {
+    sampleType = target.profile.sampleTypes[pickSampleType(target.profile, values['sample-type'] as string | undefined)]!.type;
+  } catch (e) {
+    throw new FileError(targetFile, e);
+  }
+  let d;
+  try {
+    d = diffProfiles(base.profile, target.profile, { sampleType, mode: values.normalize ? 'normalize' : 'absolute' });
+  } catch (e) {
+    throw new FileError(baseFile, e);
+  }
+  const top = d.rows
+    .filter((r) => r.deltaFlat !== 0 || r.deltaCum !== 0)
+    .slice(0, topN)
+    .map((r) => ({ name: r.name, base: r.base, target: r.target, deltaFlat: r.deltaFlat, deltaCum: r.deltaCum, status: r.status }));
+  const out = { sampleType: d.sampleType, unit: d.unit, mode: d.mode, baseTotal: d.baseTotal, targetTotal: d.targetTotal, top };
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return 0;
+  }
+  const u = d.unit;
+  process.stdout.write(
+    [
+      `Base: ${baseFile} (${formatValue(d.baseTotal, u)})`,
+      `Target: ${targetFile} (${formatValue(d.targetTotal, u)})`,
+      `Type: ${d.sampleType}, mode: ${d.mode}; changes relative to the base total`,
+      '',
+      table(
+        ['Δflat', 'Δflat%', 'Δcum', 'Δcum%', 'status', 'name'],
+        top.map((r) => [formatValue(r.deltaFlat, u), pct(r.deltaFlat, d.baseTotal), formatValue(r.deltaCum, u), pct(r.deltaCum, d.baseTotal), r.status, r.name]),
+      ),
+      '',
+    ].join('\n'),
+  );
+  return 0;
+}

@@ -1,0 +1,102 @@
+import type { Profile } from '../model/profile.ts';
+import { flatCum, sortByCum, sortByFlat, total } from '../analysis/flat-cum.ts';
+import { describeProfile } from '../analysis/sample-types.ts';
+import { IngestError } from '../ingest/errors.ts';
+import { FileError, UsageError, parseFlags } from './main.ts';
+import { loadFile } from './load.ts';
+import { formatValue, table } from './format.ts';
+
+/** Picks a sample type by name (or the profile's default), refusing unknown names clearly. */
+export function pickSampleType(p: Profile, name: string | undefined): number {
+  const want = name ?? p.defaultSampleType;
+  const i = p.sampleTypes.findIndex((t) => t.type === want);
+  if (i < 0) {
+    throw new IngestError('malformed', `no sample type "${want}" (available: ${p.sampleTypes.map((t) => t.type).join(', ')})`);
+  }
+  return i;
+}
+
+/** The `inspect --json` shape for a profile (see DESIGN.md, CLI contract). */
+export function profileInspection(p: Profile, sampleTypeName: string | undefined, topN: number) {
+  const i = pickSampleType(p, sampleTypeName);
+  const rows = flatCum(p, i);
+  const totals: Record<string, number> = {};
+  p.sampleTypes.forEach((t, k) => (totals[t.type] = total(p, k)));
+  return {
+    kind: 'profile' as const,
+    format: p.format,
+    sampleTypes: p.sampleTypes,
+    defaultSampleType: p.defaultSampleType,
+    periodType: p.periodType,
+    period: p.period,
+    durationNanos: p.durationNanos,
+    timeNanos: p.timeNanos,
+    numSamples: p.stats.numSamples,
+    numLocations: p.stats.numLocations,
+    numFunctions: p.stats.numFunctions,
+    numMappings: p.stats.numMappings,
+    totals,
+    sampleType: p.sampleTypes[i]!.type,
+    unit: p.sampleTypes[i]!.unit,
+    description: describeProfile(p),
+    top: sortByFlat([...rows]).slice(0, topN),
+    topCum: sortByCum([...rows]).slice(0, topN),
+  };
+}
+
+export function parseTopN(v: string | undefined): number {
+  if (v === undefined) return 20;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--top needs a non-negative integer, got "${v}"`);
+  return n === 0 ? Number.MAX_SAFE_INTEGER : n;
+}
+
+export async function inspectCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    'sample-type': { type: 'string' },
+    top: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length !== 1) throw new UsageError('inspect needs exactly one FILE');
+  const file = positionals[0]!;
+  const topN = parseTopN(values.top as string | undefined);
+  const parsed = await loadFile(file);
+  let out: unknown;
+  try {
+    if (parsed.kind === 'profile') out = profileInspection(parsed.profile, values['sample-type'] as string | undefined, topN);
+    else out = parsed.run;
+  } catch (e) {
+    throw new FileError(file, e);
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return 0;
+  }
+  process.stdout.write(renderText(file, out as Record<string, unknown>));
+  return 0;
+}
+
+function renderText(file: string, o: Record<string, unknown>): string {
+  if (o.kind === 'profile') {
+    const x = o as ReturnType<typeof profileInspection>;
+    const unit = x.unit;
+    const tot = x.totals[x.sampleType]!;
+    const lines = [
+      `File: ${file}`,
+      `Format: ${x.format} (${x.description.kind} profile), sample types: ${x.sampleTypes.map((t) => `${t.type}/${t.unit}${t.type === x.defaultSampleType ? '*' : ''}`).join(', ')}`,
+      `Samples: ${x.numSamples}, locations: ${x.numLocations}, functions: ${x.numFunctions}, duration: ${(x.durationNanos / 1e9).toFixed(2)}s`,
+      `Type: ${x.sampleType}, total: ${formatValue(tot, unit)}`,
+      '',
+      table(
+        ['flat', 'flat%', 'cum', 'cum%', 'name'],
+        x.top.map((r) => [formatValue(r.flat, unit), pct(r.flat, tot), formatValue(r.cum, unit), pct(r.cum, tot), r.name]),
+      ),
+    ];
+    return `${lines.join('\n')}\n`;
+  }
+  return `${JSON.stringify(o, null, 2)}\n`;
+}
+
+export function pct(v: number, tot: number): string {
+  return tot === 0 ? '-' : `${((100 * v) / Math.abs(tot)).toFixed(2)}%`;
+}

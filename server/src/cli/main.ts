@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import { IngestError, describeIngestError } from '../ingest/errors.ts';
+import { inspectCommand } from './inspect.ts';
+import { diffCommand } from './diff.ts';
+
+const USAGE = `usage:
+  stagediff inspect FILE [--sample-type NAME] [--top N] [--json]
+  stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json]
+  stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
+  stagediff serve`;
+
+/** A problem with the command line or an input file: one line on stderr, no stack trace. */
+export class UsageError extends Error {}
+
+/** The file a command was working on, so errors can name it. */
+export class FileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly cause: unknown,
+  ) {
+    super(file);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case 'inspect':
+      return inspectCommand(rest);
+    case 'diff':
+      return diffCommand(rest);
+    case 'upload': {
+      const { uploadCommand } = await import('./upload.ts');
+      return uploadCommand(rest);
+    }
+    case 'serve': {
+      const { serveCommand } = await import('./serve.ts');
+      return serveCommand(rest);
+    }
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(`${USAGE}\n`);
+      return cmd === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command "${cmd}"`);
+  }
+}
+
+export function parseFlags<T extends Parameters<typeof parseArgs>[0]['options']>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.exitCode = reportError(e);
+  },
+);
+
+function reportError(e: unknown): number {
+  if (e instanceof UsageError) {
+    process.stderr.write(`stagediff: ${e.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (e instanceof FileError) {
+    const c = e.cause;
+    if (c instanceof IngestError) process.stderr.write(`stagediff: ${describeIngestError(c, e.file)}\n`);
+    else if ((c as NodeJS.ErrnoException)?.code === 'ENOENT') process.stderr.write(`stagediff: ${e.file}: no such file\n`);
+    else if ((c as NodeJS.ErrnoException)?.code === 'EISDIR') process.stderr.write(`stagediff: ${e.file}: is a directory\n`);
+    else process.stderr.write(`stagediff: ${e.file}: ${(c as Error)?.message ?? String(c)}\n`);
+    return 1;
+  }
+  process.stderr.write(`stagediff: ${(e as Error)?.message ?? String(e)}\n`);
+  return 1;
+}

@@ -1,0 +1,96 @@
+import { openSync, readSync, closeSync, readFileSync } from 'node:fs';
+import type { Profile } from '../model/profile.ts';
+import type { LoadTestRun } from '../model/loadtest.ts';
+import { IngestError } from './errors.ts';
+import { type ByteSource, bufferSource, fileSource } from './source.ts';
+import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
+import * as pprof from './pprof/index.ts';
+import type { PprofLimits } from './pprof/index.ts';
+
+/** What one uploaded file turned out to be. */
+export type Parsed =
+  | { kind: 'profile'; format: Profile['format']; profile: Profile }
+  | { kind: 'loadtest'; format: LoadTestRun['format']; run: LoadTestRun };
+
+/** An input file: its name (a hint only) and either its bytes or a path to stream it from. */
+export interface InputFile {
+  name: string;
+  bytes?: Buffer;
+  path?: string;
+}
+
+export interface IngestLimits extends PprofLimits {}
+
+interface Candidate {
+  confidence: number;
+  parse: () => Promise<Parsed>;
+}
+
+const loadTestImporters: LoadTestImporter[] = [];
+
+/** Registers load-test importers (each tool group adds its own). */
+export function registerLoadTestImporters(list: LoadTestImporter[]): void {
+  loadTestImporters.push(...list);
+}
+
+function readHead(f: InputFile): Buffer {
+  if (f.bytes) return f.bytes.subarray(0, HEAD_BYTES);
+  const fd = openSync(f.path!, 'r');
+  try {
+    const buf = Buffer.alloc(HEAD_BYTES);
+    const n = readSync(fd, buf, 0, HEAD_BYTES, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function source(f: InputFile): ByteSource {
+  return f.bytes ? bufferSource(f.bytes) : fileSource(f.path!);
+}
+
+function allBytes(f: InputFile): Buffer {
+  return f.bytes ?? readFileSync(f.path!);
+}
+
+/**
+ * Detects a file's format by content (the name is only a hint) and parses it. Throws IngestError
+ * for anything it cannot read, with a message that makes sense after "FILE: ".
+ */
+export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): Promise<Parsed> {
+  const head = readHead(f);
+  if (head.length === 0) throw new IngestError('empty', 'empty file');
+  const candidates: Candidate[] = [];
+  const pc = pprof.detect(head, f.name);
+  if (pc > 0) {
+    candidates.push({
+      confidence: pc,
+      parse: async () => {
+        const profile = pprof.parsePprof(allBytes(f), limits);
+        return { kind: 'profile', format: profile.format, profile };
+      },
+    });
+  }
+  for (const imp of loadTestImporters) {
+    const c = imp.detect(head, f.name);
+    if (c > 0) {
+      candidates.push({
+        confidence: c,
+        parse: async () => {
+          const run = await imp.parse(source(f), f.name);
+          return { kind: 'loadtest', format: run.format, run };
+        },
+      });
+    }
+  }
+  if (candidates.length === 0) {
+    throw new IngestError('unsupported', 'unrecognized format: not a pprof profile or a known load-test, benchmark or trace output');
+  }
+  candidates.sort((a, b) => b.confidence - a.confidence);
+  try {
+    return await candidates[0]!.parse();
+  } catch (e) {
+    if (e instanceof IngestError) throw e;
+    throw new IngestError('malformed', `could not be parsed: ${(e as Error).message}`);
+  }
+}
