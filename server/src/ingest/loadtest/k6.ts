@@ -1,0 +1,468 @@
+/**
+ * k6 (grafana/k6 v1): `--out json` metric points, `--out csv` rows, and the end-of-test summary
+ * JSON (`--summary-export` legacy schema, `handleSummary` data, `--new-machine-readable-summary`).
+ *
+ * Definitions follow k6's own end-of-test summary:
+ * - requests = sum of `http_reqs` (every request, failed ones included);
+ * - latency = `http_req_duration` over ALL requests (k6's headline metric), percentiles with k6's
+ *   TrendSink rule (linear interpolation at p/100 * (n - 1)); avg -> mean, med -> p50;
+ * - transportErrors = requests whose `status` tag is 0 (no response); non2xx = other non-2xx
+ *   statuses; k6's own `http_req_failed` count is kept in meta (k6 counts 3xx as expected);
+ * - rps = requests / test-run duration. Raw points carry no run duration, so it is estimated from
+ *   the first iteration's start to the last iteration's end (`iteration_duration` points).
+ */
+import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
+import { emptyLatency } from '../../model/loadtest.ts';
+import { IngestError } from '../errors.ts';
+import { lines, type ByteSource } from '../source.ts';
+import { csvRecords } from './b-csv.ts';
+import {
+  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, curve, headText, isObj, k6Percentile, latencyFromSorted,
+  meanOf, num, parseJson, parseRfc3339, readText, run, summary,
+} from './b-util.ts';
+import type { LoadTestImporter } from './types.ts';
+
+const K6_NOTES = [
+  'latency = http_req_duration over all requests (k6 headline metric); percentiles with k6 TrendSink rule (linear interpolation at p*(n-1)), as k6 prints them',
+  "transportErrors = requests with status tag 0, non2xx = other non-2xx statuses; k6's own http_req_failed count is meta.k6Failed",
+];
+
+/** Per-request points gathered from either the JSON or the CSV output. */
+class K6Points {
+  private baseSec = NaN;
+  // http_req_duration points: time (ns since baseSec), value (ms), outcome
+  private durT = new GrowableF64();
+  private durV = new GrowableF64();
+  private durO = new GrowableU8();
+  requests = 0;
+  transport = 0;
+  non2xx = 0;
+  private statusKnown = false;
+  failed = 0;
+  private failedSeen = false;
+  private firstReqT = Infinity;
+  private lastReqT = -Infinity;
+  private iterStart = Infinity;
+  private iterEnd = -Infinity;
+  private url: string | null = null;
+  private scenarios = new Set<string>();
+  private dataReceived = 0;
+  private dataSeen = false;
+
+  rel(sec: number, ns: number): number {
+    if (Number.isNaN(this.baseSec)) this.baseSec = sec;
+    return (sec - this.baseSec) * 1e9 + ns;
+  }
+
+  private outcomeOf(status: string | undefined): number {
+    if (status === undefined || status === '') return OK;
+    this.statusKnown = true;
+    const code = Number(status);
+    if (code === 0) return TRANSPORT;
+    if (!(code >= 200 && code <= 299)) return NON2XX;
+    return OK;
+  }
+
+  httpReqs(t: number, value: number, status: string | undefined, url: string | undefined): void {
+    this.requests += value;
+    const o = this.outcomeOf(status);
+    if (o === TRANSPORT) this.transport += value;
+    else if (o === NON2XX) this.non2xx += value;
+    if (t < this.firstReqT) this.firstReqT = t;
+    if (t > this.lastReqT) this.lastReqT = t;
+    if (this.url === null && url) this.url = url;
+  }
+
+  duration(t: number, ms: number, status: string | undefined): void {
+    this.durT.push(t);
+    this.durV.push(ms);
+    this.durO.push(this.outcomeOf(status));
+  }
+
+  failedPoint(value: number): void {
+    this.failedSeen = true;
+    if (value !== 0) this.failed++;
+  }
+
+  iteration(t: number, ms: number): void {
+    const start = t - ms * 1e6;
+    if (start < this.iterStart) this.iterStart = start;
+    if (t > this.iterEnd) this.iterEnd = t;
+  }
+
+  data(bytes: number): void {
+    this.dataSeen = true;
+    this.dataReceived += bytes;
+  }
+
+  scenario(s: string | undefined): void {
+    if (s && this.scenarios.size < 20) this.scenarios.add(s);
+  }
+
+  finish(format: 'k6-json' | 'k6-csv', resolutionNote: string, coarseClock = false): LoadTestRun {
+    if (this.requests === 0 && this.durV.length === 0) throw new IngestError('no-run', 'no http_reqs or http_req_duration points: no HTTP request in this k6 output');
+    const requests = this.requests > 0 ? this.requests : this.durV.length;
+    const notes = [...K6_NOTES];
+    // run duration: first iteration start .. last iteration end (k6 divides by the test-run duration)
+    let spanNs: number;
+    // with whole-second stamps, subtracting sub-second iteration durations only adds error
+    if (!coarseClock && Number.isFinite(this.iterStart) && this.iterEnd > this.iterStart) {
+      spanNs = this.iterEnd - this.iterStart;
+      notes.push('durationSeconds = first iteration start to last iteration end (iteration_duration points), an estimate of the test-run duration k6 divides http_reqs by');
+    } else {
+      spanNs = this.lastReqT - this.firstReqT;
+      notes.push('durationSeconds = span of http_reqs timestamps (no iteration_duration points)');
+    }
+    notes.push(resolutionNote);
+    const secs = spanNs > 0 ? spanNs / 1e9 : null;
+    const values = Float64Array.from(this.durV.view()).sort();
+    const outcomes = this.durO.view();
+    let anyResponse = false;
+    for (let i = 0; i < outcomes.length; i++) if (outcomes[i] !== TRANSPORT) anyResponse = true;
+    let latency: LatencyMs = emptyLatency();
+    let distribution: PercentilePoint[] | null = null;
+    if (anyResponse || !this.statusKnown) {
+      latency = latencyFromSorted(values, k6Percentile, meanOf(values));
+      distribution = curve(values, k6Percentile);
+    } else {
+      notes.push('no request got a response: k6 records http_req_duration 0 for them, which is not a latency, so latency is left null');
+    }
+    // timeline: buckets on the run's clock, t = 0 at the first iteration start (or first point)
+    const t0 = Number.isFinite(this.iterStart) ? Math.min(this.iterStart, this.minDurT()) : this.minDurT();
+    const dt = this.durT.view();
+    const startSec = new Float64Array(dt.length);
+    for (let i = 0; i < dt.length; i++) startSec[i] = (dt[i]! - t0) / 1e9;
+    const timeline = buildTimeline({ startSec, latencyMs: this.durV.view(), outcome: outcomes, pct: k6Percentile });
+    notes.push('timeline buckets by each http_req_duration point time (k6 stamps a request when it completes)');
+    const meta: LoadTestMeta = {
+      tool: 'k6',
+      targetUrl: this.url,
+      source: 'computed',
+      notes,
+      k6Failed: this.failedSeen ? this.failed : null,
+      scenarios: [...this.scenarios],
+      dataReceivedBytes: this.dataSeen ? this.dataReceived : null,
+    };
+    const s = summary({
+      requests,
+      durationSeconds: secs,
+      rps: secs ? requests / secs : null,
+      transportErrors: this.statusKnown ? this.transport : null,
+      non2xx: this.statusKnown ? this.non2xx : null,
+      errors: this.statusKnown ? undefined : this.failedSeen ? this.failed : null,
+      latencyMs: latency,
+      bytesPerSecond: this.dataSeen && secs ? this.dataReceived / secs : null,
+      meta,
+    });
+    return run(format, s, timeline, distribution);
+  }
+
+  private minDurT(): number {
+    const v = this.durT.view();
+    let m = Infinity;
+    for (let i = 0; i < v.length; i++) if (v[i]! < m) m = v[i]!;
+    return Number.isFinite(m) ? m : 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON points
+
+const WANTED = new Set(['http_reqs', 'http_req_duration', 'http_req_failed', 'iteration_duration', 'data_received']);
+
+async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
+  const acc = new K6Points();
+  let lineNo = 0;
+  let sawK6 = false;
+  for await (const line of lines(src)) {
+    lineNo++;
+    if (line.length === 0) continue;
+    // k6 writes {"metric":"NAME","type":"Point",...}; points of metrics we do not use are skipped
+    // without a full JSON.parse (they are most of a big file), but must still look like JSON objects
+    if (line.startsWith('{"metric":"')) {
+      const end = line.indexOf('"', 11);
+      const name = line.slice(11, end);
+      if (!WANTED.has(name)) {
+        if (line.charCodeAt(line.length - 1) !== 125) throw new IngestError('malformed', 'cut or broken k6 JSON line', lineNo);
+        sawK6 = true;
+        continue;
+      }
+    }
+    let o: unknown;
+    try {
+      o = JSON.parse(line);
+    } catch {
+      throw new IngestError('malformed', 'not a k6 JSON output line (invalid JSON)', lineNo);
+    }
+    if (!isObj(o) || typeof o.type !== 'string') throw new IngestError('malformed', 'not a k6 JSON output line', lineNo);
+    sawK6 = true;
+    if (o.type !== 'Point') continue;
+    const metric = o.metric;
+    const data = o.data;
+    if (typeof metric !== 'string' || !isObj(data) || typeof data.time !== 'string') {
+      throw new IngestError('malformed', 'k6 Point without metric, time or data', lineNo);
+    }
+    if (!WANTED.has(metric)) continue;
+    const value = num(data.value);
+    const ts = parseRfc3339(data.time);
+    if (value === null || !ts) throw new IngestError('malformed', 'k6 Point with a bad time or value', lineNo);
+    const t = acc.rel(ts[0], ts[1]);
+    const tags = isObj(data.tags) ? data.tags : {};
+    const status = typeof tags.status === 'string' ? tags.status : undefined;
+    acc.scenario(typeof tags.scenario === 'string' ? tags.scenario : undefined);
+    switch (metric) {
+      case 'http_reqs':
+        acc.httpReqs(t, value, status, typeof tags.url === 'string' ? tags.url : undefined);
+        break;
+      case 'http_req_duration':
+        acc.duration(t, value, status);
+        break;
+      case 'http_req_failed':
+        acc.failedPoint(value);
+        break;
+      case 'iteration_duration':
+        acc.iteration(t, value);
+        break;
+      case 'data_received':
+        acc.data(value);
+        break;
+    }
+  }
+  if (!sawK6) throw new IngestError('empty', 'the file is empty');
+  return acc.finish('k6-json', 'point times have nanosecond resolution');
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+/** k6 CSV timestamps: Unix seconds (default), milli/micro seconds, or RFC 3339. */
+function csvTime(v: string): [number, number] | null {
+  if (/^\d+$/.test(v)) {
+    const n = v.length;
+    if (n <= 11) return [Number(v), 0];
+    if (n <= 14) return [Number(v.slice(0, n - 3)), Number(v.slice(n - 3)) * 1e6];
+    if (n <= 17) return [Number(v.slice(0, n - 6)), Number(v.slice(n - 6)) * 1e3];
+    return [Number(v.slice(0, n - 9)), Number(v.slice(n - 9))];
+  }
+  if (/^\d+\.\d+$/.test(v)) {
+    const [a, b] = v.split('.');
+    return [Number(a), Number((b! + '000000000').slice(0, 9))];
+  }
+  return parseRfc3339(v);
+}
+
+async function parseK6Csv(src: ByteSource): Promise<LoadTestRun> {
+  const acc = new K6Points();
+  let cols: Map<string, number> | null = null;
+  let wholeSeconds = true;
+  for await (const rec of csvRecords(src)) {
+    const f = rec.fields;
+    if (!cols) {
+      cols = new Map(f.map((name, i) => [name.trim(), i]));
+      for (const need of ['metric_name', 'timestamp', 'metric_value']) {
+        if (!cols.has(need)) throw new IngestError('malformed', `k6 CSV header without "${need}"`, rec.line);
+      }
+      continue;
+    }
+    const metric = f[cols.get('metric_name')!]!;
+    if (!WANTED.has(metric)) continue;
+    const tsText = f[cols.get('timestamp')!] ?? '';
+    const ts = csvTime(tsText);
+    const value = num(f[cols.get('metric_value')!]);
+    if (!ts || value === null) throw new IngestError('malformed', 'k6 CSV row with a bad timestamp or value', rec.line);
+    if (!/^\d{1,11}$/.test(tsText)) wholeSeconds = false;
+    const t = acc.rel(ts[0], ts[1]);
+    const col = (name: string): string | undefined => {
+      const i = cols!.get(name);
+      return i === undefined ? undefined : f[i];
+    };
+    const status = col('status');
+    acc.scenario(col('scenario'));
+    switch (metric) {
+      case 'http_reqs':
+        acc.httpReqs(t, value, status, col('url'));
+        break;
+      case 'http_req_duration':
+        acc.duration(t, value, status);
+        break;
+      case 'http_req_failed':
+        acc.failedPoint(value);
+        break;
+      case 'iteration_duration':
+        acc.iteration(t, value);
+        break;
+      case 'data_received':
+        acc.data(value);
+        break;
+    }
+  }
+  if (!cols) throw new IngestError('empty', 'the file is empty');
+  return acc.finish(
+    'k6-csv',
+    wholeSeconds
+      ? 'CSV timestamps are whole Unix seconds (k6 default), so durationSeconds/rps and the timeline have 1 s resolution'
+      : 'CSV timestamps have sub-second resolution',
+    wholeSeconds,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// End-of-test summary JSON
+
+/** Trend values keyed by percentile (0 = min, 100 = max), plus the mean. */
+function trendLatency(v: Record<string, unknown>): { latency: LatencyMs; dist: PercentilePoint[] | null } {
+  const latency = emptyLatency();
+  latency.mean = num(v.avg);
+  latency.min = num(v.min);
+  latency.max = num(v.max);
+  latency.p50 = num(v.med);
+  const pts: PercentilePoint[] = [];
+  for (const [k, raw] of Object.entries(v)) {
+    const m = /^p\(?([\d.]+)\)?$/.exec(k);
+    const val = num(raw);
+    if (!m || val === null) continue;
+    const p = Number(m[1]);
+    pts.push({ percentile: p, ms: val });
+    if (p === 50) latency.p50 = val;
+    else if (p === 75) latency.p75 = val;
+    else if (p === 90) latency.p90 = val;
+    else if (p === 95) latency.p95 = val;
+    else if (p === 99) latency.p99 = val;
+    else if (p === 99.9) latency.p999 = val;
+  }
+  if (pts.length === 0) return { latency, dist: null };
+  if (latency.min !== null) pts.push({ percentile: 0, ms: latency.min });
+  if (num(v.med) !== null && !pts.some((p) => p.percentile === 50)) pts.push({ percentile: 50, ms: num(v.med)! });
+  if (latency.max !== null) pts.push({ percentile: 100, ms: latency.max });
+  pts.sort((a, b) => a.percentile - b.percentile);
+  return { latency, dist: pts };
+}
+
+function parseK6Summary(text: string): LoadTestRun {
+  const o = parseJson(text, 'k6 summary');
+  if (!isObj(o)) throw new IngestError('not-a-profile', 'not a k6 summary');
+  // normalise the three shapes to name -> flat values
+  const metrics = new Map<string, Record<string, unknown>>();
+  let durationSeconds: number | null = null;
+  let schema: string;
+  let version: string | null = null;
+  if (o.version !== undefined && isObj(o.results) && Array.isArray(o.results.metrics)) {
+    schema = 'new machine-readable summary (--new-machine-readable-summary)';
+    for (const m of o.results.metrics) if (isObj(m) && typeof m.name === 'string' && isObj(m.values)) metrics.set(m.name, m.values);
+    if (isObj(o.config)) durationSeconds = num(o.config.duration);
+    if (isObj(o.metadata) && typeof o.metadata.k6_version === 'string') version = o.metadata.k6_version;
+  } else if (isObj(o.metrics)) {
+    let wrapped = false;
+    for (const [name, m] of Object.entries(o.metrics)) {
+      if (!isObj(m)) continue;
+      if (isObj(m.values)) {
+        wrapped = true;
+        metrics.set(name, m.values);
+      } else metrics.set(name, m);
+    }
+    schema = wrapped ? 'handleSummary() data' : '--summary-export (legacy schema)';
+    if (isObj(o.state)) {
+      const ms = num(o.state.testRunDurationMs);
+      if (ms !== null) durationSeconds = ms / 1000;
+    }
+  } else throw new IngestError('not-a-profile', 'not a k6 summary (no metrics)');
+
+  const reqs = metrics.get('http_reqs');
+  if (!reqs) throw new IngestError('no-run', 'k6 summary without http_reqs: no HTTP request was made');
+  const requests = num(reqs.count);
+  if (requests === null || requests === 0) throw new IngestError('no-run', 'k6 summary with zero HTTP requests');
+  const rate = num(reqs.rate);
+  if (durationSeconds === null && rate) durationSeconds = requests / rate;
+  const rps = rate ?? (durationSeconds ? requests / durationSeconds : null);
+  const failed = metrics.get('http_req_failed');
+  // Rate metric: legacy/handleSummary count failures as "passes"; the new schema as "matches"
+  const errors = failed ? num(failed.passes) ?? num(failed.matches) : null;
+  const dur = metrics.get('http_req_duration');
+  let { latency, dist } = dur ? trendLatency(dur) : { latency: emptyLatency(), dist: null };
+  const notes = [
+    `k6 end-of-test summary, ${schema}; figures as k6 computed them (ms)`,
+    'latency = http_req_duration over all requests; avg -> mean, med -> p50',
+    "errors = http_req_failed (k6's failed requests); the summary does not split them into HTTP statuses and transport errors",
+    'durationSeconds = the test-run duration k6 divides http_reqs by',
+  ];
+  if (errors !== null && errors === requests && (latency.max ?? 0) === 0) {
+    latency = emptyLatency();
+    dist = null;
+    notes.push('every request failed without a response (durations are 0 placeholders): latency left null');
+  }
+  const okDur = metrics.get('http_req_duration{expected_response:true}');
+  const meta: LoadTestMeta = {
+    tool: 'k6',
+    version,
+    source: 'printed',
+    notes,
+    successfulOnlyLatencyMs: okDur ? trendLatency(okDur).latency : null,
+  };
+  const dataRecv = metrics.get('data_received');
+  const bytes = dataRecv ? num(dataRecv.count) : null;
+  const s = summary({
+    requests,
+    durationSeconds,
+    rps,
+    errors,
+    transportErrors: errors === 0 ? 0 : null,
+    non2xx: errors === 0 ? 0 : null,
+    latencyMs: latency,
+    bytesPerSecond: bytes !== null && durationSeconds ? bytes / durationSeconds : null,
+    meta,
+  });
+  return run('k6-summary', s, null, dist);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Importers
+
+export const k6JsonImporter: LoadTestImporter = {
+  formats: ['k6-json'],
+  detect(head) {
+    const t = headText(head);
+    if (/^\{"(type":"Metric"|metric":"[a-z_]+","type":"(Point|Metric)")/.test(t)) return 0.95;
+    if (/^\{"type":"(Point|Metric)","data":\{/.test(t) && t.includes('"metric":')) return 0.9;
+    return 0;
+  },
+  parse: (src) => parseK6Json(src),
+};
+
+export const k6CsvImporter: LoadTestImporter = {
+  formats: ['k6-csv'],
+  detect(head) {
+    const t = headText(head).replace(/^\uFEFF/, '');
+    return /^metric_name,timestamp,metric_value(,|\r?\n)/.test(t) ? 0.95 : 0;
+  },
+  parse: (src) => parseK6Csv(src),
+};
+
+export const k6SummaryImporter: LoadTestImporter = {
+  formats: ['k6-summary'],
+  detect(head) {
+    const t = headText(head);
+    if (!/^\s*\{/.test(t)) return 0;
+    if (t.includes('"root_group"') && t.includes('"metrics"')) return 0.9;
+    if (t.includes('"http_reqs"') && (t.includes('"http_req_duration') || t.includes('"iterations"'))) {
+      if (t.includes('"k6_version"') || t.includes('"testRunDurationMs"') || t.includes('"metrics"')) return 0.85;
+    }
+    return 0;
+  },
+  async parse(src) {
+    return parseK6Summary(await readText(src));
+  },
+};
+
+/** k6's human end-of-test text (stdout): recognised, refused with a typed error. */
+export const k6StdoutImporter: LoadTestImporter = {
+  formats: [],
+  detect(head) {
+    const t = headText(head);
+    return /\/\\\s+Grafana|execution: local/.test(t) && /http_reqs|scenarios:/.test(t) ? 0.6 : 0;
+  },
+  async parse() {
+    throw new IngestError('unsupported', 'k6 console output is not supported: upload --summary-export JSON or --out json/csv instead');
+  },
+};
+
+export const k6Importers: LoadTestImporter[] = [k6JsonImporter, k6CsvImporter, k6SummaryImporter, k6StdoutImporter];
