@@ -1,0 +1,308 @@
+/**
+ * ApacheBench (ab 2.3) → LoadTestRun, three outputs:
+ *
+ * `ab` — the text report, figures as printed: requests = "Complete requests", durationSeconds =
+ * "Time taken for tests", rps = "Requests per second"; latency in integer ms: min and mean from
+ * the Connection Times "Total:" row, p50…p99 and max from "Percentage of the requests served"
+ * (50/66/75/80/90/95/98/99/100 → latencyDistribution; no p99.9). errors = "Failed requests"
+ * (ab's own failure count); non2xx = "Non-2xx responses". ab counts a non-2xx response as a
+ * failure too when its length differs from the first response's — the usual case — so the
+ * requests that got no response are failed − non2xx, and errors = transportErrors + non2xx keeps
+ * each failed request once (see meta.notes; the breakdown is in meta.failedBreakdown).
+ *
+ * `ab-gnuplot` — `-g FILE`, one row per request (starttime, seconds, ctime, dtime, ttime, wait;
+ * whole ms), streamed. Latency from ttime with ab's rule (sorted, value at index ⌊n·p/100⌋;
+ * 100 % = the longest), so our percentiles equal ab's report. The only clock is the whole second a
+ * request started, so duration/rps are estimates (see `estimateDuration`); no status column, so
+ * errors are unknown (null).
+ *
+ * `ab-csv` — `-e FILE`, "Percentage served,Time in ms" rows 0…100 (ms, 3 decimals): the
+ * distribution as printed; min = row 0, max = row 100. No counts, rate or duration in the file.
+ */
+import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
+import { IngestError } from '../errors.ts';
+import { lines, type ByteSource } from '../source.ts';
+import type { LoadTestImporter } from './types.ts';
+import { blankSummary, headText, parseNumber, peekSource, readText, sumErrors } from './a-units.ts';
+import { GrowableF64, GrowableI32, abRule, buildTimeline, latencyFromSorted } from './a-percentiles.ts';
+
+const BANNER = /This is ApacheBench, Version (\S+)/;
+const GNUPLOT_HEADER = /^starttime\tseconds\tctime\tdtime\tttime\twait\s*$/;
+const CSV_HEADER = /^Percentage served,Time in ms\s*$/;
+/** ab's stderr: progress lines and apr_* error lines, nothing else. */
+const STDERR_LINE = /^(?:Completed \d+ requests|Finished \d+ requests|apr_\w+: .*|Test aborted after .*|Total of \d+ requests completed|)$/;
+
+function isAbStderr(text: string): boolean {
+  const ls = text.split(/\r?\n/);
+  let meaningful = 0;
+  for (const l of ls) {
+    if (!STDERR_LINE.test(l.trim())) return false;
+    if (l.trim() !== '') meaningful++;
+  }
+  return meaningful > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text report
+
+export function parseAbText(text: string): LoadTestRun {
+  const banner = BANNER.exec(text);
+  if (!/^Complete requests:/m.test(text)) {
+    if (isAbStderr(text)) {
+      const reason = /^apr_\w+: .*$/m.exec(text)?.[0];
+      throw new IngestError('no-run', `this is ab's stderr (progress or error lines), not a result${reason ? `: ${reason}` : ''}`);
+    }
+    if (banner) throw new IngestError('no-run', 'ab aborted before printing results (only the banner is in the file)');
+    throw new IngestError('no-run', 'not an ab report: no "Complete requests:" line');
+  }
+  const ls = text.split(/\r?\n/);
+  const f: Record<string, string> = {};
+  const rows: Record<string, number[]> = {};
+  const dist: PercentilePoint[] = [];
+  let failedBreakdown: Record<string, number> | null = null;
+  let perRequestMs: number | null = null;
+  let perRequestAcrossMs: number | null = null;
+  for (let i = 0; i < ls.length; i++) {
+    const line = ls[i]!;
+    const ln = i + 1;
+    let m: RegExpExecArray | null;
+    if ((m = /^\s*(Connect|Processing|Waiting|Total):\s+(.*)$/.exec(line))) {
+      const nums = m[2]!.trim().split(/\s+/).map(Number);
+      if (nums.length !== 5 || nums.some((x) => !Number.isFinite(x))) {
+        throw new IngestError('malformed', `ab report: unreadable Connection Times row "${line.trim()}"`, ln);
+      }
+      rows[m[1]!] = nums;
+    } else if ((m = /^\s*(\d+)%\s+(\d+)/.exec(line))) {
+      dist.push({ percentile: Number(m[1]), ms: Number(m[2]) });
+    } else if ((m = /^\s*\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)/.exec(line))) {
+      failedBreakdown = { connect: Number(m[1]), receive: Number(m[2]), length: Number(m[3]), exceptions: Number(m[4]) };
+    } else if ((m = /^Time per request:\s+([\d.]+) \[ms\] \(mean\)\s*$/.exec(line))) {
+      perRequestMs = Number(m[1]);
+    } else if ((m = /^Time per request:\s+([\d.]+) \[ms\] \(mean, across/.exec(line))) {
+      perRequestAcrossMs = Number(m[1]);
+    } else if ((m = /^([A-Z][\w/ -]*?):\s*(.*)$/.exec(line))) {
+      f[m[1]!] = m[2]!.trim();
+    }
+  }
+  const num = (key: string, required: boolean): number | null => {
+    const raw = f[key];
+    if (raw === undefined) {
+      if (required) throw new IngestError('malformed', `ab report: no "${key}:" line`);
+      return null;
+    }
+    const v = parseNumber(raw.split(/\s+/)[0]!);
+    if (v === null) {
+      const ln = ls.findIndex((l) => l.startsWith(key + ':')) + 1;
+      throw new IngestError('malformed', `ab report: unreadable "${key}: ${raw}"`, ln || undefined);
+    }
+    return v;
+  };
+  const requests = num('Complete requests', true)!;
+  const duration = num('Time taken for tests', true)!;
+  const rps = num('Requests per second', false);
+  const failed = num('Failed requests', false) ?? 0;
+  const non2xx = num('Non-2xx responses', false) ?? 0;
+  const transport = Math.max(0, failed - non2xx);
+
+  const host = f['Server Hostname'] ?? null;
+  const port = f['Server Port'] ?? null;
+  const path = f['Document Path'] ?? '';
+  const tls = f['SSL/TLS Protocol'] !== undefined;
+  const summary = blankSummary({
+    tool: 'ab',
+    version: banner ? banner[1]! : null,
+    targetUrl: host ? `${tls ? 'https' : 'http'}://${host}${port ? `:${port}` : ''}${path}` : null,
+    connections: num('Concurrency Level', false),
+    source: 'printed',
+    notes: [
+      'Figures as ab printed them (latency in whole ms).',
+      'errors = Failed requests; a non-2xx response is also a Length failure in ab, so transportErrors = Failed − Non-2xx.',
+    ],
+  });
+  summary.requests = requests;
+  summary.durationSeconds = duration;
+  summary.rps = rps ?? (duration > 0 ? requests / duration : null);
+  summary.non2xx = non2xx;
+  summary.transportErrors = transport;
+  summary.errors = sumErrors(transport, non2xx);
+  const kbps = num('Transfer rate', false);
+  summary.bytesPerSecond = kbps === null ? null : kbps * 1024;
+  if (failedBreakdown) summary.meta.failedBreakdown = failedBreakdown;
+  summary.meta.failedRequests = failed;
+  const ka = num('Keep-Alive requests', false);
+  if (ka !== null) summary.meta.keepAliveRequests = ka;
+  if (perRequestMs !== null) summary.meta.timePerRequestMs = perRequestMs;
+  if (perRequestAcrossMs !== null) summary.meta.timePerRequestAcrossMs = perRequestAcrossMs;
+  summary.meta.connectionTimesMs = rows;
+  const total = rows['Total'];
+  if (total) {
+    summary.latencyMs.min = total[0]!;
+    summary.latencyMs.mean = total[1]!;
+  }
+  const at = (p: number) => dist.find((d) => d.percentile === p)?.ms ?? null;
+  summary.latencyMs.p50 = at(50);
+  summary.latencyMs.p75 = at(75);
+  summary.latencyMs.p90 = at(90);
+  summary.latencyMs.p95 = at(95);
+  summary.latencyMs.p99 = at(99);
+  summary.latencyMs.max = at(100) ?? (total ? total[4]! : null);
+  return { kind: 'loadtest', format: 'ab', summary, timeline: null, latencyDistribution: dist.length > 0 ? dist : null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// -g gnuplot TSV
+
+/**
+ * Duration of a run whose only clock is each request's start second. The first and last seconds
+ * are partial; the seconds between them are full, so their mean count is the steady rate and
+ * requests / rate is the run's length. The result is clamped to what the stamps allow:
+ * [spanSeconds − 2, spanSeconds + longest request] where spanSeconds = distinct seconds covered.
+ */
+export function estimateDuration(counts: readonly number[], maxLatencyMs: number): { seconds: number; lo: number; hi: number } {
+  const span = counts.length;
+  const n = counts.reduce((a, b) => a + b, 0);
+  const lo = Math.max(span - 2, 0);
+  const hi = span + maxLatencyMs / 1000;
+  let est: number;
+  if (span >= 3) {
+    const interior = counts.slice(1, -1).reduce((a, b) => a + b, 0);
+    const rate = interior / (span - 2);
+    est = rate > 0 ? n / rate : (lo + hi) / 2;
+  } else {
+    est = (lo + hi) / 2;
+  }
+  if (est < lo) est = lo;
+  if (est > hi) est = hi;
+  if (est <= 0) est = hi > 0 ? hi : 1;
+  return { seconds: est, lo, hi };
+}
+
+/**
+ * Streams an ab -g file. ab writes it with a fixed printf template — a date (spaces, no tabs) then
+ * five integers, tab-separated — so splitting on tabs is exact; no quoting exists in this format.
+ */
+export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
+  let lineNo = 0;
+  const lat = new GrowableF64();
+  const rel = new GrowableI32();
+  let base = NaN;
+  let minRel = Infinity;
+  let sum = 0;
+  for await (const line of lines(src)) {
+    lineNo++;
+    if (lineNo === 1) {
+      if (!GNUPLOT_HEADER.test(line)) throw new IngestError('malformed', 'ab -g file: expected the header "starttime seconds ctime dtime ttime wait"', 1);
+      continue;
+    }
+    if (line.length === 0) continue;
+    const parts = line.split('\t');
+    if (parts.length !== 6) throw new IngestError('malformed', `ab -g file: expected 6 tab-separated fields, found ${parts.length}`, lineNo);
+    const secs = Number(parts[1]);
+    const ttime = Number(parts[4]);
+    if (!Number.isInteger(secs) || !Number.isFinite(ttime) || ttime < 0 || parts[4]!.trim() === '') {
+      throw new IngestError('malformed', `ab -g file: "seconds" and "ttime" must be numbers: "${line.slice(0, 120)}"`, lineNo);
+    }
+    if (base !== base) base = secs;
+    const r = secs - base;
+    if (r < minRel) minRel = r;
+    rel.push(r);
+    lat.push(ttime);
+    sum += ttime;
+  }
+  if (lineNo === 0) throw new IngestError('empty', 'ab -g file: the file is empty');
+  const n = lat.length;
+  if (n === 0) throw new IngestError('no-run', 'ab -g file has a header but no request rows');
+  const buckets = rel.view();
+  for (let i = 0; i < n; i++) buckets[i] = buckets[i]! - minRel;
+  const timeline = buildTimeline(lat.view(), buckets, null, abRule);
+  const sorted = lat.view();
+  sorted.sort();
+  const latency = latencyFromSorted(sorted, sum, abRule);
+  const est = estimateDuration(
+    timeline.map((b) => b.requests),
+    latency.max ?? 0,
+  );
+  const summary = blankSummary({
+    tool: 'ab',
+    version: null,
+    source: 'computed',
+    notes: [
+      `Computed from ${n} per-request rows (ttime, whole ms) with ab's rule: sorted, value at index floor(n*p/100); 100 % = longest.`,
+      `The file stamps only the second each request started: durationSeconds is estimated as requests / (mean count of the ` +
+        `full seconds between the first and last) and lies in [${est.lo}, ${est.hi.toFixed(3)}] s; rps = requests / durationSeconds.`,
+      'No status column: errors, non2xx and transportErrors are unknown (null); timeline errors are 0.',
+    ],
+  });
+  summary.requests = n;
+  summary.durationSeconds = est.seconds;
+  summary.rps = n / est.seconds;
+  summary.latencyMs = latency;
+  summary.meta.startEpochSeconds = base + minRel;
+  summary.meta.durationBoundsSeconds = [est.lo, est.hi];
+  return { kind: 'loadtest', format: 'ab-gnuplot', summary, timeline, latencyDistribution: null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// -e percentile CSV
+
+/**
+ * An ab -e file: 101 rows of two plain numbers written by ab's printf, no quoting possible, so a
+ * split on the one comma is exact.
+ */
+export function parseAbPercentiles(text: string): LoadTestRun {
+  const ls = text.split(/\r?\n/);
+  if (!CSV_HEADER.test(ls[0] ?? '')) throw new IngestError('malformed', 'ab -e file: expected the header "Percentage served,Time in ms"', 1);
+  const dist: PercentilePoint[] = [];
+  for (let i = 1; i < ls.length; i++) {
+    const line = ls[i]!.trim();
+    if (line === '') continue;
+    const parts = line.split(',');
+    const p = parts.length === 2 ? parseNumber(parts[0]!) : null;
+    const ms = parts.length === 2 ? parseNumber(parts[1]!) : null;
+    if (p === null || ms === null || p < 0 || p > 100) {
+      throw new IngestError('malformed', `ab -e file: expected "percentage,ms", found "${line.slice(0, 80)}"`, i + 1);
+    }
+    dist.push({ percentile: p, ms });
+  }
+  if (dist.length === 0) throw new IngestError('no-run', 'ab -e file has a header but no rows');
+  const summary = blankSummary({
+    tool: 'ab',
+    version: null,
+    source: 'printed',
+    notes: ['ab -e percentile table as printed (ms); the file holds no request count, duration, rate or mean.'],
+  });
+  const at = (p: number) => dist.find((d) => d.percentile === p)?.ms ?? null;
+  const L = summary.latencyMs;
+  L.min = at(0);
+  L.p50 = at(50);
+  L.p75 = at(75);
+  L.p90 = at(90);
+  L.p95 = at(95);
+  L.p99 = at(99);
+  L.max = at(100);
+  return { kind: 'loadtest', format: 'ab-csv', summary, timeline: null, latencyDistribution: dist };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export const abImporter: LoadTestImporter = {
+  formats: ['ab', 'ab-gnuplot', 'ab-csv'],
+  detect(head: Buffer): number {
+    const text = headText(head);
+    const first = text.split(/\r?\n/, 1)[0] ?? '';
+    if (GNUPLOT_HEADER.test(first)) return 0.98;
+    if (CSV_HEADER.test(first)) return 0.98;
+    if (BANNER.test(text)) return 0.98;
+    if (/^Complete requests:/m.test(text) && /\[#\/sec\] \(mean\)/.test(text)) return 0.9;
+    if (isAbStderr(text) && /Completed \d+ requests|Finished \d+ requests|apr_socket/.test(text)) return 0.6;
+    return 0;
+  },
+  async parse(src: ByteSource): Promise<LoadTestRun> {
+    const peek = await peekSource(src, 'ab output');
+    const first = peek.head.split(/\r?\n/, 1)[0] ?? '';
+    if (GNUPLOT_HEADER.test(first)) return parseAbGnuplot(peek.src);
+    const text = await readText(peek.src, 'ab output');
+    if (CSV_HEADER.test(first)) return parseAbPercentiles(text);
+    return parseAbText(text);
+  },
+};
