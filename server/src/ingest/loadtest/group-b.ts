@@ -4,7 +4,8 @@
  */
 import { jmeterImporters } from './jmeter.ts';
 import { k6Importers } from './k6.ts';
+import { locustImporters } from './locust.ts';
 import type { LoadTestImporter } from './types.ts';
 import { vegetaImporters } from './vegeta.ts';
 
-export const importersB: LoadTestImporter[] = [...vegetaImporters, ...k6Importers, ...jmeterImporters];
+export const importersB: LoadTestImporter[] = [...vegetaImporters, ...k6Importers, ...jmeterImporters, ...locustImporters];
