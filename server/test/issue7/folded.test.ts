@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { flatCum, sortByFlat, total } from '../../src/analysis/flat-cum.ts';
+import { detect as detectCpuprofile } from '../../src/ingest/cpuprofile.ts';
+import { IngestError } from '../../src/ingest/errors.ts';
+import { detect, FOLDED_LIMITS, parse } from '../../src/ingest/folded.ts';
+import { detect as detectGc } from '../../src/ingest/gctrace.ts';
+import { detect as detectBench } from '../../src/ingest/gobench.ts';
+import { stackCount, type Profile } from '../../src/model/profile.ts';
+
+const samples = new URL('../../../../shared/samples/gobench/', import.meta.url);
+const read = (f: string) => readFileSync(new URL(f, samples));
+
+function ingestError(fn: () => unknown): IngestError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof IngestError) return e;
+    throw e;
+  }
+  throw new Error('expected an IngestError');
+}
+
+/** Writes a profile back as folded lines (root first), one per sample. */
+function toFolded(p: Profile): string[] {
+  const out: string[] = [];
+  for (let s = 0; s < p.sampleStack.length; s++) {
+    const st = p.sampleStack[s]!;
+    const names: string[] = [];
+    for (let i = p.stackOffsets[st + 1]! - 1; i >= p.stackOffsets[st]!; i--) names.push(p.frames[p.stackFrames[i]!]!.name);
+    out.push(`${names.join(';')} ${p.values[0]![s]}`);
+  }
+  return out;
+}
+
+describe.each([
+  ['go_httpserver_before_cpu.folded', 'go_httpserver_before_cpu.folded.json'],
+  ['go_httpserver_after_cpu.folded', 'go_httpserver_after_cpu.folded.json'],
+])('folded stacks %s against expected/%s', (file, expectedFile) => {
+  const bytes = read(file);
+  const expected = JSON.parse(readFileSync(new URL(`expected/${expectedFile}`, samples), 'utf8'));
+  const profile = parse(bytes);
+
+  it('is detected from its content alone, and by no other importer', () => {
+    const head = bytes.subarray(0, 4096);
+    expect(detect(head)).toBeGreaterThanOrEqual(0.9);
+    expect([detectBench(head), detectGc(head), detectCpuprofile(head)]).toEqual([0, 0, 0]);
+  });
+
+  it('has the reference total, stacks, depth and leaf functions', () => {
+    expect(profile.format).toBe('folded');
+    expect(profile.sampleTypes).toEqual([{ type: 'samples', unit: 'count' }]);
+    expect(total(profile, 0)).toBe(expected.total);
+    expect(stackCount(profile)).toBe(expected.distinct_stacks);
+    let depth = 0;
+    for (let s = 0; s < stackCount(profile); s++) depth = Math.max(depth, profile.stackOffsets[s + 1]! - profile.stackOffsets[s]!);
+    expect(depth).toBe(expected.max_depth);
+    expect(flatCum(profile, 0).filter((r) => r.flat > 0)).toHaveLength(expected.leaf_functions);
+  });
+
+  it('has the reference top-10 leaf functions (flat) with their percentages', () => {
+    const top = sortByFlat(flatCum(profile, 0)).slice(0, 10);
+    expect(top.map((r) => ({ name: r.name, value: r.flat, percent: Math.round((10000 * r.flat) / expected.total) / 100 }))).toEqual(expected.top10_leaf);
+  });
+
+  it('keeps names with spaces and the producer\'s "," for ";" in generic shapes', () => {
+    const names = new Set(profile.frames.map((f) => f.name));
+    for (const n of expected.functions_with_semicolon_in_name as string[]) expect(names).toContain(n.replaceAll(';', ','));
+  });
+
+  it('round-trips: writing the profile back gives the file\'s lines', () => {
+    const lines = bytes.toString('utf8').split('\n').filter((l) => l !== '');
+    expect(toFolded(profile)).toEqual(lines);
+  });
+});
+
+describe('folded stacks semantics and errors', () => {
+  it('recursion never double-counts (A;B;A;B 1 → A.cum 1, B.cum 1, B.flat 1)', () => {
+    const p = parse(Buffer.from('A;B;A;B 1\n'));
+    const rows = Object.fromEntries(flatCum(p, 0).map((r) => [r.name, r]));
+    expect(rows).toEqual({ A: { name: 'A', flat: 0, cum: 1 }, B: { name: 'B', flat: 1, cum: 1 } });
+  });
+
+  it('takes the count after the last space and accepts CRLF', () => {
+    const p = parse(Buffer.from('main;pkg.(*T).Do func1 12\r\nmain 3\r\n'));
+    expect(toFolded(p)).toEqual(['main;pkg.(*T).Do func1 12', 'main 3']);
+  });
+
+  it('reports bad input as typed errors with the line number', () => {
+    expect(ingestError(() => parse(Buffer.from('\n\n'))).code).toBe('empty');
+    expect(ingestError(() => parse(Buffer.from('a;b 1\na;b\n')))).toMatchObject({ code: 'malformed', line: 2 });
+    expect(ingestError(() => parse(Buffer.from('a;b 1\na;b -4\n')))).toMatchObject({ code: 'malformed', line: 2 });
+    expect(ingestError(() => parse(Buffer.from('a;;b 1\n')))).toMatchObject({ code: 'malformed', line: 1 });
+    const deep = `${Array.from({ length: FOLDED_LIMITS.maxDepth + 1 }, (_, i) => `f${i}`).join(';')} 1\n`;
+    expect(ingestError(() => parse(Buffer.from(`a 1\n${deep}`)))).toMatchObject({ code: 'too-large', line: 2 });
+  });
+
+  it('does not claim Go benchmark or GC-trace text', () => {
+    for (const f of ['json-encode-before.txt', 'render-before-gctrace.txt', 'multi-pkg-metric-after.txt']) {
+      expect(detect(read(f).subarray(0, 4096))).toBe(0);
+    }
+  });
+});
