@@ -1,0 +1,218 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * The persistence contract of stagediff. Two implementations (SQLite, PostgreSQL) pass the same
+ * contract suite (server/test/store/contract.ts). All methods are async, even where SQLite is not.
+ *
+ * Rights are not enforced here: the store is trusted code. Routes check `verifyEditToken` before
+ * any change; a read-only comparison (the seeded demo) simply has no token that matches.
+ *
+ * Every change to a comparison, its stages or its artifacts bumps `Comparison.revision` in the same
+ * transaction. Derived data cached under a comparison scope is keyed by that revision, so no replica
+ * can be served a result computed before a change.
+ */
+
+export type ArtifactKind = 'profile' | 'loadtest' | 'benchmark' | 'gctrace';
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = ['profile', 'loadtest', 'benchmark', 'gctrace'];
+
+/** One optimization story. Timestamps are ISO-8601 strings (UTC). */
+export interface Comparison {
+  id: string;
+  title: string;
+  description: string;
+  createdAt: string;
+  updatedAt: string;
+  /** True for comparisons nobody may edit through the API (the seeded demo). */
+  readOnly: boolean;
+  /** Starts at 1; +1 on every change to the comparison, its stages or its artifacts. */
+  revision: number;
+}
+
+/** One stage of a story; `position` is 0-based and dense within its comparison. */
+export interface Stage {
+  id: string;
+  comparisonId: string;
+  position: number;
+  name: string;
+  note: string;
+  createdAt: string;
+}
+
+/** One uploaded file. `size` in bytes; `sha256` (lowercase hex) names its blob. */
+export interface Artifact {
+  id: string;
+  comparisonId: string;
+  stageId: string;
+  kind: ArtifactKind;
+  format: string;
+  filename: string;
+  size: number;
+  sha256: string;
+  /** Parser-produced summary, plain JSON. */
+  summary: unknown;
+  createdAt: string;
+}
+
+export interface StageWithArtifacts extends Stage {
+  /** In upload order. */
+  artifacts: Artifact[];
+}
+
+/** A comparison with its stages (by position) and their artifacts, read in one consistent snapshot. */
+export interface ComparisonTree {
+  comparison: Comparison;
+  stages: StageWithArtifacts[];
+}
+
+export interface NewComparison {
+  title: string;
+  description?: string;
+  /** Explicit id (URL-safe, ≤ 64 chars), e.g. `demo`. A taken id is a `conflict`. */
+  id?: string;
+  /** No edit token is issued; `verifyEditToken` is always false. */
+  readOnly?: boolean;
+}
+
+export interface CreatedComparison {
+  comparison: Comparison;
+  /** The secret needed for changes, returned once; `null` for read-only comparisons. */
+  editToken: string | null;
+}
+
+/**
+ * A durable blob just written by `putBlob`, held by a pin so no clean-up removes it before an
+ * artifact references it. Hand it to `addArtifact` (which releases the pin atomically with the
+ * artifact insert) or to `releaseBlob`. Unreleased pins expire (see `sweep`).
+ */
+export interface BlobRef {
+  sha256: string;
+  size: number;
+  pinId: string;
+}
+
+/** A stream of bytes, e.g. an HTTP upload or a file read stream. */
+export type ByteSource = AsyncIterable<Buffer | Uint8Array>;
+
+interface ArtifactFields {
+  comparisonId: string;
+  stageId: string;
+  kind: ArtifactKind;
+  format: string;
+  filename: string;
+  summary: unknown;
+}
+
+/**
+ * Either reference a blob written earlier with `putBlob` (the usual path: write, parse, then add),
+ * or stream the bytes here and add in one call. Either way the artifact row is committed only after
+ * the blob is durable.
+ */
+export type NewArtifact =
+  | (ArtifactFields & { blob: BlobRef })
+  | (ArtifactFields & { src: ByteSource; maxBytes: number });
+
+/**
+ * Where a cache entry belongs:
+ * - `comparison`: derived from a comparison's content at `revision`; only served while that is still
+ *   the comparison's current revision, and dropped with the comparison;
+ * - `blob`: derived from one blob's bytes alone (e.g. a parsed model); dropped with the blob;
+ * - `global`: anything else; the caller owns its invalidation.
+ */
+export type CacheScope =
+  | { comparisonId: string; revision: number }
+  | { sha256: string }
+  | 'global';
+
+export interface CacheKey {
+  scope: CacheScope;
+  key: string;
+  /** Version of the code that derives the value; a bump makes older entries invisible. */
+  modelVersion: number;
+}
+
+export interface SweepOptions {
+  /** Clock used to decide what has expired (ms since epoch); tests pass a later time. */
+  now?: number;
+}
+
+/** What a sweep removed. */
+export interface SweepReport {
+  expiredPins: number;
+  orphanBlobs: number;
+  tempFiles: number;
+  staleCacheEntries: number;
+}
+
+/** Counts for /metrics and tests. `tempFiles` is always 0 for PostgreSQL (an unfinished upload is an uncommitted transaction). */
+export interface StoreStats {
+  schemaVersion: number;
+  comparisons: number;
+  stages: number;
+  artifacts: number;
+  blobs: number;
+  blobBytes: number;
+  pins: number;
+  cacheEntries: number;
+  /** Blob payloads physically present (files, or distinct chunk sets); equals `blobs` when consistent. */
+  blobObjects: number;
+  tempFiles: number;
+}
+
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+
+  // Comparisons
+  createComparison(input: NewComparison): Promise<CreatedComparison>;
+  getComparison(id: string): Promise<Comparison | null>;
+  /** The comparison, its stages and artifacts, from one snapshot; null if unknown. */
+  getComparisonTree(id: string): Promise<ComparisonTree | null>;
+  /** Throws `not-found`. */
+  updateComparison(id: string, patch: { title?: string; description?: string }): Promise<Comparison>;
+  /** Removes stages, artifacts, cache entries, and blobs no other artifact references. False if unknown. */
+  deleteComparison(id: string): Promise<boolean>;
+  /** Constant-time; false for unknown ids and read-only comparisons. */
+  verifyEditToken(id: string, token: string): Promise<boolean>;
+
+  // Stages (all scoped by comparison: a stage of another comparison is `not-found`)
+  /** Appends at the end. Throws `not-found`. */
+  createStage(comparisonId: string, input: { name: string; note?: string }): Promise<Stage>;
+  getStage(comparisonId: string, stageId: string): Promise<Stage | null>;
+  listStages(comparisonId: string): Promise<Stage[]>;
+  updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage>;
+  /** Removes its artifacts (and blobs left unreferenced); later stages move up. Throws `not-found`. */
+  deleteStage(comparisonId: string, stageId: string): Promise<void>;
+  /** `stageIds` must list every stage of the comparison exactly once (else `invalid`). */
+  reorderStages(comparisonId: string, stageIds: string[]): Promise<Stage[]>;
+
+  // Blobs and artifacts
+  /**
+   * Streams `src` into a durable, content-addressed blob, hashing as it writes. Beyond `maxBytes`
+   * throws `TooLargeError` and keeps nothing. Identical bytes are stored once.
+   */
+  putBlob(src: ByteSource, maxBytes: number): Promise<BlobRef>;
+  /** Drops the pin of a blob that will not be used (e.g. the file failed to parse); removes it if unreferenced. */
+  releaseBlob(ref: BlobRef): Promise<void>;
+  /** Throws `not-found` (comparison/stage), `invalid`, `too-large`, or `blob-missing` (pin expired and swept). */
+  addArtifact(input: NewArtifact): Promise<Artifact>;
+  getArtifact(id: string): Promise<Artifact | null>;
+  listArtifacts(comparisonId: string, stageId: string): Promise<Artifact[]>;
+  /** Throws `not-found`. Removes the blob if no other artifact references it. */
+  deleteArtifact(comparisonId: string, artifactId: string): Promise<void>;
+  hasBlob(sha256: string): Promise<boolean>;
+  readBlob(sha256: string): Promise<Buffer | null>;
+  openBlobStream(sha256: string): Promise<Readable | null>;
+
+  // Derived-data cache
+  cacheGet(key: CacheKey): Promise<Buffer | null>;
+  /** Silently skipped when a comparison scope is no longer current (changed or deleted). */
+  cachePut(key: CacheKey, value: Buffer | string): Promise<void>;
+
+  // Maintenance
+  /** Removes expired pins, unreferenced blobs, leftover temp files, and cache entries of old revisions. */
+  sweep(options?: SweepOptions): Promise<SweepReport>;
+  stats(): Promise<StoreStats>;
+  close(): Promise<void>;
+}
+
+/** How long a `putBlob` result stays protected before an artifact must reference it. */
+export const PIN_TTL_MS = 15 * 60 * 1000;
