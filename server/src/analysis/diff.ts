@@ -7,8 +7,9 @@ import { MAX_TREE_DEPTH } from './call-tree.ts';
 /**
  * How two profiles are put on one scale before subtracting:
  * - absolute: raw values, exactly `go tool pprof -diff_base=BASE TARGET`;
- * - normalize: the base scaled so its total equals the target's (pprof's `-normalize`, each base
- *   sample rounded to an integer as pprof rounds it);
+ * - normalize: pprof's `-normalize`: the target is scaled so its total equals the base's (each
+ *   target sample multiplied by baseTotal/targetTotal and rounded half away from zero, as pprof
+ *   does), so the diff shows how the *distribution* changed at the base's scale;
  * - share: every value divided by its own profile's total (a fraction of the profile);
  * - per-request: every value divided by the requests its stage served in the profile's window.
  */
@@ -88,9 +89,11 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
   let tScale = 1;
   let unit = unitB;
   let baseStacks: Float64Array;
+  let targetStacks: Float64Array;
   if (opts.mode === 'normalize') {
-    bScale = rawBaseTotal !== 0 ? rawTargetTotal / rawBaseTotal : 1;
-    baseStacks = roundedScaledStackTotals(base, bi, bScale);
+    tScale = rawTargetTotal !== 0 ? rawBaseTotal / rawTargetTotal : 0;
+    baseStacks = stackTotals(base, bi);
+    targetStacks = roundedScaledStackTotals(target, ti, tScale);
   } else {
     if (opts.mode === 'share') {
       bScale = rawBaseTotal !== 0 ? 1 / rawBaseTotal : 0;
@@ -105,8 +108,8 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
       unit = `${unitB}/request`;
     }
     baseStacks = scaled(stackTotals(base, bi), bScale);
+    targetStacks = scaled(stackTotals(target, ti), tScale);
   }
-  const targetStacks = scaled(stackTotals(target, ti), tScale);
 
   const b = new Map(flatCum(base, bi, baseStacks).map((r) => [r.name, r]));
   const t = new Map(flatCum(target, ti, targetStacks).map((r) => [r.name, r]));
@@ -146,11 +149,14 @@ function scaled(v: Float64Array, k: number): Float64Array {
   return v;
 }
 
-/** pprof's -normalize scales each base sample and rounds it to an integer before summing. */
+/** pprof's -normalize scales each sample and rounds it (half away from zero) before summing. */
 function roundedScaledStackTotals(p: Profile, idx: number, k: number): Float64Array {
   const values = p.values[idx]!;
   const out = new Float64Array(p.stackOffsets.length - 1);
-  for (let s = 0; s < values.length; s++) out[p.sampleStack[s]!]! += k === 1 ? values[s]! : Math.round(values[s]! * k);
+  for (let s = 0; s < values.length; s++) {
+    const x = values[s]! * k;
+    out[p.sampleStack[s]!]! += k === 1 ? values[s]! : Math.sign(x) * Math.round(Math.abs(x));
+  }
   return out;
 }
 

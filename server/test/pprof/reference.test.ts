@@ -9,6 +9,7 @@ import { parsePprof } from '../../src/ingest/pprof/index.ts';
 import { flatCum, sortByCum, sortByFlat, total } from '../../src/analysis/flat-cum.ts';
 import { diffProfiles } from '../../src/analysis/diff.ts';
 import { samplePath } from '../helpers/paths.ts';
+import { parseTopAll } from '../helpers/pprof-text.ts';
 
 interface AllTypes {
   file: string;
@@ -137,20 +138,3 @@ describe('before/after diffs equal go tool pprof -diff_base', () => {
   }
 });
 
-/** Reads `-top -nodecount=0 -unit=<unit>` text: exact integer flat/cum per function. */
-export function parseTopAll(text: string): Map<string, [number, number]> {
-  const out = new Map<string, [number, number]>();
-  let inTable = false;
-  for (const line of text.split('\n')) {
-    if (/^\s+flat\s+flat%/.test(line)) {
-      inTable = true;
-      continue;
-    }
-    if (!inTable || line.trim() === '') continue;
-    const m = /^\s*(-?[\d.]+)[a-zA-Z]*\s+-?[\d.]+%\s+-?[\d.]+%\s+(-?[\d.]+)[a-zA-Z]*\s+-?[\d.]+%\s+(.*)$/.exec(line);
-    if (!m) continue;
-    const name = m[3]!.replace(/ \((partial-)?inline\)$/, '');
-    out.set(name, [Number(m[1]), Number(m[2])]);
-  }
-  return out;
-}

@@ -28,15 +28,6 @@ export function unwrap(bytes: Uint8Array, limits: ContainerLimits = defaultConta
     throw new IngestError('too-large', `file is ${bytes.length} bytes, over the ${limits.maxInputBytes}-byte upload limit`);
   }
   if (!isGzip(bytes)) return bytes;
-  // The trailer's ISIZE is the last member's size modulo 2^32; the whole output is at least that
-  // large, so an ISIZE over the cap proves the file too large before inflating a byte.
-  if (bytes.length >= 18) {
-    const n = bytes.length;
-    const isize = (bytes[n - 4]! | (bytes[n - 3]! << 8) | (bytes[n - 2]! << 16) | (bytes[n - 1]! << 24)) >>> 0;
-    if (isize > limits.maxDecompressedBytes) {
-      throw new IngestError('too-large', `gzip stream declares ${isize} bytes, over the ${limits.maxDecompressedBytes}-byte decompressed limit`);
-    }
-  }
   let out: Buffer;
   try {
     out = gunzipSync(bytes, { maxOutputLength: limits.maxDecompressedBytes });

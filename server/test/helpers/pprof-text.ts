@@ -1,0 +1,23 @@
+const PCT = String.raw`-?[\d.]+(?:e[-+]?\d+)?%`;
+const ROW = new RegExp(String.raw`^\s*(-?[\d.]+)[a-zA-Z]*\s+${PCT}\s+${PCT}\s+(-?[\d.]+)[a-zA-Z]*\s+${PCT}\s+(.*)$`);
+
+/**
+ * Reads `go tool pprof -top -nodecount=0 -unit=<unit>` text: exact integer flat/cum per function.
+ * Every row of the table must parse: a row it cannot read is an error, never silently skipped.
+ */
+export function parseTopAll(text: string): Map<string, [number, number]> {
+  const out = new Map<string, [number, number]>();
+  let inTable = false;
+  for (const line of text.split('\n')) {
+    if (/^\s+flat\s+flat%/.test(line)) {
+      inTable = true;
+      continue;
+    }
+    if (!inTable || line.trim() === '') continue;
+    const m = ROW.exec(line);
+    if (!m) throw new Error(`unreadable pprof -top row: ${line}`);
+    const name = m[3]!.replace(/ \((partial-)?inline\)$/, '');
+    out.set(name, [Number(m[1]), Number(m[2])]);
+  }
+  return out;
+}
