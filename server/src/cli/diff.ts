@@ -1,33 +1,28 @@
 import { diffProfiles } from '../analysis/diff.ts';
 import { IngestError } from '../ingest/errors.ts';
-import { FileError, UsageError, parseFlags } from './main.ts';
+import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
 import { parseTopN, pickSampleType, pct } from './inspect.ts';
 import { formatValue, table } from './format.ts';
 
 export async function diffCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    'sample-type': { type: 'string' },
-    top: { type: 'string' },
-    normalize: { type: 'boolean' },
-    json: { type: 'boolean' },
-  });
-  if (positionals.length !== 2) throw new UsageError('diff needs BASE and TARGET');
-  const [baseFile, targetFile] = positionals as [string, string];
-  const topN = parseTopN(values.top as string | undefined);
+  const flags = parseFlags(args, { 'sample-type': 'string', top: 'string', normalize: 'boolean', json: 'boolean' });
+  if (flags.positionals.length !== 2) throw new UsageError('diff needs BASE and TARGET');
+  const [baseFile, targetFile] = flags.positionals as [string, string];
+  const topN = parseTopN(stringFlag(flags, 'top'));
   const base = await loadFile(baseFile);
   const target = await loadFile(targetFile);
   if (base.kind !== 'profile') throw new FileError(baseFile, new IngestError('unsupported', `is a ${base.kind} (${base.format}); diff compares two profiles`));
   if (target.kind !== 'profile') throw new FileError(targetFile, new IngestError('unsupported', `is a ${target.kind} (${target.format}); diff compares two profiles`));
   let sampleType: string;
   try {
-    sampleType = target.profile.sampleTypes[pickSampleType(target.profile, values['sample-type'] as string | undefined)]!.type;
+    sampleType = target.profile.sampleTypes[pickSampleType(target.profile, stringFlag(flags, 'sample-type'))]!.type;
   } catch (e) {
     throw new FileError(targetFile, e);
   }
   let d;
   try {
-    d = diffProfiles(base.profile, target.profile, { sampleType, mode: values.normalize ? 'normalize' : 'absolute' });
+    d = diffProfiles(base.profile, target.profile, { sampleType, mode: flags.values.normalize ? 'normalize' : 'absolute' });
   } catch (e) {
     throw new FileError(baseFile, e);
   }
@@ -36,7 +31,7 @@ export async function diffCommand(args: string[]): Promise<number> {
     .slice(0, topN)
     .map((r) => ({ name: r.name, base: r.base, target: r.target, deltaFlat: r.deltaFlat, deltaCum: r.deltaCum, status: r.status }));
   const out = { sampleType: d.sampleType, unit: d.unit, mode: d.mode, baseTotal: d.baseTotal, targetTotal: d.targetTotal, top };
-  if (values.json) {
+  if (flags.values.json) {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
   }

@@ -2,7 +2,7 @@ import type { Profile } from '../model/profile.ts';
 import { flatCum, sortByCum, sortByFlat, total } from '../analysis/flat-cum.ts';
 import { describeProfile } from '../analysis/sample-types.ts';
 import { IngestError } from '../ingest/errors.ts';
-import { FileError, UsageError, parseFlags } from './main.ts';
+import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
 import { formatValue, table } from './format.ts';
 
@@ -52,23 +52,19 @@ export function parseTopN(v: string | undefined): number {
 }
 
 export async function inspectCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    'sample-type': { type: 'string' },
-    top: { type: 'string' },
-    json: { type: 'boolean' },
-  });
-  if (positionals.length !== 1) throw new UsageError('inspect needs exactly one FILE');
-  const file = positionals[0]!;
-  const topN = parseTopN(values.top as string | undefined);
+  const flags = parseFlags(args, { 'sample-type': 'string', top: 'string', json: 'boolean' });
+  if (flags.positionals.length !== 1) throw new UsageError('inspect needs exactly one FILE');
+  const file = flags.positionals[0]!;
+  const topN = parseTopN(stringFlag(flags, 'top'));
   const parsed = await loadFile(file);
   let out: unknown;
   try {
-    if (parsed.kind === 'profile') out = profileInspection(parsed.profile, values['sample-type'] as string | undefined, topN);
+    if (parsed.kind === 'profile') out = profileInspection(parsed.profile, stringFlag(flags, 'sample-type'), topN);
     else out = parsed.run;
   } catch (e) {
     throw new FileError(file, e);
   }
-  if (values.json) {
+  if (flags.values.json) {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
   }

@@ -16,7 +16,7 @@ export class UsageError extends Error {}
 export class FileError extends Error {
   constructor(
     readonly file: string,
-    readonly cause: unknown,
+    override readonly cause: unknown,
   ) {
     super(file);
   }
@@ -29,14 +29,6 @@ async function main(argv: string[]): Promise<number> {
       return inspectCommand(rest);
     case 'diff':
       return diffCommand(rest);
-    case 'upload': {
-      const { uploadCommand } = await import('./upload.ts');
-      return uploadCommand(rest);
-    }
-    case 'serve': {
-      const { serveCommand } = await import('./serve.ts');
-      return serveCommand(rest);
-    }
     case undefined:
     case '-h':
     case '--help':
@@ -48,12 +40,26 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-export function parseFlags<T extends Parameters<typeof parseArgs>[0]['options']>(args: string[], options: T) {
+export interface Flags {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+/** Parses `--name value` / `--flag` options; usage errors are reported as such. */
+export function parseFlags(args: string[], spec: Record<string, 'string' | 'boolean' | 'strings'>): Flags {
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
+  for (const [k, t] of Object.entries(spec)) options[k] = t === 'strings' ? { type: 'string', multiple: true } : { type: t };
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
+    const r = parseArgs({ args, options, allowPositionals: true, strict: true });
+    return { values: r.values as Flags['values'], positionals: r.positionals };
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+}
+
+export function stringFlag(f: Flags, name: string): string | undefined {
+  const v = f.values[name];
+  return typeof v === 'string' ? v : undefined;
 }
 
 main(process.argv.slice(2)).then(
