@@ -1,4 +1,6 @@
 import { diffProfiles } from '../analysis/diff.ts';
+import { compareBenchmarks } from '../analysis/benchstat.ts';
+import type { BenchmarkDiff } from '../model/benchmark.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
@@ -12,6 +14,11 @@ export async function diffCommand(args: string[]): Promise<number> {
   const topN = parseTopN(stringFlag(flags, 'top'));
   const base = await loadFile(baseFile);
   const target = await loadFile(targetFile);
+  if (base.kind === 'benchmark' && target.kind === 'benchmark') {
+    const d = compareBenchmarks(base.benchmark, target.benchmark);
+    process.stdout.write(flags.values.json ? `${JSON.stringify(d, null, 2)}\n` : renderBenchDiff(d));
+    return 0;
+  }
   if (base.kind !== 'profile') throw new FileError(baseFile, new IngestError('unsupported', `is a ${base.kind} (${base.format}); diff compares two profiles`));
   if (target.kind !== 'profile') throw new FileError(targetFile, new IngestError('unsupported', `is a ${target.kind} (${target.format}); diff compares two profiles`));
   let sampleType: string;
@@ -50,4 +57,22 @@ export async function diffCommand(args: string[]): Promise<number> {
     ].join('\n'),
   );
   return 0;
+}
+
+/** A benchstat-like table: medians ± CI per side, change and p-value, `~` when not significant. */
+function renderBenchDiff(d: BenchmarkDiff): string {
+  const rows = d.rows.map((r) => [
+    r.pkg,
+    r.name,
+    r.unit,
+    side(r.base),
+    side(r.target),
+    !r.significant ? '~' : r.deltaPercent === null ? '?' : `${r.deltaPercent > 0 ? '+' : ''}${r.deltaPercent.toFixed(2)}%`,
+    `p=${r.p.toFixed(3)} n=${r.n}`,
+  ]);
+  return `${table(['pkg', 'benchmark', 'unit', 'base', 'target', 'vs base', ''], rows)}\n`;
+}
+
+function side(s: { median: number; ci: number | null }): string {
+  return `${s.median.toPrecision(4)} ± ${s.ci === null ? '∞' : `${(s.ci * 100).toFixed(0)}%`}`;
 }

@@ -60,7 +60,9 @@ export async function inspectCommand(args: string[]): Promise<number> {
   let out: unknown;
   try {
     if (parsed.kind === 'profile') out = profileInspection(parsed.profile, stringFlag(flags, 'sample-type'), topN);
-    else out = parsed.run;
+    else if (parsed.kind === 'loadtest') out = parsed.run;
+    else if (parsed.kind === 'benchmark') out = parsed.benchmark;
+    else out = parsed.gctrace;
   } catch (e) {
     throw new FileError(file, e);
   }

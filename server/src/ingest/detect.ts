@@ -1,6 +1,8 @@
 import { openSync, readSync, closeSync, readFileSync } from 'node:fs';
 import type { Profile } from '../model/profile.ts';
 import type { LoadTestRun } from '../model/loadtest.ts';
+import type { BenchmarkRun } from '../model/benchmark.ts';
+import type { GcTrace } from '../model/gctrace.ts';
 import { IngestError } from './errors.ts';
 import { type ByteSource, bufferSource, fileSource } from './source.ts';
 import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
@@ -10,7 +12,15 @@ import type { PprofLimits } from './pprof/index.ts';
 /** What one uploaded file turned out to be. */
 export type Parsed =
   | { kind: 'profile'; format: Profile['format']; profile: Profile }
-  | { kind: 'loadtest'; format: LoadTestRun['format']; run: LoadTestRun };
+  | { kind: 'loadtest'; format: LoadTestRun['format']; run: LoadTestRun }
+  | { kind: 'benchmark'; format: 'go-bench'; benchmark: BenchmarkRun }
+  | { kind: 'gctrace'; format: 'gctrace'; gctrace: GcTrace };
+
+/** A whole-file importer of a text or JSON format (small enough to read at once, under its limits). */
+export interface WholeFileImporter {
+  detect(head: Buffer, fileName?: string): number;
+  parse(bytes: Buffer, fileName?: string): Parsed;
+}
 
 /** An input file: its name (a hint only) and either its bytes or a path to stream it from. */
 export interface InputFile {
@@ -27,11 +37,20 @@ interface Candidate {
 }
 
 const loadTestImporters: LoadTestImporter[] = [];
+const wholeFileImporters: WholeFileImporter[] = [];
 
 /** Registers load-test importers (each tool group adds its own). */
 export function registerLoadTestImporters(list: LoadTestImporter[]): void {
   loadTestImporters.push(...list);
 }
+
+/** Registers importers that read a whole file (benchmarks, GC traces, folded stacks, .cpuprofile). */
+export function registerWholeFileImporters(list: WholeFileImporter[]): void {
+  wholeFileImporters.push(...list);
+}
+
+/** Largest text/JSON file a whole-file importer is handed (they have their own finer limits). */
+const MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024;
 
 function readHead(f: InputFile): Buffer {
   if (f.bytes) return f.bytes.subarray(0, HEAD_BYTES);
@@ -79,6 +98,19 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
         parse: async () => {
           const run = await imp.parse(source(f), f.name);
           return { kind: 'loadtest', format: run.format, run };
+        },
+      });
+    }
+  }
+  for (const imp of wholeFileImporters) {
+    const c = imp.detect(head, f.name);
+    if (c > 0) {
+      candidates.push({
+        confidence: c,
+        parse: async () => {
+          const bytes = allBytes(f);
+          if (bytes.length > MAX_WHOLE_FILE_BYTES) throw new IngestError('too-large', `file is larger than ${MAX_WHOLE_FILE_BYTES} bytes`);
+          return imp.parse(bytes, f.name);
         },
       });
     }

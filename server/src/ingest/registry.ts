@@ -2,6 +2,30 @@
  * Wires every importer into detection. Importing this module once (the CLI and the server do)
  * makes `ingest` recognise all supported formats.
  */
-import { registerLoadTestImporters } from './detect.ts';
+import { registerLoadTestImporters, registerWholeFileImporters } from './detect.ts';
+import { importersA } from './loadtest/group-a.ts';
+import { importersB } from './loadtest/group-b.ts';
+import * as gobench from './gobench.ts';
+import * as gctrace from './gctrace.ts';
+import * as folded from './folded.ts';
+import * as cpuprofile from './cpuprofile.ts';
 
-registerLoadTestImporters([]);
+registerLoadTestImporters([...importersA, ...importersB]);
+registerWholeFileImporters([
+  { detect: gobench.detect, parse: (b, n) => ({ kind: 'benchmark', format: 'go-bench', benchmark: gobench.parse(b, n) }) },
+  { detect: gctrace.detect, parse: (b, n) => ({ kind: 'gctrace', format: 'gctrace', gctrace: gctrace.parse(b, n) }) },
+  {
+    detect: folded.detect,
+    parse: (b, n) => {
+      const profile = folded.parse(b, n);
+      return { kind: 'profile', format: profile.format, profile };
+    },
+  },
+  {
+    detect: cpuprofile.detect,
+    parse: (b, n) => {
+      const profile = cpuprofile.parse(b, n);
+      return { kind: 'profile', format: profile.format, profile };
+    },
+  },
+]);

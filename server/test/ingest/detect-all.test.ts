@@ -1,0 +1,72 @@
+/**
+ * Detection across every importer at once, by content only: each real sample file is claimed by the
+ * right importer (the file name is withheld), and files that hold no run are refused with a typed error.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ingest } from '../../src/ingest/detect.ts';
+import '../../src/ingest/registry.ts';
+import { IngestError } from '../../src/ingest/errors.ts';
+import { samplePath } from '../helpers/paths.ts';
+
+interface Expected {
+  format?: string;
+  formatAlternatives?: string[];
+  expectError?: boolean;
+  acceptError?: boolean;
+  mayBeUnsupported?: boolean;
+}
+const expected = JSON.parse(readFileSync(samplePath('loadtests/expected.json'), 'utf8')) as Record<string, Expected>;
+
+async function detectNameless(path: string) {
+  try {
+    return await ingest({ name: 'upload', bytes: readFileSync(path) });
+  } catch (e) {
+    expect(e, `${path}: only typed errors`).toBeInstanceOf(IngestError);
+    return e as IngestError;
+  }
+}
+
+describe('load-test samples are detected by content, without their names', () => {
+  for (const [rel, e] of Object.entries(expected)) {
+    it(rel, async () => {
+      const r = await detectNameless(samplePath(`loadtests/${rel}`));
+      if (e.expectError) {
+        expect(r).toBeInstanceOf(IngestError);
+        return;
+      }
+      if (r instanceof IngestError) {
+        expect(e.acceptError || e.mayBeUnsupported, `${rel}: ${r.message}`).toBe(true);
+        return;
+      }
+      expect(r.kind).toBe('loadtest');
+      const allowed = [e.format, ...(e.formatAlternatives ?? [])].filter(Boolean);
+      if (allowed.length > 0) expect(allowed).toContain(r.format);
+    });
+  }
+});
+
+describe('other artifacts are detected by content', () => {
+  const dir = samplePath('gobench/');
+  const kindOf = (f: string) =>
+    f.endsWith('.cpuprofile') ? ['profile', 'cpuprofile'] : f.endsWith('.folded') ? ['profile', 'folded'] : f.includes('gctrace') ? ['gctrace', 'gctrace'] : ['benchmark', 'go-bench'];
+  for (const f of readdirSync(dir).filter((x) => !x.endsWith('.md') && x !== 'expected')) {
+    it(`gobench/${f}`, async () => {
+      const r = await detectNameless(dir + f);
+      expect(r).not.toBeInstanceOf(IngestError);
+      const [kind, format] = kindOf(f);
+      expect([(r as { kind: string }).kind, (r as { format: string }).format]).toEqual([kind, format]);
+    });
+  }
+  for (const f of readdirSync(samplePath('pprof/')).filter((x) => x.endsWith('.pb.gz'))) {
+    it(`pprof/${f}`, async () => {
+      const r = await detectNameless(samplePath(`pprof/${f}`));
+      expect((r as { kind: string }).kind).toBe('profile');
+    });
+  }
+  it('an unknown text file is refused as unsupported', async () => {
+    const r = await ingest({ name: 'notes.txt', bytes: Buffer.from('hello, this is not a load test\n') }).catch((e: unknown) => e);
+    expect(r).toBeInstanceOf(IngestError);
+    expect((r as IngestError).code).toBe('unsupported');
+  });
+});
