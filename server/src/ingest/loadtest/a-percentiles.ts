@@ -125,19 +125,23 @@ export function distributionFromSorted(sorted: Float64Array, percentiles: readon
 }
 
 /**
- * Per-second timeline. `bucket[i]` is row i's second (0-based, on the run's own clock), `lat[i]`
- * its latency in ms (NaN when the row has none), `err[i]` 1 when the row is an error. Every second
- * from 0 to the last one gets a bucket — a gap is an explicit zero bucket. Per-bucket percentiles
- * use the same rule as the summary.
+ * Per-second timeline plus the whole run's latencies in ascending order. `bucket[i]` is row i's
+ * second (0-based, on the run's own clock), `lat[i]` its latency in ms, `err[i]` 1 when the row
+ * is an error. Every second from 0 to the last one gets a bucket — a gap is an explicit zero
+ * bucket. Per-bucket percentiles use the same rule as the summary.
+ *
+ * The rows are grouped by second (counting sort), each second's slice is sorted, and the sorted
+ * slices are then merged pairwise into the run's sorted order — cheaper than sorting everything a
+ * second time. `lat` is used as scratch space and its contents are lost.
  */
-export function buildTimeline(
+export function timelineAndSorted(
   lat: Float64Array,
   bucket: Int32Array,
   err: Uint8Array | null,
   rule: PercentileRule,
-): TimelineBucket[] {
+): { timeline: TimelineBucket[]; sorted: Float64Array } {
   const n = lat.length;
-  if (n === 0) return [];
+  if (n === 0) return { timeline: [], sorted: new Float64Array(0) };
   let maxB = 0;
   for (let i = 0; i < n; i++) if (bucket[i]! > maxB) maxB = bucket[i]!;
   const nb = maxB + 1;
@@ -149,23 +153,22 @@ export function buildTimeline(
     counts[b]!++;
     if (err && err[i]) errors[b]!++;
   }
-  // Counting sort of the latencies by bucket, then sort each bucket's slice in place.
   const start = new Int32Array(nb + 1);
   for (let b = 0; b < nb; b++) start[b + 1] = start[b]! + counts[b]!;
   const fill = start.slice(0, nb);
-  const grouped = new Float64Array(n);
+  let grouped: Float64Array = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const b = bucket[i]!;
     const v = lat[i]!;
     grouped[fill[b]!++] = v;
     sums[b] = sums[b]! + v;
   }
-  const out: TimelineBucket[] = [];
+  const timeline: TimelineBucket[] = [];
   for (let b = 0; b < nb; b++) {
     const slice = grouped.subarray(start[b]!, start[b + 1]!);
     slice.sort();
     const c = slice.length;
-    out.push({
+    timeline.push({
       t: b,
       requests: c,
       rps: c,
@@ -176,5 +179,37 @@ export function buildTimeline(
           : { mean: sums[b]! / c, p50: rule(slice, 50), p95: rule(slice, 95), p99: rule(slice, 99) },
     });
   }
-  return out;
+  // Bottom-up merge of the sorted runs [start[b], start[b+1]).
+  let runs = Array.from(start);
+  let scratch: Float64Array = lat;
+  while (runs.length > 2) {
+    const next: number[] = [0];
+    for (let r = 0; r + 1 < runs.length; r += 2) {
+      const lo = runs[r]!;
+      const mid = runs[r + 1]!;
+      const hi = r + 2 < runs.length ? runs[r + 2]! : mid;
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) scratch[k++] = grouped[i]! <= grouped[j]! ? grouped[i++]! : grouped[j++]!;
+      while (i < mid) scratch[k++] = grouped[i++]!;
+      while (j < hi) scratch[k++] = grouped[j++]!;
+      next.push(hi);
+    }
+    runs = next;
+    const t = grouped;
+    grouped = scratch;
+    scratch = t;
+  }
+  return { timeline, sorted: grouped };
+}
+
+/** Per-second timeline only (see `timelineAndSorted`); leaves `lat` untouched. */
+export function buildTimeline(
+  lat: Float64Array,
+  bucket: Int32Array,
+  err: Uint8Array | null,
+  rule: PercentileRule,
+): TimelineBucket[] {
+  return timelineAndSorted(lat.slice(), bucket, err, rule).timeline;
 }

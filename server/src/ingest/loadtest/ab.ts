@@ -24,7 +24,7 @@ import { IngestError } from '../errors.ts';
 import { lines, type ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { blankSummary, headText, parseNumber, peekSource, readText, sumErrors } from './a-units.ts';
-import { GrowableF64, GrowableI32, abRule, buildTimeline, latencyFromSorted } from './a-percentiles.ts';
+import { GrowableF64, GrowableI32, abRule, latencyFromSorted, timelineAndSorted } from './a-percentiles.ts';
 
 const BANNER = /This is ApacheBench, Version (\S+)/;
 const GNUPLOT_HEADER = /^starttime\tseconds\tctime\tdtime\tttime\twait\s*$/;
@@ -214,9 +214,7 @@ export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
   if (n === 0) throw new IngestError('no-run', 'ab -g file has a header but no request rows');
   const buckets = rel.view();
   for (let i = 0; i < n; i++) buckets[i] = buckets[i]! - minRel;
-  const timeline = buildTimeline(lat.view(), buckets, null, abRule);
-  const sorted = lat.view();
-  sorted.sort();
+  const { timeline, sorted } = timelineAndSorted(lat.view(), buckets, null, abRule);
   const latency = latencyFromSorted(sorted, sum, abRule);
   const est = estimateDuration(
     timeline.map((b) => b.requests),

@@ -215,7 +215,8 @@ export const bombardierImporter: LoadTestImporter = {
   },
   async parse(src: ByteSource): Promise<LoadTestRun> {
     const text = await readText(src, 'bombardier output');
-    if (looksLikeBombardierJson(text)) return parseBombardierJson(text);
+    // JSON alone, or (without -p r) after the intro and progress lines.
+    if (looksLikeBombardierJson(text) || /^\s*\{/.test(text) || /^\{"spec"/m.test(text)) return parseBombardierJson(text);
     return parseBombardierText(text);
   },
 };
