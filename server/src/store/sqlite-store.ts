@@ -499,19 +499,23 @@ export class SqliteStore implements Store {
       }
     }
 
-    // A file renamed into place whose row never committed (crash between the two).
+    // A file renamed into place whose row never committed (crash between the two). Candidates are
+    // found without the write lock; each is re-checked under it before it goes.
     const hasRow = this.db.prepare('SELECT 1 FROM blobs WHERE sha256 = ?');
+    const strays: string[] = [];
     for (const dir of readdirSync(this.blobDir)) {
       if (!/^[0-9a-f]{2}$/.test(dir)) continue;
       for (const name of readdirSync(join(this.blobDir, dir))) {
-        if (!SHA256_HEX.test(name)) continue;
-        const removed = this.db.transaction((): boolean => {
-          if (hasRow.get(name) !== undefined) return false;
-          rmSync(join(this.blobDir, dir, name), { force: true });
-          return true;
-        }).immediate();
-        if (removed) report.orphanBlobs++;
+        if (SHA256_HEX.test(name) && hasRow.get(name) === undefined) strays.push(name);
       }
+    }
+    for (const name of strays) {
+      const removed = this.db.transaction((): boolean => {
+        if (hasRow.get(name) !== undefined) return false;
+        rmSync(this.blobPath(name), { force: true });
+        return true;
+      }).immediate();
+      if (removed) report.orphanBlobs++;
     }
     return report;
   }
