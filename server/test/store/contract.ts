@@ -539,6 +539,27 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect(await b.readBlob(art.sha256)).toBeNull();
         expect(await b.verifyEditToken(cid, editToken!)).toBe(false);
       });
+
+      it('never loses a blob that one replica re-uploads while the other deletes its last user', async () => {
+        config = await harness.freshConfig();
+        const a = await open();
+        const b = await open();
+        const keep = (await a.createComparison({ title: 'keeps uploading' })).comparison.id;
+        const keepStage = (await a.createStage(keep, { name: 's' })).id;
+        for (let round = 0; round < 15; round++) {
+          const bytes = bytesOf(500 + round, 200_000);
+          const doomed = (await a.createComparison({ title: `doomed ${round}` })).comparison.id;
+          const doomedStage = (await a.createStage(doomed, { name: 's' })).id;
+          await a.addArtifact({ comparisonId: doomed, stageId: doomedStage, kind: 'profile', format: 'pprof', filename: 'x', summary: {}, src: chunked(bytes), maxBytes: MiB });
+          const [, art] = await Promise.all([
+            a.deleteComparison(doomed),
+            b.addArtifact({ comparisonId: keep, stageId: keepStage, kind: 'profile', format: 'pprof', filename: `r${round}`, summary: {}, src: chunked(bytes, 8192), maxBytes: MiB }),
+          ]);
+          expect((await a.readBlob(art.sha256))!.equals(bytes)).toBe(true);
+        }
+        const st = await a.stats();
+        expect([st.comparisons, st.artifacts, st.blobs, st.blobObjects, st.pins]).toEqual([1, 15, 15, 15, 0]);
+      });
     });
 
     describe('crash consistency', () => {
