@@ -14,8 +14,8 @@
 import type { LoadTestMeta, LoadTestRun } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import { lines, type ByteSource } from '../source.ts';
-import { csvRecords } from './b-csv.ts';
+import { lineBatches, type ByteSource } from '../source.ts';
+import { csvRecordBatches } from './b-csv.ts';
 import {
   GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, curve, headText, isObj, latencyFromSorted, legacyPercentile,
   meanOf, num, parseJson, readText, run, summary,
@@ -119,7 +119,7 @@ function parseTimestamp(v: string, line: number): number {
 async function parseJtlCsv(src: ByteSource): Promise<LoadTestRun> {
   const acc = new JtlSamples();
   let idx: Map<string, number> | null = null;
-  for await (const rec of csvRecords(src)) {
+  for await (const batch of csvRecordBatches(src)) for (const rec of batch) {
     const f = rec.fields;
     if (!idx) {
       if (f.includes('timeStamp') && f.includes('elapsed')) {
@@ -168,7 +168,7 @@ async function parseJtlXml(src: ByteSource): Promise<LoadTestRun> {
   let pending: string | null = null;
   let pendingLine = 0;
   let expectUrl = false;
-  for await (const raw of lines(src)) {
+  for await (const batch of lineBatches(src)) for (const raw of batch) {
     lineNo++;
     let line = raw.trim();
     if (pending !== null) {

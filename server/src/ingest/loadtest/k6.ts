@@ -14,8 +14,8 @@
 import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import { lines, type ByteSource } from '../source.ts';
-import { csvRecords } from './b-csv.ts';
+import { lineBatches, type ByteSource } from '../source.ts';
+import { csvRecordBatches } from './b-csv.ts';
 import {
   GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, curve, headText, isObj, k6Percentile, latencyFromSorted,
   meanOf, num, parseJson, parseRfc3339, readText, run, summary,
@@ -174,7 +174,7 @@ async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
   const acc = new K6Points();
   let lineNo = 0;
   let sawK6 = false;
-  for await (const line of lines(src)) {
+  for await (const batch of lineBatches(src)) for (const line of batch) {
     lineNo++;
     if (line.length === 0) continue;
     // k6 writes {"metric":"NAME","type":"Point",...}; points of metrics we do not use are skipped
@@ -255,7 +255,7 @@ async function parseK6Csv(src: ByteSource): Promise<LoadTestRun> {
   const acc = new K6Points();
   let cols: Map<string, number> | null = null;
   let wholeSeconds = true;
-  for await (const rec of csvRecords(src)) {
+  for await (const batch of csvRecordBatches(src)) for (const rec of batch) {
     const f = rec.fields;
     if (!cols) {
       cols = new Map(f.map((name, i) => [name.trim(), i]));

@@ -16,8 +16,8 @@
 import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import { lines, type ByteSource } from '../source.ts';
-import { csvRecords } from './b-csv.ts';
+import { lineBatches, type ByteSource } from '../source.ts';
+import { csvRecordBatches } from './b-csv.ts';
 import { VegetaTDigest } from './b-tdigest.ts';
 import {
   GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, headText, isObj, nearestRank, num,
@@ -193,15 +193,20 @@ class VegetaResults {
 
 interface FastRow {
   code: number;
+  /** timestamp text position inside the line (fast path) or the whole string (fallback) */
   ts: string;
+  tsFrom: number;
+  tsTo: number;
   latency: number;
   bytesOut: number;
   bytesIn: number;
   hasError: boolean;
 }
 
-/** Reads a non-negative integer at `pos`; returns [value, nextPos] or null. */
-function intAt(s: string, pos: number): [number, number] | null {
+let intEnd = 0;
+
+/** Reads a non-negative integer at `pos` (end position in `intEnd`); -1 when there is none. */
+function intAt(s: string, pos: number): number {
   let v = 0;
   let i = pos;
   for (; i < s.length; i++) {
@@ -209,7 +214,8 @@ function intAt(s: string, pos: number): [number, number] | null {
     if (c < 48 || c > 57) break;
     v = v * 10 + (c - 48);
   }
-  return i === pos || i - pos > 15 ? null : [v, i];
+  intEnd = i;
+  return i === pos || i - pos > 15 ? -1 : v;
 }
 
 /**
@@ -217,7 +223,7 @@ function intAt(s: string, pos: number): [number, number] | null {
  * {"attack":"…","seq":N,"code":N,"timestamp":"…","latency":N,"bytes_out":N,"bytes_in":N,"error":"…",…}.
  * JSON.parse of every line (body, headers, …) would cost several times the whole budget of a
  * million-row log, and we need only six leading fields. Anything unexpected — another field order,
- * escapes in the attack name, numbers in another notation — returns null and the caller falls back
+ * escapes in the attack name, numbers in another notation — returns false and the caller falls back
  * to JSON.parse for that line, so correctness never depends on this path.
  */
 function fastVegetaJson(line: string, out: FastRow): boolean {
@@ -225,35 +231,31 @@ function fastVegetaJson(line: string, out: FastRow): boolean {
   const attackEnd = line.indexOf('"', 11);
   if (attackEnd < 0 || line.charCodeAt(attackEnd - 1) === 92 /* backslash: let JSON.parse decide */) return false;
   let p = attackEnd + 1;
-  if (!line.startsWith(',"seq":', p)) return false;
-  let r = intAt(line, p + 7);
-  if (!r) return false;
-  p = r[1];
+  if (!line.startsWith(',"seq":', p) || intAt(line, p + 7) < 0) return false;
+  p = intEnd;
   if (!line.startsWith(',"code":', p)) return false;
-  r = intAt(line, p + 8);
-  if (!r) return false;
-  out.code = r[0];
-  p = r[1];
+  out.code = intAt(line, p + 8);
+  if (out.code < 0) return false;
+  p = intEnd;
   if (!line.startsWith(',"timestamp":"', p)) return false;
   const tsEnd = line.indexOf('"', p + 14);
   if (tsEnd < 0) return false;
-  out.ts = line.slice(p + 14, tsEnd);
+  out.ts = line;
+  out.tsFrom = p + 14;
+  out.tsTo = tsEnd;
   p = tsEnd + 1;
   if (!line.startsWith(',"latency":', p)) return false;
-  r = intAt(line, p + 11);
-  if (!r) return false;
-  out.latency = r[0];
-  p = r[1];
+  out.latency = intAt(line, p + 11);
+  if (out.latency < 0) return false;
+  p = intEnd;
   if (!line.startsWith(',"bytes_out":', p)) return false;
-  r = intAt(line, p + 13);
-  if (!r) return false;
-  out.bytesOut = r[0];
-  p = r[1];
+  out.bytesOut = intAt(line, p + 13);
+  if (out.bytesOut < 0) return false;
+  p = intEnd;
   if (!line.startsWith(',"bytes_in":', p)) return false;
-  r = intAt(line, p + 12);
-  if (!r) return false;
-  out.bytesIn = r[0];
-  p = r[1];
+  out.bytesIn = intAt(line, p + 12);
+  if (out.bytesIn < 0) return false;
+  p = intEnd;
   if (!line.startsWith(',"error":"', p)) return false;
   out.hasError = line.charCodeAt(p + 10) !== 34;
   return line.charCodeAt(line.length - 1) === 125; // a cut line must not pass as a good one
@@ -265,11 +267,11 @@ function badLine(lineNo: number, what: string): IngestError {
 
 async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
   const acc = new VegetaResults();
-  const row: FastRow = { code: 0, ts: '', latency: 0, bytesOut: 0, bytesIn: 0, hasError: false };
+  const row: FastRow = { code: 0, ts: '', tsFrom: 0, tsTo: 0, latency: 0, bytesOut: 0, bytesIn: 0, hasError: false };
   let lineNo = 0;
   let slow = 0;
   let contextSet = false;
-  for await (const line of lines(src)) {
+  for await (const batch of lineBatches(src)) for (const line of batch) {
     lineNo++;
     if (line.length === 0 || (line.charCodeAt(0) !== 123 && line.trim() === '')) continue;
     let errText: string | boolean;
@@ -297,13 +299,15 @@ async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
       row.code = code;
       row.latency = latency;
       row.ts = o.timestamp;
+      row.tsFrom = 0;
+      row.tsTo = o.timestamp.length;
       row.bytesIn = num(o.bytes_in) ?? 0;
       row.bytesOut = num(o.bytes_out) ?? 0;
       errText = typeof o.error === 'string' ? o.error : false;
       acc.setContext(typeof o.attack === 'string' ? o.attack : null, typeof o.url === 'string' ? o.url : null);
     }
-    const t = parseRfc3339(row.ts);
-    if (!t) throw badLine(lineNo, `bad timestamp "${row.ts}"`);
+    const t = parseRfc3339(row.ts, row.tsFrom, row.tsTo);
+    if (!t) throw badLine(lineNo, `bad timestamp "${row.ts.slice(row.tsFrom, row.tsTo)}"`);
     acc.add(t[0], t[1], row.code, row.latency, row.bytesOut, row.bytesIn, errText);
   }
   return acc.finish('vegeta-json', `read ${acc.n} JSON results (${slow} through the generic JSON path)`);
@@ -315,7 +319,7 @@ async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
 async function parseVegetaCsv(src: ByteSource): Promise<LoadTestRun> {
   const acc = new VegetaResults();
   let contextSet = false;
-  for await (const rec of csvRecords(src)) {
+  for await (const batch of csvRecordBatches(src)) for (const rec of batch) {
     const f = rec.fields;
     if (f.length < 6) throw new IngestError('malformed', `not a vegeta CSV result: expected at least 6 fields, got ${f.length}`, rec.line);
     const ts = f[0]!;
