@@ -87,8 +87,12 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly blobDir: string;
   private readonly tmpDir: string;
-  /** Temp files this instance is writing right now; `sweep` leaves them alone. */
-  private readonly activeTemps = new Set<string>();
+  /**
+   * Temp files being written right now by any store of this process (several may share one data
+   * directory); `sweep` leaves them alone.
+   */
+  private static readonly activeTemps = new Set<string>();
+  private readonly activeTemps = SqliteStore.activeTemps;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });

@@ -47,6 +47,30 @@ describe('sqlite store specifics', () => {
     expect(existsSync(join(dataDir, 'blobs', ref.sha256.slice(0, 2), ref.sha256))).toBe(true);
   });
 
+  it('a sweep by a second store on the same directory leaves an upload in progress alone', async () => {
+    const dataDir = freshDir();
+    const a = await openStore({ dataDir });
+    const b = await openStore({ dataDir });
+    let resume!: () => void;
+    const paused = new Promise<void>((r) => { resume = r; });
+    let reached!: () => void;
+    const midway = new Promise<void>((r) => { reached = r; });
+    async function* slow() {
+      yield Buffer.from('first half, ');
+      reached();
+      await paused;
+      yield Buffer.from('second half');
+    }
+    const upload = a.putBlob(slow(), 1000);
+    await midway;
+    expect((await b.stats()).tempFiles).toBe(1);
+    expect((await b.sweep()).tempFiles).toBe(0);
+    resume();
+    const ref = await upload;
+    expect((await b.readBlob(ref.sha256))!.toString()).toBe('first half, second half');
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('sweep removes a blob file whose row never committed, and temp files of dead or stale writers only', async () => {
     const dataDir = freshDir();
     const s = await openStore({ dataDir });
