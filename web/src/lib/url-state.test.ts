@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_VIEW, parseViewState, regexError, resolveStages, serializeViewState } from './url-state.ts';
+
+describe('url state', () => {
+  it('round-trips every field', () => {
+    const state = {
+      ...DEFAULT_VIEW,
+      tab: 'diff' as const,
+      base: 'abc',
+      target: 'def',
+      sampleType: 'alloc_space',
+      mode: 'share' as const,
+      focus: 'net/http',
+      ignore: 'runtime\\.',
+      hide: 'gc',
+      search: 'json',
+      fn: 'encoding/json.Marshal',
+      noise: 0.005,
+    };
+    const qs = serializeViewState(state);
+    expect(qs.startsWith('?tab=diff')).toBe(true);
+    expect(parseViewState(qs)).toEqual(state);
+  });
+  it('omits defaults and rejects invalid values', () => {
+    expect(serializeViewState(DEFAULT_VIEW)).toBe('');
+    const s = parseViewState('?tab=bogus&mode=weird&noise=abc&fn=%3Cimg%3E');
+    expect(s.tab).toBe('flame');
+    expect(s.mode).toBe('absolute');
+    expect(s.noise).toBe(DEFAULT_VIEW.noise);
+    expect(s.fn).toBe('<img>');
+  });
+  it('validates regexes and resolves stages', () => {
+    expect(regexError('a(')).not.toBeNull();
+    expect(regexError('a|b')).toBeNull();
+    expect(resolveStages({ ...DEFAULT_VIEW }, ['s1', 's2', 's3'])).toEqual({ base: 's1', target: 's3' });
+    expect(resolveStages({ ...DEFAULT_VIEW, base: 's2', target: 'gone' }, ['s1', 's2', 's3'])).toEqual({
+      base: 's2',
+      target: 's3',
+    });
+  });
+});

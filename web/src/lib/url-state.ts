@@ -1,0 +1,95 @@
+import type { DiffMode } from './api-types.ts';
+
+/** Tabs of the comparison page. */
+export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'load'] as const;
+export type Tab = (typeof TABS)[number];
+export const MODES: readonly DiffMode[] = ['absolute', 'share', 'normalize', 'per-request'];
+
+/**
+ * Every piece of the comparison page's view state. It lives in the query string so the address bar is
+ * the share link. Empty strings mean "not set / default".
+ */
+export interface ViewState {
+  tab: Tab;
+  /** Stage ids: left/base and right/target. Empty → first and last stage. */
+  base: string;
+  target: string;
+  sampleType: string;
+  mode: DiffMode;
+  focus: string;
+  ignore: string;
+  hide: string;
+  /** Search term shared by all flamegraphs. */
+  search: string;
+  /** Focused frame: the function zoomed in the flamegraphs and shown in the sandwich. */
+  fn: string;
+  /** Noise floor for diff colours, as a fraction of the larger total (0.001 = 0.1 %). */
+  noise: number;
+}
+
+export const DEFAULT_VIEW: ViewState = {
+  tab: 'flame',
+  base: '',
+  target: '',
+  sampleType: '',
+  mode: 'absolute',
+  focus: '',
+  ignore: '',
+  hide: '',
+  search: '',
+  fn: '',
+  noise: 0.001,
+};
+
+const STRING_KEYS = ['base', 'target', 'sampleType', 'focus', 'ignore', 'hide', 'search', 'fn'] as const;
+
+/** Parse a query string ("?tab=diff&…" or URLSearchParams); unknown or invalid values fall back to defaults. */
+export function parseViewState(search: string | URLSearchParams): ViewState {
+  const q = typeof search === 'string' ? new URLSearchParams(search) : search;
+  const state: ViewState = { ...DEFAULT_VIEW };
+  const tab = q.get('tab');
+  if (tab && (TABS as readonly string[]).includes(tab)) state.tab = tab as Tab;
+  const mode = q.get('mode');
+  if (mode && (MODES as readonly string[]).includes(mode)) state.mode = mode as DiffMode;
+  for (const key of STRING_KEYS) {
+    const v = q.get(key);
+    if (v !== null) state[key] = v;
+  }
+  const noise = q.get('noise');
+  if (noise !== null && noise !== '') {
+    const n = Number(noise);
+    if (Number.isFinite(n) && n >= 0 && n < 1) state.noise = n;
+  }
+  return state;
+}
+
+/** Serialise to a query string (with leading "?", or "" when everything is default); stable key order. */
+export function serializeViewState(state: ViewState): string {
+  const q = new URLSearchParams();
+  if (state.tab !== DEFAULT_VIEW.tab) q.set('tab', state.tab);
+  for (const key of ['base', 'target', 'sampleType'] as const) if (state[key]) q.set(key, state[key]);
+  if (state.mode !== DEFAULT_VIEW.mode) q.set('mode', state.mode);
+  for (const key of ['focus', 'ignore', 'hide', 'search', 'fn'] as const) if (state[key]) q.set(key, state[key]);
+  if (state.noise !== DEFAULT_VIEW.noise) q.set('noise', String(state.noise));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Check a user-supplied regex so a typo shows a message instead of a 400 or an exception. */
+export function regexError(source: string): string | null {
+  if (!source) return null;
+  try {
+    new RegExp(source);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : 'invalid regular expression';
+  }
+}
+
+/** Resolve the base/target stage ids against the comparison's stages (default: first and last). */
+export function resolveStages(state: ViewState, stageIds: string[]): { base: string; target: string } {
+  const has = (id: string) => stageIds.includes(id);
+  const first = stageIds[0] ?? '';
+  const last = stageIds[stageIds.length - 1] ?? '';
+  return { base: has(state.base) ? state.base : first, target: has(state.target) ? state.target : last };
+}

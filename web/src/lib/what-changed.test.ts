@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { DiffResponse, DiffRow, StageRow } from './api-types.ts';
+import { biggestShareChanges, whatChanged } from './what-changed.ts';
+
+function row(name: string, b: [number, number], t: [number, number], status: DiffRow['status'] = 'changed'): DiffRow {
+  return {
+    name,
+    base: { flat: b[0], cum: b[1] },
+    target: { flat: t[0], cum: t[1] },
+    deltaFlat: t[0] - b[0],
+    deltaCum: t[1] - b[1],
+    status,
+  };
+}
+
+const diff: DiffResponse = {
+  mode: 'absolute',
+  unit: 'nanoseconds',
+  sampleType: 'cpu',
+  baseTotal: 100,
+  targetTotal: 50,
+  scale: { base: 1, target: 1 },
+  warnings: [],
+  perRequest: null,
+  tree: { name: 'root', value: 150, delta: -50, base: 100, target: 50, children: [] },
+  top: [
+    row('main.main', [0, 100], [0, 50]),
+    row('main.handler', [0, 70], [0, 3]),
+    row('encoding/json.Marshal', [10, 68], [1, 2]),
+    row('runtime.memmove', [5, 5], [6, 6]),
+    row('main.fastEncode', [0, 0], [10, 10], 'new'),
+  ],
+};
+
+const stage: StageRow = {
+  stageId: 'b',
+  name: 'fast-json',
+  note: '',
+  rps: 90000,
+  requests: 1,
+  errors: 0,
+  latencyMs: { p50: 1, p95: 2, p99: 3 },
+  vsPrevious: { rps: 10.5, p50: 0.5, p95: 0.22, p99: 0.3 },
+  vsBaseline: { rps: 10.5, p50: 0.5, p95: 0.22, p99: 0.3 },
+};
+
+describe('what changed', () => {
+  it('picks the biggest share change, skipping roots and the same call chain (ties go to the larger flat change)', () => {
+    const picks = biggestShareChanges(diff);
+    expect(picks.map((p) => p.name)).toEqual(['encoding/json.Marshal', 'main.fastEncode']);
+  });
+  it('writes the sentence', () => {
+    expect(whatChanged(stage, diff)).toBe('encoding/json.Marshal: 68 % → 4 % of CPU; main.fastEncode: new, 20 % of CPU; QPS ×10.5; P95 −78 %');
+  });
+  it('falls back to P99 and describes the first stage', () => {
+    const s = { ...stage, vsPrevious: { rps: 2, p50: null, p95: null, p99: 0.5 } };
+    expect(whatChanged(s, null)).toBe('QPS ×2; P99 −50 %');
+    const first = { ...stage, vsPrevious: null, latencyMs: { p50: 3, p95: null, p99: 34.32 }, rps: 8589.5, errors: 3 };
+    expect(whatChanged(first, null)).toBe('QPS 8,590 req/s; P99 34.3 ms; 3 errors');
+  });
+});
