@@ -5,7 +5,7 @@
 
 export type LoadTestFormat =
   | 'wrk' | 'wrk2' | 'hey' | 'hey-csv'
-  | 'vegeta-json' | 'vegeta-csv' | 'vegeta-report' | 'vegeta-report-json' | 'vegeta-hist'
+  | 'vegeta-json' | 'vegeta-csv' | 'vegeta-report' | 'vegeta-hist'
   | 'k6-json' | 'k6-csv' | 'k6-summary'
   | 'ab' | 'ab-gnuplot' | 'ab-csv'
   | 'autocannon' | 'bombardier' | 'bombardier-text'

@@ -96,13 +96,8 @@ function field(run: LoadTestRun, name: string): number | null | undefined {
   return (s as unknown as Record<string, number | null>)[name];
 }
 
-/**
- * Format names the brief assigns where the design's list has a dedicated name but expected.json
- * only offers alternatives (soft check there): vegeta `report -type=json` is `vegeta-report-json`.
- */
-const EXTRA_FORMAT_NAMES: Record<string, string[]> = {
-  'vegeta-report': ['vegeta-report-json'],
-};
+/** Format names accepted beyond expected.json's (none at present: vegeta's JSON report is `vegeta-report`). */
+const EXTRA_FORMAT_NAMES: Record<string, string[]> = {};
 
 export function checkRun(key: string, run: LoadTestRun, exp: Expected): void {
   const tol = exp.tolerance ?? 0.005;

@@ -484,7 +484,9 @@ function parseJsonReport(text: string): LoadTestRun {
     },
     meta,
   });
-  return run('vegeta-report-json', s);
+  // The JSON and the text report carry the same figures under one format name; meta.output tells them apart.
+  s.meta.output = 'report-json';
+  return run('vegeta-report', s);
 }
 
 function parseHist(text: string): LoadTestRun {
@@ -592,7 +594,7 @@ function reportKind(head: Buffer): 'text' | 'json' | 'hist' | 'hdrplot' | 'plot'
 }
 
 export const vegetaReportImporter: LoadTestImporter = {
-  formats: ['vegeta-report', 'vegeta-report-json', 'vegeta-hist'],
+  formats: ['vegeta-report', 'vegeta-hist'],
   detect(head) {
     const k = reportKind(head);
     if (k === 'plot') return 0.6;
