@@ -29,6 +29,14 @@ async function main(argv: string[]): Promise<number> {
       return inspectCommand(rest);
     case 'diff':
       return diffCommand(rest);
+    case 'serve': {
+      const { serveCommand } = await import('./serve.ts');
+      return serveCommand(rest);
+    }
+    case 'upload': {
+      const { uploadCommand } = await import('./upload.ts');
+      return uploadCommand(rest);
+    }
     case undefined:
     case '-h':
     case '--help':

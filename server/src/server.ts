@@ -1,0 +1,33 @@
+import { loadConfig, ConfigError, type Config } from './config.ts';
+import { buildApp } from './app.ts';
+import { seedDemo } from './services/seed.ts';
+
+/** Starts the server: builds the app, seeds the demo if asked, listens, and shuts down gracefully. */
+export async function startServer(config: Config = loadConfig()): Promise<void> {
+  const app = await buildApp(config);
+  if (config.seedDemo) {
+    try {
+      const r = await seedDemo(app.ctx);
+      if (r) app.log.info({ comparison: 'demo', stages: r.stages, files: r.files }, 'seeded the demo comparison');
+    } catch (e) {
+      app.log.error({ err: e }, 'seeding the demo comparison failed; the server runs without it');
+    }
+  }
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  await app.listen({ port: config.port, host: config.host });
+}
+
+export { ConfigError };
