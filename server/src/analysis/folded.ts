@@ -6,7 +6,9 @@ import { nameIndex } from './names.ts';
  * Exports one sample type as folded stacks (Brendan Gregg's format): one line per distinct call
  * path, `root;caller;leaf VALUE`, sorted by path. A `;` or line break inside a function name would
  * break the format, so those characters are replaced (`;` by `:`, line breaks by spaces).
- * Paths whose values sum to zero are omitted.
+ * Paths whose values sum to zero are omitted. Samples with an empty stack (Go writes some, e.g.
+ * goroutine profiles and CPU samples taken outside any frame) become one `[no stack]` frame, so the
+ * export's total equals the profile's.
  */
 export function toFolded(p: Profile, sampleIndex: number): string {
   const { names, frameName } = nameIndex(p);
@@ -18,8 +20,7 @@ export function toFolded(p: Profile, sampleIndex: number): string {
     if (v === 0) continue;
     const start = p.stackOffsets[st]!;
     const end = p.stackOffsets[st + 1]!;
-    if (start === end) continue;
-    const parts: string[] = [];
+    const parts: string[] = start === end ? ['[no stack]'] : [];
     for (let i = end - 1; i >= start; i--) parts.push(safe[frameName[p.stackFrames[i]!]!]!);
     const key = parts.join(';');
     byPath.set(key, (byPath.get(key) ?? 0) + v);

@@ -51,15 +51,21 @@ async function storeOne(ctx: AppContext, comparisonId: string, stageId: string, 
     if (ref) await ctx.store.releaseBlob(ref).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });
     if (e instanceof IngestError) return { filename, ok: false, error: { code: e.code, message: `${filename}: ${e.message}${e.line !== undefined ? ` (line ${e.line})` : ''}` } };
-    if (e instanceof TooLargeError) return { filename, ok: false, error: { code: 'too-large', message: `${filename}: larger than the ${ctx.config.maxUploadBytes}-byte limit per file` } };
+    if (e instanceof TooLargeError || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') return { filename, ok: false, error: { code: 'too-large', message: `${filename}: larger than the ${ctx.config.maxUploadBytes}-byte limit per file` } };
     if (e instanceof ApiError && e.status < 500) return { filename, ok: false, error: { code: e.code, message: `${filename}: ${e.message}` } };
     throw e;
   }
 }
 
+/** Discards the rest of a refused file so the next part can be read (the store may have destroyed it). */
 async function drain(s: Readable): Promise<void> {
-  for await (const _ of s) {
-    // discard the rest of a refused file so the next part can be read
+  if (s.destroyed) return;
+  try {
+    for await (const _ of s) {
+      // discard
+    }
+  } catch {
+    // already aborted: nothing left to read
   }
 }
 
@@ -90,7 +96,8 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       if (!(await ctx.store.getStage(id, stageId))) throw new ApiError(404, 'not-found', `comparison ${id} has no stage ${stageId}`);
       const results: FileResult[] = [];
       if (req.isMultipart()) {
-        for await (const part of req.parts({ limits: { fileSize: ctx.config.maxUploadBytes + 1, files: 100 } })) {
+        // The store enforces the size limit (and names the file); multipart only truncates one byte past it.
+        for await (const part of req.parts({ limits: { fileSize: ctx.config.maxUploadBytes + 1, files: 100 }, throwFileSizeLimit: false })) {
           if (part.type !== 'file') continue;
           const name = cleanName(part.filename);
           const r = await storeOne(ctx, id, stageId, name, part.file);

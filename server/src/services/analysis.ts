@@ -147,7 +147,11 @@ export class AnalysisService {
    */
   async stageProfile(tree: ComparisonTree, stageId: string, sampleType: string | undefined, filters: FrameFilters = {}): Promise<StageProfile> {
     const st = this.stage(tree, stageId);
-    const type = sampleType ?? this.defaultSampleType(tree);
+    // Without a sample type: the comparison's default when this stage has it, else the stage's own.
+    const stageDefault = (st.artifacts.find((a) => a.kind === 'profile')?.summary as ReturnType<typeof profileSummary> | undefined)?.defaultSampleType;
+    const cmpDefault = this.defaultSampleType(tree);
+    const has = (t: string | null) => !!t && st.artifacts.some((a) => a.kind === 'profile' && (a.summary as ReturnType<typeof profileSummary>).sampleTypes.some((x) => x.type === t));
+    const type = sampleType ?? (has(cmpDefault) ? cmpDefault : stageDefault);
     if (!type) throw new ApiError(404, 'no-profile', `stage "${st.name}" has no profile`);
     const withType = st.artifacts.filter((a) => a.kind === 'profile' && (a.summary as ReturnType<typeof profileSummary>).sampleTypes.some((t) => t.type === type));
     if (withType.length === 0) throw new ApiError(404, 'no-profile', `stage "${st.name}" has no profile with sample type "${type}"`);

@@ -15,11 +15,19 @@ export class Wire {
   private hi = 0;
 
   constructor(
-    readonly buf: Uint8Array,
+    public buf: Uint8Array,
     start: number,
-    readonly end: number,
+    public end: number,
   ) {
     this.pos = start;
+  }
+
+  /** Points the reader at another range, so a hot loop reuses one reader instead of allocating. */
+  reset(buf: Uint8Array, start: number, end: number): this {
+    this.buf = buf;
+    this.pos = start;
+    this.end = end;
+    return this;
   }
 
   get done(): boolean {
