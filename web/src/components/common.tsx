@@ -1,0 +1,89 @@
+import type { ReactNode } from 'react';
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" /> Loading {what}…
+    </div>
+  );
+}
+
+export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    <div className="error-box" role="alert">
+      <strong>Error:</strong> {message}
+      {onRetry && (
+        <button type="button" className="link-button" onClick={onRetry}>
+          Retry
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="empty">{children}</p>;
+}
+
+export interface TabDef<K extends string> {
+  key: K;
+  label: string;
+}
+
+/** Accessible tab list (roles tablist/tab, arrow keys move between tabs). */
+export function Tabs<K extends string>(props: { tabs: TabDef<K>[]; active: K; onChange: (k: K) => void; label: string }) {
+  const { tabs, active, onChange, label } = props;
+  return (
+    <div className="tabs" role="tablist" aria-label={label}>
+      {tabs.map((t, i) => (
+        <button
+          key={t.key}
+          type="button"
+          role="tab"
+          id={`tab-${t.key}`}
+          aria-selected={t.key === active}
+          aria-controls={`panel-${t.key}`}
+          tabIndex={t.key === active ? 0 : -1}
+          className={t.key === active ? 'tab active' : 'tab'}
+          onClick={() => onChange(t.key)}
+          onKeyDown={(e) => {
+            if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+            const next = tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
+            if (next) {
+              onChange(next.key);
+              document.getElementById(`tab-${next.key}`)?.focus();
+            }
+          }}
+        >
+          {t.label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+export function Select<V extends string>(props: {
+  label: string;
+  value: V;
+  options: { value: V; label: string }[];
+  onChange: (v: V) => void;
+  disabled?: boolean;
+}) {
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <select
+        value={props.value}
+        disabled={props.disabled}
+        onChange={(e) => props.onChange(e.target.value as V)}
+      >
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

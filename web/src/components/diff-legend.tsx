@@ -1,0 +1,72 @@
+import type { DiffResponse } from '../lib/api-types.ts';
+import { legendStops } from '../lib/diff-color.ts';
+import { formatInt, formatShare, formatValue } from '../lib/format.ts';
+
+const MODE_TEXT: Record<DiffResponse['mode'], string> = {
+  absolute: 'Absolute: target − base in the sample unit, as go tool pprof -diff_base.',
+  share: 'Share of total: each side divided by its own total, so frames compare as fractions of the profile.',
+  normalize: 'Normalized: base scaled so both totals match (pprof -normalize).',
+  'per-request': 'Per request: each side divided by the requests its stage’s load test served.',
+};
+
+/** Legend of the diff colour scale, the active normalisation named, totals and the noise floor control. */
+export function DiffLegend(props: {
+  diff: DiffResponse;
+  baseName: string;
+  targetName: string;
+  noise: number;
+  onNoise?: (v: number) => void;
+  dark: boolean;
+}) {
+  const { diff, baseName, targetName, noise, onNoise, dark } = props;
+  const modeName = diff.mode === 'per-request' ? 'per request' : diff.mode;
+  return (
+    <div className="diff-legend" aria-label="Diff legend">
+      <div className="legend-mode">
+        <strong>Mode: {modeName}</strong> — {MODE_TEXT[diff.mode]}
+        {diff.perRequest && (
+          <span>
+            {' '}
+            Requests: {baseName} {formatInt(diff.perRequest.baseRequests)}, {targetName}{' '}
+            {formatInt(diff.perRequest.targetRequests)} ({diff.perRequest.method}).
+          </span>
+        )}
+      </div>
+      <div className="legend-scale">
+        {legendStops(dark).map((s) => (
+          <span key={s.label} className="legend-stop">
+            <span className="swatch" style={{ background: s.color }} aria-hidden="true" />
+            {s.label}
+          </span>
+        ))}
+        <span className="legend-stop">
+          <span className="marker">[new]</span> / <span className="marker">[removed]</span> frame only in {targetName} /{' '}
+          {baseName}
+        </span>
+      </div>
+      <div className="legend-totals">
+        Red = more in <strong>{targetName}</strong>, blue = less (vs <strong>{baseName}</strong>). Frame width ={' '}
+        |base| + |target|. Totals: {baseName} {formatValue(diff.baseTotal, diff.unit)} → {targetName}{' '}
+        {formatValue(diff.targetTotal, diff.unit)} ({diff.sampleType}, unit {diff.unit}).
+        {diff.scale.base !== 1 && <> Base scaled ×{diff.scale.base.toPrecision(4)}.</>}
+      </div>
+      {onNoise && (
+        <label className="field inline">
+          <span>Noise floor</span>
+          <input
+            type="range"
+            min={0}
+            max={0.02}
+            step={0.0005}
+            value={noise}
+            aria-label="Noise floor"
+            onChange={(e) => onNoise(Number(e.target.value))}
+          />
+          <span className="muted">
+            changes under {formatShare(noise)} of the larger total are grey
+          </span>
+        </label>
+      )}
+    </div>
+  );
+}

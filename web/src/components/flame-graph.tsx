@@ -1,0 +1,163 @@
+import { select } from 'd3';
+import flamegraph, { type FlameDatum, type FlameGraphChart, type FlameNodeD, type FlameTooltip } from 'd3-flame-graph';
+import { useEffect, useRef, useState } from 'react';
+import { findWidest, makeMatcher } from '../lib/tree.ts';
+
+export interface FlameGraphProps<T extends FlameDatum> {
+  tree: T;
+  /** Accessible name of the graph ("Flamegraph of baseline"). */
+  label: string;
+  /** Tooltip text for a frame (plain text, may contain newlines). */
+  tooltipFor: (data: T, width: number) => string;
+  /** Label drawn in the frame; defaults to the function name. */
+  nameFor?: (data: T) => string;
+  /** Fill colour; defaults to d3-flame-graph's warm palette. */
+  colorFor?: (data: T) => string;
+  search: string;
+  /** Function to zoom on (the widest frame of that name); '' = whole graph. */
+  focus: string;
+  onFocus?: (name: string) => void;
+  onSearchResult?: (matched: number, total: number) => void;
+  inverted?: boolean;
+  /** Frames narrower than this many pixels are not drawn (d3-flame-graph's minFrameSize). */
+  minFrameSize?: number;
+}
+
+/**
+ * d3-flame-graph wrapped in one effect. Knows nothing of the API. Names are drawn by d3-flame-graph with
+ * `.text()` (labels, `name` attribute); its HTML tooltip is replaced by our own, filled via textContent.
+ */
+export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
+  const { tree, label, inverted = true, minFrameSize = 1 } = props;
+  const hostRef = useRef<HTMLDivElement>(null);
+  const graphRef = useRef<HTMLDivElement>(null);
+  const tipRef = useRef<HTMLDivElement>(null);
+  const chartRef = useRef<FlameGraphChart | null>(null);
+  const latest = useRef(props);
+  latest.current = props;
+  const programmatic = useRef(false);
+  const [width, setWidth] = useState(0);
+  const [drawn, setDrawn] = useState(false);
+
+  useEffect(() => {
+    const host = hostRef.current;
+    if (!host) return;
+    const measure = () => setWidth(Math.max(200, Math.floor(host.clientWidth)));
+    measure();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ro = new ResizeObserver(() => {
+      clearTimeout(timer);
+      timer = setTimeout(measure, 120);
+    });
+    ro.observe(host);
+    return () => {
+      clearTimeout(timer);
+      ro.disconnect();
+    };
+  }, []);
+
+  function applyFocus(chart: FlameGraphChart, el: HTMLDivElement, name: string) {
+    const root = select(el).datum() as FlameNodeD | undefined;
+    if (!root) return;
+    programmatic.current = true;
+    try {
+      const node = name ? findWidest(root, (n) => n.data.name === name && n.depth > 0, (n) => n.value ?? 0) : null;
+      if (node) chart.zoomTo(node as FlameNodeD);
+      else chart.resetZoom();
+    } finally {
+      programmatic.current = false;
+    }
+  }
+
+  function applySearch(chart: FlameGraphChart, term: string) {
+    if (term) chart.search(term);
+    else chart.clear();
+  }
+
+  // The single imperative effect: (re)build the chart when the data or the width changes.
+  useEffect(() => {
+    const el = graphRef.current;
+    const tipEl = tipRef.current;
+    if (!el || !tipEl || width === 0) return;
+    setDrawn(false);
+    const tip: FlameTooltip = Object.assign(() => undefined, {
+      show(event: MouseEvent, d: FlameNodeD) {
+        const w = d.x1 - d.x0;
+        tipEl.textContent = latest.current.tooltipFor(d.data as T, w);
+        tipEl.hidden = false;
+        const box = el.getBoundingClientRect();
+        const x = event.clientX - box.left;
+        const y = event.clientY - box.top;
+        const tipWidth = tipEl.offsetWidth;
+        tipEl.style.left = `${Math.max(0, Math.min(x + 12, box.width - tipWidth - 4))}px`;
+        tipEl.style.top = `${y + 16}px`;
+      },
+      hide() {
+        tipEl.hidden = true;
+      },
+    });
+    const chart = flamegraph()
+      .width(width)
+      .cellHeight(18)
+      .minFrameSize(minFrameSize)
+      .transitionDuration(0)
+      .inverted(inverted)
+      .sort(false)
+      .tooltip(tip)
+      .getName((d) => {
+        const f = latest.current.nameFor;
+        return f ? f(d.data as T) : d.data.name;
+      })
+      .setSearchMatch((d, term) => makeMatcher(term)(d.data.name))
+      .setSearchHandler((_results, sum, total) => latest.current.onSearchResult?.(sum, total))
+      .setDetailsHandler(() => undefined)
+      .onClick((d) => {
+        if (programmatic.current) return;
+        latest.current.onFocus?.(d.depth === 0 ? '' : d.data.name);
+      });
+    const colorFor = latest.current.colorFor;
+    if (colorFor) chart.setColorMapper((d) => (d.highlight ? '#e600e6' : colorFor(d.data as T)));
+    else chart.setColorMapper((d, original) => (d.highlight ? '#e600e6' : original));
+    select(el).selectAll('*').remove();
+    select(el).datum(tree).call(chart);
+    chartRef.current = chart;
+    const { search, focus } = latest.current;
+    if (search) applySearch(chart, search);
+    if (focus) applyFocus(chart, el, focus);
+    // Labels are set by a zero-length d3 transition; mark drawn on the frame after that.
+    const raf = requestAnimationFrame(() => requestAnimationFrame(() => setDrawn(true)));
+    return () => {
+      cancelAnimationFrame(raf);
+      tip.hide();
+      chart.destroy();
+      chartRef.current = null;
+    };
+  }, [tree, width, inverted, minFrameSize, props.colorFor]);
+
+  useEffect(() => {
+    const chart = chartRef.current;
+    if (chart) applySearch(chart, props.search);
+  }, [props.search]);
+
+  useEffect(() => {
+    const chart = chartRef.current;
+    const el = graphRef.current;
+    if (chart && el) applyFocus(chart, el, props.focus);
+  }, [props.focus]);
+
+  return (
+    <div className="flame-host" ref={hostRef}>
+      <div
+        className="flame-graph"
+        ref={graphRef}
+        role="figure"
+        aria-label={label}
+        data-flame-drawn={drawn ? '1' : undefined}
+        onMouseLeave={() => {
+          if (tipRef.current) tipRef.current.hidden = true;
+        }}
+      />
+      <div className="flame-tip" ref={tipRef} role="tooltip" hidden />
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+import type { DiffRow } from '../lib/api-types.ts';
+import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
+
+/** Functions ranked by change, flat and cum for both stages; a click focuses the function. */
+export function HotPathTable(props: {
+  rows: DiffRow[];
+  unit: string;
+  baseTotal: number;
+  targetTotal: number;
+  baseName: string;
+  targetName: string;
+  selected: string;
+  onSelect: (name: string) => void;
+  limit?: number;
+}) {
+  const { rows, unit, baseName, targetName, selected, onSelect, limit = 60 } = props;
+  const shown = rows.slice(0, limit);
+  const share = (v: number, total: number) => (unit === 'fraction' || total === 0 ? '' : formatShare(v / total));
+  return (
+    <div className="table-scroll">
+      <table className="hot-paths" aria-label="Hot-path diff">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">Function</th>
+            <th scope="col" className="num">Flat {baseName}</th>
+            <th scope="col" className="num">Flat {targetName}</th>
+            <th scope="col" className="num">Δ flat</th>
+            <th scope="col" className="num">Δ flat %</th>
+            <th scope="col" className="num">Cum {baseName}</th>
+            <th scope="col" className="num">Cum {targetName}</th>
+            <th scope="col" className="num">Δ cum</th>
+            <th scope="col" className="num">Δ cum %</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((r, i) => (
+            <tr
+              key={r.name}
+              className={r.name === selected ? 'selected' : undefined}
+              aria-selected={r.name === selected}
+              onClick={() => onSelect(r.name)}
+            >
+              <td className="num muted">{i + 1}</td>
+              <td className="fn">
+                <button type="button" className="link-button fn-name" title={r.name} onClick={(e) => {
+                  e.stopPropagation();
+                  onSelect(r.name);
+                }}>
+                  {r.name}
+                </button>
+              </td>
+              <td className="num">
+                {formatValue(r.base.flat, unit)} <span className="muted small">{share(r.base.flat, props.baseTotal)}</span>
+              </td>
+              <td className="num">
+                {formatValue(r.target.flat, unit)}{' '}
+                <span className="muted small">{share(r.target.flat, props.targetTotal)}</span>
+              </td>
+              <td className={r.deltaFlat > 0 ? 'num more' : r.deltaFlat < 0 ? 'num less' : 'num'}>
+                {formatSignedValue(r.deltaFlat, unit)}
+              </td>
+              <td className="num">{formatDeltaPercent(r.base.flat, r.target.flat)}</td>
+              <td className="num">{formatValue(r.base.cum, unit)}</td>
+              <td className="num">{formatValue(r.target.cum, unit)}</td>
+              <td className={r.deltaCum > 0 ? 'num more' : r.deltaCum < 0 ? 'num less' : 'num'}>
+                {formatSignedValue(r.deltaCum, unit)}
+              </td>
+              <td className="num">{formatDeltaPercent(r.base.cum, r.target.cum)}</td>
+              <td>
+                <span className={`status status-${r.status}`}>{r.status}</span>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows.length > limit && (
+        <p className="muted small">
+          Showing the top {limit} of {rows.length} functions.
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,212 @@
+import { useRef, useState, type DragEvent } from 'react';
+import type { Artifact, Stage } from '../lib/api-types.ts';
+import { describeArtifact } from '../lib/artifact-summary.ts';
+import { formatFileSize } from '../lib/format.ts';
+
+/** Per-file upload state shown under a stage. */
+export interface UploadItem {
+  key: string;
+  stageId: string;
+  filename: string;
+  size: number;
+  progress: number;
+  state: 'uploading' | 'done' | 'error';
+  artifact?: Artifact;
+  error?: string;
+}
+
+export interface StageEditorHandlers {
+  onAddStage: (name: string, note: string) => Promise<void> | void;
+  onRename: (stageId: string, name: string) => Promise<void> | void;
+  onNote: (stageId: string, note: string) => Promise<void> | void;
+  onMove: (stageId: string, dir: -1 | 1) => Promise<void> | void;
+  onDelete: (stageId: string) => Promise<void> | void;
+  onFiles: (stageId: string, files: File[]) => void;
+}
+
+function EditableText(props: { label: string; value: string; onSave: (v: string) => void; placeholder?: string }) {
+  const [v, setV] = useState(props.value);
+  const [lastProp, setLastProp] = useState(props.value);
+  if (props.value !== lastProp) {
+    setLastProp(props.value);
+    setV(props.value);
+  }
+  const commit = () => {
+    if (v.trim() !== props.value) props.onSave(v.trim());
+  };
+  return (
+    <input
+      className="inline-edit"
+      aria-label={props.label}
+      value={v}
+      placeholder={props.placeholder}
+      onChange={(e) => setV(e.target.value)}
+      onBlur={commit}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter') (e.target as HTMLInputElement).blur();
+        if (e.key === 'Escape') setV(props.value);
+      }}
+    />
+  );
+}
+
+function ArtifactLine({ a }: { a: Artifact }) {
+  return (
+    <li className="artifact">
+      <a href={`/api/artifacts/${encodeURIComponent(a.id)}/raw`} download={a.filename} title="Download the original file">
+        {a.filename}
+      </a>{' '}
+      <span className="badge">{a.format}</span> <span className="muted small">{formatFileSize(a.size)}</span>{' '}
+      <span className="small">{describeArtifact(a)}</span>
+    </li>
+  );
+}
+
+function StageCard(props: { stage: Stage; index: number; count: number; uploads: UploadItem[]; h: StageEditorHandlers }) {
+  const { stage, index, count, uploads, h } = props;
+  const [over, setOver] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setOver(false);
+    const files = Array.from(e.dataTransfer.files);
+    if (files.length) h.onFiles(stage.id, files);
+  };
+  return (
+    <section className="stage-card" aria-label={`Stage ${stage.name}`}>
+      <div className="stage-head">
+        <span className="stage-index">{index + 1}</span>
+        <EditableText label={`Name of stage ${stage.name}`} value={stage.name} onSave={(v) => v && h.onRename(stage.id, v)} />
+        <EditableText
+          label={`Key action of stage ${stage.name}`}
+          value={stage.note}
+          placeholder="key action, e.g. “generated JSON encoder”"
+          onSave={(v) => h.onNote(stage.id, v)}
+        />
+        <button type="button" aria-label={`Move ${stage.name} up`} disabled={index === 0} onClick={() => h.onMove(stage.id, -1)}>
+          ↑
+        </button>
+        <button
+          type="button"
+          aria-label={`Move ${stage.name} down`}
+          disabled={index === count - 1}
+          onClick={() => h.onMove(stage.id, 1)}
+        >
+          ↓
+        </button>
+        <button
+          type="button"
+          className="danger"
+          aria-label={`Delete stage ${stage.name}`}
+          onClick={() => {
+            if (confirm(`Delete stage “${stage.name}” and its files?`)) void h.onDelete(stage.id);
+          }}
+        >
+          ✕
+        </button>
+      </div>
+      <div
+        className={over ? 'dropzone over' : 'dropzone'}
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={onDrop}
+      >
+        <span>Drop pprof profiles and load-test outputs here, or </span>
+        <button type="button" className="link-button" onClick={() => input.current?.click()}>
+          choose files
+        </button>
+        <input
+          ref={input}
+          type="file"
+          multiple
+          hidden
+          aria-label={`Add files to stage ${stage.name}`}
+          onChange={(e) => {
+            const files = Array.from(e.target.files ?? []);
+            e.target.value = '';
+            if (files.length) h.onFiles(stage.id, files);
+          }}
+        />
+      </div>
+      {uploads.length > 0 && (
+        <ul className="uploads" aria-label={`Uploads to ${stage.name}`}>
+          {uploads.map((u) => (
+            <li key={u.key} className={`upload upload-${u.state}`} data-filename={u.filename}>
+              <span className="upload-name">{u.filename}</span>
+              <progress max={1} value={u.progress} aria-label={`Upload progress of ${u.filename}`} />
+              <span className="upload-result" role="status">
+                {u.state === 'uploading' && `${Math.round(u.progress * 100)} %`}
+                {u.state === 'done' && u.artifact && (
+                  <>
+                    ✓ <span className="badge">{u.artifact.format}</span> {describeArtifact(u.artifact)}
+                  </>
+                )}
+                {u.state === 'error' && <span className="bad">✗ {u.error}</span>}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {stage.artifacts.length > 0 && (
+        <ul className="artifacts" aria-label={`Files of ${stage.name}`}>
+          {stage.artifacts.map((a) => (
+            <ArtifactLine key={a.id} a={a} />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** Stages with add/rename/annotate/reorder/delete and per-stage file drop zones. */
+export function StageEditor(props: { stages: Stage[]; uploads: UploadItem[]; handlers: StageEditorHandlers }) {
+  const { stages, uploads, handlers } = props;
+  const [name, setName] = useState('');
+  const [note, setNote] = useState('');
+  const sorted = [...stages].sort((a, b) => a.position - b.position);
+  return (
+    <div className="stage-editor">
+      {sorted.map((s, i) => (
+        <StageCard key={s.id} stage={s} index={i} count={sorted.length} uploads={uploads.filter((u) => u.stageId === s.id)} h={handlers} />
+      ))}
+      <form
+        className="add-stage"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const n = name.trim();
+          if (!n) return;
+          void handlers.onAddStage(n, note.trim());
+          setName('');
+          setNote('');
+        }}
+      >
+        <label className="field">
+          <span>New stage name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} placeholder={stages.length ? 'e.g. easyjson' : 'baseline'} />
+        </label>
+        <label className="field grow">
+          <span>New stage key action</span>
+          <input value={note} onChange={(e) => setNote(e.target.value)} placeholder="what this stage changed" />
+        </label>
+        <button type="submit" disabled={!name.trim()}>
+          Add stage
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/** Read-only list of a stage's files with links to the original bytes. */
+export function ArtifactList({ artifacts, label }: { artifacts: Artifact[]; label: string }) {
+  if (artifacts.length === 0) return <p className="muted small">No files.</p>;
+  return (
+    <ul className="artifacts" aria-label={label}>
+      {artifacts.map((a) => (
+        <ArtifactLine key={a.id} a={a} />
+      ))}
+    </ul>
+  );
+}

@@ -1,0 +1,35 @@
+import type { Artifact, LoadTestSummary, ProfileSummary } from './api-types.ts';
+import { formatInt, formatMs, formatNanos, formatRps, formatValue } from './format.ts';
+
+/** Key numbers of an uploaded artifact in one line, e.g. "cpu profile · 5 s · cpu 7.01 s". */
+export function describeArtifact(a: Pick<Artifact, 'kind' | 'format' | 'summary'>): string {
+  const s = a.summary as Record<string, unknown> | null;
+  if (!s || typeof s !== 'object') return a.kind;
+  if (a.kind === 'profile') {
+    const p = s as unknown as ProfileSummary;
+    const st = p.sampleTypes?.find((t) => t.type === p.defaultSampleType) ?? p.sampleTypes?.[0];
+    const parts = [`${p.kind ?? 'profile'} profile`];
+    if (p.durationNanos) parts.push(formatNanos(p.durationNanos));
+    if (st && p.totals) parts.push(`${st.type} ${formatValue(p.totals[st.type] ?? null, st.unit)}`);
+    return parts.join(' · ');
+  }
+  if (a.kind === 'loadtest') {
+    const l = s as unknown as LoadTestSummary;
+    const lat = l.latencyMs ?? { p50: null, p95: null, p99: null };
+    const parts = [`${formatRps(l.rps)}`, `${formatInt(l.requests)} requests`];
+    if (lat.p50 !== null) parts.push(`P50 ${formatMs(lat.p50)}`);
+    if (lat.p95 !== null) parts.push(`P95 ${formatMs(lat.p95)}`);
+    if (lat.p99 !== null) parts.push(`P99 ${formatMs(lat.p99)}`);
+    if (l.errors) parts.push(`${formatInt(l.errors)} errors`);
+    return parts.join(' · ');
+  }
+  if (a.kind === 'benchmark') {
+    const b = s as { benchmarks?: unknown[] };
+    return `${b.benchmarks?.length ?? 0} benchmark rows`;
+  }
+  if (a.kind === 'gctrace') {
+    const g = s as { cycles?: number; summary?: { cycles?: number } };
+    return `${g.summary?.cycles ?? g.cycles ?? 0} GC cycles`;
+  }
+  return a.kind;
+}

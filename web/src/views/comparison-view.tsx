@@ -1,0 +1,365 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
+import { Link } from '../components/link.tsx';
+import { StageTable, WhatChangedList } from '../components/stage-table.tsx';
+import { ArtifactList, StageEditor } from '../components/upload.tsx';
+import { apiSend, apiUrl } from '../lib/api.ts';
+import type { Comparison, DiffMode, DiffResponse, ProfileSummary, Stage } from '../lib/api-types.ts';
+import { copyText, downloadText, slug } from '../lib/export-files.ts';
+import { navigate } from '../lib/navigation.ts';
+import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
+import { getToken, renameRecent } from '../lib/tokens.ts';
+import { MODES, parseViewState, regexError, resolveStages, serializeViewState, type Tab, type ViewState } from '../lib/url-state.ts';
+import { whatChanged } from '../lib/what-changed.ts';
+import { DiffPanel, FlamePanel, LoadPanel, SandwichPanel, TrendsPanel } from './comparison-panels.tsx';
+import { useFetch } from './use-fetch.ts';
+import { useStageEditor } from './use-stage-editor.ts';
+
+const TAB_DEFS: { key: Tab; label: string }[] = [
+  { key: 'flame', label: 'Flamegraphs' },
+  { key: 'diff', label: 'Diff' },
+  { key: 'trends', label: 'Trajectory' },
+  { key: 'sandwich', label: 'Sandwich' },
+  { key: 'load', label: 'Load tests' },
+];
+
+const MODE_LABELS: Record<DiffMode, string> = {
+  absolute: 'absolute',
+  share: 'share of total',
+  normalize: 'normalize',
+  'per-request': 'per request',
+};
+
+/** The view state, read from and written to the query string (replaceState: the address bar is the link). */
+function useViewState(): [ViewState, (patch: Partial<ViewState>) => void] {
+  const [state, setState] = useState(() => parseViewState(location.search));
+  useEffect(() => {
+    const onPop = () => setState(parseViewState(location.search));
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
+  const update = useCallback((patch: Partial<ViewState>) => {
+    setState((s) => {
+      const next = { ...s, ...patch };
+      const url = `${location.pathname}${serializeViewState(next)}`;
+      history.replaceState(null, '', url);
+      return next;
+    });
+  }, []);
+  return [state, update];
+}
+
+function profileSampleTypes(stages: Stage[]): { type: string; unit: string }[] {
+  const seen = new Map<string, string>();
+  for (const s of stages)
+    for (const a of s.artifacts)
+      if (a.kind === 'profile') for (const t of (a.summary as ProfileSummary | null)?.sampleTypes ?? []) if (!seen.has(t.type)) seen.set(t.type, t.unit);
+  return [...seen].map(([type, unit]) => ({ type, unit }));
+}
+
+function hasProfile(s: Stage | undefined): boolean {
+  return !!s && s.artifacts.some((a) => a.kind === 'profile');
+}
+
+/** `/c/:id` — the whole story of one comparison. */
+export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
+  const [view, setView] = useViewState();
+  const token = getToken(id);
+  const compUrl = `/api/comparisons/${encodeURIComponent(id)}`;
+  const { data: comparison, error, loading, reload } = useFetch<Comparison>(compUrl);
+  const [actionError, setActionError] = useState<unknown>(null);
+  const onError = useCallback((e: unknown) => setActionError(e), []);
+  const editor = useStageEditor(comparison, token, reload, onError);
+  const canEdit = !!token && !!comparison && !comparison.readOnly;
+  const [editing, setEditing] = useState(false);
+  const [status, setStatus] = useState('');
+  const searchRef = useRef<HTMLInputElement>(null);
+
+  const stages = useMemo(() => [...(comparison?.stages ?? [])].sort((a, b) => a.position - b.position), [comparison]);
+  const stageIds = stages.map((s) => s.id);
+  const { base, target } = resolveStages(view, stageIds);
+  const baseStage = stages.find((s) => s.id === base);
+  const targetStage = stages.find((s) => s.id === target);
+  const sampleTypes = useMemo(() => profileSampleTypes(stages), [stages]);
+
+  // Keyboard: "/" focuses the search box, Esc resets the zoom (and leaves the field).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement | null;
+      const typing = !!t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+      if (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+        e.preventDefault();
+        searchRef.current?.focus();
+        searchRef.current?.select();
+      } else if (e.key === 'Escape') {
+        setView({ fn: '' });
+        if (typing) t?.blur();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [setView]);
+
+  const flash = (text: string) => {
+    setStatus(text);
+    setTimeout(() => setStatus(''), 2500);
+  };
+
+  if (!comparison) {
+    return <div className="page">{loading ? <Loading what="comparison" /> : <ErrorBox error={error} onRetry={reload} />}</div>;
+  }
+
+  const rows = comparison.stageTable;
+  const filterErrors = {
+    focus: regexError(view.focus),
+    ignore: regexError(view.ignore),
+    hide: regexError(view.hide),
+  };
+  const filters = {
+    focus: filterErrors.focus ? '' : view.focus,
+    ignore: filterErrors.ignore ? '' : view.ignore,
+    hide: filterErrors.hide ? '' : view.hide,
+  };
+  const stageOptions = stages.map((s, i) => ({ value: s.id, label: `${i + 1}. ${s.name}` }));
+  const common = { comparisonId: id, view, setView, filters, dark, stages };
+
+  return (
+    <div className="page comparison">
+      <div className="title-row">
+        <div>
+          {canEdit ? (
+            <TitleEditor
+              value={comparison.title}
+              onSave={async (title) => {
+                try {
+                  await apiSend('PATCH', compUrl, { title }, token);
+                  renameRecent(id, title);
+                } catch (e) {
+                  setActionError(e);
+                }
+                reload();
+              }}
+            />
+          ) : (
+            <h1>{comparison.title}</h1>
+          )}
+          {comparison.description && <p className="lead">{comparison.description}</p>}
+          <p className="muted small">
+            {stages.length} stages · created {new Date(comparison.createdAt).toLocaleString()}
+            {!canEdit && ' · read-only'}
+          </p>
+        </div>
+        <div className="actions">
+          <button
+            type="button"
+            className="primary"
+            onClick={async () => {
+              await copyText(location.href);
+              flash('Link copied');
+            }}
+          >
+            Copy link
+          </button>
+          {canEdit && (
+            <button type="button" aria-pressed={editing} onClick={() => setEditing(!editing)}>
+              {editing ? 'Done editing' : 'Edit stages'}
+            </button>
+          )}
+          <span role="status" aria-live="polite" className="flash">
+            {status}
+          </span>
+        </div>
+      </div>
+      {actionError !== null && <ErrorBox error={actionError} onRetry={() => setActionError(null)} />}
+      {canEdit && editing && <StageEditor stages={comparison.stages} uploads={editor.uploads} handlers={editor.handlers} />}
+      {stages.length === 0 && (
+        <p className="empty">
+          No stages yet.{' '}
+          {canEdit ? (
+            <button type="button" className="link-button" onClick={() => navigate(`/?edit=${encodeURIComponent(id)}`)}>
+              Add stages and files
+            </button>
+          ) : (
+            'The owner has not added any yet.'
+          )}
+        </p>
+      )}
+
+      {stages.length > 0 && (
+        <section aria-labelledby="stages-h" className="card">
+          <div className="section-head">
+            <h2 id="stages-h">Stages</h2>
+            <div className="actions">
+              <button type="button" onClick={async () => (await copyText(stageTableMarkdown(rows)), flash('Markdown copied'))}>
+                Copy Markdown
+              </button>
+              <button type="button" onClick={() => downloadText(`${slug(comparison.title)}-stages.md`, stageTableMarkdown(rows), 'text/markdown')}>
+                Download Markdown
+              </button>
+              <button type="button" onClick={async () => (await copyText(stageTableCsv(rows)), flash('CSV copied'))}>
+                Copy CSV
+              </button>
+              <button type="button" onClick={() => downloadText(`${slug(comparison.title)}-stages.csv`, stageTableCsv(rows), 'text/csv')}>
+                Download CSV
+              </button>
+            </div>
+          </div>
+          <StageTable rows={rows} />
+          <WhatChanged comparisonId={id} stages={stages} comparison={comparison} sampleType={view.sampleType} />
+          <details className="files">
+            <summary>Raw files</summary>
+            {stages.map((s) => (
+              <div key={s.id}>
+                <strong>{s.name}</strong>
+                <ArtifactList artifacts={s.artifacts} label={`Files of ${s.name}`} />
+              </div>
+            ))}
+          </details>
+        </section>
+      )}
+
+      {stages.length > 0 && (
+        <section className="card" aria-label="Analysis">
+          <div className="controls" role="group" aria-label="View controls">
+            <Select label={view.tab === 'diff' ? 'Base stage' : 'Left stage'} value={base} options={stageOptions} onChange={(v) => setView({ base: v, fn: view.fn })} />
+            <Select label={view.tab === 'diff' ? 'Target stage' : 'Right stage'} value={target} options={stageOptions} onChange={(v) => setView({ target: v })} />
+            <Select
+              label="Sample type"
+              value={view.sampleType}
+              options={[{ value: '', label: 'default' }, ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` }))]}
+              onChange={(v) => setView({ sampleType: v })}
+            />
+            {view.tab === 'diff' && (
+              <Select label="Diff mode" value={view.mode} options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))} onChange={(v) => setView({ mode: v })} />
+            )}
+            <label className="field">
+              <span>Search</span>
+              <input
+                ref={searchRef}
+                type="search"
+                value={view.search}
+                placeholder="regex or text  ( / )"
+                aria-keyshortcuts="/"
+                onChange={(e) => setView({ search: e.target.value })}
+              />
+            </label>
+            <RegexField label="Focus" hint="keep only stacks through matching functions" value={view.focus} error={filterErrors.focus} onChange={(v) => setView({ focus: v })} />
+            <RegexField label="Ignore" hint="drop stacks through matching functions" value={view.ignore} error={filterErrors.ignore} onChange={(v) => setView({ ignore: v })} />
+            <RegexField label="Hide" hint="remove matching frames, keep their stacks" value={view.hide} error={filterErrors.hide} onChange={(v) => setView({ hide: v })} />
+          </div>
+          <div className="focus-row">
+            {view.fn ? (
+              <>
+                Focused: <code className="fn-name">{view.fn}</code>{' '}
+              </>
+            ) : (
+              <span className="muted">Click a frame or a hot-path row to focus a function. </span>
+            )}
+            <button type="button" onClick={() => setView({ fn: '' })} disabled={!view.fn} aria-keyshortcuts="Escape">
+              Reset zoom
+            </button>
+          </div>
+          <Tabs label="Views" tabs={TAB_DEFS} active={view.tab} onChange={(t) => setView({ tab: t })} />
+          <div role="tabpanel" id={`panel-${view.tab}`} aria-labelledby={`tab-${view.tab}`} className="tab-panel">
+            {view.tab === 'flame' && <FlamePanel {...common} base={baseStage} target={targetStage} />}
+            {view.tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
+            {view.tab === 'trends' && <TrendsPanel {...common} />}
+            {view.tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
+            {view.tab === 'load' && <LoadPanel {...common} />}
+          </div>
+        </section>
+      )}
+      <p className="muted small">
+        <Link href="/">← all comparisons</Link>
+      </p>
+    </div>
+  );
+}
+
+function TitleEditor({ value, onSave }: { value: string; onSave: (v: string) => void }) {
+  const [v, setV] = useState(value);
+  return (
+    <h1>
+      <input
+        className="title-input"
+        aria-label="Comparison title"
+        value={v}
+        onChange={(e) => setV(e.target.value)}
+        onBlur={() => v.trim() && v.trim() !== value && onSave(v.trim())}
+        onKeyDown={(e) => e.key === 'Enter' && (e.target as HTMLInputElement).blur()}
+      />
+    </h1>
+  );
+}
+
+/** A regex filter field that applies on Enter or blur and shows a syntax error inline. */
+function RegexField(props: { label: string; hint: string; value: string; error: string | null; onChange: (v: string) => void }) {
+  const [v, setV] = useState(props.value);
+  const [last, setLast] = useState(props.value);
+  if (props.value !== last) {
+    setLast(props.value);
+    setV(props.value);
+  }
+  return (
+    <label className="field" title={props.hint}>
+      <span>{props.label}</span>
+      <input
+        value={v}
+        placeholder="regex"
+        aria-invalid={props.error ? true : undefined}
+        aria-description={props.hint}
+        onChange={(e) => setV(e.target.value)}
+        onBlur={() => v !== props.value && props.onChange(v)}
+        onKeyDown={(e) => e.key === 'Enter' && props.onChange(v)}
+      />
+      {props.error && (
+        <span className="bad small" role="alert">
+          {props.error}
+        </span>
+      )}
+    </label>
+  );
+}
+
+/** Fetches the diff of each stage against the previous one and renders the generated summaries. */
+function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison: Comparison; sampleType: string }) {
+  const { comparisonId, stages, comparison, sampleType } = props;
+  const [diffs, setDiffs] = useState<Record<string, DiffResponse | null>>({});
+  const key = `${comparison.createdAt}|${stages.map((s) => `${s.id}:${s.artifacts.length}`).join(',')}|${sampleType}`;
+  useEffect(() => {
+    const ctrl = new AbortController();
+    setDiffs({});
+    stages.forEach((s, i) => {
+      const prev = stages[i - 1];
+      if (!prev || !hasProfile(prev) || !hasProfile(s)) {
+        setDiffs((d) => ({ ...d, [s.id]: null }));
+        return;
+      }
+      const url = apiUrl(`/api/comparisons/${encodeURIComponent(comparisonId)}/diff`, {
+        base: prev.id,
+        target: s.id,
+        sampleType,
+        mode: 'absolute',
+        minFraction: 0.05,
+      });
+      fetch(url, { signal: ctrl.signal })
+        .then((r) => (r.ok ? (r.json() as Promise<DiffResponse>) : null))
+        .then((d) => setDiffs((x) => ({ ...x, [s.id]: d })))
+        .catch(() => {
+          if (!ctrl.signal.aborted) setDiffs((x) => ({ ...x, [s.id]: null }));
+        });
+    });
+    return () => ctrl.abort();
+  }, [key]);
+  const items = stages.map((s) => {
+    const row = comparison.stageTable.find((r) => r.stageId === s.id);
+    const d = diffs[s.id];
+    return { stageId: s.id, name: s.name, text: row && d !== undefined ? whatChanged(row, d) : null };
+  });
+  return (
+    <>
+      <h3>What changed</h3>
+      <WhatChangedList items={items} />
+    </>
+  );
+}
