@@ -1,0 +1,254 @@
+// End-to-end: real Chromium (Debian's /usr/bin/chromium via playwright-core) against the real server
+// with real files. Screenshots go to test-artifacts/ (gitignored).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Comparison } from '../src/lib/api-types.ts';
+import { formatMs, formatRps } from '../src/lib/format.ts';
+import { ARTIFACTS, REPO, ensureWebBuilt, launchBrowser, startServer, type RunningServer } from './harness.ts';
+
+const SAMPLES = '/work/shared/samples';
+
+interface StageFiles {
+  name: string;
+  note: string;
+  wrk: string;
+  cpu: string;
+}
+
+/** Three stages from fixtures/demo when captured, else from the shared samples. */
+function pickStages(): StageFiles[] {
+  const demo = join(REPO, 'fixtures/demo');
+  const names = ['baseline', 'fast-json', 'pooled', 'async-log'].filter(
+    (n) => existsSync(join(demo, n, 'wrk.txt')) && existsSync(join(demo, n, 'cpu.pb.gz')),
+  );
+  if (names.length >= 3) {
+    return names.slice(0, 3).map((n) => ({ name: n, note: `key action of ${n}`, wrk: join(demo, n, 'wrk.txt'), cpu: join(demo, n, 'cpu.pb.gz') }));
+  }
+  const p = `${SAMPLES}/pprof`;
+  const w = `${SAMPLES}/loadtests/wrk`;
+  return [
+    { name: 'baseline', note: 'encoding/json', wrk: `${w}/baseline-latency.txt`, cpu: `${p}/go_httpserver_before_cpu.pb.gz` },
+    { name: 'fast-json', note: 'generated encoder', wrk: `${w}/fast-json-latency.txt`, cpu: `${p}/go_httpserver_after_cpu.pb.gz` },
+    { name: 'async-log', note: 'async logging', wrk: `${w}/async-log-latency.txt`, cpu: `${p}/go_httpserver_after_cpu.pb.gz` },
+  ];
+}
+
+function cli(args: string[]): unknown {
+  const out = execFileSync(process.execPath, [join(REPO, 'server/bin/stagediff.mjs'), ...args], { cwd: REPO, encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
+let server: RunningServer;
+let browser: Browser;
+
+function watchPage(page: Page, sink: string[]) {
+  page.on('dialog', (d) => {
+    sink.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  page.on('pageerror', (e) => sink.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) sink.push(`console.error: ${m.text()}`);
+  });
+}
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function createComparison(page: Page, title: string) {
+  await page.goto(`${server.url}/`);
+  await page.getByLabel('Title').fill(title);
+  await page.getByRole('button', { name: 'Create comparison' }).click();
+  await page.getByRole('heading', { name: title }).waitFor();
+}
+
+async function addStageWithFiles(page: Page, name: string, note: string, files: string[]) {
+  await page.getByLabel('New stage name').fill(name);
+  await page.getByLabel('New stage key action').fill(note);
+  await page.getByRole('button', { name: 'Add stage' }).click();
+  const card = page.getByRole('region', { name: `Stage ${name}` });
+  await card.waitFor();
+  await card.getByLabel(`Add files to stage ${name}`).setInputFiles(files);
+  await expect
+    .poll(async () => card.locator('.upload-uploading').count(), { timeout: 60_000 })
+    .toBe(0);
+  return card;
+}
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  ensureWebBuilt();
+  server = await startServer();
+  browser = await launchBrowser();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('dashboard end to end', () => {
+  it('uploads three stages, shows the table, diff, hot path, and a share link that reopens the same view', async () => {
+    const problems: string[] = [];
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    const stages = pickStages();
+
+    await createComparison(page, 'E2E: JSON service story');
+    for (const s of stages) {
+      const card = await addStageWithFiles(page, s.name, s.note, [s.wrk, s.cpu]);
+      await expect.poll(() => card.locator('.upload-done').count()).toBe(2);
+      // The per-file result names the detected format.
+      await card.locator('.upload-done .badge').first().waitFor({ state: 'visible' });
+    }
+    // A bad file is reported on its own line with the server's message; the stage keeps its good files.
+    const first = page.getByRole('region', { name: `Stage ${stages[0]!.name}` });
+    await first.getByLabel(`Add files to stage ${stages[0]!.name}`).setInputFiles(`${SAMPLES}/pprof/hostile/empty_file.pb.gz`);
+    await expect.poll(async () => first.locator('.upload-error').count(), { timeout: 30_000 }).toBe(1);
+    expect((await first.locator('.upload-error .upload-result').textContent())?.length).toBeGreaterThan(3);
+    await shot(page, '01-home-uploads');
+
+    await page.getByRole('link', { name: 'Open comparison' }).click();
+    const table = page.getByRole('table', { name: 'Stage table' });
+    await table.waitFor();
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+
+    // Stage table numbers agree with the API, and the API with the CLI on the same files.
+    const api = (await (await fetch(`${server.url}/api/comparisons/${id}`)).json()) as Comparison;
+    expect(api.stageTable.map((r) => r.name)).toEqual(stages.map((s) => s.name));
+    for (const [i, s] of stages.entries()) {
+      const row = table.locator(`tbody tr[data-stage-id="${api.stageTable[i]!.stageId}"]`);
+      const apiRow = api.stageTable[i]!;
+      const parsed = cli(['inspect', s.wrk, '--json']) as { summary: { rps: number; latencyMs: { p50: number | null; p99: number | null } } };
+      expect(apiRow.rps).toBeCloseTo(parsed.summary.rps, 6);
+      expect(apiRow.latencyMs.p99).toBe(parsed.summary.latencyMs.p99);
+      expect(Number(await row.locator('[data-field="rps"]').getAttribute('data-value'))).toBeCloseTo(apiRow.rps!, 6);
+      expect(await row.locator('[data-field="rps"]').textContent()).toContain(formatRps(apiRow.rps));
+      expect(await row.locator('[data-field="p50"]').textContent()).toBe(formatMs(apiRow.latencyMs.p50));
+      expect(await row.locator('[data-field="p99"]').textContent()).toBe(formatMs(apiRow.latencyMs.p99));
+    }
+    // Generated summary mentions the QPS change of stage 2.
+    await expect.poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 }).toMatch(/QPS ×/);
+    await expect.poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 }).not.toMatch(/computing/);
+
+    // Both flamegraphs are drawn, side by side.
+    await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
+    await shot(page, '02-comparison-flamegraphs');
+
+    // Synchronised search: typing once highlights matches in both graphs ("/" focuses the box).
+    await page.locator('body').press('/');
+    await page.keyboard.type('runtime');
+    await expect
+      .poll(async () => page.locator('.flame-graph rect[fill="#e600e6"]').count(), { timeout: 10_000 })
+      .toBeGreaterThan(1);
+    await page.getByLabel('Search').fill('');
+
+    // Diff tab, then click the top hot path.
+    await page.getByRole('tab', { name: 'Diff' }).click();
+    const hot = page.getByRole('table', { name: 'Hot-path diff' });
+    await hot.waitFor({ timeout: 60_000 });
+    await page.getByText(/Mode: absolute/).waitFor({ state: 'visible' });
+    const firstFn = hot.locator('tbody tr').first().locator('button.fn-name');
+    const fnName = (await firstFn.textContent())!;
+    await firstFn.click();
+    await expect.poll(() => hot.locator('tbody tr').first().getAttribute('aria-selected')).toBe('true');
+    await expect.poll(() => page.locator('.focus-row code').textContent()).toBe(fnName);
+    expect(new URL(page.url()).searchParams.get('fn')).toBe(fnName);
+    expect(new URL(page.url()).searchParams.get('tab')).toBe('diff');
+    await page.getByLabel('Diff mode').selectOption('share');
+    await page.getByText(/Mode: share/).waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('[data-flame-drawn="1"]').first().waitFor();
+    await shot(page, '03-diff-hot-path');
+
+    // Copy link → the clipboard holds the address; a fresh context shows the same view, read-only.
+    await page.getByRole('button', { name: 'Copy link' }).click();
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    expect(link).toBe(page.url());
+    const ctx2 = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page2 = await ctx2.newPage();
+    watchPage(page2, problems);
+    await page2.goto(link);
+    await page2.getByRole('table', { name: 'Hot-path diff' }).waitFor({ timeout: 60_000 });
+    await expect.poll(() => page2.getByRole('tab', { name: 'Diff' }).getAttribute('aria-selected')).toBe('true');
+    await expect.poll(() => page2.getByLabel('Diff mode').inputValue()).toBe('share');
+    await expect.poll(() => page2.locator('.focus-row code').textContent()).toBe(fnName);
+    await expect.poll(() => page2.getByRole('table', { name: 'Hot-path diff' }).locator('tr[aria-selected="true"] button.fn-name').textContent()).toBe(fnName);
+    expect(await page2.getByLabel('Base stage').inputValue()).toBe(await page.getByLabel('Base stage').inputValue());
+    expect(await page2.getByLabel('Target stage').inputValue()).toBe(await page.getByLabel('Target stage').inputValue());
+    await expect.poll(() => page2.getByRole('button', { name: 'Edit stages' }).count()).toBe(0);
+    await expect.poll(() => page2.getByLabel('Comparison title').count()).toBe(0);
+    await page2.getByText('read-only', { exact: false }).waitFor({ state: 'visible' });
+    await page2.locator('[data-flame-drawn="1"]').first().waitFor();
+    await shot(page2, '04-shared-link-readonly');
+
+    // The other tabs render without errors.
+    await page2.getByRole('tab', { name: 'Trajectory' }).click();
+    await page2.getByRole('list', { name: /Trajectory/ }).waitFor({ timeout: 30_000 });
+    await page2.getByRole('tab', { name: 'Sandwich' }).click();
+    await page2.getByRole('figure', { name: /Callers of/ }).waitFor({ timeout: 30_000 });
+    await shot(page2, '05-sandwich');
+    await page2.getByRole('tab', { name: 'Load tests' }).click();
+    await page2.getByRole('img', { name: /Latency by percentile/ }).waitFor({ timeout: 30_000 });
+    await shot(page2, '06-load-tests');
+    await page2.getByRole('button', { name: 'Dark theme' }).click();
+    await page2.getByRole('tab', { name: 'Flamegraphs' }).click();
+    await expect.poll(async () => page2.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
+    await shot(page2, '07-dark-flamegraphs');
+
+    await ctx2.close();
+    await ctx.close();
+    expect(problems).toEqual([]);
+  });
+
+  it('renders hostile function names as text and runs no script', async () => {
+    const problems: string[] = [];
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    await page.addInitScript(() => {
+      (window as unknown as { __xss: number }).__xss = 0;
+      window.alert = () => {
+        (window as unknown as { __xss: number }).__xss++;
+      };
+    });
+    await createComparison(page, 'Hostile <img src=x onerror=alert(1)> names');
+    await addStageWithFiles(page, 'normal', '', [`${SAMPLES}/pprof/go_httpserver_before_cpu.pb.gz`]);
+    await addStageWithFiles(page, 'hostile <b>x</b>', '<img src=x onerror=alert(2)>', [`${SAMPLES}/pprof/hostile/xss_names.pb.gz`]);
+    await page.getByRole('link', { name: 'Open comparison' }).click();
+    await page.getByRole('table', { name: 'Stage table' }).waitFor();
+    // The hostile profile's sample types differ from the normal one; view it on its own (left and right).
+    const hostileId = (await page.getByLabel('Right stage').inputValue());
+    await page.getByLabel('Left stage').selectOption(hostileId);
+    await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
+    const labels = await page.locator('.flame-graph .d3-flame-graph-label').allTextContents();
+    expect(labels.some((t) => t.includes('<script>alert(1)</script>'))).toBe(true);
+    // Hover a hostile frame: the tooltip shows the name as text.
+    const frame = page.locator('.flame-graph g[name*="<script>"]').first();
+    await frame.hover();
+    await expect.poll(() => page.locator('.flame-tip:visible').textContent()).toContain('<script>alert(1)</script>');
+    // Hot paths and sandwich with the hostile names.
+    await page.getByRole('tab', { name: 'Diff' }).click();
+    await page.getByRole('table', { name: 'Hot-path diff' }).waitFor({ timeout: 30_000 }).catch(() => undefined);
+    await page.getByRole('tab', { name: 'Flamegraphs' }).click();
+    await frame.click();
+    await page.getByRole('tab', { name: 'Sandwich' }).click();
+    await page.getByRole('figure', { name: /Callers of/ }).waitFor({ timeout: 30_000 });
+    await shot(page, '08-hostile-names');
+
+    const injected = await page.evaluate(() => ({
+      imgs: document.querySelectorAll('img').length,
+      scripts: Array.from(document.querySelectorAll('script')).filter((s) => !s.src).length,
+      xss: (window as unknown as { __xss: number }).__xss,
+    }));
+    expect(injected).toEqual({ imgs: 0, scripts: 0, xss: 0 });
+    expect(await page.locator('body').textContent()).toContain('<script>alert(1)</script>');
+    await ctx.close();
+    expect(problems).toEqual([]);
+  });
+});

@@ -1,0 +1,82 @@
+// Shared by the e2e test and the flamegraph bench: build the web client if needed, start the real
+// server on a free port with a throwaway data dir, launch Debian's Chromium through playwright-core.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const ARTIFACTS = join(REPO, 'test-artifacts');
+
+export function ensureWebBuilt(): void {
+  if (existsSync(join(REPO, 'web/dist/index.html')) && !process.env.STAGEDIFF_REBUILD_WEB) return;
+  const r = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: join(REPO, 'web'), stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('vite build failed');
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export interface RunningServer {
+  url: string;
+  stop: () => Promise<void>;
+  log: () => string;
+}
+
+export async function startServer(): Promise<RunningServer> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'stagediff-web-'));
+  let out = '';
+  const child: ChildProcess = spawn(process.execPath, [join(REPO, 'server/bin/stagediff.mjs'), 'serve'], {
+    cwd: REPO,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, STAGEDIFF_SEED_DEMO: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.status === 200) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) throw new Error(`server not healthy within 60 s:\n${out}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    url,
+    log: () => out,
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+  });
+}
