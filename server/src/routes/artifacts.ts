@@ -97,7 +97,8 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       const results: FileResult[] = [];
       if (req.isMultipart()) {
         // The store enforces the size limit (and names the file); multipart only truncates one byte past it.
-        for await (const part of req.parts({ limits: { fileSize: ctx.config.maxUploadBytes + 1, files: 100 }, throwFileSizeLimit: false })) {
+        const partOptions = { limits: { fileSize: ctx.config.maxUploadBytes + 1, files: 100 }, throwFileSizeLimit: false } as Parameters<typeof req.parts>[0];
+        for await (const part of req.parts(partOptions)) {
           if (part.type !== 'file') continue;
           const name = cleanName(part.filename);
           const r = await storeOne(ctx, id, stageId, name, part.file);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
 import { repoRoot, samplePath } from '../helpers/paths.ts';
+import '../helpers/app.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'stagediff-crash-'));
 const children: ChildProcess[] = [];

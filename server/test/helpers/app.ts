@@ -42,3 +42,11 @@ export async function upload(app: StagediffApp, id: string, stageId: string, aut
   const m = multipart(paths);
   return app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages/${stageId}/artifacts`, headers: { ...auth, ...m.headers }, payload: m.payload });
 }
+
+declare global {
+  // Tests read API responses as loose JSON; the API's shapes are asserted value by value.
+  interface Response {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    json(): Promise<any>;
+  }
+}

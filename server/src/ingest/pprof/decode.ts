@@ -17,17 +17,6 @@ export const defaultDecodeLimits: DecodeLimits = {
   maxStoredFrames: 200_000_000,
 };
 
-interface RawFunction {
-  name: number;
-  filename: number;
-}
-interface RawLocation {
-  id: number | string;
-  mappingId: number | string;
-  /** [functionId, line] pairs, innermost first. */
-  lines: (number | string)[];
-}
-
 /** Growable Uint32Array. */
 class U32 {
   a: Uint32Array;
@@ -36,15 +25,180 @@ class U32 {
     this.a = new Uint32Array(cap);
   }
   push(v: number): void {
-    if (this.n === this.a.length) {
-      const b = new Uint32Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
+    if (this.n === this.a.length) this.grow(this.n + 1);
     this.a[this.n++] = v;
   }
-  view(): Uint32Array {
-    return this.a.slice(0, this.n);
+  grow(min: number): void {
+    const b = new Uint32Array(Math.max(min, this.a.length * 2));
+    b.set(this.a);
+    this.a = b;
+  }
+}
+
+/** Growable byte buffer. */
+class Bytes {
+  a: Uint8Array;
+  n = 0;
+  constructor(cap = 256) {
+    this.a = new Uint8Array(cap);
+  }
+  private ensure(extra: number): void {
+    if (this.n + extra <= this.a.length) return;
+    const b = new Uint8Array(Math.max(this.n + extra, this.a.length * 2));
+    b.set(this.a.subarray(0, this.n));
+    this.a = b;
+  }
+  append(src: Uint8Array, start: number, end: number): void {
+    const len = end - start;
+    this.ensure(len);
+    this.a.set(src.subarray(start, end), this.n);
+    this.n += len;
+  }
+  /** Appends a length as 4 little-endian bytes (a separator that cannot be confused with data). */
+  appendLength(len: number): void {
+    this.ensure(4);
+    const a = this.a;
+    a[this.n] = len & 0xff;
+    a[this.n + 1] = (len >>> 8) & 0xff;
+    a[this.n + 2] = (len >>> 16) & 0xff;
+    a[this.n + 3] = len >>> 24;
+    this.n += 4;
+  }
+}
+
+/**
+ * Interns byte strings: each distinct key gets a dense id, in order of first appearance. Keys are
+ * hashed and compared as bytes where they lie, so interning a million sample stacks allocates
+ * nothing per sample. A key found in `base` (the profile buffer, alive for the whole decode) is kept
+ * by reference; keys from elsewhere are copied into a pool.
+ */
+class ByteInterner {
+  private table: Int32Array;
+  private mask: number;
+  private hashes = new U32(1024);
+  /** Per id: key start, in `base` if ≥ 0, else at -(start + 1) in the pool. */
+  private offs: Int32Array = new Int32Array(1024);
+  private lens = new U32(1024);
+  private pool = new Bytes(1024);
+  count = 0;
+  /** Whether the last `intern` call added a new key. */
+  added = false;
+
+  constructor(
+    private readonly base: Uint8Array,
+    expected = 1024,
+  ) {
+    let size = 1024;
+    while (size < expected * 2) size *= 2;
+    this.table = new Int32Array(size).fill(-1);
+    this.mask = size - 1;
+  }
+
+  intern(src: Uint8Array, start: number, end: number): number {
+    const len = end - start;
+    let h = 0x811c9dc5 ^ len;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ src[i]!, 0x01000193);
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h >>>= 0;
+    const { table, mask } = this;
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const id = table[slot]!;
+      if (id < 0) break;
+      if (this.hashes.a[id] === h && this.lens.a[id] === len && this.equals(id, src, start, len)) {
+        this.added = false;
+        return id;
+      }
+    }
+    const id = this.count++;
+    this.hashes.push(h);
+    this.lens.push(len);
+    if (id === this.offs.length) {
+      const o = new Int32Array(id * 2);
+      o.set(this.offs);
+      this.offs = o;
+    }
+    if (src === this.base) this.offs[id] = start;
+    else {
+      this.offs[id] = -(this.pool.n + 1);
+      this.pool.append(src, start, end);
+    }
+    this.place(id, h);
+    if (this.count * 2 > table.length) this.rehash();
+    this.added = true;
+    return id;
+  }
+
+  /** The bytes of key `id`: [buffer, start, end). */
+  key(id: number): [Uint8Array, number, number] {
+    const o = this.offs[id]!;
+    const len = this.lens.a[id]!;
+    return o >= 0 ? [this.base, o, o + len] : [this.pool.a, -o - 1, -o - 1 + len];
+  }
+
+  private equals(id: number, src: Uint8Array, start: number, len: number): boolean {
+    const o = this.offs[id]!;
+    const kb = o >= 0 ? this.base : this.pool.a;
+    const ks = o >= 0 ? o : -o - 1;
+    if (kb === src && ks === start) return true;
+    for (let i = 0; i < len; i++) if (kb[ks + i] !== src[start + i]) return false;
+    return true;
+  }
+
+  private place(id: number, h: number): void {
+    const { table, mask } = this;
+    let slot = h & mask;
+    while (table[slot]! >= 0) slot = (slot + 1) & mask;
+    table[slot] = id;
+  }
+
+  private rehash(): void {
+    this.table = new Int32Array(this.table.length * 2).fill(-1);
+    this.mask = this.table.length - 1;
+    for (let id = 0; id < this.count; id++) this.place(id, this.hashes.a[id]!);
+  }
+}
+
+/**
+ * Maps a table's uint64 ids to their indices. Go numbers ids 1..n, so a dense array answers in one
+ * load; sparse or huge ids (legal) fall back to a Map.
+ */
+class IdIndex {
+  private dense: Int32Array | null = null;
+  private map: Map<number | string, number> | null = null;
+
+  constructor(ids: (number | string)[], what: string) {
+    let max = 0;
+    let allSmall = true;
+    for (const id of ids) {
+      if (typeof id !== 'number' || id > 0x7fffffff) allSmall = false;
+      else if (id > max) max = id;
+    }
+    if (allSmall && max <= ids.length * 4 + 1024) {
+      const dense = new Int32Array(max + 1).fill(-1);
+      ids.forEach((id, i) => {
+        if (id === 0) malformed(`found ${what} with reserved id 0`);
+        if (dense[id as number]! >= 0) malformed(`multiple ${what}s with the same id ${id}`);
+        dense[id as number] = i;
+      });
+      this.dense = dense;
+    } else {
+      const map = new Map<number | string, number>();
+      ids.forEach((id, i) => {
+        if (id === 0) malformed(`found ${what} with reserved id 0`);
+        if (map.has(id)) malformed(`multiple ${what}s with the same id ${id}`);
+        map.set(id, i);
+      });
+      this.map = map;
+    }
+  }
+
+  /** Index of `id`, or -1. */
+  get(id: number | string): number {
+    const d = this.dense;
+    if (d !== null) return typeof id === 'number' && id < d.length ? d[id]! : -1;
+    return this.map!.get(id) ?? -1;
   }
 }
 
@@ -55,9 +209,12 @@ function malformed(message: string): never {
 /**
  * Decodes an uncompressed pprof protobuf into the canonical model.
  *
- * Two passes: the first walks the top-level fields, decoding the small tables (strings, functions,
- * locations, mappings) and noting where each sample lies; the second decodes samples, interning
- * stacks by the raw bytes of their location ids so each distinct stack is expanded once.
+ * Pass 1 walks the top-level fields, decoding the small tables (strings, functions, locations,
+ * mappings) and counting samples, so every per-sample array is allocated once at its final size.
+ * Pass 2 walks the samples: each sample's packed location ids are interned by their raw bytes (a
+ * million samples usually share far fewer stacks), values and label sets are stored. Last, each
+ * distinct stack is expanded into frames, twice over its ids: once to size stackFrames exactly
+ * (and check the limits before allocating), once to fill it.
  *
  * Checks follow pprof's own: string 0 must be "", every string index in range, ids unique and
  * non-zero, every referenced location and function present, one value per sample type, and a
@@ -69,12 +226,18 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   const strings: string[] = [];
   const sampleTypesRaw: [number, number][] = [];
   let periodTypeRaw: [number, number] | null = null;
-  const sampleSpans = new U32(4096);
-  const functions = new Map<number | string, RawFunction>();
-  let numFunctions = 0;
-  const locations: RawLocation[] = [];
-  const mappings = new Map<number | string, number>();
-  let numMappings = 0;
+  let numSamples = 0;
+  const fnIds: (number | string)[] = [];
+  const fnName: number[] = [];
+  const fnFile: number[] = [];
+  const locIds: (number | string)[] = [];
+  const locMapping: (number | string)[] = [];
+  /** Location i has lines lineFn/lineNo[locLineStart[i] .. locLineStart[i + 1]), innermost first. */
+  const locLineStart: number[] = [];
+  const lineFn: (number | string)[] = [];
+  const lineNo: number[] = [];
+  const mappingIds: (number | string)[] = [];
+  const mappingFile: number[] = [];
   const comments: number[] = [];
   let dropFrames = 0;
   let keepFrames = 0;
@@ -84,6 +247,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   let defaultSampleType = 0;
 
   const w = new Wire(buf, 0, buf.length);
+  const sub = new Wire(buf, 0, 0);
   // Metadata integers. Timestamps in Unix nanoseconds exceed 2^53 by nature; they are kept to
   // float precision (sub-microsecond), which no view needs more exactly. String indices beyond
   // 2^53 cannot be in range and fail the range check later.
@@ -108,35 +272,80 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
       }
       case 2: {
         expectLen(wt, 'sample');
-        const [s, e] = w.span();
-        sampleSpans.push(s);
-        sampleSpans.push(e);
-        if (sampleSpans.n / 2 > limits.maxSamples) {
+        w.span();
+        if (++numSamples > limits.maxSamples) {
           throw new IngestError('too-large', `profile has more than ${limits.maxSamples} samples`);
         }
         break;
       }
       case 3: {
         expectLen(wt, 'mapping');
-        const [id, filename] = readMapping(w);
-        if (id === 0) malformed('found mapping with reserved id 0');
-        if (mappings.has(id)) malformed(`multiple mappings with the same id ${id}`);
-        mappings.set(id, filename);
-        numMappings++;
+        const [s, e] = w.span();
+        sub.reset(buf, s, e);
+        let id: number | string = 0;
+        let filename = 0;
+        while (!sub.done) {
+          const t = sub.u32();
+          const f = t >>> 3;
+          if (f === 1 && (t & 7) === 0) id = sub.id();
+          else if (f === 5 && (t & 7) === 0) filename = sub.i64();
+          else sub.skip(t & 7);
+        }
+        mappingIds.push(id);
+        mappingFile.push(filename);
         break;
       }
       case 4: {
         expectLen(wt, 'location');
-        locations.push(readLocation(w));
+        const [s, e] = w.span();
+        sub.reset(buf, s, e);
+        let id: number | string = 0;
+        let mappingId: number | string = 0;
+        locLineStart.push(lineFn.length);
+        while (!sub.done) {
+          const t = sub.u32();
+          const f = t >>> 3;
+          const twt = t & 7;
+          if (f === 1 && twt === 0) id = sub.id();
+          else if (f === 2 && twt === 0) mappingId = sub.id();
+          else if (f === 4 && twt === 2) {
+            const [ls, le] = sub.span();
+            const xw = new Wire(buf, ls, le);
+            let fid: number | string = 0;
+            let line = 0;
+            while (!xw.done) {
+              const lt = xw.u32();
+              if (lt >>> 3 === 1 && (lt & 7) === 0) fid = xw.id();
+              else if (lt >>> 3 === 2 && (lt & 7) === 0) line = xw.i64();
+              else xw.skip(lt & 7);
+            }
+            lineFn.push(fid);
+            lineNo.push(line);
+          } else sub.skip(twt);
+        }
+        locIds.push(id);
+        locMapping.push(mappingId);
         break;
       }
       case 5: {
         expectLen(wt, 'function');
-        const [id, fn] = readFunction(w);
-        if (id === 0) malformed('found function with reserved id 0');
-        if (functions.has(id)) malformed(`multiple functions with the same id ${id}`);
-        functions.set(id, fn);
-        numFunctions++;
+        const [s, e] = w.span();
+        sub.reset(buf, s, e);
+        let id: number | string = 0;
+        let name = 0;
+        let filename = 0;
+        while (!sub.done) {
+          const t = sub.u32();
+          const f = t >>> 3;
+          const twt = t & 7;
+          if (f === 1 && twt === 0) id = sub.id();
+          else if (f === 2 && twt === 0) name = sub.i64();
+          else if (f === 4 && twt === 0) filename = sub.i64();
+          else sub.skip(twt);
+        }
+        fnIds.push(id);
+        fnName.push(name);
+        fnFile.push(filename);
         break;
       }
       case 6: {
@@ -183,6 +392,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
         w.skip(wt);
     }
   }
+  locLineStart.push(lineFn.length);
 
   const str = (i: number, what: string): string => {
     if (!(i >= 0 && i < strings.length)) malformed(`${what} refers to string ${i}, outside the string table (${strings.length} entries)`);
@@ -190,7 +400,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   };
 
   if (sampleTypesRaw.length === 0) {
-    if (buf.length > 0 && strings.length === 0 && sampleSpans.n === 0 && locations.length === 0) {
+    if (buf.length > 0 && strings.length === 0 && numSamples === 0 && locIds.length === 0) {
       throw new IngestError('not-a-profile', 'not a pprof profile: no sample types, strings or samples');
     }
     malformed('missing sample type information');
@@ -200,138 +410,177 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   const defaultName = str(defaultSampleType, 'default_sample_type');
   const defaultType = defaultName !== '' && sampleTypes.some((t) => t.type === defaultName) ? defaultName : sampleTypes[sampleTypes.length - 1]!.type;
 
+  const mappingIndex = new IdIndex(mappingIds, 'mapping');
+  const functionIndex = new IdIndex(fnIds, 'function');
+  const numLocations = locIds.length;
+  const locIndex = new IdIndex(locIds, 'location');
+
   // Frames: each location expands into its lines (innermost first); a location without lines is one
   // frame. A frame whose function has no name is named after its mapping's file, as pprof does.
   const frames: Frame[] = [];
-  const locIndex = new Map<number | string, number>();
-  const locFrameStart = new Uint32Array(locations.length + 1);
+  const locFrameStart = new Uint32Array(numLocations + 1);
   const locFunctionNames: string[][] = [];
-  locations.forEach((loc, li) => {
-    if (loc.id === 0) malformed('found location with reserved id 0');
-    if (locIndex.has(loc.id)) malformed(`multiple locations with the same id ${loc.id}`);
-    locIndex.set(loc.id, li);
+  for (let li = 0; li < numLocations; li++) {
     locFrameStart[li] = frames.length;
     let mappingName: string | null = null;
-    const mapFile = loc.mappingId !== 0 ? mappings.get(loc.mappingId) : undefined;
-    if (mapFile !== undefined) mappingName = str(mapFile, 'mapping.filename');
+    const mi = locMapping[li] !== 0 ? mappingIndex.get(locMapping[li]!) : -1;
+    if (mi >= 0) mappingName = str(mappingFile[mi]!, 'mapping.filename');
     const fallback = mappingName ? `[${basename(mappingName)}]` : '<unknown>';
     const fnNames: string[] = [];
-    if (loc.lines.length === 0) {
+    const from = locLineStart[li]!;
+    const to = locLineStart[li + 1]!;
+    if (from === to) {
       frames.push({ name: fallback, file: '', line: 0 });
       fnNames.push('');
     }
-    for (let i = 0; i < loc.lines.length; i += 2) {
-      const fid = loc.lines[i]!;
-      const fn = fid !== 0 ? functions.get(fid) : undefined;
-      if (!fn) malformed(`location id ${loc.id} has a line with a missing function (id ${fid})`);
-      const name = str(fn.name, 'function.name');
-      frames.push({ name: name === '' ? fallback : name, file: str(fn.filename, 'function.filename'), line: loc.lines[i + 1] as number });
+    for (let i = from; i < to; i++) {
+      const fid = lineFn[i]!;
+      const fi = fid !== 0 ? functionIndex.get(fid) : -1;
+      if (fi < 0) malformed(`location id ${locIds[li]} has a line with a missing function (id ${fid})`);
+      const name = str(fnName[fi]!, 'function.name');
+      frames.push({ name: name === '' ? fallback : name, file: str(fnFile[fi]!, 'function.filename'), line: lineNo[i]! });
       fnNames.push(name);
     }
     locFunctionNames.push(fnNames);
-  });
-  locFrameStart[locations.length] = frames.length;
+  }
+  locFrameStart[numLocations] = frames.length;
 
   // drop_frames / keep_frames: pprof prunes each location at the outermost matching line and cuts
   // every sample's stack beneath the outermost pruned location (see applyPrune).
   const prune = dropFrames !== 0 ? buildPrune(str(dropFrames, 'drop_frames'), keepFrames !== 0 ? str(keepFrames, 'keep_frames') : '', locFunctionNames, locFrameStart) : null;
 
   // Pass 2: samples.
-  const numSamples = sampleSpans.n / 2;
-  const spans = sampleSpans.a;
   const numTypes = sampleTypes.length;
   const values = sampleTypes.map(() => new Float64Array(numSamples));
   const absSums = new Float64Array(numTypes);
   const sampleStack = new Uint32Array(numSamples);
   const sampleLabelSet = new Uint32Array(numSamples);
-  const stackIds = new Map<string, number>();
-  const stackOffsets = new U32(4096);
-  stackOffsets.push(0);
-  const stackFrames = new U32(1 << 16);
+  const stacks = new ByteInterner(buf, Math.min(numSamples, 1 << 16));
+  const labelSetKeys = new ByteInterner(buf);
   const labelSets: Label[][] = [[]];
-  const labelSetIds = new Map<string, number>();
-  const locScratch = new U32(256);
-  const nodeBuf = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  // Stack keys that are not one packed field (unpacked ids, legal but rare) are assembled here from
+  // the ids' own varint bytes: the same bytes the packed form would hold, so both intern alike.
+  const keyScratch = new Bytes(256);
+  const labelScratch = new Bytes(256);
+  const labelSpans = new U32(16);
+  const sw: Wire = new Wire(buf, 0, 0);
+  const vw = new Wire(buf, 0, 0);
 
-  for (let s = 0; s < numSamples; s++) {
-    const sw = new Wire(buf, spans[2 * s]!, spans[2 * s + 1]!);
-    let stackKey = '';
-    let unpackedIds: (number | string)[] | null = null;
+  w.reset(buf, 0, buf.length);
+  let s = 0;
+  while (!w.done) {
+    const tag = w.u32();
+    if (tag !== 0x12) {
+      w.skip(tag & 7);
+      continue;
+    }
+    const [ss, se] = w.span();
+    sw.reset(buf, ss, se);
+    let keyStart = -1;
+    let keyEnd = -1;
+    let scratchKey = false;
     let nvalues = 0;
-    let labelKey = '';
-    let labelSpans: number[] | null = null;
+    labelSpans.n = 0;
     while (!sw.done) {
-      const tag = sw.u32();
-      const field = tag >>> 3;
-      const wt = tag & 7;
+      const t = sw.u32();
+      const field = t >>> 3;
+      const wt = t & 7;
       if (field === 1) {
-        if (wt === 2) {
-          const [a, b] = sw.span();
-          stackKey += nodeBuf.toString('latin1', a, b);
-        } else if (wt === 0) {
-          (unpackedIds ??= []).push(sw.id());
+        let a: number;
+        let b: number;
+        if (wt === 2) [a, b] = sw.span();
+        else if (wt === 0) {
+          a = sw.pos;
+          sw.id();
+          b = sw.pos;
         } else sw.fail(`sample.location_id has wire type ${wt}`);
+        if (keyStart < 0 && wt === 2) {
+          keyStart = a;
+          keyEnd = b;
+        } else {
+          if (!scratchKey) {
+            scratchKey = true;
+            keyScratch.n = 0;
+            if (keyStart >= 0) keyScratch.append(buf, keyStart, keyEnd);
+          }
+          keyScratch.append(buf, a, b);
+        }
       } else if (field === 2) {
         if (wt === 2) {
           const [a, b] = sw.span();
-          const vw = new Wire(buf, a, b);
+          vw.reset(buf, a, b);
           while (!vw.done) nvalues = storeValue(vw, values, absSums, s, nvalues);
         } else if (wt === 0) nvalues = storeValue(sw, values, absSums, s, nvalues);
         else sw.fail(`sample.value has wire type ${wt}`);
       } else if (field === 3) {
         if (wt !== 2) sw.fail(`sample.label has wire type ${wt}`);
         const [a, b] = sw.span();
-        labelKey += nodeBuf.toString('latin1', a, b) + '\u0100';
-        (labelSpans ??= []).push(a, b);
+        labelSpans.push(a);
+        labelSpans.push(b);
       } else sw.skip(wt);
     }
     if (nvalues !== numTypes) {
       throw new IngestError('value-count-mismatch', `sample ${s} has ${nvalues} values for ${numTypes} sample types`);
     }
+    sampleStack[s] = scratchKey ? stacks.intern(keyScratch.a, 0, keyScratch.n) : keyStart >= 0 ? stacks.intern(buf, keyStart, keyEnd) : stacks.intern(buf, 0, 0);
 
-    // Unpacked ids (legal, rare) get a key of their own that cannot collide with packed bytes,
-    // which never contain chars above U+00FF.
-    const packedKey = stackKey;
-    if (unpackedIds) stackKey = `\u0100${unpackedIds.join(',')}\u0100${packedKey}`;
-    let stackId = stackIds.get(stackKey);
-    if (stackId === undefined) {
-      // First time this stack is seen: resolve its locations and expand them into frames.
-      locScratch.n = 0;
-      if (unpackedIds) for (const id of unpackedIds) locScratch.push(resolveLoc(locIndex, id, s));
-      if (packedKey.length > 0) decodePackedIds(packedKey, locIndex, locScratch, s);
-      let from = 0;
-      let to = locScratch.n;
-      if (prune) [from, to] = applyPrune(prune, locScratch.a, to);
-      stackId = stackOffsets.n - 1;
-      let depth = 0;
-      for (let i = from; i < to; i++) {
-        const li = locScratch.a[i]!;
-        const fs = prune ? prune.firstFrame[li]! : locFrameStart[li]!;
-        const fe = locFrameStart[li + 1]!;
-        for (let f = fs; f < fe; f++) stackFrames.push(f);
-        depth += fe - fs;
+    if (labelSpans.n > 0) {
+      labelScratch.n = 0;
+      for (let i = 0; i < labelSpans.n; i += 2) {
+        labelScratch.appendLength(labelSpans.a[i + 1]! - labelSpans.a[i]!);
+        labelScratch.append(buf, labelSpans.a[i]!, labelSpans.a[i + 1]!);
       }
-      if (depth > limits.maxStackDepth) throw new IngestError('too-large', `sample ${s} has a stack of ${depth} frames (limit ${limits.maxStackDepth})`);
-      if (stackFrames.n > limits.maxStoredFrames) throw new IngestError('too-large', `profile stacks hold more than ${limits.maxStoredFrames} frames`);
-      stackOffsets.push(stackFrames.n);
-      stackIds.set(stackKey, stackId);
-    }
-    sampleStack[s] = stackId;
-
-    if (labelSpans) {
-      let id = labelSetIds.get(labelKey);
-      if (id === undefined) {
-        id = labelSets.length;
-        labelSets.push(decodeLabels(buf, labelSpans, str));
-        labelSetIds.set(labelKey, id);
-      }
+      const id = labelSetKeys.intern(labelScratch.a, 0, labelScratch.n) + 1;
+      if (labelSetKeys.added) labelSets.push(decodeLabels(buf, labelSpans.a.subarray(0, labelSpans.n), str));
       sampleLabelSet[s] = id;
     }
+    s++;
   }
 
   for (let t = 0; t < numTypes; t++) {
     if (absSums[t]! > Number.MAX_SAFE_INTEGER) {
       throw new IngestError('value-out-of-range', `the ${sampleTypes[t]!.type} values add up beyond 2^53 and cannot be summed exactly`);
+    }
+  }
+
+  // Expand each distinct stack into frames: first count (and check limits), then fill.
+  const numStacks = stacks.count;
+  const stackOffsets = new Uint32Array(numStacks + 1);
+  const locScratch = new U32(256);
+  const kw = new Wire(buf, 0, 0);
+  const stackLocations = (st: number): [number, number] => {
+    const [kb, ks, ke] = stacks.key(st);
+    kw.reset(kb, ks, ke);
+    locScratch.n = 0;
+    while (!kw.done) {
+      const id = kw.id();
+      const li = locIndex.get(id);
+      if (li < 0) malformed(`sample ${sampleStack.indexOf(st)} refers to location id ${id}, which does not exist`);
+      locScratch.push(li);
+    }
+    return prune ? applyPrune(prune, locScratch.a, locScratch.n) : [0, locScratch.n];
+  };
+  let stored = 0;
+  for (let st = 0; st < numStacks; st++) {
+    const [from, to] = stackLocations(st);
+    let depth = 0;
+    for (let i = from; i < to; i++) {
+      const li = locScratch.a[i]!;
+      depth += locFrameStart[li + 1]! - (prune ? prune.firstFrame[li]! : locFrameStart[li]!);
+    }
+    if (depth > limits.maxStackDepth) throw new IngestError('too-large', `sample ${sampleStack.indexOf(st)} has a stack of ${depth} frames (limit ${limits.maxStackDepth})`);
+    stored += depth;
+    if (stored > limits.maxStoredFrames) throw new IngestError('too-large', `profile stacks hold more than ${limits.maxStoredFrames} frames`);
+    stackOffsets[st + 1] = stored;
+  }
+  const stackFrames = new Uint32Array(stored);
+  let k = 0;
+  for (let st = 0; st < numStacks; st++) {
+    const [from, to] = stackLocations(st);
+    for (let i = from; i < to; i++) {
+      const li = locScratch.a[i]!;
+      const fe = locFrameStart[li + 1]!;
+      for (let f = prune ? prune.firstFrame[li]! : locFrameStart[li]!; f < fe; f++) stackFrames[k++] = f;
     }
   }
 
@@ -346,10 +595,10 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
     comments: comments.map((c) => str(c, 'comment')),
     dropFrames: dropFrames !== 0 ? str(dropFrames, 'drop_frames') : '',
     keepFrames: keepFrames !== 0 ? str(keepFrames, 'keep_frames') : '',
-    stats: { numSamples, numLocations: locations.length, numFunctions, numMappings },
+    stats: { numSamples, numLocations, numFunctions: fnIds.length, numMappings: mappingIds.length },
     frames,
-    stackOffsets: stackOffsets.view(),
-    stackFrames: stackFrames.view(),
+    stackOffsets,
+    stackFrames,
     sampleStack,
     values,
     sampleLabelSet,
@@ -366,19 +615,6 @@ function storeValue(w: Wire, values: Float64Array[], absSums: Float64Array, s: n
     absSums[n]! += Math.abs(v);
   }
   return n + 1;
-}
-
-function resolveLoc(locIndex: Map<number | string, number>, id: number | string, s: number): number {
-  const li = locIndex.get(id);
-  if (li === undefined) malformed(`sample ${s} refers to location id ${id}, which does not exist`);
-  return li;
-}
-
-/** Decodes the packed location ids held (as latin1 bytes) in `key`. */
-function decodePackedIds(key: string, locIndex: Map<number | string, number>, out: U32, s: number): void {
-  const bytes = Buffer.from(key, 'latin1');
-  const kw = new Wire(bytes, 0, bytes.length);
-  while (!kw.done) out.push(resolveLoc(locIndex, kw.id(), s));
 }
 
 function readValueType(w: Wire): [number, number] {
@@ -398,67 +634,7 @@ function readValueType(w: Wire): [number, number] {
   return [type, unit];
 }
 
-function readMapping(w: Wire): [number | string, number] {
-  const [s, e] = w.span();
-  const mw = new Wire(w.buf, s, e);
-  let id: number | string = 0;
-  let filename = 0;
-  while (!mw.done) {
-    const tag = mw.u32();
-    const f = tag >>> 3;
-    const wt = tag & 7;
-    if (f === 1 && wt === 0) id = mw.id();
-    else if (f === 5 && wt === 0) filename = mw.i64();
-    else mw.skip(wt);
-  }
-  return [id, filename];
-}
-
-function readFunction(w: Wire): [number | string, RawFunction] {
-  const [s, e] = w.span();
-  const fw = new Wire(w.buf, s, e);
-  let id: number | string = 0;
-  const fn: RawFunction = { name: 0, filename: 0 };
-  while (!fw.done) {
-    const tag = fw.u32();
-    const f = tag >>> 3;
-    const wt = tag & 7;
-    if (f === 1 && wt === 0) id = fw.id();
-    else if (f === 2 && wt === 0) fn.name = fw.i64();
-    else if (f === 4 && wt === 0) fn.filename = fw.i64();
-    else fw.skip(wt);
-  }
-  return [id, fn];
-}
-
-function readLocation(w: Wire): RawLocation {
-  const [s, e] = w.span();
-  const lw = new Wire(w.buf, s, e);
-  const loc: RawLocation = { id: 0, mappingId: 0, lines: [] };
-  while (!lw.done) {
-    const tag = lw.u32();
-    const f = tag >>> 3;
-    const wt = tag & 7;
-    if (f === 1 && wt === 0) loc.id = lw.id();
-    else if (f === 2 && wt === 0) loc.mappingId = lw.id();
-    else if (f === 4 && wt === 2) {
-      const [ls, le] = lw.span();
-      const xw = new Wire(w.buf, ls, le);
-      let fid: number | string = 0;
-      let line = 0;
-      while (!xw.done) {
-        const t = xw.u32();
-        if (t >>> 3 === 1 && (t & 7) === 0) fid = xw.id();
-        else if (t >>> 3 === 2 && (t & 7) === 0) line = xw.i64();
-        else xw.skip(t & 7);
-      }
-      loc.lines.push(fid, line);
-    } else lw.skip(wt);
-  }
-  return loc;
-}
-
-function decodeLabels(buf: Uint8Array, spans: number[], str: (i: number, what: string) => string): Label[] {
+function decodeLabels(buf: Uint8Array, spans: ArrayLike<number>, str: (i: number, what: string) => string): Label[] {
   const out: Label[] = [];
   for (let i = 0; i < spans.length; i += 2) {
     const lw = new Wire(buf, spans[i]!, spans[i + 1]!);
