@@ -55,6 +55,7 @@ export const comparisonSchema = {
           vsBaseline: ratios,
           loadTests: { type: 'integer' },
           aggregated: { type: 'boolean' },
+          source: { type: 'object', properties: { format: { type: ['string', 'null'] }, artifactIds: { type: 'array', items: { type: 'string' } }, otherRuns: { type: 'integer' }, headline: { type: 'boolean' } } },
         },
       },
     },

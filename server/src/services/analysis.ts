@@ -32,6 +32,8 @@ export interface StageRow {
   /** Load tests behind the figures; above 1 the figures are their request-weighted aggregate. */
   loadTests: number;
   aggregated: boolean;
+  /** Which runs the figures come from: their format, ids, how many other runs the stage holds. */
+  source: { format: string | null; artifactIds: string[]; otherRuns: number; headline: boolean };
 }
 
 /** Summary stored with a profile artifact (what the stage view lists without re-parsing). */
@@ -80,20 +82,53 @@ function weighted(runs: LoadTestRun['summary'][], pick: (s: LoadTestRun['summary
 }
 
 /**
+ * The load-test format the stage table reads: the one present in the most stages (ties: the one
+ * with more requests). Runs of different tools measure different things — a closed-loop wrk run
+ * saturates the service, a constant-rate vegeta run holds a fixed load — so a row never mixes them;
+ * the other runs stay in the timelines.
+ */
+export function headlineFormat(tree: ComparisonTree): string | null {
+  const stagesWith = new Map<string, number>();
+  const requests = new Map<string, number>();
+  for (const st of tree.stages) {
+    const formats = new Set<string>();
+    for (const a of st.artifacts) {
+      if (a.kind !== 'loadtest') continue;
+      formats.add(a.format);
+      requests.set(a.format, (requests.get(a.format) ?? 0) + ((a.summary as LoadTestRun['summary']).requests ?? 0));
+    }
+    for (const f of formats) stagesWith.set(f, (stagesWith.get(f) ?? 0) + 1);
+  }
+  const ranked = [...stagesWith].sort((x, y) => y[1] - x[1] || (requests.get(y[0]) ?? 0) - (requests.get(x[0]) ?? 0) || (x[0] < y[0] ? -1 : 1));
+  return ranked[0]?.[0] ?? null;
+}
+
+/**
  * The stage table: one row per stage from its load tests' summaries (read from the store, no
- * re-parsing). Several load tests in a stage are combined: requests and errors add up, rps and
- * latencies are request-weighted means — an approximation for percentiles, flagged `aggregated`.
+ * re-parsing), all rows from the same tool (see headlineFormat); a stage without a run of that
+ * tool uses its own largest run, and says so in `source`. Several runs of the tool in one stage
+ * are combined: requests and errors add up, rps is total requests over total duration, latency
+ * percentiles are request-weighted means (an approximation, flagged by `aggregated`).
  */
 export function stageTable(tree: ComparisonTree): StageRow[] {
+  const headline = headlineFormat(tree);
   const rows: StageRow[] = tree.stages.map((st) => {
-    const runs = st.artifacts.filter((a) => a.kind === 'loadtest').map((a) => a.summary as LoadTestRun['summary']);
+    const all = st.artifacts.filter((a) => a.kind === 'loadtest');
+    let used = all.filter((a) => a.format === headline);
+    if (used.length === 0 && all.length > 0) {
+      const biggest = [...all].sort((x, y) => ((y.summary as LoadTestRun['summary']).requests ?? 0) - ((x.summary as LoadTestRun['summary']).requests ?? 0))[0]!;
+      used = all.filter((a) => a.format === biggest.format);
+    }
+    const runs = used.map((a) => a.summary as LoadTestRun['summary']);
     const sum = (pick: (s: LoadTestRun['summary']) => number | null) => (runs.some((r) => pick(r) !== null) ? runs.reduce((a, r) => a + (pick(r) ?? 0), 0) : null);
+    const requests = sum((s) => s.requests);
+    const duration = runs.every((r) => r.durationSeconds !== null) ? sum((s) => s.durationSeconds) : null;
     return {
       stageId: st.id,
       name: st.name,
       note: st.note,
-      rps: runs.length === 1 ? runs[0]!.rps : weighted(runs, (s) => s.rps),
-      requests: sum((s) => s.requests),
+      rps: runs.length === 1 ? runs[0]!.rps : requests !== null && duration ? requests / duration : weighted(runs, (s) => s.rps),
+      requests,
       errors: sum((s) => s.errors),
       latencyMs: {
         p50: weighted(runs, (s) => s.latencyMs.p50),
@@ -104,6 +139,7 @@ export function stageTable(tree: ComparisonTree): StageRow[] {
       vsBaseline: null,
       loadTests: runs.length,
       aggregated: runs.length > 1,
+      source: { format: used[0]?.format ?? null, artifactIds: used.map((a) => a.id), otherRuns: all.length - used.length, headline: used[0]?.format === headline },
     };
   });
   rows.forEach((r, i) => {

@@ -71,13 +71,11 @@ describe('a three-stage story from real files', () => {
     expect(t[1].rps).toBe(fast.rps);
     expect(t[1].vsPrevious.rps).toBeCloseTo(fast.rps! / base.rps!, 12);
     expect(t[1].vsBaseline.p99).toBeCloseTo(fast.latencyMs.p99! / base.latencyMs.p99!, 12);
-    // Stage 3 holds wrk and hey: requests add up, rps and latency are their request-weighted mean.
+    // Stage 3 holds wrk and a hey per-request log: the row reads wrk only (the tool every stage has),
+    // never a blend of a saturating run and a rate-limited one.
     const a = (await run(S.wrkAsync)).summary;
-    const h = (await run(S.heyCsv)).summary;
-    expect(t[2].loadTests).toBe(2);
-    expect(t[2].aggregated).toBe(true);
-    expect(t[2].requests).toBe(a.requests! + h.requests!);
-    expect(t[2].rps).toBeCloseTo((a.rps! * a.requests! + h.rps! * h.requests!) / (a.requests! + h.requests!), 9);
+    expect(t[2]).toMatchObject({ rps: a.rps, requests: a.requests, loadTests: 1, aggregated: false });
+    expect(t[2].source).toMatchObject({ format: 'wrk', otherRuns: 1, headline: true });
   });
 
   it('absolute diff equals go tool pprof -diff_base', async () => {
@@ -280,6 +278,13 @@ describe('bad input gets a clear 4xx', () => {
     expect(rs.every((r) => r.statusCode === 200)).toBe(true);
     const c = (await app.inject({ url: `/api/comparisons/${id}` })).json();
     expect(c.stages.find((s: { id: string }) => s.id === st).artifacts).toHaveLength(50);
+    // 20 of them are wrk runs: the row aggregates them (requests add up; rps = requests / duration).
+    const row = c.stageTable.find((r: { stageId: string }) => r.stageId === st);
+    const b = (await run(S.wrkBase)).summary;
+    const f = (await run(S.wrkFast)).summary;
+    expect(row).toMatchObject({ loadTests: 20, aggregated: true, requests: 10 * (b.requests! + f.requests!) });
+    expect(row.rps).toBeCloseTo((b.requests! + f.requests!) / (b.durationSeconds! + f.durationSeconds!), 9);
+    expect(row.latencyMs.p50).toBeCloseTo((b.latencyMs.p50! * b.requests! + f.latencyMs.p50! * f.requests!) / (b.requests! + f.requests!), 9);
   });
 
   it('function names are data: hostile names come back as JSON strings, unchanged', async () => {

@@ -16,12 +16,12 @@
 import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import { lineBatches, type ByteSource } from '../source.ts';
+import { lineSpans, type ByteSource } from '../source.ts';
 import { csvRecordBatches } from './b-csv.ts';
 import { VegetaTDigest } from './b-tdigest.ts';
 import {
-  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, headText, isObj, nearestRank, num,
-  parseGoDurationMs, parseJson, parseRfc3339, readText, run, summary,
+  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimelineSorted, headText, isObj, nearestRank, num,
+  parseGoDurationMs, parseJson, parseRfc3339, parseRfc3339Bytes, readText, rfc3339, run, summary,
 } from './b-util.ts';
 import type { LoadTestImporter } from './types.ts';
 
@@ -124,21 +124,6 @@ class VegetaResults {
       p999: q(0.999),
       max: this.maxNs / 1e6,
     };
-    const sorted = Float64Array.from(this.lats.view()).sort();
-    const exact = (p: number): number | null => {
-      const v = nearestRank(sorted, p);
-      return v === null ? null : v / 1e6;
-    };
-    const exactLatencyMs = {
-      min: sorted[0]! / 1e6,
-      p50: exact(50), p75: exact(75), p90: exact(90), p95: exact(95), p99: exact(99), p999: exact(99.9),
-      max: sorted[n - 1]! / 1e6,
-    };
-    const distribution: PercentilePoint[] = [];
-    for (const x of VEGETA_HDRPLOT_QUANTILES) {
-      const v = q(x);
-      if (v !== null) distribution.push({ percentile: Math.round(x * 100 * 1e6) / 1e6, ms: v });
-    }
     // timeline on the run's own clock: t = 0 at the earliest request start
     const starts = this.starts.view();
     const startSec = new Float64Array(n);
@@ -146,7 +131,22 @@ class VegetaResults {
     const latMs = new Float64Array(n);
     const lv = this.lats.view();
     for (let i = 0; i < n; i++) latMs[i] = lv[i]! / 1e6;
-    const timeline = buildTimeline({ startSec, latencyMs: latMs, outcome: this.outcome.view(), pct: nearestRank });
+    const tl = buildTimelineSorted({ startSec, latencyMs: latMs, outcome: this.outcome.view(), pct: nearestRank });
+    const timeline = tl.timeline;
+    // All latencies in ms, ascending (the timeline's by-product). ns -> ms is monotonic, so its
+    // order statistics are exactly those of the nanoseconds divided by 1e6.
+    const sortedMs = tl.sorted.length === n ? tl.sorted : Float64Array.from(latMs).sort();
+    const exact = (p: number): number | null => nearestRank(sortedMs, p);
+    const exactLatencyMs = {
+      min: sortedMs[0]!,
+      p50: exact(50), p75: exact(75), p90: exact(90), p95: exact(95), p99: exact(99), p999: exact(99.9),
+      max: sortedMs[n - 1]!,
+    };
+    const distribution: PercentilePoint[] = [];
+    for (const x of VEGETA_HDRPLOT_QUANTILES) {
+      const v = q(x);
+      if (v !== null) distribution.push({ percentile: Math.round(x * 100 * 1e6) / 1e6, ms: v });
+    }
 
     const statusCodes: Record<string, number> = {};
     for (const [c, k] of [...this.codes.entries()].sort((a, b) => a[0] - b[0])) statusCodes[String(c)] = k;
@@ -193,8 +193,7 @@ class VegetaResults {
 
 interface FastRow {
   code: number;
-  /** timestamp text position inside the line (fast path) or the whole string (fallback) */
-  ts: string;
+  /** timestamp position in the line's bytes (fast path) */
   tsFrom: number;
   tsTo: number;
   latency: number;
@@ -203,14 +202,32 @@ interface FastRow {
   hasError: boolean;
 }
 
+const lit = (t: string): Uint8Array => Buffer.from(t, 'latin1');
+const K_ATTACK = lit('{"attack":"');
+const K_SEQ = lit(',"seq":');
+const K_CODE = lit(',"code":');
+const K_TIMESTAMP = lit(',"timestamp":"');
+const K_LATENCY = lit(',"latency":');
+const K_BYTES_OUT = lit(',"bytes_out":');
+const K_BYTES_IN = lit(',"bytes_in":');
+const K_ERROR = lit(',"error":"');
+
+/** True when b[p, p + k.length) holds the bytes of `k` (and lies before `end`). */
+function hasAt(b: Uint8Array, p: number, end: number, k: Uint8Array): boolean {
+  const n = k.length;
+  if (p + n > end) return false;
+  for (let i = 0; i < n; i++) if (b[p + i] !== k[i]) return false;
+  return true;
+}
+
 let intEnd = 0;
 
 /** Reads a non-negative integer at `pos` (end position in `intEnd`); -1 when there is none. */
-function intAt(s: string, pos: number): number {
+function intAt(b: Uint8Array, pos: number, end: number): number {
   let v = 0;
   let i = pos;
-  for (; i < s.length; i++) {
-    const c = s.charCodeAt(i);
+  for (; i < end; i++) {
+    const c = b[i]!;
     if (c < 48 || c > 57) break;
     v = v * 10 + (c - 48);
   }
@@ -221,44 +238,47 @@ function intAt(s: string, pos: number): number {
 /**
  * Fast path for the exact field order vegeta's generated (easyjson) encoder writes:
  * {"attack":"…","seq":N,"code":N,"timestamp":"…","latency":N,"bytes_out":N,"bytes_in":N,"error":"…",…}.
- * JSON.parse of every line (body, headers, …) would cost several times the whole budget of a
- * million-row log, and we need only six leading fields. Anything unexpected — another field order,
- * escapes in the attack name, numbers in another notation — returns false and the caller falls back
- * to JSON.parse for that line, so correctness never depends on this path.
+ * It reads the line's raw bytes in place: JSON.parse of every line (body, headers, …), or even
+ * decoding every line to a string, would cost several times the whole budget of a million-row
+ * log, and we need only six leading fields, all ASCII. Anything unexpected — another field order,
+ * escapes in the attack name, numbers in another notation or over 15 digits, a line cut short —
+ * returns false and the caller falls back to JSON.parse for that line, so correctness never
+ * depends on this path: it accepts only lines whose fields it reads exactly as JSON.parse would.
  */
-function fastVegetaJson(line: string, out: FastRow): boolean {
-  if (!line.startsWith('{"attack":"')) return false;
-  const attackEnd = line.indexOf('"', 11);
-  if (attackEnd < 0 || line.charCodeAt(attackEnd - 1) === 92 /* backslash: let JSON.parse decide */) return false;
+function fastVegetaJson(b: Uint8Array, s: number, e: number, out: FastRow): boolean {
+  if (!hasAt(b, s, e, K_ATTACK)) return false;
+  let attackEnd = s + 11;
+  while (attackEnd < e && b[attackEnd] !== 34) attackEnd++;
+  if (attackEnd >= e || b[attackEnd - 1] === 92 /* backslash: let JSON.parse decide */) return false;
   let p = attackEnd + 1;
-  if (!line.startsWith(',"seq":', p) || intAt(line, p + 7) < 0) return false;
+  if (!hasAt(b, p, e, K_SEQ) || intAt(b, p + 7, e) < 0) return false;
   p = intEnd;
-  if (!line.startsWith(',"code":', p)) return false;
-  out.code = intAt(line, p + 8);
+  if (!hasAt(b, p, e, K_CODE)) return false;
+  out.code = intAt(b, p + 8, e);
   if (out.code < 0) return false;
   p = intEnd;
-  if (!line.startsWith(',"timestamp":"', p)) return false;
-  const tsEnd = line.indexOf('"', p + 14);
-  if (tsEnd < 0) return false;
-  out.ts = line;
+  if (!hasAt(b, p, e, K_TIMESTAMP)) return false;
+  let tsEnd = p + 14;
+  while (tsEnd < e && b[tsEnd] !== 34) tsEnd++;
+  if (tsEnd >= e) return false;
   out.tsFrom = p + 14;
   out.tsTo = tsEnd;
   p = tsEnd + 1;
-  if (!line.startsWith(',"latency":', p)) return false;
-  out.latency = intAt(line, p + 11);
+  if (!hasAt(b, p, e, K_LATENCY)) return false;
+  out.latency = intAt(b, p + 11, e);
   if (out.latency < 0) return false;
   p = intEnd;
-  if (!line.startsWith(',"bytes_out":', p)) return false;
-  out.bytesOut = intAt(line, p + 13);
+  if (!hasAt(b, p, e, K_BYTES_OUT)) return false;
+  out.bytesOut = intAt(b, p + 13, e);
   if (out.bytesOut < 0) return false;
   p = intEnd;
-  if (!line.startsWith(',"bytes_in":', p)) return false;
-  out.bytesIn = intAt(line, p + 12);
+  if (!hasAt(b, p, e, K_BYTES_IN)) return false;
+  out.bytesIn = intAt(b, p + 12, e);
   if (out.bytesIn < 0) return false;
   p = intEnd;
-  if (!line.startsWith(',"error":"', p)) return false;
-  out.hasError = line.charCodeAt(p + 10) !== 34;
-  return line.charCodeAt(line.length - 1) === 125; // a cut line must not pass as a good one
+  if (!hasAt(b, p, e, K_ERROR) || p + 10 >= e) return false;
+  out.hasError = b[p + 10] !== 34;
+  return b[e - 1] === 125; // a cut line must not pass as a good one
 }
 
 function badLine(lineNo: number, what: string): IngestError {
@@ -267,26 +287,30 @@ function badLine(lineNo: number, what: string): IngestError {
 
 async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
   const acc = new VegetaResults();
-  const row: FastRow = { code: 0, ts: '', tsFrom: 0, tsTo: 0, latency: 0, bytesOut: 0, bytesIn: 0, hasError: false };
-  let lineNo = 0;
+  const row: FastRow = { code: 0, tsFrom: 0, tsTo: 0, latency: 0, bytesOut: 0, bytesIn: 0, hasError: false };
   let slow = 0;
   let contextSet = false;
-  for await (const batch of lineBatches(src)) for (const line of batch) {
-    lineNo++;
-    if (line.length === 0 || (line.charCodeAt(0) !== 123 && line.trim() === '')) continue;
-    let errText: string | boolean;
-    if (fastVegetaJson(line, row)) {
-      errText = row.hasError;
-      if (!contextSet) {
-        const o = parseJson(line, `line ${lineNo}`);
-        if (isObj(o)) acc.setContext(typeof o.attack === 'string' ? o.attack : null, typeof o.url === 'string' ? o.url : null);
-        contextSet = true;
+  for await (const batch of lineSpans(src)) {
+    const buf = batch.buf;
+    for (let k = 0; k < batch.count; k++) {
+      const s = batch.start[k]!;
+      const e = batch.end[k]!;
+      const lineNo = batch.firstLine + k;
+      if (e === s || (buf[s] !== 123 && buf.toString('utf8', s, e).trim() === '')) continue;
+      if (fastVegetaJson(buf, s, e, row)) {
+        if (!contextSet) {
+          const o = parseJson(buf.toString('utf8', s, e), `line ${lineNo}`);
+          if (isObj(o)) acc.setContext(typeof o.attack === 'string' ? o.attack : null, typeof o.url === 'string' ? o.url : null);
+          contextSet = true;
+        }
+        if (!parseRfc3339Bytes(buf, row.tsFrom, row.tsTo)) throw badLine(lineNo, `bad timestamp "${buf.toString('utf8', row.tsFrom, row.tsTo)}"`);
+        acc.add(rfc3339.sec, rfc3339.ns, row.code, row.latency, row.bytesOut, row.bytesIn, row.hasError);
+        continue;
       }
-    } else {
       slow++;
       let o: unknown;
       try {
-        o = JSON.parse(line);
+        o = JSON.parse(buf.toString('utf8', s, e));
       } catch {
         throw badLine(lineNo, 'invalid JSON');
       }
@@ -296,19 +320,12 @@ async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
       if (code === null || latency === null || typeof o.timestamp !== 'string') {
         throw badLine(lineNo, 'missing code, timestamp or latency');
       }
-      row.code = code;
-      row.latency = latency;
-      row.ts = o.timestamp;
-      row.tsFrom = 0;
-      row.tsTo = o.timestamp.length;
-      row.bytesIn = num(o.bytes_in) ?? 0;
-      row.bytesOut = num(o.bytes_out) ?? 0;
-      errText = typeof o.error === 'string' ? o.error : false;
+      const errText = typeof o.error === 'string' ? o.error : false;
       acc.setContext(typeof o.attack === 'string' ? o.attack : null, typeof o.url === 'string' ? o.url : null);
+      const t = parseRfc3339(o.timestamp);
+      if (!t) throw badLine(lineNo, `bad timestamp "${o.timestamp}"`);
+      acc.add(t[0], t[1], code, latency, num(o.bytes_out) ?? 0, num(o.bytes_in) ?? 0, errText);
     }
-    const t = parseRfc3339(row.ts, row.tsFrom, row.tsTo);
-    if (!t) throw badLine(lineNo, `bad timestamp "${row.ts.slice(row.tsFrom, row.tsTo)}"`);
-    acc.add(t[0], t[1], row.code, row.latency, row.bytesOut, row.bytesIn, errText);
   }
   return acc.finish('vegeta-json', `read ${acc.n} JSON results (${slow} through the generic JSON path)`);
 }
