@@ -48,7 +48,7 @@ export function DiffLegend(props: {
         Red = more in <strong>{targetName}</strong>, blue = less (vs <strong>{baseName}</strong>). Frame width ={' '}
         |base| + |target|. Totals: {baseName} {formatValue(diff.baseTotal, diff.unit)} → {targetName}{' '}
         {formatValue(diff.targetTotal, diff.unit)} ({diff.sampleType}, unit {diff.unit}).
-        {diff.scale.base !== 1 && <> Base scaled ×{diff.scale.base.toPrecision(4)}.</>}
+        {diff.mode === 'normalize' && diff.scale.base !== 1 && <> Base scaled ×{diff.scale.base.toPrecision(4)}.</>}
       </div>
       {onNoise && (
         <label className="field inline">

@@ -56,6 +56,23 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     };
   }, []);
 
+  /**
+   * d3-flame-graph grows new frames and sets labels through d3 transitions (250 ms even with a zero
+   * transitionDuration). Finish them at once so the graph is complete when we say it is drawn.
+   */
+  function settle(el: HTMLDivElement) {
+    const nameFor = latest.current.nameFor;
+    select(el)
+      .selectAll<SVGGElement, FlameNodeD>('g.frame')
+      .each(function (d) {
+        const g = select(this);
+        g.select('rect').interrupt().attr('width', g.attr('width'));
+        g.select('foreignObject div')
+          .interrupt()
+          .text(nameFor ? nameFor(d.data as T) : d.data.name);
+      });
+  }
+
   function applyFocus(chart: FlameGraphChart, el: HTMLDivElement, name: string) {
     const root = select(el).datum() as FlameNodeD | undefined;
     if (!root) return;
@@ -67,11 +84,13 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     } finally {
       programmatic.current = false;
     }
+    settle(el);
   }
 
-  function applySearch(chart: FlameGraphChart, term: string) {
+  function applySearch(chart: FlameGraphChart, el: HTMLDivElement, term: string) {
     if (term) chart.search(term);
     else chart.clear();
+    settle(el);
   }
 
   // The single imperative effect: (re)build the chart when the data or the width changes.
@@ -113,6 +132,7 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
       .setDetailsHandler(() => undefined)
       .onClick((d) => {
         if (programmatic.current) return;
+        settle(el);
         latest.current.onFocus?.(d.depth === 0 ? '' : d.data.name);
       });
     const colorFor = latest.current.colorFor;
@@ -122,9 +142,10 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     select(el).datum(tree).call(chart);
     chartRef.current = chart;
     const { search, focus } = latest.current;
-    if (search) applySearch(chart, search);
+    settle(el);
+    if (search) applySearch(chart, el, search);
     if (focus) applyFocus(chart, el, focus);
-    // Labels are set by a zero-length d3 transition; mark drawn on the frame after that.
+    // Everything is in the DOM now; mark drawn once the browser has painted it.
     const raf = requestAnimationFrame(() => requestAnimationFrame(() => setDrawn(true)));
     return () => {
       cancelAnimationFrame(raf);
@@ -136,7 +157,8 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
 
   useEffect(() => {
     const chart = chartRef.current;
-    if (chart) applySearch(chart, props.search);
+    const el = graphRef.current;
+    if (chart && el) applySearch(chart, el, props.search);
   }, [props.search]);
 
   useEffect(() => {

@@ -3,7 +3,7 @@ import { DASH, formatChange, formatInt, formatMs, formatRatio, formatRps } from 
 import { Sparkline } from './sparkline.tsx';
 
 function RatioCell({ ratios, kind }: { ratios: StageRow['vsPrevious']; kind: 'prev' | 'base' }) {
-  if (!ratios) return <td className="num muted">{DASH}</td>;
+  if (!ratios || Object.values(ratios).every((v) => v === null)) return <td className="num muted">{DASH}</td>;
   const lat = ratios.p95 !== null ? { k: 'P95', v: ratios.p95 } : ratios.p99 !== null ? { k: 'P99', v: ratios.p99 } : null;
   const good = (r: number | null, higherIsBetter: boolean) =>
     r === null ? '' : (higherIsBetter ? r > 1.02 : r < 0.98) ? 'good' : (higherIsBetter ? r < 0.98 : r > 1.02) ? 'bad' : '';

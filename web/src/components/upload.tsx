@@ -66,6 +66,8 @@ function StageCard(props: { stage: Stage; index: number; count: number; uploads:
   const { stage, index, count, uploads, h } = props;
   const [over, setOver] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  // Files just uploaded are already listed with their result; list only the others below.
+  const shownAbove = new Set(uploads.flatMap((u) => (u.artifact ? [u.artifact.id] : [])));
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
     setOver(false);
@@ -141,7 +143,10 @@ function StageCard(props: { stage: Stage; index: number; count: number; uploads:
                 {u.state === 'uploading' && `${Math.round(u.progress * 100)} %`}
                 {u.state === 'done' && u.artifact && (
                   <>
-                    ✓ <span className="badge">{u.artifact.format}</span> {describeArtifact(u.artifact)}
+                    ✓ <span className="badge">{u.artifact.format}</span> {describeArtifact(u.artifact)}{' '}
+                    <a href={`/api/artifacts/${encodeURIComponent(u.artifact.id)}/raw`} download={u.artifact.filename} className="small">
+                      raw
+                    </a>
                   </>
                 )}
                 {u.state === 'error' && <span className="bad">✗ {u.error}</span>}
@@ -150,9 +155,9 @@ function StageCard(props: { stage: Stage; index: number; count: number; uploads:
           ))}
         </ul>
       )}
-      {stage.artifacts.length > 0 && (
+      {stage.artifacts.some((a) => !shownAbove.has(a.id)) && (
         <ul className="artifacts" aria-label={`Files of ${stage.name}`}>
-          {stage.artifacts.map((a) => (
+          {stage.artifacts.filter((a) => !shownAbove.has(a.id)).map((a) => (
             <ArtifactLine key={a.id} a={a} />
           ))}
         </ul>

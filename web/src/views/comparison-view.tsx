@@ -11,8 +11,12 @@ import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts'
 import { getToken, renameRecent } from '../lib/tokens.ts';
 import { MODES, parseViewState, regexError, resolveStages, serializeViewState, type Tab, type ViewState } from '../lib/url-state.ts';
 import { whatChanged } from '../lib/what-changed.ts';
-import { DiffPanel, FlamePanel, LoadPanel, SandwichPanel, TrendsPanel } from './comparison-panels.tsx';
-import { useFetch } from './use-fetch.ts';
+import { lazy, Suspense } from 'react';
+import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
+
+// ECharts is only needed on the load-test tab: keep it out of the first bundle.
+const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
+import { prefetchJson, useFetch } from './use-fetch.ts';
 import { useStageEditor } from './use-stage-editor.ts';
 
 const TAB_DEFS: { key: Tab; label: string }[] = [
@@ -57,6 +61,15 @@ function profileSampleTypes(stages: Stage[]): { type: string; unit: string }[] {
   return [...seen].map(([type, unit]) => ({ type, unit }));
 }
 
+/** The regex filters that compile (a typo is shown next to its field and not sent). */
+function validFilters(view: ViewState): { focus: string; ignore: string; hide: string } {
+  return {
+    focus: regexError(view.focus) ? '' : view.focus,
+    ignore: regexError(view.ignore) ? '' : view.ignore,
+    hide: regexError(view.hide) ? '' : view.hide,
+  };
+}
+
 function hasProfile(s: Stage | undefined): boolean {
   return !!s && s.artifacts.some((a) => a.kind === 'profile');
 }
@@ -65,6 +78,12 @@ function hasProfile(s: Stage | undefined): boolean {
 export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [view, setView] = useViewState();
   const token = getToken(id);
+  // Flamegraphs named in the address start loading together with the comparison, not after it.
+  useState(() => {
+    if (view.tab !== 'flame') return;
+    const f = validFilters(view);
+    for (const stage of new Set([view.base, view.target])) if (stage) prefetchJson(flameGraphUrl(id, stage, view.sampleType, f));
+  });
   const compUrl = `/api/comparisons/${encodeURIComponent(id)}`;
   const { data: comparison, error, loading, reload } = useFetch<Comparison>(compUrl);
   const [actionError, setActionError] = useState<unknown>(null);
@@ -81,6 +100,10 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const baseStage = stages.find((s) => s.id === base);
   const targetStage = stages.find((s) => s.id === target);
   const sampleTypes = useMemo(() => profileSampleTypes(stages), [stages]);
+  // Pin the stages shown into the address, so a shared link keeps showing them if stages are added later.
+  useEffect(() => {
+    if (stages.length > 0 && (view.base !== base || view.target !== target)) setView({ base, target });
+  }, [stages.length, base, target, view.base, view.target, setView]);
 
   // Keyboard: "/" focuses the search box, Esc resets the zoom (and leaves the field).
   useEffect(() => {
@@ -115,11 +138,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
     ignore: regexError(view.ignore),
     hide: regexError(view.hide),
   };
-  const filters = {
-    focus: filterErrors.focus ? '' : view.focus,
-    ignore: filterErrors.ignore ? '' : view.ignore,
-    hide: filterErrors.hide ? '' : view.hide,
-  };
+  const filters = validFilters(view);
   const stageOptions = stages.map((s, i) => ({ value: s.id, label: `${i + 1}. ${s.name}` }));
   const common = { comparisonId: id, view, setView, filters, dark, stages };
 
@@ -265,7 +284,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {view.tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
             {view.tab === 'trends' && <TrendsPanel {...common} />}
             {view.tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
-            {view.tab === 'load' && <LoadPanel {...common} />}
+            {view.tab === 'load' && (
+              <Suspense fallback={<Loading what="charts" />}>
+                <LoadPanel {...common} />
+              </Suspense>
+            )}
           </div>
         </section>
       )}
@@ -329,7 +352,8 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
   useEffect(() => {
     const ctrl = new AbortController();
     setDiffs({});
-    stages.forEach((s, i) => {
+    // Summaries are secondary: let the flamegraphs fetch and draw first (a diff's JSON can be ~1 MB).
+    const timer = setTimeout(() => stages.forEach((s, i) => {
       const prev = stages[i - 1];
       if (!prev || !hasProfile(prev) || !hasProfile(s)) {
         setDiffs((d) => ({ ...d, [s.id]: null }));
@@ -348,8 +372,11 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
         .catch(() => {
           if (!ctrl.signal.aborted) setDiffs((x) => ({ ...x, [s.id]: null }));
         });
-    });
-    return () => ctrl.abort();
+    }), 1200);
+    return () => {
+      clearTimeout(timer);
+      ctrl.abort();
+    };
   }, [key]);
   const items = stages.map((s) => {
     const row = comparison.stageTable.find((r) => r.stageId === s.id);

@@ -1,6 +1,25 @@
 import { useCallback, useEffect, useState } from 'react';
 import { apiGet } from '../lib/api.ts';
 
+// Requests started before their view mounts (e.g. flamegraphs named in the address while the comparison
+// itself is still loading), handed over to the first useFetch that asks for the same URL.
+const prefetched = new Map<string, Promise<unknown>>();
+
+export function prefetchJson(url: string): void {
+  if (prefetched.has(url)) return;
+  const p = apiGet<unknown>(url);
+  p.catch(() => undefined);
+  prefetched.set(url, p);
+  setTimeout(() => prefetched.delete(url), 30_000);
+}
+
+function takePrefetched<T>(url: string): Promise<T> | null {
+  const p = prefetched.get(url);
+  if (!p) return null;
+  prefetched.delete(url);
+  return p as Promise<T>;
+}
+
 export interface FetchState<T> {
   data: T | null;
   error: unknown;
@@ -24,7 +43,7 @@ export function useFetch<T>(url: string | null): FetchState<T> {
     }
     const ctrl = new AbortController();
     setState((s) => ({ data: s.url === url ? s.data : null, error: null, loading: true, url }));
-    apiGet<T>(url, ctrl.signal).then(
+    (takePrefetched<T>(url) ?? apiGet<T>(url, ctrl.signal)).then(
       (data) => {
         if (!ctrl.signal.aborted) setState({ data, error: null, loading: false, url });
       },
