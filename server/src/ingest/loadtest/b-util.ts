@@ -218,8 +218,8 @@ function mergeRuns(a: Float64Array, runStarts: Int32Array): Float64Array {
   let runs: number[] = [];
   for (let i = 0; i < runStarts.length; i++) if (i === 0 || runStarts[i]! !== runStarts[i - 1]!) runs.push(runStarts[i]!);
   if (runs.length <= 2) return a;
-  let src = a;
-  let dst = new Float64Array(a.length);
+  let src: Float64Array = a;
+  let dst: Float64Array = new Float64Array(a.length);
   while (runs.length > 2) {
     const next: number[] = [0];
     for (let r = 0; r + 1 < runs.length; r += 2) {

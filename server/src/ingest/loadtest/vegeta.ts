@@ -17,7 +17,7 @@ import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../.
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { lineSpans, type ByteSource } from '../source.ts';
-import { csvRecordBatches } from './b-csv.ts';
+import { type CsvRow, forEachCsvRow } from './b-csv.ts';
 import { VegetaTDigest } from './b-tdigest.ts';
 import {
   GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimelineSorted, headText, isObj, nearestRank, num,
@@ -94,6 +94,11 @@ class VegetaResults {
     this.bytesIn += bytesIn;
     this.bytesOut += bytesOut;
     if (typeof error === 'string' && error !== '' && this.errors.size < 20) this.errors.add(error);
+  }
+
+  /** False once the error set is full (add() then ignores any further message). */
+  wantsErrorText(): boolean {
+    return this.errors.size < 20;
   }
 
   setContext(attack: string | null, url: string | null): void {
@@ -333,29 +338,51 @@ async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
 // ---------------------------------------------------------------------------------------------
 // CSV
 
+/** A number field of a vegeta CSV row: read from the bytes when plain, else as Number(text). */
+function csvNumber(row: CsvRow, i: number): number {
+  const v = row.decimal(i);
+  return v === v ? v : Number(row.text(i));
+}
+
 async function parseVegetaCsv(src: ByteSource): Promise<LoadTestRun> {
   const acc = new VegetaResults();
   let contextSet = false;
-  for await (const batch of csvRecordBatches(src)) for (const rec of batch) {
-    const f = rec.fields;
-    if (f.length < 6) throw new IngestError('malformed', `not a vegeta CSV result: expected at least 6 fields, got ${f.length}`, rec.line);
-    const ts = f[0]!;
-    if (!/^-?\d{1,19}$/.test(ts)) throw new IngestError('malformed', `not a vegeta CSV result: bad timestamp "${ts}"`, rec.line);
-    const sec = ts.length > 9 ? Number(ts.slice(0, ts.length - 9)) : 0;
-    const nanos = Number(ts.length > 9 ? ts.slice(ts.length - 9) : ts);
-    const code = Number(f[1]);
-    const latency = Number(f[2]);
-    const bytesOut = Number(f[3]);
-    const bytesIn = Number(f[4]);
+  await forEachCsvRow(src, (row) => {
+    if (!row.has(5)) throw new IngestError('malformed', `not a vegeta CSV result: expected at least 6 fields, got ${row.count}`, row.line);
+    // timestamp: Unix nanoseconds, split into seconds and nanoseconds (the whole exceeds 2^53)
+    let sec: number;
+    let nanos: number;
+    const tsLen = row.fields === null && row.has(0) ? row.end[0]! - row.start[0]! : -1;
+    if (tsLen >= 10 && tsLen <= 19 && row.isDigits(0)) {
+      // all digits: the leading digits are the seconds, the last nine the nanoseconds
+      const b = row.buf;
+      const s0 = row.start[0]!;
+      const cut = s0 + tsLen - 9;
+      sec = 0;
+      for (let i = s0; i < cut; i++) sec = sec * 10 + (b[i]! - 48);
+      nanos = 0;
+      for (let i = cut; i < cut + 9; i++) nanos = nanos * 10 + (b[i]! - 48);
+    } else {
+      const ts = row.text(0)!;
+      if (!/^-?\d{1,19}$/.test(ts)) throw new IngestError('malformed', `not a vegeta CSV result: bad timestamp "${ts}"`, row.line);
+      sec = ts.length > 9 ? Number(ts.slice(0, ts.length - 9)) : 0;
+      nanos = Number(ts.length > 9 ? ts.slice(ts.length - 9) : ts);
+    }
+    const code = csvNumber(row, 1);
+    const latency = csvNumber(row, 2);
+    const bytesOut = csvNumber(row, 3);
+    const bytesIn = csvNumber(row, 4);
     if (!Number.isInteger(code) || !Number.isFinite(latency) || !Number.isFinite(bytesOut) || !Number.isFinite(bytesIn)) {
-      throw new IngestError('malformed', 'not a vegeta CSV result: code, latency and byte counts must be numbers', rec.line);
+      throw new IngestError('malformed', 'not a vegeta CSV result: code, latency and byte counts must be numbers', row.line);
     }
     if (!contextSet) {
-      acc.setContext(f[7] ?? null, f[10] ?? null);
+      acc.setContext(row.text(7) ?? null, row.text(10) ?? null);
       contextSet = true;
     }
-    acc.add(sec, nanos, code, latency, bytesOut, bytesIn, f[5]!);
-  }
+    // the error text is only kept for the first distinct messages: decode it only while wanted
+    const error = row.isEmpty(5) ? '' : acc.wantsErrorText() ? row.text(5)! : true;
+    acc.add(sec, nanos, code, latency, bytesOut, bytesIn, error);
+  });
   return acc.finish('vegeta-csv', `read ${acc.n} CSV results`);
 }
 
