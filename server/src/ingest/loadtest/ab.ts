@@ -21,7 +21,7 @@
  */
 import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import { lines, type ByteSource } from '../source.ts';
+import { lineSpans, type ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { blankSummary, headText, parseNumber, peekSource, readText, sumErrors } from './a-units.ts';
 import { GrowableF64, GrowableI32, abRule, latencyFromSorted, timelineAndSorted } from './a-percentiles.ts';
@@ -178,6 +178,31 @@ export function estimateDuration(counts: readonly number[], maxLatencyMs: number
 }
 
 /**
+ * Number(text) of the bytes b[s, e): read in place when they are 1 to 15 ASCII digits (ab writes
+ * plain integers), else through Number() on the decoded text, so the result is the same.
+ */
+function fieldInt(b: Buffer, s: number, e: number): number {
+  if (e > s && e - s <= 15) {
+    let v = 0;
+    let i = s;
+    for (; i < e; i++) {
+      const c = b[i]! - 48;
+      if (c < 0 || c > 9) break;
+      v = v * 10 + c;
+    }
+    if (i === e) return v;
+  }
+  return Number(b.toString('utf8', s, e));
+}
+
+/** text.trim() === '' for the bytes b[s, e), without decoding the usual digit-led field. */
+function isBlank(b: Buffer, s: number, e: number): boolean {
+  if (e === s) return true;
+  if (b[s]! >= 48 && b[s]! <= 57) return false;
+  return b.toString('utf8', s, e).trim() === '';
+}
+
+/**
  * Streams an ab -g file. ab writes it with a fixed printf template — a date (spaces, no tabs) then
  * five integers, tab-separated — so splitting on tabs is exact; no quoting exists in this format.
  */
@@ -188,26 +213,40 @@ export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
   let base = NaN;
   let minRel = Infinity;
   let sum = 0;
-  for await (const line of lines(src)) {
-    lineNo++;
-    if (lineNo === 1) {
-      if (!GNUPLOT_HEADER.test(line)) throw new IngestError('malformed', 'ab -g file: expected the header "starttime seconds ctime dtime ttime wait"', 1);
-      continue;
+  // Rows are read as raw bytes (`lineSpans`): no string is made for a well-formed row.
+  const tabAt = new Int32Array(7);
+  for await (const batch of lineSpans(src)) {
+    const buf = batch.buf;
+    for (let k = 0; k < batch.count; k++) {
+      lineNo = batch.firstLine + k;
+      const ls = batch.start[k]!;
+      const le = batch.end[k]!;
+      if (lineNo === 1) {
+        if (!GNUPLOT_HEADER.test(buf.toString('utf8', ls, le))) throw new IngestError('malformed', 'ab -g file: expected the header "starttime seconds ctime dtime ttime wait"', 1);
+        continue;
+      }
+      if (le === ls) continue;
+      // field f is buf[tabAt[f - 1] + 1, tabAt[f]) with tabAt[-1] = ls - 1 (stored shifted by one)
+      let nf = 0;
+      tabAt[0] = ls - 1;
+      for (let i = ls; i < le && nf < 6; i++) if (buf[i] === 9) tabAt[++nf] = i;
+      let count = nf + 1;
+      if (count > 6) for (let i = tabAt[6]! + 1; i < le; i++) if (buf[i] === 9) count++;
+      if (count !== 6) throw new IngestError('malformed', `ab -g file: expected 6 tab-separated fields, found ${count}`, lineNo);
+      tabAt[6] = le;
+      const secs = fieldInt(buf, tabAt[1]! + 1, tabAt[2]!);
+      const ttime = fieldInt(buf, tabAt[4]! + 1, tabAt[5]!);
+      if (!Number.isInteger(secs) || !Number.isFinite(ttime) || ttime < 0 || isBlank(buf, tabAt[4]! + 1, tabAt[5]!)) {
+        const line = buf.toString('utf8', ls, le);
+        throw new IngestError('malformed', `ab -g file: "seconds" and "ttime" must be numbers: "${line.slice(0, 120)}"`, lineNo);
+      }
+      if (base !== base) base = secs;
+      const r = secs - base;
+      if (r < minRel) minRel = r;
+      rel.push(r);
+      lat.push(ttime);
+      sum += ttime;
     }
-    if (line.length === 0) continue;
-    const parts = line.split('\t');
-    if (parts.length !== 6) throw new IngestError('malformed', `ab -g file: expected 6 tab-separated fields, found ${parts.length}`, lineNo);
-    const secs = Number(parts[1]);
-    const ttime = Number(parts[4]);
-    if (!Number.isInteger(secs) || !Number.isFinite(ttime) || ttime < 0 || parts[4]!.trim() === '') {
-      throw new IngestError('malformed', `ab -g file: "seconds" and "ttime" must be numbers: "${line.slice(0, 120)}"`, lineNo);
-    }
-    if (base !== base) base = secs;
-    const r = secs - base;
-    if (r < minRel) minRel = r;
-    rel.push(r);
-    lat.push(ttime);
-    sum += ttime;
   }
   if (lineNo === 0) throw new IngestError('empty', 'ab -g file: the file is empty');
   const n = lat.length;
