@@ -30,20 +30,25 @@ function filters(q: Filters): FrameFilters {
  * Serves a derived result from the shared cache when the comparison has not changed since it was
  * computed (the key includes the comparison's revision), else computes and stores it.
  */
-async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, tree: ComparisonTree, compute: () => Promise<unknown>, contentType = 'application/json; charset=utf-8') {
+async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, id: string, compute: (tree: ComparisonTree) => Promise<unknown>, contentType = 'application/json; charset=utf-8') {
+  // A hit needs only the comparison's current revision (one row), not its whole tree.
+  const c = await ctx.store.getComparison(id);
+  if (!c) throw new ApiError(404, 'not-found', `no comparison ${id}`);
   const url = new URL(req.url, 'http://x');
   url.searchParams.sort();
-  const key = { scope: { comparisonId: tree.comparison.id, revision: tree.comparison.revision }, key: `${url.pathname}?${url.searchParams}`, modelVersion: MODEL_VERSION };
+  const key = { scope: { comparisonId: c.id, revision: c.revision }, key: `${url.pathname}?${url.searchParams}`, modelVersion: MODEL_VERSION };
   const hit = await ctx.store.cacheGet(key);
   reply.header('content-type', contentType);
   reply.header('cache-control', 'no-cache');
-  reply.header('etag', `"${tree.comparison.revision}-${MODEL_VERSION}"`);
+  reply.header('etag', `"${c.revision}-${MODEL_VERSION}"`);
   if (hit) {
     ctx.metrics.inc('stagediff_result_cache_hits_total');
     return reply.send(hit);
   }
   ctx.metrics.inc('stagediff_result_cache_misses_total');
-  const value = await compute();
+  const tree = await loadTree(ctx, id);
+  if (tree.comparison.revision !== c.revision) key.scope.revision = tree.comparison.revision;
+  const value = await compute(tree);
   const body = typeof value === 'string' ? value : JSON.stringify(value);
   await ctx.store.cachePut(key, body);
   return reply.send(body);
@@ -62,9 +67,8 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
       },
     },
     async (req, reply) => {
-      const tree = await loadTree(ctx, req.params.id);
       const q = req.query;
-      return cached(ctx, req, reply, tree, () => svc.flamegraph(tree, q.stage, q.sampleType, q.minFraction, filters(q)));
+      return cached(ctx, req, reply, req.params.id, (tree) => svc.flamegraph(tree, q.stage, q.sampleType, q.minFraction, filters(q)));
     },
   );
 
@@ -83,9 +87,8 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
       },
     },
     async (req, reply) => {
-      const tree = await loadTree(ctx, req.params.id);
       const q = req.query;
-      return cached(ctx, req, reply, tree, () => svc.diff(tree, q.base, q.target, q.sampleType, q.mode, q.minFraction, filters(q)));
+      return cached(ctx, req, reply, req.params.id, (tree) => svc.diff(tree, q.base, q.target, q.sampleType, q.mode, q.minFraction, filters(q)));
     },
   );
 
@@ -93,8 +96,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     '/api/comparisons/:id/top',
     { schema: { summary: 'Flat and cum of every function of one stage (pprof -top)', params: idParams, querystring: { type: 'object', required: ['stage'], additionalProperties: false, properties: { stage: stageId, sampleType, ...filterProps } } } },
     async (req, reply) => {
-      const tree = await loadTree(ctx, req.params.id);
-      return cached(ctx, req, reply, tree, () => svc.top(tree, req.query.stage, req.query.sampleType, filters(req.query)));
+      return cached(ctx, req, reply, req.params.id, (tree) => svc.top(tree, req.query.stage, req.query.sampleType, filters(req.query)));
     },
   );
 
@@ -102,8 +104,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     '/api/comparisons/:id/trajectory',
     { schema: { summary: "The top functions' flat/cum at every stage", params: idParams, querystring: { type: 'object', additionalProperties: false, properties: { sampleType, n: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } } },
     async (req, reply) => {
-      const tree = await loadTree(ctx, req.params.id);
-      return cached(ctx, req, reply, tree, () => svc.trajectory(tree, req.query.sampleType, req.query.n));
+      return cached(ctx, req, reply, req.params.id, (tree) => svc.trajectory(tree, req.query.sampleType, req.query.n));
     },
   );
 
@@ -111,22 +112,19 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     '/api/comparisons/:id/sandwich',
     { schema: { summary: 'Callers and callees of one function', params: idParams, querystring: { type: 'object', required: ['stage', 'fn'], additionalProperties: false, properties: { stage: stageId, sampleType, fn: { type: 'string', minLength: 1, maxLength: 100000 }, ...filterProps } } } },
     async (req, reply) => {
-      const tree = await loadTree(ctx, req.params.id);
-      return cached(ctx, req, reply, tree, () => svc.sandwich(tree, req.query.stage, req.query.sampleType, req.query.fn, filters(req.query)));
+      return cached(ctx, req, reply, req.params.id, (tree) => svc.sandwich(tree, req.query.stage, req.query.sampleType, req.query.fn, filters(req.query)));
     },
   );
 
   app.get<{ Params: { id: string } }>('/api/comparisons/:id/timeline', { schema: { summary: 'Per-second timelines and latency distributions of every load test, per stage', params: idParams } }, async (req, reply) => {
-    const tree = await loadTree(ctx, req.params.id);
-    return cached(ctx, req, reply, tree, () => svc.timeline(tree));
+    return cached(ctx, req, reply, req.params.id, (tree) => svc.timeline(tree));
   });
 
   app.get<{ Params: { id: string }; Querystring: { stage: string; sampleType?: string } & Filters }>(
     '/api/comparisons/:id/folded',
     { schema: { summary: 'Folded stacks (Brendan Gregg format) of one stage', params: idParams, querystring: { type: 'object', required: ['stage'], additionalProperties: false, properties: { stage: stageId, sampleType, ...filterProps } } } },
     async (req, reply) => {
-      const tree = await loadTree(ctx, req.params.id);
-      return cached(ctx, req, reply, tree, () => svc.folded(tree, req.query.stage, req.query.sampleType, filters(req.query)), 'text/plain; charset=utf-8');
+      return cached(ctx, req, reply, req.params.id, (tree) => svc.folded(tree, req.query.stage, req.query.sampleType, filters(req.query)), 'text/plain; charset=utf-8');
     },
   );
 
@@ -134,14 +132,12 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     '/api/comparisons/:id/benchmarks',
     { schema: { summary: 'benchstat-style comparison of the go test -bench outputs of two stages', params: idParams, querystring: { type: 'object', required: ['base', 'target'], additionalProperties: false, properties: { base: stageId, target: stageId } } } },
     async (req, reply) => {
-      const tree = await loadTree(ctx, req.params.id);
-      return cached(ctx, req, reply, tree, () => svc.benchmarks(tree, req.query.base, req.query.target));
+      return cached(ctx, req, reply, req.params.id, (tree) => svc.benchmarks(tree, req.query.base, req.query.target));
     },
   );
 
   app.get<{ Params: { id: string } }>('/api/comparisons/:id/gc', { schema: { summary: 'GC traces per stage: cycles and pause summaries', params: idParams } }, async (req, reply) => {
-    const tree = await loadTree(ctx, req.params.id);
-    return cached(ctx, req, reply, tree, () => svc.gc(tree));
+    return cached(ctx, req, reply, req.params.id, (tree) => svc.gc(tree));
   });
 
 }
