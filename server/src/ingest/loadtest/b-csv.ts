@@ -122,6 +122,7 @@ export class CsvRow {
 
   /** True when the record has a field i (for a quote-free record, its span is then in start/end). */
   has(i: number): boolean {
+    if (i < 0) return false;
     if (this.fields !== null) return i < this.fields.length;
     if (i >= this.n && !this.complete) this.split(i);
     return i < this.n;
@@ -182,7 +183,8 @@ export class CsvRow {
 
   /** True when field i is all ASCII digits (at least one). */
   isDigits(i: number): boolean {
-    if (this.fields !== null || !this.has(i)) return false;
+    if (this.fields !== null) return i < this.fields.length && /^\d+$/.test(this.fields[i]!);
+    if (!this.has(i)) return false;
     const b = this.buf;
     const e = this.end[i]!;
     let p = this.start[i]!;
@@ -200,6 +202,25 @@ export class CsvRow {
     const b = this.buf;
     for (let j = 0; j < k.length; j++) if (b[s + j] !== k[j]) return false;
     return true;
+  }
+
+  /**
+   * For a quote-free record: true when field i holds exactly the bytes `k` (used to skip decoding a
+   * field that repeats from row to row). Always false for a record parsed from quotes.
+   */
+  sameBytes(i: number, k: Uint8Array | null): boolean {
+    if (k === null || this.fields !== null || !this.has(i)) return false;
+    const s = this.start[i]!;
+    if (this.end[i]! - s !== k.length) return false;
+    const b = this.buf;
+    for (let j = 0; j < k.length; j++) if (b[s + j] !== k[j]) return false;
+    return true;
+  }
+
+  /** A copy of field i's bytes (quote-free records), or null. */
+  copyBytes(i: number): Uint8Array | null {
+    if (this.fields !== null || !this.has(i)) return null;
+    return Uint8Array.prototype.slice.call(this.buf, this.start[i]!, this.end[i]!);
   }
 
   /** All fields as strings (for a header line, or an error message). */

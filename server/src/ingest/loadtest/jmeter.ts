@@ -15,9 +15,9 @@ import type { LoadTestMeta, LoadTestRun } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { lineBatches, type ByteSource } from '../source.ts';
-import { csvRecordBatches } from './b-csv.ts';
+import { asciiBytes, type CsvRow, forEachCsvRow } from './b-csv.ts';
 import {
-  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, curve, headText, isObj, latencyFromSorted, legacyPercentile,
+  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimelineSorted, curve, headText, isObj, latencyFromSorted, legacyPercentile,
   meanOf, num, parseJson, readText, run, summary,
 } from './b-util.ts';
 import type { LoadTestImporter } from './types.ts';
@@ -75,12 +75,14 @@ class JtlSamples {
     if (this.n === 0) throw new IngestError('no-run', 'the JTL file holds no samples');
     const spanMs = this.maxEnd - this.minStart;
     const secs = spanMs > 0 ? spanMs / 1000 : null;
-    const sorted = Float64Array.from(this.elapsed.view()).sort();
-    const latency = latencyFromSorted(sorted, legacyPercentile, meanOf(sorted));
     const startSec = new Float64Array(this.n);
     const sv = this.starts.view();
     for (let i = 0; i < this.n; i++) startSec[i] = (sv[i]! - this.minStart) / 1000;
-    const timeline = buildTimeline({ startSec, latencyMs: this.elapsed.view(), outcome: this.outcome.view(), pct: legacyPercentile });
+    const tl = buildTimelineSorted({ startSec, latencyMs: this.elapsed.view(), outcome: this.outcome.view(), pct: legacyPercentile });
+    const timeline = tl.timeline;
+    // the timeline's by-product is every elapsed time in ascending order (none is NaN)
+    const sorted = tl.sorted.length === this.n ? tl.sorted : Float64Array.from(this.elapsed.view()).sort();
+    const latency = latencyFromSorted(sorted, legacyPercentile, meanOf(sorted));
     const meta: LoadTestMeta = {
       tool: 'jmeter',
       targetUrl: this.url,
@@ -116,37 +118,76 @@ function parseTimestamp(v: string, line: number): number {
   return t;
 }
 
+/** Number(text) of a field that is all digits (as JMeter writes times), read in place when short. */
+function digitsValue(row: CsvRow, i: number): number {
+  const v = row.decimal(i);
+  return v === v ? v : Number(row.text(i));
+}
+
+/**
+ * JTL CSV rows are read through `forEachCsvRow`: fields stay bytes, and only what a figure needs
+ * is decoded (the URL once, the label when it changes, the response code of a failed sample).
+ * A column the header does not name has index -1 and reads as missing, as with string rows.
+ */
 async function parseJtlCsv(src: ByteSource): Promise<LoadTestRun> {
   const acc = new JtlSamples();
   let idx: Map<string, number> | null = null;
-  for await (const batch of csvRecordBatches(src)) for (const rec of batch) {
-    const f = rec.fields;
+  let cTs = -1;
+  let cEl = -1;
+  let cSuccess = -1;
+  let cUrl = -1;
+  let cCode = -1;
+  let cBytes = -1;
+  let cLabel = -1;
+  let lastLabel: Uint8Array | null = null;
+  await forEachCsvRow(src, (row) => {
     if (!idx) {
+      const f = row.all();
       if (f.includes('timeStamp') && f.includes('elapsed')) {
         idx = new Map(f.map((n, i) => [n, i]));
-        continue;
+        cTs = idx.get('timeStamp') ?? -1;
+        cEl = idx.get('elapsed') ?? -1;
+        cSuccess = idx.get('success') ?? -1;
+        cUrl = idx.get('URL') ?? -1;
+        cCode = idx.get('responseCode') ?? -1;
+        cBytes = idx.get('bytes') ?? -1;
+        cLabel = idx.get('label') ?? -1;
+        return;
       }
       idx = new Map(DEFAULT_COLUMNS.map((n, i) => [n, i]));
+      [cTs, cEl, cSuccess, cUrl, cCode, cBytes, cLabel] = [0, 1, 7, 13, 3, 9, 2];
     }
-    const get = (name: string): string | undefined => {
-      const i = idx!.get(name);
-      return i === undefined ? undefined : f[i];
-    };
-    const ts = get('timeStamp');
-    const el = get('elapsed');
-    if (ts === undefined || el === undefined || !/^\d+$/.test(el)) {
-      throw new IngestError('malformed', 'not a JMeter JTL CSV sample (timeStamp and elapsed expected)', rec.line);
+    if (!row.has(cTs) || !row.has(cEl) || !row.isDigits(cEl)) {
+      throw new IngestError('malformed', 'not a JMeter JTL CSV sample (timeStamp and elapsed expected)', row.line);
     }
-    const success = get('success');
-    if (success !== undefined && success !== 'true' && success !== 'false') {
-      throw new IngestError('malformed', `JTL sample with success="${success}"`, rec.line);
+    let success = true;
+    if (row.has(cSuccess)) {
+      if (row.equals(cSuccess, FALSE, 'false')) success = false;
+      else if (!row.equals(cSuccess, TRUE, 'true')) throw new IngestError('malformed', `JTL sample with success="${row.text(cSuccess)}"`, row.line);
     }
-    if (acc.url === null) acc.url = get('URL') || null;
-    acc.add(parseTimestamp(ts, rec.line), Number(el), success !== 'false', get('responseCode') ?? '', num(get('bytes')), get('label') ?? null);
-  }
+    if (acc.url === null && row.has(cUrl) && !row.isEmpty(cUrl)) acc.url = row.text(cUrl)!;
+    const tsMs = row.isDigits(cTs) ? digitsValue(row, cTs) : parseTimestamp(row.text(cTs)!, row.line);
+    // the response code matters only for a failed sample
+    const code = success || !row.has(cCode) ? '' : row.text(cCode)!;
+    let bytes: number | null = null;
+    if (row.has(cBytes)) {
+      bytes = row.decimal(cBytes);
+      if (bytes !== bytes) bytes = num(row.text(cBytes));
+    }
+    // the label is kept in a set: decode it only when it differs from the previous row's
+    let label: string | null = null;
+    if (row.has(cLabel) && !row.sameBytes(cLabel, lastLabel)) {
+      label = row.text(cLabel)!;
+      lastLabel = row.copyBytes(cLabel);
+    }
+    acc.add(tsMs, digitsValue(row, cEl), success, code, bytes, label);
+  });
   if (!idx) throw new IngestError('empty', 'the file is empty');
   return acc.finish('CSV');
 }
+
+const TRUE = asciiBytes('true');
+const FALSE = asciiBytes('false');
 
 function attrs(tag: string): Map<string, string> {
   const m = new Map<string, string>();
