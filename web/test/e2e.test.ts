@@ -1,12 +1,13 @@
 // End-to-end: real Chromium (Debian's /usr/bin/chromium via playwright-core) against the real server
 // with real files. Screenshots go to test-artifacts/ (gitignored).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Comparison } from '../src/lib/api-types.ts';
 import { formatMs, formatRps } from '../src/lib/format.ts';
+import { stageTableCsv, stageTableMarkdown } from '../src/lib/stage-table-export.ts';
 import { ARTIFACTS, REPO, ensureWebBuilt, launchBrowser, startServer, type RunningServer } from './harness.ts';
 
 const SAMPLES = '/work/shared/samples';
@@ -66,13 +67,25 @@ async function createComparison(page: Page, title: string) {
   await page.getByRole('heading', { name: title }).waitFor();
 }
 
-async function addStageWithFiles(page: Page, name: string, note: string, files: string[]) {
+async function addStageWithFiles(page: Page, name: string, note: string, files: string[], via: 'picker' | 'drop' = 'picker') {
   await page.getByLabel('New stage name').fill(name);
   await page.getByLabel('New stage key action').fill(note);
   await page.getByRole('button', { name: 'Add stage' }).click();
   const card = page.getByRole('region', { name: `Stage ${name}` });
   await card.waitFor();
-  await card.getByLabel(`Add files to stage ${name}`).setInputFiles(files);
+  if (via === 'picker') {
+    await card.getByLabel(`Add files to stage ${name}`).setInputFiles(files);
+  } else {
+    // A real drop event carrying File objects, as a drag from the desktop delivers them.
+    const payload = files.map((f) => ({ name: basename(f), b64: readFileSync(f).toString('base64') }));
+    const dataTransfer = await page.evaluateHandle((items) => {
+      const dt = new DataTransfer();
+      for (const it of items) dt.items.add(new File([Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0))], it.name));
+      return dt;
+    }, payload);
+    await card.locator('.dropzone').dispatchEvent('dragover', { dataTransfer });
+    await card.locator('.dropzone').dispatchEvent('drop', { dataTransfer });
+  }
   await expect
     .poll(async () => card.locator('.upload-uploading').count(), { timeout: 60_000 })
     .toBe(0);
@@ -101,8 +114,8 @@ describe('dashboard end to end', () => {
     const stages = pickStages();
 
     await createComparison(page, 'E2E: JSON service story');
-    for (const s of stages) {
-      const card = await addStageWithFiles(page, s.name, s.note, [s.wrk, s.cpu]);
+    for (const [i, s] of stages.entries()) {
+      const card = await addStageWithFiles(page, s.name, s.note, [s.wrk, s.cpu], i === 2 ? 'drop' : 'picker');
       await expect.poll(() => card.locator('.upload-done').count()).toBe(2);
       // The per-file result names the detected format.
       await card.locator('.upload-done .badge').first().waitFor({ state: 'visible' });
@@ -137,6 +150,12 @@ describe('dashboard end to end', () => {
     await expect.poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 }).toMatch(/QPS ×/);
     await expect.poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 }).not.toMatch(/computing/);
 
+    // Exports: Markdown to the clipboard, CSV as a download, both equal to the lib's rendering of the API rows.
+    await page.getByRole('button', { name: 'Copy Markdown' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stageTableMarkdown(api.stageTable));
+    const [csvDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    expect(readFileSync((await csvDownload.path())!, 'utf8')).toBe(stageTableCsv(api.stageTable));
+
     // Both flamegraphs are drawn, side by side.
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
     await shot(page, '02-comparison-flamegraphs');
@@ -148,6 +167,15 @@ describe('dashboard end to end', () => {
       .poll(async () => page.locator('.flame-graph rect[fill="#e600e6"]').count(), { timeout: 10_000 })
       .toBeGreaterThan(1);
     await page.getByLabel('Search').fill('');
+    // A flamegraph exports as a standalone SVG: labels become <text>, no HTML inside.
+    const [svgDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: /Download flamegraph-.* as SVG/ }).first().click(),
+    ]);
+    const svgText = readFileSync((await svgDownload.path())!, 'utf8');
+    expect(svgText.startsWith('<svg')).toBe(true);
+    expect(svgText).toContain('<text');
+    expect(svgText).not.toContain('foreignObject');
 
     // Diff tab, then click the top hot path.
     await page.getByRole('tab', { name: 'Diff' }).click();
@@ -196,6 +224,10 @@ describe('dashboard end to end', () => {
     await page2.getByRole('tab', { name: 'Load tests' }).click();
     await page2.getByRole('img', { name: /Latency by percentile/ }).waitFor({ timeout: 30_000 });
     await shot(page2, '06-load-tests');
+    // Esc resets the zoom (and drops the focused function from the address).
+    await page2.locator('body').press('Escape');
+    await expect.poll(() => new URL(page2.url()).searchParams.get('fn')).toBe(null);
+    await page2.getByRole('button', { name: 'Reset zoom' }).waitFor();
     await page2.getByRole('button', { name: 'Dark theme' }).click();
     await page2.getByRole('tab', { name: 'Flamegraphs' }).click();
     await expect.poll(async () => page2.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);

@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import type { DiffRow } from '../lib/api-types.ts';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
 
@@ -13,8 +14,12 @@ export function HotPathTable(props: {
   onSelect: (name: string) => void;
   limit?: number;
 }) {
-  const { rows, unit, baseName, targetName, selected, onSelect, limit = 60 } = props;
-  const shown = rows.slice(0, limit);
+  const { rows, unit, baseName, targetName, selected, onSelect } = props;
+  const [limit, setLimit] = useState(props.limit ?? 25);
+  // Keep the selected function visible even when it ranks below the cut.
+  const cut = rows.slice(0, limit);
+  const selectedRow = rows.findIndex((r) => r.name === selected);
+  const shown = selectedRow >= limit ? [...cut, rows[selectedRow] as DiffRow] : cut;
   const share = (v: number, total: number) => (unit === 'fraction' || total === 0 ? '' : formatShare(v / total));
   return (
     <div className="table-scroll">
@@ -35,14 +40,14 @@ export function HotPathTable(props: {
           </tr>
         </thead>
         <tbody>
-          {shown.map((r, i) => (
+          {shown.map((r) => (
             <tr
               key={r.name}
               className={r.name === selected ? 'selected' : undefined}
               aria-selected={r.name === selected}
               onClick={() => onSelect(r.name)}
             >
-              <td className="num muted">{i + 1}</td>
+              <td className="num muted">{rows.indexOf(r) + 1}</td>
               <td className="fn">
                 <button type="button" className="link-button fn-name" title={r.name} onClick={(e) => {
                   e.stopPropagation();
@@ -77,7 +82,10 @@ export function HotPathTable(props: {
       </table>
       {rows.length > limit && (
         <p className="muted small">
-          Showing the top {limit} of {rows.length} functions.
+          Showing the top {limit} of {rows.length} functions.{' '}
+          <button type="button" className="link-button" onClick={() => setLimit(limit + 100)}>
+            Show 100 more
+          </button>
         </p>
       )}
     </div>

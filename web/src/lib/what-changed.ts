@@ -73,6 +73,6 @@ export function whatChanged(row: StageRow, diff: DiffResponse | null): string {
     if (lat[1] !== null) parts.push(`${lat[0]} ${formatMs(lat[1] as number)}`);
   }
   if (row.errors) parts.push(`${formatInt(row.errors)} errors`);
-  if (parts.length === 0) return prev ? 'No comparable figures for this stage yet.' : 'Baseline.';
+  if (parts.length === 0) return prev ? 'No figures to compare with the previous stage.' : 'Baseline.';
   return parts.join('; ');
 }
