@@ -51,7 +51,12 @@ class Bytes {
   append(src: Uint8Array, start: number, end: number): void {
     const len = end - start;
     this.ensure(len);
-    this.a.set(src.subarray(start, end), this.n);
+    // Keys are short: a plain loop beats creating a subarray view for set().
+    if (len < 256) {
+      const a = this.a;
+      let n = this.n;
+      for (let i = start; i < end; i++) a[n++] = src[i]!;
+    } else this.a.set(src.subarray(start, end), this.n);
     this.n += len;
   }
   /** Appends a length as 4 little-endian bytes (a separator that cannot be confused with data). */
@@ -130,11 +135,18 @@ class ByteInterner {
     return id;
   }
 
-  /** The bytes of key `id`: [buffer, start, end). */
-  key(id: number): [Uint8Array, number, number] {
+  /** The buffer holding key `id` (see keyStart / keyLength). */
+  keyBuffer(id: number): Uint8Array {
+    return this.offs[id]! >= 0 ? this.base : this.pool.a;
+  }
+
+  keyStart(id: number): number {
     const o = this.offs[id]!;
-    const len = this.lens.a[id]!;
-    return o >= 0 ? [this.base, o, o + len] : [this.pool.a, -o - 1, -o - 1 + len];
+    return o >= 0 ? o : -o - 1;
+  }
+
+  keyLength(id: number): number {
+    return this.lens.a[id]!;
   }
 
   private equals(id: number, src: Uint8Array, start: number, len: number): boolean {
@@ -272,7 +284,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
       }
       case 2: {
         expectLen(wt, 'sample');
-        w.span();
+        w.pos = w.enter();
         if (++numSamples > limits.maxSamples) {
           throw new IngestError('too-large', `profile has more than ${limits.maxSamples} samples`);
         }
@@ -419,19 +431,20 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   // frame. A frame whose function has no name is named after its mapping's file, as pprof does.
   const frames: Frame[] = [];
   const locFrameStart = new Uint32Array(numLocations + 1);
-  const locFunctionNames: string[][] = [];
+  // Per location, its lines' function names: only drop_frames needs them.
+  const locFunctionNames: string[][] | null = dropFrames !== 0 ? [] : null;
   for (let li = 0; li < numLocations; li++) {
     locFrameStart[li] = frames.length;
     let mappingName: string | null = null;
     const mi = locMapping[li] !== 0 ? mappingIndex.get(locMapping[li]!) : -1;
     if (mi >= 0) mappingName = str(mappingFile[mi]!, 'mapping.filename');
     const fallback = mappingName ? `[${basename(mappingName)}]` : '<unknown>';
-    const fnNames: string[] = [];
+    const fnNames: string[] | null = locFunctionNames ? [] : null;
     const from = locLineStart[li]!;
     const to = locLineStart[li + 1]!;
     if (from === to) {
       frames.push({ name: fallback, file: '', line: 0 });
-      fnNames.push('');
+      fnNames?.push('');
     }
     for (let i = from; i < to; i++) {
       const fid = lineFn[i]!;
@@ -439,15 +452,15 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
       if (fi < 0) malformed(`location id ${locIds[li]} has a line with a missing function (id ${fid})`);
       const name = str(fnName[fi]!, 'function.name');
       frames.push({ name: name === '' ? fallback : name, file: str(fnFile[fi]!, 'function.filename'), line: lineNo[i]! });
-      fnNames.push(name);
+      fnNames?.push(name);
     }
-    locFunctionNames.push(fnNames);
+    if (fnNames) locFunctionNames!.push(fnNames);
   }
   locFrameStart[numLocations] = frames.length;
 
   // drop_frames / keep_frames: pprof prunes each location at the outermost matching line and cuts
   // every sample's stack beneath the outermost pruned location (see applyPrune).
-  const prune = dropFrames !== 0 ? buildPrune(str(dropFrames, 'drop_frames'), keepFrames !== 0 ? str(keepFrames, 'keep_frames') : '', locFunctionNames, locFrameStart) : null;
+  const prune = dropFrames !== 0 ? buildPrune(str(dropFrames, 'drop_frames'), keepFrames !== 0 ? str(keepFrames, 'keep_frames') : '', locFunctionNames!, locFrameStart) : null;
 
   // Pass 2: samples.
   const numTypes = sampleTypes.length;
@@ -474,8 +487,9 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
       w.skip(tag & 7);
       continue;
     }
-    const [ss, se] = w.span();
-    sw.reset(buf, ss, se);
+    const se = w.enter();
+    sw.reset(buf, w.pos, se);
+    w.pos = se;
     let keyStart = -1;
     let keyEnd = -1;
     let scratchKey = false;
@@ -488,8 +502,11 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
       if (field === 1) {
         let a: number;
         let b: number;
-        if (wt === 2) [a, b] = sw.span();
-        else if (wt === 0) {
+        if (wt === 2) {
+          b = sw.enter();
+          a = sw.pos;
+          sw.pos = b;
+        } else if (wt === 0) {
           a = sw.pos;
           sw.id();
           b = sw.pos;
@@ -507,16 +524,18 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
         }
       } else if (field === 2) {
         if (wt === 2) {
-          const [a, b] = sw.span();
-          vw.reset(buf, a, b);
+          const b = sw.enter();
+          vw.reset(buf, sw.pos, b);
+          sw.pos = b;
           while (!vw.done) nvalues = storeValue(vw, values, absSums, s, nvalues);
         } else if (wt === 0) nvalues = storeValue(sw, values, absSums, s, nvalues);
         else sw.fail(`sample.value has wire type ${wt}`);
       } else if (field === 3) {
         if (wt !== 2) sw.fail(`sample.label has wire type ${wt}`);
-        const [a, b] = sw.span();
-        labelSpans.push(a);
+        const b = sw.enter();
+        labelSpans.push(sw.pos);
         labelSpans.push(b);
+        sw.pos = b;
       } else sw.skip(wt);
     }
     if (nvalues !== numTypes) {
@@ -548,9 +567,12 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   const stackOffsets = new Uint32Array(numStacks + 1);
   const locScratch = new U32(256);
   const kw = new Wire(buf, 0, 0);
-  const stackLocations = (st: number): [number, number] => {
-    const [kb, ks, ke] = stacks.key(st);
-    kw.reset(kb, ks, ke);
+  // Fills locScratch with stack st's location indices; sets [from, to) to the part pruning keeps.
+  let from = 0;
+  let to = 0;
+  const stackLocations = (st: number): void => {
+    const ks = stacks.keyStart(st);
+    kw.reset(stacks.keyBuffer(st), ks, ks + stacks.keyLength(st));
     locScratch.n = 0;
     while (!kw.done) {
       const id = kw.id();
@@ -558,11 +580,13 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
       if (li < 0) malformed(`sample ${sampleStack.indexOf(st)} refers to location id ${id}, which does not exist`);
       locScratch.push(li);
     }
-    return prune ? applyPrune(prune, locScratch.a, locScratch.n) : [0, locScratch.n];
+    from = 0;
+    to = locScratch.n;
+    if (prune) [from, to] = applyPrune(prune, locScratch.a, to);
   };
   let stored = 0;
   for (let st = 0; st < numStacks; st++) {
-    const [from, to] = stackLocations(st);
+    stackLocations(st);
     let depth = 0;
     for (let i = from; i < to; i++) {
       const li = locScratch.a[i]!;
@@ -576,7 +600,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   const stackFrames = new Uint32Array(stored);
   let k = 0;
   for (let st = 0; st < numStacks; st++) {
-    const [from, to] = stackLocations(st);
+    stackLocations(st);
     for (let i = from; i < to; i++) {
       const li = locScratch.a[i]!;
       const fe = locFrameStart[li + 1]!;

@@ -101,6 +101,17 @@ export class Wire {
     return this.hi < 0x200000 ? this.hi * 4294967296 + this.lo : `${this.hi}:${this.lo}`;
   }
 
+  /**
+   * Reads a length prefix and returns the payload's end, leaving `pos` at its start: span() without
+   * allocating a tuple, for loops that run once per sample.
+   */
+  enter(): number {
+    const len = this.u32();
+    const end = this.pos + len;
+    if (end > this.end) this.fail(`length ${len} runs past the end of its message`);
+    return end;
+  }
+
   /** Reads a length prefix and returns [start, end) of the payload, checked against the buffer. */
   span(): [number, number] {
     const len = this.u32();
