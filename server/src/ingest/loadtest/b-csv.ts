@@ -1,6 +1,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { IngestError } from '../errors.ts';
 import { lineBatches, lineSpans, type ByteSource } from '../source.ts';
+import { SpanText } from './b-util.ts';
 
 /** One CSV record and the 1-based line it starts on. */
 export interface CsvRecord {
@@ -281,6 +282,15 @@ export async function forEachCsvRow(src: ByteSource, fn: (row: CsvRow) => void):
   }
   if (pending !== null) {
     throw new IngestError('malformed', 'a quoted CSV field is never closed', pendingStart);
+  }
+}
+
+/** `row.text(i)` through a `SpanText`: a field that repeats from row to row is decoded once. */
+export class FieldText {
+  private cache = new SpanText();
+  get(row: CsvRow, i: number): string | undefined {
+    if (row.fields !== null || !row.has(i)) return row.text(i);
+    return this.cache.get(row.buf, row.start[i]!, row.end[i]!);
   }
 }
 

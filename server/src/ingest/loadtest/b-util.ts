@@ -49,6 +49,35 @@ export class GrowableU8 {
   }
 }
 
+/**
+ * Decodes byte spans to strings, remembering the last one: a field that repeats from row to row
+ * (a status "200", a scenario, a URL) is then compared byte by byte instead of decoded again.
+ */
+export class SpanText {
+  private bytes = new Uint8Array(64);
+  private len = -1;
+  private text = '';
+  get(b: Buffer, s: number, e: number): string {
+    const n = e - s;
+    if (n === this.len) {
+      const k = this.bytes;
+      let same = true;
+      for (let j = 0; j < n; j++) {
+        if (b[s + j] !== k[j]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.text;
+    }
+    this.text = b.toString('utf8', s, e);
+    if (n > this.bytes.length) this.bytes = new Uint8Array(n * 2);
+    this.bytes.set(b.subarray(s, e));
+    this.len = n;
+    return this.text;
+  }
+}
+
 /** Request outcome classes kept per request. */
 export const OK = 0;
 export const TRANSPORT = 1;

@@ -14,11 +14,11 @@
 import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import { lineBatches, type ByteSource } from '../source.ts';
-import { csvRecordBatches } from './b-csv.ts';
+import { lineSpans, type ByteSource } from '../source.ts';
+import { FieldText, forEachCsvRow } from './b-csv.ts';
 import {
   GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, curve, headText, isObj, k6Percentile, latencyFromSorted,
-  meanOf, num, parseJson, parseRfc3339, readText, run, summary,
+  meanOf, num, parseJson, parseRfc3339, parseRfc3339Bytes, readText, rfc3339, run, summary, SpanText,
 } from './b-util.ts';
 import type { LoadTestImporter } from './types.ts';
 
@@ -48,6 +48,11 @@ class K6Points {
   private scenarios = new Set<string>();
   private dataReceived = 0;
   private dataSeen = false;
+
+  /** True once a target URL is known (later ones are ignored, so callers need not decode them). */
+  hasUrl(): boolean {
+    return this.url !== null;
+  }
 
   rel(sec: number, ns: number): number {
     if (Number.isNaN(this.baseSec)) this.baseSec = sec;
@@ -170,62 +175,220 @@ class K6Points {
 
 const WANTED = new Set(['http_reqs', 'http_req_duration', 'http_req_failed', 'iteration_duration', 'data_received']);
 
-async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
-  const acc = new K6Points();
-  let lineNo = 0;
-  let sawK6 = false;
-  for await (const batch of lineBatches(src)) for (const line of batch) {
-    lineNo++;
-    if (line.length === 0) continue;
-    // k6 writes {"metric":"NAME","type":"Point",...}; points of metrics we do not use are skipped
-    // without a full JSON.parse (they are most of a big file), but must still look like JSON objects
-    if (line.startsWith('{"metric":"')) {
-      const end = line.indexOf('"', 11);
-      const name = line.slice(11, end);
-      if (!WANTED.has(name)) {
-        if (line.charCodeAt(line.length - 1) !== 125) throw new IngestError('malformed', 'cut or broken k6 JSON line', lineNo);
-        sawK6 = true;
+const lit = (t: string): Uint8Array => Buffer.from(t, 'latin1');
+const K_METRIC = lit('{"metric":"');
+const K_POINT = lit('","type":"Point","data":{"time":"');
+const K_VALUE = lit('","value":');
+const K_TAGS = lit(',"tags":{');
+const K_STATUS = lit('status');
+const K_SCENARIO = lit('scenario');
+const K_URL = lit('url');
+
+function hasAt(b: Uint8Array, p: number, end: number, k: Uint8Array): boolean {
+  const n = k.length;
+  if (p + n > end) return false;
+  for (let i = 0; i < n; i++) if (b[p + i] !== k[i]) return false;
+  return true;
+}
+
+function sameAs(b: Uint8Array, s: number, e: number, k: Uint8Array): boolean {
+  return e - s === k.length && hasAt(b, s, e, k);
+}
+
+/** End of a JSON string body starting at p: the closing quote, or -1 for an escape, a control byte or no end. */
+function stringEnd(b: Uint8Array, p: number, e: number): number {
+  for (; p < e; p++) {
+    const c = b[p]!;
+    if (c === 34) return p;
+    if (c === 92 || c < 32) return -1;
+  }
+  return -1;
+}
+
+/** What the fast path read from one point line (spans are -1 when a tag is absent). */
+const pt = { tsFrom: 0, tsTo: 0, value: 0, statusFrom: -1, statusTo: -1, scenarioFrom: -1, scenarioTo: -1, urlFrom: -1, urlTo: -1 };
+
+/**
+ * Reads a point line of a wanted metric in place, for the exact shape k6's JSON output writes:
+ * {"metric":"NAME","type":"Point","data":{"time":"…","value":N,"tags":{"k":"v",…}}}
+ * with string tags (Go sorts the keys; order does not matter here). A JSON.parse of each of these
+ * lines — about a third of a k6 file — would alone cost most of a million-row budget. The path only
+ * accepts what it can read exactly as JSON.parse would: strings without escapes or control
+ * characters, a plain decimal value of at most 15 digits, nothing after the closing braces.
+ * Anything else returns false and the line goes through JSON.parse as before.
+ * `nameEnd` is the position of the quote closing the metric name.
+ */
+function fastK6Point(b: Uint8Array, nameEnd: number, e: number): boolean {
+  let p = nameEnd;
+  if (!hasAt(b, p, e, K_POINT)) return false;
+  p += K_POINT.length;
+  const tsTo = stringEnd(b, p, e);
+  if (tsTo < 0) return false;
+  pt.tsFrom = p;
+  pt.tsTo = tsTo;
+  p = tsTo;
+  if (!hasAt(b, p, e, K_VALUE)) return false;
+  p += K_VALUE.length;
+  // plain JSON decimal: no sign, no exponent, no leading zero before another digit
+  let m = 0;
+  let digits = 0;
+  let scale = 1;
+  if (b[p] === 48 && b[p + 1]! >= 48 && b[p + 1]! <= 57) return false;
+  while (p < e && b[p]! >= 48 && b[p]! <= 57) {
+    m = m * 10 + (b[p]! - 48);
+    digits++;
+    p++;
+  }
+  if (digits === 0) return false;
+  if (b[p] === 46) {
+    p++;
+    const fracStart = p;
+    while (p < e && b[p]! >= 48 && b[p]! <= 57) {
+      m = m * 10 + (b[p]! - 48);
+      scale *= 10;
+      digits++;
+      p++;
+    }
+    if (p === fracStart) return false;
+  }
+  if (digits > 15) return false;
+  pt.value = scale === 1 ? m : m / scale;
+  if (!hasAt(b, p, e, K_TAGS)) return false;
+  p += K_TAGS.length;
+  pt.statusFrom = pt.scenarioFrom = pt.urlFrom = -1;
+  if (b[p] === 125) p++;
+  else {
+    for (;;) {
+      if (b[p] !== 34) return false;
+      const kFrom = p + 1;
+      const kTo = stringEnd(b, kFrom, e);
+      if (kTo < 0 || b[kTo + 1] !== 58 || b[kTo + 2] !== 34) return false;
+      const vFrom = kTo + 3;
+      const vTo = stringEnd(b, vFrom, e);
+      if (vTo < 0) return false;
+      if (sameAs(b, kFrom, kTo, K_STATUS)) {
+        pt.statusFrom = vFrom;
+        pt.statusTo = vTo;
+      } else if (sameAs(b, kFrom, kTo, K_SCENARIO)) {
+        pt.scenarioFrom = vFrom;
+        pt.scenarioTo = vTo;
+      } else if (sameAs(b, kFrom, kTo, K_URL)) {
+        pt.urlFrom = vFrom;
+        pt.urlTo = vTo;
+      }
+      p = vTo + 1;
+      if (b[p] === 44) {
+        p++;
         continue;
       }
+      if (b[p] === 125) {
+        p++;
+        break;
+      }
+      return false;
     }
-    let o: unknown;
-    try {
-      o = JSON.parse(line);
-    } catch {
-      throw new IngestError('malformed', 'not a k6 JSON output line (invalid JSON)', lineNo);
-    }
-    if (!isObj(o) || typeof o.type !== 'string') throw new IngestError('malformed', 'not a k6 JSON output line', lineNo);
-    sawK6 = true;
-    if (o.type !== 'Point') continue;
-    const metric = o.metric;
-    const data = o.data;
-    if (typeof metric !== 'string' || !isObj(data) || typeof data.time !== 'string') {
-      throw new IngestError('malformed', 'k6 Point without metric, time or data', lineNo);
-    }
-    if (!WANTED.has(metric)) continue;
-    const value = num(data.value);
-    const ts = parseRfc3339(data.time);
-    if (value === null || !ts) throw new IngestError('malformed', 'k6 Point with a bad time or value', lineNo);
-    const t = acc.rel(ts[0], ts[1]);
-    const tags = isObj(data.tags) ? data.tags : {};
-    const status = typeof tags.status === 'string' ? tags.status : undefined;
-    acc.scenario(typeof tags.scenario === 'string' ? tags.scenario : undefined);
-    switch (metric) {
-      case 'http_reqs':
-        acc.httpReqs(t, value, status, typeof tags.url === 'string' ? tags.url : undefined);
-        break;
-      case 'http_req_duration':
-        acc.duration(t, value, status);
-        break;
-      case 'http_req_failed':
-        acc.failedPoint(value);
-        break;
-      case 'iteration_duration':
-        acc.iteration(t, value);
-        break;
-      case 'data_received':
-        acc.data(value);
-        break;
+  }
+  return p + 2 === e && b[p] === 125 && b[p + 1] === 125;
+}
+
+/**
+ * k6 JSON lines, read as bytes (`lineSpans`): points of metrics we do not use are recognised by
+ * their name bytes and skipped, points we use are read in place (`fastK6Point`), and only other
+ * lines (metric definitions, unusual shapes) are decoded and given to JSON.parse.
+ */
+async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
+  const acc = new K6Points();
+  let sawK6 = false;
+  const statusText = new SpanText();
+  const scenarioText = new SpanText();
+  const urlText = new SpanText();
+  for await (const batch of lineSpans(src)) {
+    const buf = batch.buf;
+    for (let k = 0; k < batch.count; k++) {
+      const ls = batch.start[k]!;
+      const le = batch.end[k]!;
+      const lineNo = batch.firstLine + k;
+      if (le === ls) continue;
+      // k6 writes {"metric":"NAME","type":"Point",...}; points of metrics we do not use are skipped
+      // without a full JSON.parse (they are most of a big file), but must still look like JSON objects
+      if (hasAt(buf, ls, le, K_METRIC)) {
+        let end = ls + 11;
+        while (end < le && buf[end] !== 34) end++;
+        // no closing quote: the name runs to the last byte but one (as String.slice(11, -1) did)
+        const nameEnd = end < le ? end : le - 1;
+        const metric = nameEnd > ls + 11 ? wantedAt(buf, ls + 11, nameEnd) : -1;
+        if (metric < 0) {
+          if (buf[le - 1] !== 125) throw new IngestError('malformed', 'cut or broken k6 JSON line', lineNo);
+          sawK6 = true;
+          continue;
+        }
+        if (end < le && fastK6Point(buf, end, le)) {
+          sawK6 = true;
+          if (!parseRfc3339Bytes(buf, pt.tsFrom, pt.tsTo)) throw new IngestError('malformed', 'k6 Point with a bad time or value', lineNo);
+          const t = acc.rel(rfc3339.sec, rfc3339.ns);
+          const status = pt.statusFrom < 0 ? undefined : statusText.get(buf, pt.statusFrom, pt.statusTo);
+          acc.scenario(pt.scenarioFrom < 0 ? undefined : scenarioText.get(buf, pt.scenarioFrom, pt.scenarioTo));
+          const value = pt.value;
+          switch (metric) {
+            case 0:
+              acc.httpReqs(t, value, status, pt.urlFrom < 0 || acc.hasUrl() ? undefined : urlText.get(buf, pt.urlFrom, pt.urlTo));
+              break;
+            case 1:
+              acc.duration(t, value, status);
+              break;
+            case 2:
+              acc.failedPoint(value);
+              break;
+            case 3:
+              acc.iteration(t, value);
+              break;
+            case 4:
+              acc.data(value);
+              break;
+          }
+          continue;
+        }
+      }
+      const line = buf.toString('utf8', ls, le);
+      let o: unknown;
+      try {
+        o = JSON.parse(line);
+      } catch {
+        throw new IngestError('malformed', 'not a k6 JSON output line (invalid JSON)', lineNo);
+      }
+      if (!isObj(o) || typeof o.type !== 'string') throw new IngestError('malformed', 'not a k6 JSON output line', lineNo);
+      sawK6 = true;
+      if (o.type !== 'Point') continue;
+      const metric = o.metric;
+      const data = o.data;
+      if (typeof metric !== 'string' || !isObj(data) || typeof data.time !== 'string') {
+        throw new IngestError('malformed', 'k6 Point without metric, time or data', lineNo);
+      }
+      if (!WANTED.has(metric)) continue;
+      const value = num(data.value);
+      const ts = parseRfc3339(data.time);
+      if (value === null || !ts) throw new IngestError('malformed', 'k6 Point with a bad time or value', lineNo);
+      const t = acc.rel(ts[0], ts[1]);
+      const tags = isObj(data.tags) ? data.tags : {};
+      const status = typeof tags.status === 'string' ? tags.status : undefined;
+      acc.scenario(typeof tags.scenario === 'string' ? tags.scenario : undefined);
+      switch (metric) {
+        case 'http_reqs':
+          acc.httpReqs(t, value, status, typeof tags.url === 'string' ? tags.url : undefined);
+          break;
+        case 'http_req_duration':
+          acc.duration(t, value, status);
+          break;
+        case 'http_req_failed':
+          acc.failedPoint(value);
+          break;
+        case 'iteration_duration':
+          acc.iteration(t, value);
+          break;
+        case 'data_received':
+          acc.data(value);
+          break;
+      }
     }
   }
   if (!sawK6) throw new IngestError('empty', 'the file is empty');
@@ -251,51 +414,103 @@ function csvTime(v: string): [number, number] | null {
   return parseRfc3339(v);
 }
 
+/** Metric names as bytes, with their index in WANTED_LIST (-1: a metric we do not use). */
+const WANTED_LIST = ['http_reqs', 'http_req_duration', 'http_req_failed', 'iteration_duration', 'data_received'] as const;
+const WANTED_BYTES = WANTED_LIST.map((n) => Buffer.from(n, 'latin1'));
+
+/** Which wanted metric b[s, e) names, or -1 (a byte comparison: most rows are other metrics). */
+function wantedAt(b: Uint8Array, s: number, e: number): number {
+  const n = e - s;
+  for (let w = 0; w < WANTED_BYTES.length; w++) {
+    const k = WANTED_BYTES[w]!;
+    if (k.length !== n) continue;
+    let j = 0;
+    while (j < n && b[s + j] === k[j]) j++;
+    if (j === n) return w;
+  }
+  return -1;
+}
+
+/**
+ * k6 CSV rows through `forEachCsvRow`: the metric name is compared as bytes and rows of metrics
+ * we do not use (most of the file) are dropped without splitting them further; whole-second
+ * timestamps and plain values are read in place; tag fields are decoded only when they change.
+ */
 async function parseK6Csv(src: ByteSource): Promise<LoadTestRun> {
   const acc = new K6Points();
   let cols: Map<string, number> | null = null;
   let wholeSeconds = true;
-  for await (const batch of csvRecordBatches(src)) for (const rec of batch) {
-    const f = rec.fields;
+  let cMetric = 0;
+  let cTs = 0;
+  let cValue = 0;
+  let cStatus = -1;
+  let cScenario = -1;
+  let cUrl = -1;
+  const statusText = new FieldText();
+  const scenarioText = new FieldText();
+  const urlText = new FieldText();
+  await forEachCsvRow(src, (row) => {
     if (!cols) {
+      const f = row.all();
       cols = new Map(f.map((name, i) => [name.trim(), i]));
       for (const need of ['metric_name', 'timestamp', 'metric_value']) {
-        if (!cols.has(need)) throw new IngestError('malformed', `k6 CSV header without "${need}"`, rec.line);
+        if (!cols.has(need)) throw new IngestError('malformed', `k6 CSV header without "${need}"`, row.line);
       }
-      continue;
+      cMetric = cols.get('metric_name')!;
+      cTs = cols.get('timestamp')!;
+      cValue = cols.get('metric_value')!;
+      cStatus = cols.get('status') ?? -1;
+      cScenario = cols.get('scenario') ?? -1;
+      cUrl = cols.get('url') ?? -1;
+      return;
     }
-    const metric = f[cols.get('metric_name')!]!;
-    if (!WANTED.has(metric)) continue;
-    const tsText = f[cols.get('timestamp')!] ?? '';
-    const ts = csvTime(tsText);
-    const value = num(f[cols.get('metric_value')!]);
-    if (!ts || value === null) throw new IngestError('malformed', 'k6 CSV row with a bad timestamp or value', rec.line);
-    if (!/^\d{1,11}$/.test(tsText)) wholeSeconds = false;
-    const t = acc.rel(ts[0], ts[1]);
-    const col = (name: string): string | undefined => {
-      const i = cols!.get(name);
-      return i === undefined ? undefined : f[i];
-    };
-    const status = col('status');
-    acc.scenario(col('scenario'));
+    let metric: number;
+    if (row.fields === null) {
+      if (!row.has(cMetric)) return; // undefined is no wanted metric
+      metric = wantedAt(row.buf, row.start[cMetric]!, row.end[cMetric]!);
+    } else metric = WANTED_LIST.indexOf(row.fields[cMetric] as (typeof WANTED_LIST)[number]);
+    if (metric < 0) return;
+    // timestamp: whole Unix seconds (k6's default) are read in place; anything else as text
+    let sec: number;
+    let ns = 0;
+    const tsDigits = row.isDigits(cTs);
+    if (tsDigits && row.end[cTs]! - row.start[cTs]! <= 11 && row.fields === null) {
+      sec = row.decimal(cTs);
+    } else {
+      const tsText = row.text(cTs) ?? '';
+      const ts = csvTime(tsText);
+      if (!ts) throw new IngestError('malformed', 'k6 CSV row with a bad timestamp or value', row.line);
+      if (!/^\d{1,11}$/.test(tsText)) wholeSeconds = false;
+      sec = ts[0];
+      ns = ts[1];
+    }
+    let value = row.decimal(cValue);
+    if (value !== value) {
+      const v = num(row.text(cValue));
+      if (v === null) throw new IngestError('malformed', 'k6 CSV row with a bad timestamp or value', row.line);
+      value = v;
+    }
+    const t = acc.rel(sec, ns);
+    const status = cStatus < 0 ? undefined : statusText.get(row, cStatus);
+    acc.scenario(cScenario < 0 ? undefined : scenarioText.get(row, cScenario));
     switch (metric) {
-      case 'http_reqs':
-        acc.httpReqs(t, value, status, col('url'));
+      case 0:
+        acc.httpReqs(t, value, status, cUrl < 0 || acc.hasUrl() ? undefined : urlText.get(row, cUrl));
         break;
-      case 'http_req_duration':
+      case 1:
         acc.duration(t, value, status);
         break;
-      case 'http_req_failed':
+      case 2:
         acc.failedPoint(value);
         break;
-      case 'iteration_duration':
+      case 3:
         acc.iteration(t, value);
         break;
-      case 'data_received':
+      case 4:
         acc.data(value);
         break;
     }
-  }
+  });
   if (!cols) throw new IngestError('empty', 'the file is empty');
   return acc.finish(
     'k6-csv',
