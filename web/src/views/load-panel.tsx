@@ -57,7 +57,13 @@ export function LoadPanel(props: PanelProps) {
   const charts = useMemo(() => {
     if (!data) return null;
     const runs = data.stages.flatMap((s, si) =>
-      s.runs.map((r) => ({ ...r, label: s.runs.length > 1 ? `${s.name} · ${r.filename}` : s.name, color: PALETTE[si % PALETTE.length] as string })),
+      s.runs.map((r, ri) => ({
+        ...r,
+        label: s.runs.length > 1 ? `${s.name} · ${r.filename}` : s.name,
+        color: PALETTE[si % PALETTE.length] as string,
+        // Runs of one stage share its colour; later runs are dashed so they stay apart.
+        dash: ri === 0 ? 'solid' : ri === 1 ? 'dashed' : 'dotted',
+      })),
     );
     const withTimeline = runs.filter((r) => r.timeline && r.timeline.length > 0);
     const withDist = runs.filter((r) => r.latencyDistribution && r.latencyDistribution.length > 0);
@@ -88,6 +94,7 @@ export function LoadPanel(props: PanelProps) {
         name: r.label,
         showSymbol: false,
         itemStyle: { color: r.color },
+        lineStyle: { type: r.dash },
         data: relativeSeries(r.timeline ?? [], (b) => b.rps),
       })),
     };
@@ -131,6 +138,7 @@ export function LoadPanel(props: PanelProps) {
         name: r.label,
         symbolSize: 5,
         itemStyle: { color: r.color },
+        lineStyle: { type: r.dash },
         data: percentileCurve(r.latencyDistribution ?? []),
       })),
     };
