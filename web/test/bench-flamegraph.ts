@@ -3,7 +3,7 @@
 // Run: npx tsx web/test/bench-flamegraph.ts   (or npm run bench --workspace web)
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { ensureWebBuilt, launchBrowser, startServer } from './harness.ts';
+import { buildWeb, launchBrowser, startServer } from './harness.ts';
 
 const LARGE = '/work/shared/samples/pprof/large';
 const FILES = [`${LARGE}/go_compile_merged_cpu.pb.gz`, `${LARGE}/go_types_tests_cpu.pb.gz`];
@@ -16,8 +16,7 @@ async function json<T>(res: Response): Promise<T> {
 }
 
 async function main() {
-  ensureWebBuilt();
-  const server = await startServer();
+  const server = await startServer(buildWeb());
   const browser = await launchBrowser();
   try {
     const created = await json<{ id: string; editToken: string }>(

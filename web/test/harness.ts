@@ -11,10 +11,19 @@ import { chromium, type Browser } from 'playwright-core';
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ARTIFACTS = join(REPO, 'test-artifacts');
 
-export function ensureWebBuilt(): void {
-  if (existsSync(join(REPO, 'web/dist/index.html')) && !process.env.STAGEDIFF_REBUILD_WEB) return;
-  const r = spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: join(REPO, 'web'), stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('vite build failed');
+/**
+ * Build the web client into a fresh temporary directory (served through WEB_DIST), so a test never runs
+ * against a stale web/dist and never races another checkout user's build of it.
+ */
+export function buildWeb(): string {
+  const outDir = mkdtempSync(join(tmpdir(), 'stagediff-web-dist-'));
+  const vite = join(REPO, 'node_modules/vite/bin/vite.js');
+  const r = spawnSync(process.execPath, [vite, 'build', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
+    cwd: join(REPO, 'web'),
+    stdio: 'inherit',
+  });
+  if (r.status !== 0 || !existsSync(join(outDir, 'index.html'))) throw new Error('vite build failed');
+  return outDir;
 }
 
 async function freePort(): Promise<number> {
@@ -35,13 +44,13 @@ export interface RunningServer {
   log: () => string;
 }
 
-export async function startServer(): Promise<RunningServer> {
+export async function startServer(webDist: string): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'stagediff-web-'));
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [join(REPO, 'server/bin/stagediff.mjs'), 'serve'], {
     cwd: REPO,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, STAGEDIFF_SEED_DEMO: '0' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, STAGEDIFF_SEED_DEMO: '0', WEB_DIST: webDist },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
@@ -70,13 +79,16 @@ export async function startServer(): Promise<RunningServer> {
         if (child.exitCode === null) child.kill('SIGKILL');
       }
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(webDist, { recursive: true, force: true });
     },
   };
 }
 
+export const CHROMIUM = '/usr/bin/chromium';
+
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
   });
 }
