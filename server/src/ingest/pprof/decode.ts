@@ -260,6 +260,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
 
   const w = new Wire(buf, 0, buf.length);
   const sub = new Wire(buf, 0, 0);
+  const line4 = new Wire(buf, 0, 0);
   // Metadata integers. Timestamps in Unix nanoseconds exceed 2^53 by nature; they are kept to
   // float precision (sub-microsecond), which no view needs more exactly. String indices beyond
   // 2^53 cannot be in range and fail the range check later.
@@ -322,7 +323,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
           else if (f === 2 && twt === 0) mappingId = sub.id();
           else if (f === 4 && twt === 2) {
             const [ls, le] = sub.span();
-            const xw = new Wire(buf, ls, le);
+            const xw = line4.reset(buf, ls, le);
             let fid: number | string = 0;
             let line = 0;
             while (!xw.done) {

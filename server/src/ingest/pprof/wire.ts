@@ -150,14 +150,19 @@ export class Wire {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
+// Node's native one-byte decoder; on pure ASCII it equals UTF-8 decoding and needs no Buffer view.
+const latin1Slice: ((this: Uint8Array, start: number, end: number) => string) | undefined = (Buffer.prototype as unknown as { latin1Slice?: (this: Uint8Array, start: number, end: number) => string }).latin1Slice;
 
 /** Decodes UTF-8 leniently: invalid bytes become U+FFFD, so names are always valid text. */
 export function decodeUtf8(buf: Uint8Array, start: number, end: number): string {
   // Pure ASCII is the common case for symbol names: decode it without the TextDecoder round trip.
-  if (end - start < 64) {
-    let ascii = true;
-    for (let i = start; i < end; i++) if (buf[i]! >= 0x80) { ascii = false; break; }
-    if (ascii) return String.fromCharCode.apply(null, buf.subarray(start, end) as unknown as number[]);
+  let ascii = true;
+  for (let i = start; i < end; i++) {
+    if (buf[i]! >= 0x80) {
+      ascii = false;
+      break;
+    }
   }
+  if (ascii && latin1Slice) return latin1Slice.call(buf, start, end);
   return utf8.decode(buf.subarray(start, end));
 }
