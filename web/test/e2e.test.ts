@@ -45,8 +45,9 @@ function cli(args: string[]): unknown {
 let server: RunningServer;
 let browser: Browser;
 
-function watchPage(page: Page, sink: string[]) {
+function watchPage(page: Page, sink: string[], acceptConfirms = false) {
   page.on('dialog', (d) => {
+    if (acceptConfirms && d.type() === 'confirm') return void d.accept();
     sink.push(`dialog: ${d.message()}`);
     void d.dismiss();
   });
@@ -73,6 +74,7 @@ async function addStageWithFiles(page: Page, name: string, note: string, files: 
   await page.getByRole('button', { name: 'Add stage' }).click();
   const card = page.getByRole('region', { name: `Stage ${name}` });
   await card.waitFor();
+  if (files.length === 0) return card;
   if (via === 'picker') {
     await card.getByLabel(`Add files to stage ${name}`).setInputFiles(files);
   } else {
@@ -280,6 +282,51 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     }));
     expect(injected).toEqual({ imgs: 0, scripts: 0, xss: 0 });
     expect(await page.locator('body').textContent()).toContain('<script>alert(1)</script>');
+    await ctx.close();
+    expect(problems).toEqual([]);
+  });
+  it('edits stages (rename, key action, reorder, delete), exports a PNG and deletes the comparison', async () => {
+    const problems: string[] = [];
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems, true);
+    await createComparison(page, 'Editing flow');
+    const id = new URL(page.url()).searchParams.get('edit')!;
+    const p = `${SAMPLES}/pprof`;
+    await addStageWithFiles(page, 'one', 'first', [`${p}/go_httpserver_before_cpu.pb.gz`]);
+    await addStageWithFiles(page, 'two', 'second', [`${p}/go_httpserver_after_cpu.pb.gz`]);
+    await addStageWithFiles(page, 'three', '', []);
+    const order = async () =>
+      ((await (await fetch(`${server.url}/api/comparisons/${id}`)).json()) as Comparison).stages
+        .sort((a, b) => a.position - b.position)
+        .map((st) => `${st.name}:${st.note}`);
+    await expect.poll(order).toEqual(['one:first', 'two:second', 'three:']);
+
+    await page.getByLabel('Name of stage two').fill('two-renamed');
+    await page.getByLabel('Name of stage two').press('Enter');
+    await expect.poll(order).toEqual(['one:first', 'two-renamed:second', 'three:']);
+    await page.getByLabel('Key action of stage three').fill('third <b>note</b>');
+    await page.getByLabel('Key action of stage three').press('Enter');
+    await expect.poll(order).toEqual(['one:first', 'two-renamed:second', 'three:third <b>note</b>']);
+    await page.getByRole('button', { name: 'Move three up' }).click();
+    await expect.poll(order).toEqual(['one:first', 'three:third <b>note</b>', 'two-renamed:second']);
+    await page.getByRole('button', { name: 'Delete stage three' }).click();
+    await expect.poll(order).toEqual(['one:first', 'two-renamed:second']);
+
+    // The comparison page: PNG export of a flamegraph, then delete everything.
+    await page.getByRole('link', { name: 'Open comparison' }).click();
+    await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
+    const [png] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: /Download flamegraph-one as PNG/ }).click(),
+    ]);
+    const bytes = readFileSync((await png.path())!);
+    expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(bytes.length).toBeGreaterThan(5000);
+    await page.getByRole('button', { name: 'Edit stages' }).click();
+    await page.getByRole('button', { name: 'Delete comparison' }).click();
+    await page.getByRole('heading', { name: 'Tell the story of an optimization' }).waitFor();
+    expect((await fetch(`${server.url}/api/comparisons/${id}`)).status).toBe(404);
     await ctx.close();
     expect(problems).toEqual([]);
   });

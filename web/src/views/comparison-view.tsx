@@ -8,7 +8,7 @@ import type { Comparison, DiffMode, DiffResponse, ProfileSummary, Stage } from '
 import { copyText, downloadText, slug } from '../lib/export-files.ts';
 import { navigate } from '../lib/navigation.ts';
 import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
-import { getToken, renameRecent } from '../lib/tokens.ts';
+import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import { MODES, parseViewState, regexError, resolveStages, serializeViewState, type Tab, type ViewState } from '../lib/url-state.ts';
 import { whatChanged } from '../lib/what-changed.ts';
 import { lazy, Suspense } from 'react';
@@ -190,7 +190,38 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
         </div>
       </div>
       {actionError !== null && <ErrorBox error={actionError} onRetry={() => setActionError(null)} />}
-      {canEdit && editing && <StageEditor stages={comparison.stages} uploads={editor.uploads} handlers={editor.handlers} />}
+      {canEdit && editing && (
+        <section className="card" aria-label="Edit comparison">
+          <DescriptionEditor
+            value={comparison.description}
+            onSave={async (description) => {
+              try {
+                await apiSend('PATCH', compUrl, { description }, token);
+              } catch (e) {
+                setActionError(e);
+              }
+              reload();
+            }}
+          />
+          <StageEditor stages={comparison.stages} uploads={editor.uploads} handlers={editor.handlers} />
+          <button
+            type="button"
+            className="danger"
+            onClick={async () => {
+              if (!confirm(`Delete “${comparison.title}” with all its stages and files?`)) return;
+              try {
+                await apiSend('DELETE', compUrl, undefined, token);
+                forget(id);
+                navigate('/');
+              } catch (e) {
+                setActionError(e);
+              }
+            }}
+          >
+            Delete comparison
+          </button>
+        </section>
+      )}
       {stages.length === 0 && (
         <p className="empty">
           No stages yet.{' '}
@@ -251,17 +282,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {view.tab === 'diff' && (
               <Select label="Diff mode" value={view.mode} options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))} onChange={(v) => setView({ mode: v })} />
             )}
-            <label className="field">
-              <span>Search</span>
-              <input
-                ref={searchRef}
-                type="search"
-                value={view.search}
-                placeholder="regex or text  ( / )"
-                aria-keyshortcuts="/"
-                onChange={(e) => setView({ search: e.target.value })}
-              />
-            </label>
+            <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
             <RegexField label="Focus" hint="keep only stacks through matching functions" value={view.focus} error={filterErrors.focus} onChange={(v) => setView({ focus: v })} />
             <RegexField label="Ignore" hint="drop stacks through matching functions" value={view.ignore} error={filterErrors.ignore} onChange={(v) => setView({ ignore: v })} />
             <RegexField label="Hide" hint="remove matching frames, keep their stacks" value={view.hide} error={filterErrors.hide} onChange={(v) => setView({ hide: v })} />
@@ -299,6 +320,16 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   );
 }
 
+function DescriptionEditor({ value, onSave }: { value: string; onSave: (v: string) => void }) {
+  const [v, setV] = useState(value);
+  return (
+    <label className="field description-field">
+      <span>Description</span>
+      <textarea rows={2} value={v} onChange={(e) => setV(e.target.value)} onBlur={() => v.trim() !== value && onSave(v.trim())} />
+    </label>
+  );
+}
+
 function TitleEditor({ value, onSave }: { value: string; onSave: (v: string) => void }) {
   const [v, setV] = useState(value);
   return (
@@ -312,6 +343,36 @@ function TitleEditor({ value, onSave }: { value: string; onSave: (v: string) => 
         onKeyDown={(e) => e.key === 'Enter' && (e.target as HTMLInputElement).blur()}
       />
     </h1>
+  );
+}
+
+/** The shared flamegraph search; typing is debounced so both graphs re-render once per pause. */
+function SearchField(props: { inputRef: React.RefObject<HTMLInputElement | null>; value: string; onChange: (v: string) => void }) {
+  const [v, setV] = useState(props.value);
+  const [last, setLast] = useState(props.value);
+  if (props.value !== last) {
+    setLast(props.value);
+    setV(props.value);
+  }
+  const { onChange } = props;
+  useEffect(() => {
+    if (v === props.value) return;
+    const t = setTimeout(() => onChange(v), 180);
+    return () => clearTimeout(t);
+  }, [v, props.value, onChange]);
+  return (
+    <label className="field">
+      <span>Search</span>
+      <input
+        ref={props.inputRef}
+        type="search"
+        value={v}
+        placeholder="regex or text  ( / )"
+        aria-keyshortcuts="/"
+        onChange={(e) => setV(e.target.value)}
+        onKeyDown={(e) => e.key === 'Enter' && onChange(v)}
+      />
+    </label>
   );
 }
 

@@ -1,0 +1,83 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeArtifact } from './artifact-summary.ts';
+import { apiUrl } from './api.ts';
+import { matchRoute } from './navigation.ts';
+import { forget, getRecent, getToken, saveToken } from './tokens.ts';
+
+describe('describeArtifact', () => {
+  it('summarises a profile and a load test in one line', () => {
+    expect(
+      describeArtifact({
+        kind: 'profile',
+        format: 'pprof',
+        summary: {
+          sampleTypes: [
+            { type: 'samples', unit: 'count' },
+            { type: 'cpu', unit: 'nanoseconds' },
+          ],
+          defaultSampleType: 'cpu',
+          kind: 'cpu',
+          durationNanos: 5_001_107_977,
+          totals: { samples: 701, cpu: 7_010_000_000 },
+        },
+      }),
+    ).toBe('cpu profile · 5 s · cpu 7.01 s');
+    expect(
+      describeArtifact({
+        kind: 'loadtest',
+        format: 'wrk',
+        summary: {
+          requests: 43389,
+          durationSeconds: 5.05,
+          rps: 8589.52,
+          errors: 2,
+          latencyMs: { p50: 3.19, p95: null, p99: 34.32 },
+        },
+      }),
+    ).toBe('8,590 req/s · 43,389 requests · P50 3.19 ms · P99 34.3 ms · 2 errors');
+    expect(describeArtifact({ kind: 'gctrace', format: 'gctrace', summary: { summary: { cycles: 12 } } })).toBe('12 GC cycles');
+  });
+});
+
+describe('routes and URLs', () => {
+  it('matches the two pages', () => {
+    expect(matchRoute('/')).toEqual({ name: 'home' });
+    expect(matchRoute('/c/abc-_1')).toEqual({ name: 'comparison', id: 'abc-_1' });
+    expect(matchRoute('/c/a%2Fb')).toEqual({ name: 'comparison', id: 'a/b' });
+    expect(matchRoute('/c/%E0%A4%A')).toEqual({ name: 'not-found' });
+    expect(matchRoute('/elsewhere')).toEqual({ name: 'not-found' });
+  });
+  it('leaves empty parameters out of API URLs', () => {
+    expect(apiUrl('/api/x', { a: 'b c', empty: '', n: 0, none: undefined })).toBe('/api/x?a=b+c&n=0');
+    expect(apiUrl('/api/x')).toBe('/api/x');
+  });
+});
+
+describe('edit tokens in localStorage', () => {
+  const store = new Map<string, string>();
+  beforeEach(() => {
+    store.clear();
+    (globalThis as { localStorage?: unknown }).localStorage = {
+      getItem: (k: string) => store.get(k) ?? null,
+      setItem: (k: string, v: string) => void store.set(k, v),
+    };
+  });
+  afterEach(() => {
+    delete (globalThis as { localStorage?: unknown }).localStorage;
+  });
+  it('keeps tokens under stagediff.tokens and lists recent comparisons', () => {
+    saveToken('c1', 't1', 'First');
+    saveToken('c2', 't2', 'Second');
+    expect(JSON.parse(store.get('stagediff.tokens') ?? '{}')).toEqual({ c1: 't1', c2: 't2' });
+    expect(getToken('c1')).toBe('t1');
+    expect(getRecent().map((r) => r.title)).toEqual(['Second', 'First']);
+    forget('c1');
+    expect(getToken('c1')).toBeNull();
+    expect(getRecent().map((r) => r.id)).toEqual(['c2']);
+  });
+  it('survives corrupt storage', () => {
+    store.set('stagediff.tokens', '{not json');
+    expect(getToken('x')).toBeNull();
+    expect(getRecent()).toEqual([]);
+  });
+});
