@@ -62,6 +62,8 @@ class VegetaResults {
   private non2xx = 0;
   private bytesIn = 0;
   private bytesOut = 0;
+  /** counts of the usual status codes 0..999 by code (a Map lookup per row costs more) */
+  private smallCodes = new Float64Array(1000);
   private codes = new Map<number, number>();
   private errors = new Set<string>();
   private attack: string | null = null;
@@ -90,7 +92,8 @@ class VegetaResults {
       this.non2xx++;
     }
     this.outcome.push(o);
-    this.codes.set(code, (this.codes.get(code) ?? 0) + 1);
+    if (code >= 0 && code < 1000 && Number.isInteger(code)) this.smallCodes[code]!++;
+    else this.codes.set(code, (this.codes.get(code) ?? 0) + 1);
     this.bytesIn += bytesIn;
     this.bytesOut += bytesOut;
     if (typeof error === 'string' && error !== '' && this.errors.size < 20) this.errors.add(error);
@@ -154,7 +157,9 @@ class VegetaResults {
     }
 
     const statusCodes: Record<string, number> = {};
-    for (const [c, k] of [...this.codes.entries()].sort((a, b) => a[0] - b[0])) statusCodes[String(c)] = k;
+    const codeCounts = [...this.codes.entries()];
+    for (let c = 0; c < 1000; c++) if (this.smallCodes[c]! > 0) codeCounts.push([c, this.smallCodes[c]!]);
+    for (const [c, k] of codeCounts.sort((a, b) => a[0] - b[0])) statusCodes[String(c)] = k;
     const meta: LoadTestMeta = {
       tool: 'vegeta',
       version: null,
