@@ -129,6 +129,8 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
       </div>
       {!stage || !hasProfile(stage) ? (
         <Empty>This stage has no profile.</Empty>
+      ) : data && data.total === 0 ? (
+        <Empty>No samples{props.filters.focus || props.filters.ignore ? ' match the focus/ignore filters' : ''} for {data.sampleType} in this stage.</Empty>
       ) : data ? (
         <>
           <FlameGraph<FlameNode>
