@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { percentileCurve, percentileToX, relativeSeries, sparklinePoints, xToPercentileLabel } from './charts.ts';
 import { classifyDiff, diffColor } from './diff-color.ts';
-import { countNodes, findWidest, makeMatcher } from './tree.ts';
+import { countNodes, findWidest, makeMatcher, pruneTree } from './tree.ts';
 
 describe('charts helpers', () => {
   it('maps percentiles to 1/(1-p)', () => {
@@ -60,5 +60,23 @@ describe('tree helpers', () => {
     expect(makeMatcher('json\\.M')('encoding/json.Marshal')).toBe(true);
     expect(makeMatcher('(*conn')('net/http.(*conn).serve')).toBe(true);
     expect(makeMatcher('')('x')).toBe(false);
+  });
+});
+
+describe('pruneTree', () => {
+  it('drops narrow subtrees and keeps the rest intact', () => {
+    const tree = {
+      name: 'root',
+      value: 100,
+      children: [
+        { name: 'big', value: 90, children: [{ name: 'tiny', value: 0.5, children: [{ name: 'tinier', value: 0.1, children: [] }] }] },
+        { name: 'small', value: 0.9, children: [] },
+      ],
+    };
+    const { tree: pruned, dropped } = pruneTree(tree, 1);
+    expect(dropped).toBe(3);
+    expect(pruned).toEqual({ name: 'root', value: 100, children: [{ name: 'big', value: 90, children: [] }] });
+    expect(tree.children).toHaveLength(2);
+    expect(pruneTree(tree, 0.01).tree).toBe(tree);
   });
 });

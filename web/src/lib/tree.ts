@@ -46,3 +46,34 @@ export function makeMatcher(term: string): (name: string) => boolean {
     return (name) => name.toLowerCase().includes(lower);
   }
 }
+
+export interface ValueTree {
+  name: string;
+  value: number;
+  children: ValueTree[];
+}
+
+/**
+ * Client-side safety net for very large trees: drop subtrees narrower than `minValue` (by |value|), keeping
+ * parents' values so widths stay true (the dropped part shows as the parent's self time). Returns the
+ * same object when nothing is dropped. Iterative, so deep stacks cannot overflow the call stack.
+ */
+export function pruneTree<T extends ValueTree>(root: T, minValue: number): { tree: T; dropped: number } {
+  let dropped = 0;
+  const copy = (n: T): T => ({ ...n, children: [] as T[] }) as T;
+  const out = copy(root);
+  const stack: [T, T][] = [[root, out]];
+  while (stack.length) {
+    const [src, dst] = stack.pop() as [T, T];
+    for (const c of src.children as T[]) {
+      if (Math.abs(c.value) < minValue) {
+        dropped += countNodes<ValueTree>(c);
+        continue;
+      }
+      const cc = copy(c);
+      (dst.children as T[]).push(cc);
+      stack.push([c, cc]);
+    }
+  }
+  return dropped === 0 ? { tree: root, dropped } : { tree: out, dropped };
+}

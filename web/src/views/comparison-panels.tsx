@@ -17,7 +17,7 @@ import type {
 import { diffColor } from '../lib/diff-color.ts';
 import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '../lib/export-files.ts';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
-import { countNodes } from '../lib/tree.ts';
+import { countNodes, pruneTree } from '../lib/tree.ts';
 import type { ViewState } from '../lib/url-state.ts';
 import { useFetch } from './use-fetch.ts';
 
@@ -25,6 +25,16 @@ import { useFetch } from './use-fetch.ts';
 export const MIN_FRACTION = 0.0005;
 /** Client-side: frames narrower than this many pixels are not drawn. */
 export const MIN_FRAME_PX = 2;
+/** Above this many frames the client prunes too (a safety net should the server send an untrimmed tree). */
+const CLIENT_PRUNE_ABOVE = 20_000;
+
+/** The tree to draw: as sent, or pruned at MIN_FRACTION of its root when it is huge. */
+function useDrawableTree<T extends { name: string; value: number; children: T[] }>(tree: T | undefined): { tree: T | undefined; dropped: number } {
+  return useMemo(() => {
+    if (!tree || countNodes(tree) <= CLIENT_PRUNE_ABOVE) return { tree, dropped: 0 };
+    return pruneTree(tree, Math.abs(tree.value) * MIN_FRACTION);
+  }, [tree]);
+}
 
 export interface PanelProps {
   comparisonId: string;
@@ -106,6 +116,7 @@ function TrimNote({ r }: { r: FlameGraphResponse }) {
 function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }) {
   const { stage, view, setView, side, dark } = props;
   const { data, error, loading, reload } = useFetch<FlameGraphResponse>(flameUrl(props, stage));
+  const drawable = useDrawableTree(data?.tree);
   const scope = useRef<HTMLDivElement>(null);
   const [match, setMatch] = useState<string>('');
   const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
@@ -134,7 +145,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
       ) : data ? (
         <>
           <FlameGraph<FlameNode>
-            tree={data.tree}
+            tree={drawable.tree ?? data.tree}
             label={`Flamegraph of ${stage.name}`}
             tooltipFor={tooltip}
             search={view.search}
@@ -180,6 +191,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         })
       : null;
   const { data, error, loading, reload } = useFetch<DiffResponse>(url);
+  const drawable = useDrawableTree(data?.tree);
   const scope = useRef<HTMLDivElement>(null);
   const reference = data ? Math.max(Math.abs(data.baseTotal), Math.abs(data.targetTotal)) : 1;
   const colorFor = useCallback(
@@ -227,7 +239,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         <FlameExport scope={scope} name={`diff-${bName}-${tName}`} dark={dark} />
       </div>
       <FlameGraph<DiffNode>
-        tree={data.tree}
+        tree={drawable.tree ?? data.tree}
         label={`Diff flamegraph ${bName} to ${tName}`}
         tooltipFor={tooltip}
         nameFor={nameFor}

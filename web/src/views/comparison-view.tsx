@@ -414,26 +414,30 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
     const ctrl = new AbortController();
     setDiffs({});
     // Summaries are secondary: let the flamegraphs fetch and draw first (a diff's JSON can be ~1 MB).
-    const timer = setTimeout(() => stages.forEach((s, i) => {
-      const prev = stages[i - 1];
-      if (!prev || !hasProfile(prev) || !hasProfile(s)) {
-        setDiffs((d) => ({ ...d, [s.id]: null }));
-        return;
-      }
-      const url = apiUrl(`/api/comparisons/${encodeURIComponent(comparisonId)}/diff`, {
-        base: prev.id,
-        target: s.id,
-        sampleType,
-        mode: 'absolute',
-        minFraction: 0.05,
-      });
-      fetch(url, { signal: ctrl.signal })
-        .then((r) => (r.ok ? (r.json() as Promise<DiffResponse>) : null))
-        .then((d) => setDiffs((x) => ({ ...x, [s.id]: d })))
-        .catch(() => {
-          if (!ctrl.signal.aborted) setDiffs((x) => ({ ...x, [s.id]: null }));
+    // One diff at a time: each can be heavy for the server on large profiles.
+    const timer = setTimeout(async () => {
+      for (const [i, s] of stages.entries()) {
+        if (ctrl.signal.aborted) return;
+        const prev = stages[i - 1];
+        if (!prev || !hasProfile(prev) || !hasProfile(s)) {
+          setDiffs((d) => ({ ...d, [s.id]: null }));
+          continue;
+        }
+        const url = apiUrl(`/api/comparisons/${encodeURIComponent(comparisonId)}/diff`, {
+          base: prev.id,
+          target: s.id,
+          sampleType,
+          mode: 'absolute',
+          minFraction: 0.05,
         });
-    }), 1200);
+        await fetch(url, { signal: ctrl.signal })
+          .then((r) => (r.ok ? (r.json() as Promise<DiffResponse>) : null))
+          .then((d) => setDiffs((x) => ({ ...x, [s.id]: d })))
+          .catch(() => {
+            if (!ctrl.signal.aborted) setDiffs((x) => ({ ...x, [s.id]: null }));
+          });
+      }
+    }, 1200);
     return () => {
       clearTimeout(timer);
       ctrl.abort();
