@@ -1,7 +1,7 @@
 // End-to-end: real Chromium (Debian's /usr/bin/chromium via playwright-core) against the real server
 // with real files. Screenshots go to test-artifacts/ (gitignored).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,8 +22,9 @@ interface StageFiles {
 /** Three stages from fixtures/demo when captured, else from the shared samples. */
 function pickStages(): StageFiles[] {
   const demo = join(REPO, 'fixtures/demo');
+  const usable = (f: string) => existsSync(f) && statSync(f).size > 0;
   const names = ['baseline', 'fast-json', 'pooled', 'async-log'].filter(
-    (n) => existsSync(join(demo, n, 'wrk.txt')) && existsSync(join(demo, n, 'cpu.pb.gz')),
+    (n) => usable(join(demo, n, 'wrk.txt')) && usable(join(demo, n, 'cpu.pb.gz')),
   );
   if (names.length >= 3) {
     return names.slice(0, 3).map((n) => ({ name: n, note: `key action of ${n}`, wrk: join(demo, n, 'wrk.txt'), cpu: join(demo, n, 'cpu.pb.gz') }));
