@@ -412,17 +412,19 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
   const key = `${comparison.createdAt}|${stages.map((s) => `${s.id}:${s.artifacts.length}`).join(',')}|${sampleType}`;
   useEffect(() => {
     const ctrl = new AbortController();
-    setDiffs({});
+    const needsDiff = (i: number) => {
+      const prev = stages[i - 1];
+      return !!prev && hasProfile(prev) && hasProfile(stages[i]);
+    };
+    // Stages without a profile pair are summarised from the table alone, right away.
+    setDiffs(Object.fromEntries(stages.flatMap((s, i) => (needsDiff(i) ? [] : [[s.id, null]]))));
     // Summaries are secondary: let the flamegraphs fetch and draw first (a diff's JSON can be ~1 MB).
     // One diff at a time: each can be heavy for the server on large profiles.
     const timer = setTimeout(async () => {
       for (const [i, s] of stages.entries()) {
         if (ctrl.signal.aborted) return;
         const prev = stages[i - 1];
-        if (!prev || !hasProfile(prev) || !hasProfile(s)) {
-          setDiffs((d) => ({ ...d, [s.id]: null }));
-          continue;
-        }
+        if (!prev || !needsDiff(i)) continue;
         const url = apiUrl(`/api/comparisons/${encodeURIComponent(comparisonId)}/diff`, {
           base: prev.id,
           target: s.id,
