@@ -255,23 +255,30 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await createComparison(page, 'Hostile <img src=x onerror=alert(1)> names');
     await addStageWithFiles(page, 'normal', '', [`${SAMPLES}/pprof/go_httpserver_before_cpu.pb.gz`]);
     await addStageWithFiles(page, 'hostile <b>x</b>', '<img src=x onerror=alert(2)>', [`${SAMPLES}/pprof/hostile/xss_names.pb.gz`]);
+    await addStageWithFiles(page, 'hostile again', '', [`${SAMPLES}/pprof/hostile/xss_names.pb.gz`]);
     await page.getByRole('link', { name: 'Open comparison' }).click();
     await page.getByRole('table', { name: 'Stage table' }).waitFor();
-    // The hostile profile's sample types differ from the normal one; view it on its own (left and right).
-    const hostileId = (await page.getByLabel('Right stage').inputValue());
-    await page.getByLabel('Left stage').selectOption(hostileId);
+    // The hostile profile's sample types differ from the normal one: compare the two hostile stages.
+    const options = await page.getByLabel('Left stage').locator('option').allTextContents();
+    expect(options.some((o) => o.includes('hostile <b>x</b>'))).toBe(true);
+    await page.getByLabel('Left stage').selectOption({ index: 1 });
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
     const labels = await page.locator('.flame-graph .d3-flame-graph-label').allTextContents();
     expect(labels.some((t) => t.includes('<script>alert(1)</script>'))).toBe(true);
     // Hover a hostile frame: the tooltip shows the name as text.
-    const frame = page.locator('.flame-graph g[name*="<script>"]').first();
-    await frame.hover();
+    const frame = () => page.locator('.flame-graph g[name*="<script>"]').first();
+    await frame().hover();
     await expect.poll(() => page.locator('.flame-tip:visible').textContent()).toContain('<script>alert(1)</script>');
     // Hot paths and sandwich with the hostile names.
     await page.getByRole('tab', { name: 'Diff' }).click();
-    await page.getByRole('table', { name: 'Hot-path diff' }).waitFor({ timeout: 30_000 }).catch(() => undefined);
+    const hot = page.getByRole('table', { name: 'Hot-path diff' });
+    await hot.waitFor({ timeout: 30_000 });
+    expect((await hot.locator('button.fn-name').allTextContents()).some((t) => t.includes('<script>alert(1)</script>'))).toBe(true);
+    await page.locator('[data-flame-drawn="1"]').first().waitFor();
+    await shot(page, '08a-hostile-diff');
     await page.getByRole('tab', { name: 'Flamegraphs' }).click();
-    await frame.click();
+    await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
+    await frame().click();
     await page.getByRole('tab', { name: 'Sandwich' }).click();
     await page.getByRole('figure', { name: /Callers of/ }).waitFor({ timeout: 30_000 });
     await shot(page, '08-hostile-names');
