@@ -222,7 +222,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await page2.getByRole('tab', { name: 'Trajectory' }).click();
     await page2.getByRole('list', { name: /Trajectory/ }).waitFor({ timeout: 30_000 });
     await page2.getByRole('tab', { name: 'Sandwich' }).click();
-    await page2.getByRole('figure', { name: /Callers of/ }).waitFor({ timeout: 30_000 });
+    await page2.getByRole('figure', { name: /Callers of/ }).first().waitFor({ timeout: 30_000 });
     await shot(page2, '05-sandwich');
     await page2.getByRole('tab', { name: 'Load tests' }).click();
     await page2.getByRole('img', { name: /Latency by percentile/ }).waitFor({ timeout: 30_000 });
@@ -280,7 +280,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
     await frame().click();
     await page.getByRole('tab', { name: 'Sandwich' }).click();
-    await page.getByRole('figure', { name: /Callers of/ }).waitFor({ timeout: 30_000 });
+    await page.getByRole('figure', { name: /Callers of/ }).first().waitFor({ timeout: 30_000 });
     await shot(page, '08-hostile-names');
 
     const injected = await page.evaluate(() => ({

@@ -284,36 +284,52 @@ export function TrendsPanel(props: PanelProps) {
   );
 }
 
-/** Callers and callees of the focused function in the target stage. */
-export function SandwichPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
-  const { view, setView, target } = props;
+/** Callers and callees of the focused function in one stage. */
+function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: string }) {
+  const { view, setView, stage, side } = props;
   const url =
-    view.fn && target && hasProfile(target)
+    view.fn && stage && hasProfile(stage)
       ? apiUrl(`/api/comparisons/${enc(props.comparisonId)}/sandwich`, {
-          stage: target.id,
+          stage: stage.id,
           sampleType: view.sampleType,
           fn: view.fn,
           ...props.filters,
         })
       : null;
   const { data, error, loading, reload } = useFetch<SandwichResponse>(url);
-  const callersRef = useRef<HTMLDivElement>(null);
   const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
   const onFocus = useCallback((fn: string) => fn && setView({ fn }), [setView]);
-  if (!view.fn) return <Empty>Select a function (click a frame, a hot-path row or a trajectory) to see its callers and callees.</Empty>;
-  if (!target || !hasProfile(target)) return <Empty>The right/target stage has no profile.</Empty>;
-  if (!data) return loading ? <Loading what="sandwich" /> : <ErrorBox error={error} onRetry={reload} />;
+  const head = (
+    <h3>
+      {side}: {stage?.name ?? '—'}
+    </h3>
+  );
+  if (!stage || !hasProfile(stage)) return <div>{head}<Empty>This stage has no profile.</Empty></div>;
+  if (!data) return <div>{head}{loading ? <Loading what="sandwich" /> : <ErrorBox error={error} onRetry={reload} />}</div>;
+  if (data.cum === 0 && data.flat === 0) return <div>{head}<Empty>The function does not appear in this stage.</Empty></div>;
   return (
-    <div className="sandwich" ref={callersRef}>
+    <div className="sandwich">
+      {head}
       <p>
-        <code className="fn-name">{data.name}</code> in <strong>{target.name}</strong>: flat {formatValue(data.flat, data.unit)} (
+        <code className="fn-name">{data.name}</code>: flat {formatValue(data.flat, data.unit)} (
         {formatShare(data.total ? data.flat / data.total : 0)}), cum {formatValue(data.cum, data.unit)} (
         {formatShare(data.total ? data.cum / data.total : 0)}).
       </p>
-      <h3>Callers (who calls it, root = the function)</h3>
-      <FlameGraph<FlameNode> tree={data.callers} label={`Callers of ${data.name}`} tooltipFor={tooltip} search={view.search} focus="" onFocus={onFocus} />
-      <h3>Callees (what it calls)</h3>
-      <FlameGraph<FlameNode> tree={data.callees} label={`Callees of ${data.name}`} tooltipFor={tooltip} search={view.search} focus="" onFocus={onFocus} />
+      <h4>Callers (who calls it; the function on top)</h4>
+      <FlameGraph<FlameNode> tree={data.callers} label={`Callers of ${data.name} in ${stage.name}`} tooltipFor={tooltip} search={view.search} focus="" onFocus={onFocus} />
+      <h4>Callees (what it calls)</h4>
+      <FlameGraph<FlameNode> tree={data.callees} label={`Callees of ${data.name} in ${stage.name}`} tooltipFor={tooltip} search={view.search} focus="" onFocus={onFocus} />
+    </div>
+  );
+}
+
+/** The focused function's callers and callees in both chosen stages. */
+export function SandwichPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
+  if (!props.view.fn) return <Empty>Select a function (click a frame, a hot-path row or a trajectory) to see its callers and callees.</Empty>;
+  return (
+    <div className="side-by-side">
+      <OneSandwich {...props} stage={props.base} side="Left" />
+      <OneSandwich {...props} stage={props.target} side="Right" />
     </div>
   );
 }
