@@ -78,9 +78,9 @@ class Bytes {
  * by reference; keys from elsewhere are copied into a pool.
  */
 class ByteInterner {
+  /** Open addressing, two ints per slot: [hash, id + 1] (0 = empty), so a probe touches one cache line. */
   private table: Int32Array;
   private mask: number;
-  private hashes = new U32(1024);
   /** Per id: key start, in `base` if ≥ 0, else at -(start + 1) in the pool. */
   private offs: Int32Array = new Int32Array(1024);
   private lens = new U32(1024);
@@ -93,31 +93,33 @@ class ByteInterner {
     private readonly base: Uint8Array,
     expected = 1024,
   ) {
-    let size = 1024;
-    while (size < expected * 2) size *= 2;
-    this.table = new Int32Array(size).fill(-1);
-    this.mask = size - 1;
+    let slots = 1024;
+    while (slots < expected * 2) slots *= 2;
+    this.table = new Int32Array(slots * 2);
+    this.mask = slots - 1;
   }
 
   intern(src: Uint8Array, start: number, end: number): number {
     const len = end - start;
+    // FNV-style, four bytes per multiply (keys are packed varints, a few dozen bytes), then a final mix.
     let h = 0x811c9dc5 ^ len;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ src[i]!, 0x01000193);
+    let i = start;
+    for (; i + 4 <= end; i += 4) h = Math.imul(h ^ (src[i]! | (src[i + 1]! << 8) | (src[i + 2]! << 16) | (src[i + 3]! << 24)), 0x01000193);
+    for (; i < end; i++) h = Math.imul(h ^ src[i]!, 0x01000193);
     h ^= h >>> 16;
     h = Math.imul(h, 0x85ebca6b);
     h ^= h >>> 13;
-    h >>>= 0;
+    h |= 0;
     const { table, mask } = this;
     for (let slot = h & mask; ; slot = (slot + 1) & mask) {
-      const id = table[slot]!;
-      if (id < 0) break;
-      if (this.hashes.a[id] === h && this.lens.a[id] === len && this.equals(id, src, start, len)) {
+      const idp1 = table[2 * slot + 1]!;
+      if (idp1 === 0) break;
+      if (table[2 * slot] === h && this.lens.a[idp1 - 1] === len && this.equals(idp1 - 1, src, start, len)) {
         this.added = false;
-        return id;
+        return idp1 - 1;
       }
     }
     const id = this.count++;
-    this.hashes.push(h);
     this.lens.push(len);
     if (id === this.offs.length) {
       const o = new Int32Array(id * 2);
@@ -129,8 +131,8 @@ class ByteInterner {
       this.offs[id] = -(this.pool.n + 1);
       this.pool.append(src, start, end);
     }
+    if (this.count * 2 > this.mask + 1) this.rehash();
     this.place(id, h);
-    if (this.count * 2 > table.length) this.rehash();
     this.added = true;
     return id;
   }
@@ -161,14 +163,16 @@ class ByteInterner {
   private place(id: number, h: number): void {
     const { table, mask } = this;
     let slot = h & mask;
-    while (table[slot]! >= 0) slot = (slot + 1) & mask;
-    table[slot] = id;
+    while (table[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+    table[2 * slot] = h;
+    table[2 * slot + 1] = id + 1;
   }
 
   private rehash(): void {
-    this.table = new Int32Array(this.table.length * 2).fill(-1);
-    this.mask = this.table.length - 1;
-    for (let id = 0; id < this.count; id++) this.place(id, this.hashes.a[id]!);
+    const old = this.table;
+    this.table = new Int32Array(old.length * 2);
+    this.mask = old.length - 1;
+    for (let slot = 0; slot < old.length; slot += 2) if (old[slot + 1] !== 0) this.place(old[slot + 1]! - 1, old[slot]!);
   }
 }
 
@@ -206,6 +210,11 @@ class IdIndex {
     }
   }
 
+  /** The dense table (dense[id] = index, -1 = none) when ids allow one, else null. */
+  get table(): Int32Array | null {
+    return this.dense;
+  }
+
   /** Index of `id`, or -1. */
   get(id: number | string): number {
     const d = this.dense;
@@ -232,8 +241,11 @@ function malformed(message: string): never {
  * non-zero, every referenced location and function present, one value per sample type, and a
  * second time_nanos means two profiles were concatenated.
  */
-export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDecodeLimits): Profile {
-  if (buf.length === 0) throw new IngestError('empty', 'empty profile: the file holds no data');
+export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultDecodeLimits): Profile {
+  if (input.length === 0) throw new IngestError('empty', 'empty profile: the file holds no data');
+  // A plain Uint8Array view even when handed a Buffer: the hot loops then see one kind of byte array
+  // (the scratch buffers are Uint8Arrays too) and their element loads stay monomorphic.
+  const buf = input.constructor === Uint8Array ? input : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
 
   const strings: string[] = [];
   const sampleTypesRaw: [number, number][] = [];
@@ -571,27 +583,41 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
   // Fills locScratch with stack st's location indices; sets [from, to) to the part pruning keeps.
   let from = 0;
   let to = 0;
+  const dense = locIndex.table;
   const stackLocations = (st: number): void => {
+    const kb = stacks.keyBuffer(st);
     const ks = stacks.keyStart(st);
-    kw.reset(stacks.keyBuffer(st), ks, ks + stacks.keyLength(st));
+    const ke = ks + stacks.keyLength(st);
     locScratch.n = 0;
-    while (!kw.done) {
-      const id = kw.id();
-      const li = locIndex.get(id);
-      if (li < 0) malformed(`sample ${sampleStack.indexOf(st)} refers to location id ${id}, which does not exist`);
-      locScratch.push(li);
+    // Fast path: ids below 2^28 against the dense table, varints decoded inline. Anything else
+    // (bigger ids, a truncated varint, an unknown id) restarts the stack on the general path, which
+    // also words the error.
+    if (dense !== null && decodeSmallIds(kb, ks, ke, dense, locScratch)) {
+      from = 0;
+      to = locScratch.n;
+    } else {
+      kw.reset(kb, ks, ke);
+      locScratch.n = 0;
+      while (!kw.done) {
+        const id = kw.id();
+        const li = locIndex.get(id);
+        if (li < 0) malformed(`sample ${sampleStack.indexOf(st)} refers to location id ${id}, which does not exist`);
+        locScratch.push(li);
+      }
+      from = 0;
+      to = locScratch.n;
     }
-    from = 0;
-    to = locScratch.n;
     if (prune) [from, to] = applyPrune(prune, locScratch.a, to);
   };
+  // First frame kept of each location: all of them unless drop_frames cut some.
+  const firstFrame = prune ? prune.firstFrame : locFrameStart;
   let stored = 0;
   for (let st = 0; st < numStacks; st++) {
     stackLocations(st);
     let depth = 0;
     for (let i = from; i < to; i++) {
       const li = locScratch.a[i]!;
-      depth += locFrameStart[li + 1]! - (prune ? prune.firstFrame[li]! : locFrameStart[li]!);
+      depth += locFrameStart[li + 1]! - firstFrame[li]!;
     }
     if (depth > limits.maxStackDepth) throw new IngestError('too-large', `sample ${sampleStack.indexOf(st)} has a stack of ${depth} frames (limit ${limits.maxStackDepth})`);
     stored += depth;
@@ -605,7 +631,7 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
     for (let i = from; i < to; i++) {
       const li = locScratch.a[i]!;
       const fe = locFrameStart[li + 1]!;
-      for (let f = prune ? prune.firstFrame[li]! : locFrameStart[li]!; f < fe; f++) stackFrames[k++] = f;
+      for (let f = firstFrame[li]!; f < fe; f++) stackFrames[k++] = f;
     }
   }
 
@@ -629,6 +655,28 @@ export function decodeProfile(buf: Uint8Array, limits: DecodeLimits = defaultDec
     sampleLabelSet,
     labelSets,
   };
+}
+
+/**
+ * Decodes packed location ids that are all below 2^28 and all present in `dense`, appending their
+ * indices to `out`. Returns false (having appended some) when it meets anything else.
+ */
+function decodeSmallIds(kb: Uint8Array, p: number, end: number, dense: Int32Array, out: U32): boolean {
+  while (p < end) {
+    let c = kb[p++]!;
+    let id = c & 0x7f;
+    let shift = 7;
+    while (c & 0x80) {
+      if (p >= end || shift > 21) return false;
+      c = kb[p++]!;
+      id |= (c & 0x7f) << shift;
+      shift += 7;
+    }
+    const li = id < dense.length ? dense[id]! : -1;
+    if (li < 0) return false;
+    out.push(li);
+  }
+  return true;
 }
 
 function storeValue(w: Wire, values: Float64Array[], absSums: Float64Array, s: number, n: number): number {
