@@ -8,6 +8,7 @@ import { type Store, openStore } from './store/index.ts';
 import { Metrics } from './services/metrics.ts';
 import { ModelCache } from './services/models.ts';
 import { AnalysisService } from './services/analysis.ts';
+import { AnalysisPool } from './services/analysis-pool.ts';
 import { installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
@@ -20,6 +21,8 @@ export interface AppContext {
   store: Store;
   metrics: Metrics;
   analysis: AnalysisService;
+  /** Where analysis runs: worker threads, so a large profile never stalls the event loop. */
+  pool: AnalysisPool;
 }
 
 export interface BuildOptions {
@@ -38,7 +41,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const store = opts.store ?? (await openStore({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }));
   const metrics = new Metrics();
   const models = new ModelCache(store, metrics, config.maxDecompressedBytes);
-  const ctx: AppContext = { config, store, metrics, analysis: new AnalysisService(store, models) };
+  const analysis = new AnalysisService(store, models);
+  const pool = new AnalysisPool(
+    { dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), maxDecompressedBytes: config.maxDecompressedBytes },
+    // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
+    opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
+    analysis,
+  );
+  const ctx: AppContext = { config, store, metrics, analysis, pool };
 
   const app = Fastify({
     logger: opts.logger === false ? false : { level: config.logLevel },
@@ -50,6 +60,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.addHook('onResponse', async (req, reply) => {
     metrics.inc('stagediff_http_requests_total', { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: reply.statusCode });
   });
+  app.addHook('onClose', async () => pool.close());
   if (!opts.store) app.addHook('onClose', async () => store.close());
 
   await app.register(swagger, {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,6 +21,8 @@ export interface Config {
   /** Directory of the built web client (served at /). */
   webDist: string;
   logLevel: string;
+  /** Analysis worker threads (0 = compute on the main thread). */
+  analysisWorkers: number;
 }
 
 export class ConfigError extends Error {}
@@ -59,5 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: bool(env, 'STAGEDIFF_SEED_DEMO', true),
     webDist: resolve(env.WEB_DIST || `${repoRoot}web/dist`),
     logLevel: env.LOG_LEVEL || 'info',
+    analysisWorkers: int(env, 'ANALYSIS_WORKERS', Math.min(2, availableParallelism()), 0, 64),
   };
 }

@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app.ts';
-import type { ComparisonTree } from '../store/index.ts';
 import type { DiffMode } from '../analysis/diff.ts';
-import type { FrameFilters } from '../analysis/filter.ts';
 import { MODEL_VERSION } from '../services/models.ts';
+import { type AnalysisOp, type FilterArgs, compileFilters } from '../services/analysis-ops.ts';
 import { loadTree } from './comparisons.ts';
-import { ApiError, userRegExp } from './errors.ts';
+import { ApiError } from './errors.ts';
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } } } as const;
 const stageId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
@@ -13,25 +12,17 @@ const filterProps = { focus: { type: 'string', maxLength: 512 }, ignore: { type:
 const sampleType = { type: 'string', minLength: 1, maxLength: 100 } as const;
 const minFraction = { type: 'number', minimum: 0, maximum: 1, default: 0 } as const;
 
-type Filters = { focus?: string; ignore?: string; hide?: string };
-
-function filters(q: Filters): FrameFilters {
-  const f: FrameFilters = {};
-  const focus = userRegExp('focus', q.focus);
-  const ignore = userRegExp('ignore', q.ignore);
-  const hide = userRegExp('hide', q.hide);
-  if (focus) f.focus = focus;
-  if (ignore) f.ignore = ignore;
-  if (hide) f.hide = hide;
-  return f;
+function filters(q: FilterArgs): FilterArgs {
+  compileFilters(q); // refuse an invalid expression with a 400 before any work is queued
+  return { ...(q.focus ? { focus: q.focus } : {}), ...(q.ignore ? { ignore: q.ignore } : {}), ...(q.hide ? { hide: q.hide } : {}) };
 }
 
 /**
  * Serves a derived result from the shared cache when the comparison has not changed since it was
- * computed (the key includes the comparison's revision), else computes and stores it.
+ * computed (the key holds the comparison's revision), else has the analysis pool compute it and
+ * stores it. A hit reads one comparison row and one cache row, nothing else.
  */
-async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, id: string, compute: (tree: ComparisonTree) => Promise<unknown>, contentType = 'application/json; charset=utf-8') {
-  // A hit needs only the comparison's current revision (one row), not its whole tree.
+async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, id: string, op: AnalysisOp, contentType = 'application/json; charset=utf-8') {
   const c = await ctx.store.getComparison(id);
   if (!c) throw new ApiError(404, 'not-found', `no comparison ${id}`);
   const url = new URL(req.url, 'http://x');
@@ -40,24 +31,22 @@ async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply,
   const hit = await ctx.store.cacheGet(key);
   reply.header('content-type', contentType);
   reply.header('cache-control', 'no-cache');
-  reply.header('etag', `"${c.revision}-${MODEL_VERSION}"`);
   if (hit) {
     ctx.metrics.inc('stagediff_result_cache_hits_total');
-    return reply.send(hit);
+    return reply.header('etag', `"${c.revision}-${MODEL_VERSION}"`).send(hit);
   }
   ctx.metrics.inc('stagediff_result_cache_misses_total');
   const tree = await loadTree(ctx, id);
-  if (tree.comparison.revision !== c.revision) key.scope.revision = tree.comparison.revision;
-  const value = await compute(tree);
-  const body = typeof value === 'string' ? value : JSON.stringify(value);
+  key.scope.revision = tree.comparison.revision;
+  const body = await ctx.pool.run(tree, op);
   await ctx.store.cachePut(key, body);
-  return reply.send(body);
+  return reply.header('etag', `"${tree.comparison.revision}-${MODEL_VERSION}"`).send(body);
 }
 
-export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  const svc = ctx.analysis;
+type Q<T> = { Params: { id: string }; Querystring: T };
 
-  app.get<{ Params: { id: string }; Querystring: { stage: string; sampleType?: string; minFraction: number } & Filters }>(
+export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
+  app.get<Q<{ stage: string; sampleType?: string; minFraction: number } & FilterArgs>>(
     '/api/comparisons/:id/flamegraph',
     {
       schema: {
@@ -68,76 +57,73 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     },
     async (req, reply) => {
       const q = req.query;
-      return cached(ctx, req, reply, req.params.id, (tree) => svc.flamegraph(tree, q.stage, q.sampleType, q.minFraction, filters(q)));
+      return cached(ctx, req, reply, req.params.id, { op: 'flamegraph', stage: q.stage, ...(q.sampleType ? { sampleType: q.sampleType } : {}), minFraction: q.minFraction, filters: filters(q) });
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number } & Filters }>(
+  app.get<Q<{ base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number } & FilterArgs>>(
     '/api/comparisons/:id/diff',
     {
       schema: {
-        summary: 'Diff of two stages: a tree with delta per node and functions ranked by change (absolute equals go tool pprof -diff_base)',
+        summary: 'Diff of two stages: a tree with delta per node and functions ranked by change (absolute equals go tool pprof -diff_base); `top` holds the first `limit` of `rowsTotal` rows',
         params: idParams,
         querystring: {
           type: 'object',
           required: ['base', 'target'],
           additionalProperties: false,
-          properties: { base: stageId, target: stageId, sampleType, mode: { type: 'string', enum: ['absolute', 'share', 'normalize', 'per-request'], default: 'absolute' }, minFraction, ...filterProps },
+          properties: {
+            base: stageId,
+            target: stageId,
+            sampleType,
+            mode: { type: 'string', enum: ['absolute', 'share', 'normalize', 'per-request'], default: 'absolute' },
+            minFraction,
+            limit: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 2000 },
+            ...filterProps,
+          },
         },
       },
     },
     async (req, reply) => {
       const q = req.query;
-      return cached(ctx, req, reply, req.params.id, (tree) => svc.diff(tree, q.base, q.target, q.sampleType, q.mode, q.minFraction, filters(q)));
+      return cached(ctx, req, reply, req.params.id, { op: 'diff', base: q.base, target: q.target, ...(q.sampleType ? { sampleType: q.sampleType } : {}), mode: q.mode, minFraction: q.minFraction, limit: q.limit, filters: filters(q) });
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { stage: string; sampleType?: string } & Filters }>(
+  app.get<Q<{ stage: string; sampleType?: string } & FilterArgs>>(
     '/api/comparisons/:id/top',
     { schema: { summary: 'Flat and cum of every function of one stage (pprof -top)', params: idParams, querystring: { type: 'object', required: ['stage'], additionalProperties: false, properties: { stage: stageId, sampleType, ...filterProps } } } },
-    async (req, reply) => {
-      return cached(ctx, req, reply, req.params.id, (tree) => svc.top(tree, req.query.stage, req.query.sampleType, filters(req.query)));
-    },
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'top', stage: req.query.stage, ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), filters: filters(req.query) }),
   );
 
-  app.get<{ Params: { id: string }; Querystring: { sampleType?: string; n: number } }>(
+  app.get<Q<{ sampleType?: string; n: number }>>(
     '/api/comparisons/:id/trajectory',
     { schema: { summary: "The top functions' flat/cum at every stage", params: idParams, querystring: { type: 'object', additionalProperties: false, properties: { sampleType, n: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } } },
-    async (req, reply) => {
-      return cached(ctx, req, reply, req.params.id, (tree) => svc.trajectory(tree, req.query.sampleType, req.query.n));
-    },
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'trajectory', ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), n: req.query.n }),
   );
 
-  app.get<{ Params: { id: string }; Querystring: { stage: string; sampleType?: string; fn: string } & Filters }>(
+  app.get<Q<{ stage: string; sampleType?: string; fn: string } & FilterArgs>>(
     '/api/comparisons/:id/sandwich',
     { schema: { summary: 'Callers and callees of one function', params: idParams, querystring: { type: 'object', required: ['stage', 'fn'], additionalProperties: false, properties: { stage: stageId, sampleType, fn: { type: 'string', minLength: 1, maxLength: 100000 }, ...filterProps } } } },
-    async (req, reply) => {
-      return cached(ctx, req, reply, req.params.id, (tree) => svc.sandwich(tree, req.query.stage, req.query.sampleType, req.query.fn, filters(req.query)));
-    },
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'sandwich', stage: req.query.stage, ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), fn: req.query.fn, filters: filters(req.query) }),
   );
 
-  app.get<{ Params: { id: string } }>('/api/comparisons/:id/timeline', { schema: { summary: 'Per-second timelines and latency distributions of every load test, per stage', params: idParams } }, async (req, reply) => {
-    return cached(ctx, req, reply, req.params.id, (tree) => svc.timeline(tree));
-  });
+  app.get<Q<Record<string, never>>>('/api/comparisons/:id/timeline', { schema: { summary: 'Per-second timelines and latency distributions of every load test, per stage', params: idParams } }, async (req, reply) =>
+    cached(ctx, req, reply, req.params.id, { op: 'timeline' }),
+  );
 
-  app.get<{ Params: { id: string }; Querystring: { stage: string; sampleType?: string } & Filters }>(
+  app.get<Q<{ stage: string; sampleType?: string } & FilterArgs>>(
     '/api/comparisons/:id/folded',
     { schema: { summary: 'Folded stacks (Brendan Gregg format) of one stage', params: idParams, querystring: { type: 'object', required: ['stage'], additionalProperties: false, properties: { stage: stageId, sampleType, ...filterProps } } } },
-    async (req, reply) => {
-      return cached(ctx, req, reply, req.params.id, (tree) => svc.folded(tree, req.query.stage, req.query.sampleType, filters(req.query)), 'text/plain; charset=utf-8');
-    },
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'folded', stage: req.query.stage, ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), filters: filters(req.query) }, 'text/plain; charset=utf-8'),
   );
 
-  app.get<{ Params: { id: string }; Querystring: { base: string; target: string } }>(
+  app.get<Q<{ base: string; target: string }>>(
     '/api/comparisons/:id/benchmarks',
     { schema: { summary: 'benchstat-style comparison of the go test -bench outputs of two stages', params: idParams, querystring: { type: 'object', required: ['base', 'target'], additionalProperties: false, properties: { base: stageId, target: stageId } } } },
-    async (req, reply) => {
-      return cached(ctx, req, reply, req.params.id, (tree) => svc.benchmarks(tree, req.query.base, req.query.target));
-    },
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'benchmarks', base: req.query.base, target: req.query.target }),
   );
 
-  app.get<{ Params: { id: string } }>('/api/comparisons/:id/gc', { schema: { summary: 'GC traces per stage: cycles and pause summaries', params: idParams } }, async (req, reply) => {
-    return cached(ctx, req, reply, req.params.id, (tree) => svc.gc(tree));
-  });
-
+  app.get<Q<Record<string, never>>>('/api/comparisons/:id/gc', { schema: { summary: 'GC traces per stage: cycles and pause summaries', params: idParams } }, async (req, reply) =>
+    cached(ctx, req, reply, req.params.id, { op: 'gc' }),
+  );
 }

@@ -1,0 +1,63 @@
+import type { ComparisonTree } from '../store/index.ts';
+import type { DiffMode } from '../analysis/diff.ts';
+import { type FrameFilters } from '../analysis/filter.ts';
+import { ApiError, userRegExp } from '../routes/errors.ts';
+import type { AnalysisService } from './analysis.ts';
+
+/** Filter regular expressions as sent by a client (compiled where the work happens). */
+export interface FilterArgs {
+  focus?: string;
+  ignore?: string;
+  hide?: string;
+}
+
+/** The analysis operations, as plain data so they can cross a worker boundary. */
+export type AnalysisOp =
+  | { op: 'flamegraph'; stage: string; sampleType?: string; minFraction: number; filters: FilterArgs }
+  | { op: 'diff'; base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number; filters: FilterArgs }
+  | { op: 'top'; stage: string; sampleType?: string; filters: FilterArgs }
+  | { op: 'trajectory'; sampleType?: string; n: number }
+  | { op: 'sandwich'; stage: string; sampleType?: string; fn: string; filters: FilterArgs }
+  | { op: 'timeline' }
+  | { op: 'folded'; stage: string; sampleType?: string; filters: FilterArgs }
+  | { op: 'benchmarks'; base: string; target: string }
+  | { op: 'gc' };
+
+export function compileFilters(q: FilterArgs): FrameFilters {
+  const f: FrameFilters = {};
+  const focus = userRegExp('focus', q.focus);
+  const ignore = userRegExp('ignore', q.ignore);
+  const hide = userRegExp('hide', q.hide);
+  if (focus) f.focus = focus;
+  if (ignore) f.ignore = ignore;
+  if (hide) f.hide = hide;
+  return f;
+}
+
+/** Runs one operation; the result is JSON text (folded stacks: plain text). */
+export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string> {
+  switch (a.op) {
+    case 'flamegraph':
+      return JSON.stringify(await svc.flamegraph(tree, a.stage, a.sampleType, a.minFraction, compileFilters(a.filters)));
+    case 'diff': {
+      const d = await svc.diff(tree, a.base, a.target, a.sampleType, a.mode, a.minFraction, compileFilters(a.filters));
+      return JSON.stringify({ ...d, rowsTotal: d.top.length, top: d.top.slice(0, a.limit) });
+    }
+    case 'top':
+      return JSON.stringify(await svc.top(tree, a.stage, a.sampleType, compileFilters(a.filters)));
+    case 'trajectory':
+      return JSON.stringify(await svc.trajectory(tree, a.sampleType, a.n));
+    case 'sandwich':
+      return JSON.stringify(await svc.sandwich(tree, a.stage, a.sampleType, a.fn, compileFilters(a.filters)));
+    case 'timeline':
+      return JSON.stringify(await svc.timeline(tree));
+    case 'folded':
+      return svc.folded(tree, a.stage, a.sampleType, compileFilters(a.filters));
+    case 'benchmarks':
+      return JSON.stringify(await svc.benchmarks(tree, a.base, a.target));
+    case 'gc':
+      return JSON.stringify(await svc.gc(tree));
+    default:
+      throw new ApiError(400, 'invalid-request', 'unknown analysis operation');
+  }
+}
