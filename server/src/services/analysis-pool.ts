@@ -36,11 +36,7 @@ export class AnalysisPool {
   }
 
   private spawn(i: number): Slot {
-    const worker = new Worker(new URL('./analysis-worker.ts', import.meta.url), {
-      workerData: this.config,
-      // The server is TypeScript run through tsx; the worker needs the same loader.
-      execArgv: ['--import', import.meta.resolve('tsx')],
-    });
+    const worker = new Worker(new URL('./analysis-worker-entry.mjs', import.meta.url), { workerData: this.config });
     const pending: Slot['pending'] = new Map();
     let markReady!: () => void;
     let failStart!: (e: Error) => void;
