@@ -13,15 +13,13 @@ beforeAll(async () => {
 });
 afterAll(async () => app.close());
 
-it('answers /healthz within 250 ms while a large diff is computed', async () => {
+it('answers /healthz within 250 ms while a 1M-sample profile is parsed and its tree built', async () => {
   expect(app.ctx.pool.size).toBe(1);
   const { id, auth } = await createComparison(app, 'large');
   const a = await addStage(app, id, auth, 'a');
-  const b = await addStage(app, id, auth, 'b');
-  expect((await upload(app, id, a, auth, [samplePath('pprof/large/go_compile_merged_cpu.pb.gz')])).statusCode).toBe(200);
-  expect((await upload(app, id, b, auth, [samplePath('pprof/large/go_types_tests_cpu.pb.gz')])).statusCode).toBe(200);
+  expect((await upload(app, id, a, auth, [samplePath('pprof/large/synthetic_huge_cpu.pb.gz')])).statusCode).toBe(200);
   const t0 = performance.now();
-  const diff = app.inject({ url: `/api/comparisons/${id}/diff?base=${a}&target=${b}&sampleType=cpu` });
+  const diff = app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${a}&sampleType=cpu&minFraction=0.001` });
   let done = false;
   void diff.then(() => (done = true));
   const probes: number[] = [];
@@ -33,8 +31,8 @@ it('answers /healthz within 250 ms while a large diff is computed', async () => 
   }
   const r = await diff;
   expect(r.statusCode).toBe(200);
-  expect(r.json().rowsTotal).toBeGreaterThan(r.json().top.length - 1);
-  // The diff took a while; every probe during it was answered promptly.
+  expect(r.json().total).toBeGreaterThan(0);
+  // The parse and tree took seconds; every probe during them was answered promptly.
   expect(probes.length).toBeGreaterThan(3);
   expect(Math.max(...probes)).toBeLessThan(250);
 }, 120_000);
