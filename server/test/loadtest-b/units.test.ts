@@ -3,9 +3,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../src/ingest/errors.ts';
-import { VegetaTDigest } from '../../src/ingest/loadtest/b-tdigest.ts';
+import { VegetaTDigest } from '../../src/ingest/loadtest/vegeta-tdigest.ts';
 import { importersB } from '../../src/ingest/loadtest/group-b.ts';
-import { k6Percentile, legacyPercentile, nearestRank, parseGoDurationMs, parseRfc3339, buildTimeline, OK, NON2XX } from '../../src/ingest/loadtest/b-util.ts';
+import { commonsMathLegacyRule, k6Rule, nearestRankRule } from '../../src/ingest/loadtest/common/percentiles.ts';
+import { NON2XX, OK } from '../../src/ingest/loadtest/common/rows.ts';
+import { parseRfc3339 } from '../../src/ingest/loadtest/common/time.ts';
+import { secondsOf, timelineAndSorted } from '../../src/ingest/loadtest/common/timeline.ts';
+import { parseGoDurationMs } from '../../src/ingest/loadtest/common/units.ts';
 import { bufferSource } from '../../src/ingest/source.ts';
 
 const sorted = (xs: number[]): Float64Array => Float64Array.from(xs).sort();
@@ -20,20 +24,20 @@ async function parseText(text: string) {
 describe('percentile definitions', () => {
   const v = sorted([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   it('nearest rank', () => {
-    expect(nearestRank(v, 50)).toBe(5);
-    expect(nearestRank(v, 90)).toBe(9);
-    expect(nearestRank(v, 91)).toBe(10);
-    expect(nearestRank(v, 0)).toBe(1);
+    expect(nearestRankRule(v, 50)).toBe(5);
+    expect(nearestRankRule(v, 90)).toBe(9);
+    expect(nearestRankRule(v, 91)).toBe(10);
+    expect(nearestRankRule(v, 0)).toBe(1);
   });
   it("k6's p*(n-1) interpolation", () => {
-    expect(k6Percentile(v, 50)).toBeCloseTo(5.5, 12);
-    expect(k6Percentile(v, 90)).toBeCloseTo(9.1, 12);
+    expect(k6Rule(v, 50)).toBeCloseTo(5.5, 12);
+    expect(k6Rule(v, 90)).toBeCloseTo(9.1, 12);
   });
   it('commons-math LEGACY (JMeter dashboard)', () => {
-    expect(legacyPercentile(v, 50)).toBeCloseTo(5.5, 12);
-    expect(legacyPercentile(v, 90)).toBeCloseTo(9.9, 12);
-    expect(legacyPercentile(v, 99)).toBe(10); // position 10.89 >= n
-    expect(legacyPercentile(v, 5)).toBe(1); // position 0.55 < 1
+    expect(commonsMathLegacyRule(v, 50)).toBeCloseTo(5.5, 12);
+    expect(commonsMathLegacyRule(v, 90)).toBeCloseTo(9.9, 12);
+    expect(commonsMathLegacyRule(v, 99)).toBe(10); // position 10.89 >= n
+    expect(commonsMathLegacyRule(v, 5)).toBe(1); // position 0.55 < 1
   });
 });
 
@@ -56,7 +60,7 @@ describe('vegeta t-digest', () => {
       td.add(x);
     }
     const s = sorted(xs);
-    expect(Math.abs(td.quantile(0.5) - nearestRank(s, 50)!) / nearestRank(s, 50)!).toBeLessThan(0.01);
+    expect(Math.abs(td.quantile(0.5) - nearestRankRule(s, 50)!) / nearestRankRule(s, 50)!).toBeLessThan(0.01);
     // like the Go code, the digest's max is the largest centroid mean, not necessarily the raw max
     expect(td.quantile(1)).toBeLessThanOrEqual(s[s.length - 1]!);
     expect(td.quantile(1)).toBeGreaterThanOrEqual(td.quantile(0.99));
@@ -78,12 +82,13 @@ describe('time helpers', () => {
     expect(parseGoDurationMs('abc')).toBeNull();
   });
   it('timeline has explicit zero buckets for silent seconds', () => {
-    const tl = buildTimeline({
-      startSec: Float64Array.from([0.1, 0.2, 2.5]),
+    const tl = timelineAndSorted({
+      second: secondsOf(Float64Array.from([0.1, 0.2, 2.5])),
       latencyMs: Float64Array.from([1, 3, 2]),
-      outcome: Uint8Array.from([OK, NON2XX, OK]),
-      pct: nearestRank,
-    })!;
+      error: Uint8Array.from([OK, NON2XX, OK]),
+      rule: nearestRankRule,
+      bucketMean: 'ascending',
+    }).timeline;
     expect(tl.map((b) => [b.t, b.requests, b.errors])).toEqual([[0, 2, 1], [1, 0, 0], [2, 1, 0]]);
     expect(tl[0]!.latencyMs.mean).toBe(2);
     expect(tl[1]!.latencyMs.p50).toBeNull();

@@ -23,8 +23,12 @@ import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { lineSpans, type ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import { blankSummary, headText, parseNumber, peekSource, readText, sumErrors } from './a-units.ts';
-import { GrowableF64, GrowableI32, abRule, latencyFromSorted, timelineAndSorted } from './a-percentiles.ts';
+import { abRule, latencyFromSorted, printedAt, setPrintedPercentiles } from './common/percentiles.ts';
+import { GrowableF64, GrowableI32 } from './common/rows.ts';
+import { blankSummary, sumErrors } from './common/summary.ts';
+import { headText, peekSource, readText } from './common/text.ts';
+import { timelineAndSorted } from './common/timeline.ts';
+import { parseNumber } from './common/units.ts';
 
 const BANNER = /This is ApacheBench, Version (\S+)/;
 const GNUPLOT_HEADER = /^starttime\tseconds\tctime\tdtime\tttime\twait\s*$/;
@@ -139,13 +143,8 @@ export function parseAbText(text: string): LoadTestRun {
     summary.latencyMs.min = total[0]!;
     summary.latencyMs.mean = total[1]!;
   }
-  const at = (p: number) => dist.find((d) => d.percentile === p)?.ms ?? null;
-  summary.latencyMs.p50 = at(50);
-  summary.latencyMs.p75 = at(75);
-  summary.latencyMs.p90 = at(90);
-  summary.latencyMs.p95 = at(95);
-  summary.latencyMs.p99 = at(99);
-  summary.latencyMs.max = at(100) ?? (total ? total[4]! : null);
+  setPrintedPercentiles(summary.latencyMs, dist, [50, 75, 90, 95, 99]);
+  summary.latencyMs.max = printedAt(dist, 100) ?? (total ? total[4]! : null);
   return { kind: 'loadtest', format: 'ab', summary, timeline: null, latencyDistribution: dist.length > 0 ? dist : null };
 }
 
@@ -253,8 +252,15 @@ export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
   if (n === 0) throw new IngestError('no-run', 'ab -g file has a header but no request rows');
   const buckets = rel.view();
   for (let i = 0; i < n; i++) buckets[i] = buckets[i]! - minRel;
-  const { timeline, sorted } = timelineAndSorted(lat.view(), buckets, null, abRule);
-  const latency = latencyFromSorted(sorted, sum, abRule);
+  const { timeline, sorted } = timelineAndSorted({
+    second: buckets,
+    latencyMs: lat.view(),
+    error: null,
+    rule: abRule,
+    bucketMean: 'row-order',
+    reuseLatency: true,
+  });
+  const latency = latencyFromSorted(sorted, abRule, sum / n);
   const est = estimateDuration(
     timeline.map((b) => b.requests),
     latency.max ?? 0,
@@ -308,15 +314,10 @@ export function parseAbPercentiles(text: string): LoadTestRun {
     source: 'printed',
     notes: ['ab -e percentile table as printed (ms); the file holds no request count, duration, rate or mean.'],
   });
-  const at = (p: number) => dist.find((d) => d.percentile === p)?.ms ?? null;
   const L = summary.latencyMs;
-  L.min = at(0);
-  L.p50 = at(50);
-  L.p75 = at(75);
-  L.p90 = at(90);
-  L.p95 = at(95);
-  L.p99 = at(99);
-  L.max = at(100);
+  L.min = printedAt(dist, 0);
+  setPrintedPercentiles(L, dist, [50, 75, 90, 95, 99]);
+  L.max = printedAt(dist, 100);
   return { kind: 'loadtest', format: 'ab-csv', summary, timeline: null, latencyDistribution: dist };
 }
 

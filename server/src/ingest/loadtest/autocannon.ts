@@ -18,7 +18,10 @@ import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import { blankSummary, headText, parseAbbrevCount, parseNumber, parseSiBytes, readText, sumErrors } from './a-units.ts';
+import { setPrintedPercentiles } from './common/percentiles.ts';
+import { blankSummary, sumErrors } from './common/summary.ts';
+import { headText, readText } from './common/text.ts';
+import { parseAbbrevCount, parseNumber, parseSiBytes } from './common/units.ts';
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -221,10 +224,7 @@ export function parseAutocannonTable(text: string): LoadTestRun {
     L.max = ms(latencyShort.get('Max'));
     L.p50 = ms(latencyShort.get('50%'));
     L.p99 = ms(latencyShort.get('99%'));
-    const at = (p: number) => pctl.find((d) => d.percentile === p)?.ms ?? null;
-    L.p75 = at(75);
-    L.p90 = at(90);
-    L.p999 = at(99.9);
+    setPrintedPercentiles(L, pctl, [75, 90, 99.9]);
     if (pctl.length > 0) dist = pctl;
     else {
       dist = [];

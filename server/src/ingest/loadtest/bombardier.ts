@@ -17,7 +17,10 @@ import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import { blankSummary, headText, parseBinaryBytes, parseDurationMs, parseNumber, readText, sumErrors } from './a-units.ts';
+import { setPrintedPercentiles } from './common/percentiles.ts';
+import { blankSummary, sumErrors } from './common/summary.ts';
+import { headText, readText } from './common/text.ts';
+import { parseBinaryBytes, parseDurationMs, parseNumber } from './common/units.ts';
 
 interface Codes {
   c1xx: number;
@@ -40,14 +43,7 @@ function fillCounts(run: LoadTestRun, c: Codes): void {
 }
 
 function setPercentiles(run: LoadTestRun, dist: PercentilePoint[]): void {
-  const at = (p: number) => dist.find((d) => d.percentile === p)?.ms ?? null;
-  const L = run.summary.latencyMs;
-  L.p50 = at(50);
-  L.p75 = at(75);
-  L.p90 = at(90);
-  L.p95 = at(95);
-  L.p99 = at(99);
-  L.p999 = at(99.9);
+  setPrintedPercentiles(run.summary.latencyMs, dist, [50, 75, 90, 95, 99, 99.9]);
   run.latencyDistribution = dist.length > 0 ? dist : null;
 }
 

@@ -10,10 +10,13 @@
 import type { LatencyMs, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import {
-  GrowableF64, GrowableU8, NON2XX, OK, buildTimeline, headText, isObj, nearestRank, num, parseGoDurationMs, parseJson,
-  parseRfc3339, readText, run, summary,
-} from './b-util.ts';
+import { nearestRankRule, printedAt } from './common/percentiles.ts';
+import { GrowableF64, GrowableU8, NON2XX, OK } from './common/rows.ts';
+import { run, summary } from './common/summary.ts';
+import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { parseRfc3339 } from './common/time.ts';
+import { secondsOf, timelineAndSorted } from './common/timeline.ts';
+import { num, parseGoDurationMs, TIME_TO_MS } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
 
 const GHZ_PCTS = [10, 25, 50, 75, 90, 95, 99];
@@ -24,7 +27,7 @@ const NOTES = [
 ];
 
 function latencyFromDist(dist: PercentilePoint[], min: number | null, mean: number | null, max: number | null): LatencyMs {
-  const at = (p: number): number | null => dist.find((d) => d.percentile === p)?.ms ?? null;
+  const at = (p: number): number | null => printedAt(dist, p);
   return { ...emptyLatency(), min, mean, max, p50: at(50), p75: at(75), p90: at(90), p95: at(95), p99: at(99) };
 }
 
@@ -87,7 +90,8 @@ function parseReport(text: string): LoadTestRun {
     const tv = t.view();
     const startSec = new Float64Array(tv.length);
     for (let i = 0; i < tv.length; i++) startSec[i] = (tv[i]! - min) / 1e9;
-    timeline = buildTimeline({ startSec, latencyMs: lat.view(), outcome: out.view(), pct: nearestRank });
+    const tl = timelineAndSorted({ second: secondsOf(startSec), latencyMs: lat.view(), error: out.view(), rule: nearestRankRule, bucketMean: 'ascending' });
+    timeline = tl.timeline.length > 0 ? tl.timeline : null;
     notes.push('timeline from the per-call details (call start times); bucket percentiles are nearest-rank over all calls of the second');
   }
   const options = isObj(o.options) ? o.options : {};
@@ -114,15 +118,13 @@ function parseReport(text: string): LoadTestRun {
   return run('ghz', s, timeline, latency.p50 === null ? null : dist);
 }
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, 'µs': 1e-3, us: 1e-3, 'μs': 1e-3, ms: 1, s: 1000 };
-
 function parseSummaryText(text: string): LoadTestRun {
   const field = (name: string): string | null => new RegExp(`^\\s+${name}:\\s+(.+?)\\s*$`, 'm').exec(text)?.[1] ?? null;
   const dur = (name: string): number | null => {
     const v = field(name);
     if (v === null) return null;
     const m = /^([\d.]+)\s*(ns|µs|μs|us|ms|s)$/.exec(v);
-    if (m) return Number(m[1]) * UNIT_MS[m[2]!]!;
+    if (m) return Number(m[1]) * TIME_TO_MS[m[2]!]!;
     return parseGoDurationMs(v.replace(/\s+/g, ''));
   };
   const count = num(field('Count'));
@@ -130,7 +132,7 @@ function parseSummaryText(text: string): LoadTestRun {
   if (count === 0) throw new IngestError('no-run', 'ghz summary of zero calls');
   const dist: PercentilePoint[] = [];
   for (const m of text.matchAll(/^\s+([\d.]+) % in ([\d.]+) (ns|µs|μs|us|ms|s)\s*$/gm)) {
-    dist.push({ percentile: Number(m[1]), ms: Number(m[2]) * UNIT_MS[m[3]!]! });
+    dist.push({ percentile: Number(m[1]), ms: Number(m[2]) * TIME_TO_MS[m[3]!]! });
   }
   let errors = 0;
   let ok = 0;
@@ -181,7 +183,7 @@ function parseDetailsCsv(text: string): LoadTestRun {
   if (all.length === 0) throw new IngestError('no-run', 'ghz CSV without calls');
   const recs = all;
   const sorted = Float64Array.from(ok).sort();
-  const dist = sorted.length ? GHZ_PCTS.map((p) => ({ percentile: p, ms: nearestRank(sorted, p)! })) : [];
+  const dist = sorted.length ? GHZ_PCTS.map((p) => ({ percentile: p, ms: nearestRankRule(sorted, p)! })) : [];
   const mean = all.reduce((a, b) => a + b, 0) / all.length;
   const latency = sorted.length === 0 ? emptyLatency() : latencyFromDist(dist, sorted[0]!, mean, sorted[sorted.length - 1]!);
   const s = summary({
@@ -219,7 +221,7 @@ export const ghzImporter: LoadTestImporter = {
     return 0;
   },
   async parse(src) {
-    const text = await readText(src);
+    const text = await readNonBlankText(src);
     switch (kindOf(text)) {
       case 'json':
         return parseReport(text);

@@ -19,8 +19,12 @@ import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { lineSpans, type ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import { blankSummary, headText, parseNumber, peekSource, readText, sumErrors } from './a-units.ts';
-import { GrowableF64, GrowableI32, GrowableU8, heyRule, timelineAndSorted, latencyFromSorted } from './a-percentiles.ts';
+import { heyRule, latencyFromSorted, setPrintedPercentiles } from './common/percentiles.ts';
+import { GrowableF64, GrowableI32, GrowableU8 } from './common/rows.ts';
+import { blankSummary, sumErrors } from './common/summary.ts';
+import { headText, peekSource, readText } from './common/text.ts';
+import { timelineAndSorted } from './common/timeline.ts';
+import { parseNumber } from './common/units.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Text summary
@@ -130,12 +134,7 @@ export function parseHeySummary(text: string): LoadTestRun {
     L.min = fastest === null ? null : fastest * 1000;
     L.max = slowest === null ? null : slowest * 1000;
     L.mean = average === null ? null : average * 1000;
-    const at = (p: number) => dist.find((d) => d.percentile === p)?.ms ?? null;
-    L.p50 = at(50);
-    L.p75 = at(75);
-    L.p90 = at(90);
-    L.p95 = at(95);
-    L.p99 = at(99);
+    setPrintedPercentiles(L, dist, [50, 75, 90, 95, 99]);
   } else {
     summary.meta.notes!.push('No response arrived: hey printed NaN/0 placeholders, so every latency figure is null.');
   }
@@ -269,7 +268,14 @@ export async function parseHeyCsv(src: ByteSource): Promise<LoadTestRun> {
       'hey CSV has a header but no data rows: no HTTP exchange completed (hey leaves transport errors out of its CSV)',
     );
   }
-  const { timeline, sorted } = timelineAndSorted(lat.view(), sec.view(), err.view(), heyRule);
+  const { timeline, sorted } = timelineAndSorted({
+    second: sec.view(),
+    latencyMs: lat.view(),
+    error: err.view(),
+    rule: heyRule,
+    bucketMean: 'row-order',
+    reuseLatency: true,
+  });
   const summary = blankSummary({
     tool: 'hey',
     version: null,
@@ -287,7 +293,7 @@ export async function parseHeyCsv(src: ByteSource): Promise<LoadTestRun> {
   summary.non2xx = non2xx;
   summary.transportErrors = null;
   summary.errors = sumErrors(null, non2xx);
-  summary.latencyMs = latencyFromSorted(sorted, sum, heyRule);
+  summary.latencyMs = latencyFromSorted(sorted, heyRule, sum / n);
   summary.meta.firstStartOffsetSeconds = firstStart;
   return { kind: 'loadtest', format: 'hey-csv', summary, timeline, latencyDistribution: null };
 }

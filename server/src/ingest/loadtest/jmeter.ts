@@ -15,11 +15,13 @@ import type { LoadTestMeta, LoadTestRun } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { lineBatches, type ByteSource } from '../source.ts';
-import { asciiBytes, type CsvRow, forEachCsvRow } from './b-csv.ts';
-import {
-  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimelineSorted, curve, headText, isObj, latencyFromSorted, legacyPercentile,
-  meanOf, num, parseJson, readText, run, summary,
-} from './b-util.ts';
+import { asciiBytes, type CsvRow, forEachCsvRow } from './common/csv.ts';
+import { commonsMathLegacyRule, curve, latencyFromSorted, meanOf } from './common/percentiles.ts';
+import { GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT } from './common/rows.ts';
+import { run, summary } from './common/summary.ts';
+import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { secondsOf, timelineAndSorted } from './common/timeline.ts';
+import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
 
 /** JMeter's default CSV columns, used when the file has no header line. */
@@ -78,11 +80,17 @@ class JtlSamples {
     const startSec = new Float64Array(this.n);
     const sv = this.starts.view();
     for (let i = 0; i < this.n; i++) startSec[i] = (sv[i]! - this.minStart) / 1000;
-    const tl = buildTimelineSorted({ startSec, latencyMs: this.elapsed.view(), outcome: this.outcome.view(), pct: legacyPercentile });
+    const tl = timelineAndSorted({
+      second: secondsOf(startSec),
+      latencyMs: this.elapsed.view(),
+      error: this.outcome.view(),
+      rule: commonsMathLegacyRule,
+      bucketMean: 'ascending',
+    });
     const timeline = tl.timeline;
     // the timeline's by-product is every elapsed time in ascending order (none is NaN)
     const sorted = tl.sorted.length === this.n ? tl.sorted : Float64Array.from(this.elapsed.view()).sort();
-    const latency = latencyFromSorted(sorted, legacyPercentile, meanOf(sorted));
+    const latency = latencyFromSorted(sorted, commonsMathLegacyRule, meanOf(sorted));
     const meta: LoadTestMeta = {
       tool: 'jmeter',
       targetUrl: this.url,
@@ -107,7 +115,7 @@ class JtlSamples {
       bytesPerSecond: this.bytesSeen && secs ? this.bytes / secs : null,
       meta,
     });
-    return run('jmeter', s, timeline, curve(sorted, legacyPercentile));
+    return run('jmeter', s, timeline, curve(sorted, commonsMathLegacyRule));
   }
 }
 
@@ -357,7 +365,7 @@ export const jmeterReportImporter: LoadTestImporter = {
     return 0;
   },
   async parse(src) {
-    const text = await readText(src);
+    const text = await readNonBlankText(src);
     return /^\s*\{/.test(text) ? parseStatistics(text) : parseConsole(text);
   },
 };

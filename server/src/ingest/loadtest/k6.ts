@@ -15,11 +15,14 @@ import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../.
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { lineSpans, type ByteSource } from '../source.ts';
-import { FieldText, forEachCsvRow } from './b-csv.ts';
-import {
-  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimeline, curve, headText, isObj, k6Percentile, latencyFromSorted,
-  meanOf, num, parseJson, parseRfc3339, parseRfc3339Bytes, readText, rfc3339, run, summary, SpanText,
-} from './b-util.ts';
+import { FieldText, forEachCsvRow } from './common/csv.ts';
+import { curve, k6Rule, latencyFromSorted, meanOf } from './common/percentiles.ts';
+import { GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT } from './common/rows.ts';
+import { run, summary } from './common/summary.ts';
+import { headText, isObj, parseJson, readNonBlankText, SpanText } from './common/text.ts';
+import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
+import { secondsOf, timelineAndSorted } from './common/timeline.ts';
+import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
 
 const K6_NOTES = [
@@ -104,6 +107,30 @@ class K6Points {
     if (s && this.scenarios.size < 20) this.scenarios.add(s);
   }
 
+  /**
+   * One point of wanted metric `metric` (its index in WANTED_LIST) at time t. `url` matters only
+   * for http_reqs while no URL is known; callers skip decoding it otherwise.
+   */
+  point(metric: number, t: number, value: number, status: string | undefined, url: string | undefined): void {
+    switch (metric) {
+      case 0:
+        this.httpReqs(t, value, status, url);
+        break;
+      case 1:
+        this.duration(t, value, status);
+        break;
+      case 2:
+        this.failedPoint(value);
+        break;
+      case 3:
+        this.iteration(t, value);
+        break;
+      case 4:
+        this.data(value);
+        break;
+    }
+  }
+
   finish(format: 'k6-json' | 'k6-csv', resolutionNote: string, coarseClock = false): LoadTestRun {
     if (this.requests === 0 && this.durV.length === 0) throw new IngestError('no-run', 'no http_reqs or http_req_duration points: no HTTP request in this k6 output');
     const requests = this.requests > 0 ? this.requests : this.durV.length;
@@ -127,8 +154,8 @@ class K6Points {
     let latency: LatencyMs = emptyLatency();
     let distribution: PercentilePoint[] | null = null;
     if (anyResponse || !this.statusKnown) {
-      latency = latencyFromSorted(values, k6Percentile, meanOf(values));
-      distribution = curve(values, k6Percentile);
+      latency = latencyFromSorted(values, k6Rule, meanOf(values));
+      distribution = curve(values, k6Rule);
     } else {
       notes.push('no request got a response: k6 records http_req_duration 0 for them, which is not a latency, so latency is left null');
     }
@@ -137,7 +164,8 @@ class K6Points {
     const dt = this.durT.view();
     const startSec = new Float64Array(dt.length);
     for (let i = 0; i < dt.length; i++) startSec[i] = (dt[i]! - t0) / 1e9;
-    const timeline = buildTimeline({ startSec, latencyMs: this.durV.view(), outcome: outcomes, pct: k6Percentile });
+    const tl = timelineAndSorted({ second: secondsOf(startSec), latencyMs: this.durV.view(), error: outcomes, rule: k6Rule, bucketMean: 'ascending' });
+    const timeline = tl.timeline.length > 0 ? tl.timeline : null;
     notes.push('timeline buckets by each http_req_duration point time (k6 stamps a request when it completes)');
     const meta: LoadTestMeta = {
       tool: 'k6',
@@ -173,7 +201,10 @@ class K6Points {
 // ---------------------------------------------------------------------------------------------
 // JSON points
 
-const WANTED = new Set(['http_reqs', 'http_req_duration', 'http_req_failed', 'iteration_duration', 'data_received']);
+/** The metrics we read; a point's index in this list is what `K6Points.point` dispatches on. */
+const WANTED_LIST = ['http_reqs', 'http_req_duration', 'http_req_failed', 'iteration_duration', 'data_received'] as const;
+type WantedMetric = (typeof WANTED_LIST)[number];
+
 
 const lit = (t: string): Uint8Array => Buffer.from(t, 'latin1');
 const K_METRIC = lit('{"metric":"');
@@ -328,24 +359,8 @@ async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
           const t = acc.rel(rfc3339.sec, rfc3339.ns);
           const status = pt.statusFrom < 0 ? undefined : statusText.get(buf, pt.statusFrom, pt.statusTo);
           acc.scenario(pt.scenarioFrom < 0 ? undefined : scenarioText.get(buf, pt.scenarioFrom, pt.scenarioTo));
-          const value = pt.value;
-          switch (metric) {
-            case 0:
-              acc.httpReqs(t, value, status, pt.urlFrom < 0 || acc.hasUrl() ? undefined : urlText.get(buf, pt.urlFrom, pt.urlTo));
-              break;
-            case 1:
-              acc.duration(t, value, status);
-              break;
-            case 2:
-              acc.failedPoint(value);
-              break;
-            case 3:
-              acc.iteration(t, value);
-              break;
-            case 4:
-              acc.data(value);
-              break;
-          }
+          const url = metric !== 0 || pt.urlFrom < 0 || acc.hasUrl() ? undefined : urlText.get(buf, pt.urlFrom, pt.urlTo);
+          acc.point(metric, t, pt.value, status, url);
           continue;
         }
       }
@@ -364,7 +379,7 @@ async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
       if (typeof metric !== 'string' || !isObj(data) || typeof data.time !== 'string') {
         throw new IngestError('malformed', 'k6 Point without metric, time or data', lineNo);
       }
-      if (!WANTED.has(metric)) continue;
+      if (!WANTED_LIST.includes(metric as WantedMetric)) continue;
       const value = num(data.value);
       const ts = parseRfc3339(data.time);
       if (value === null || !ts) throw new IngestError('malformed', 'k6 Point with a bad time or value', lineNo);
@@ -372,23 +387,7 @@ async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
       const tags = isObj(data.tags) ? data.tags : {};
       const status = typeof tags.status === 'string' ? tags.status : undefined;
       acc.scenario(typeof tags.scenario === 'string' ? tags.scenario : undefined);
-      switch (metric) {
-        case 'http_reqs':
-          acc.httpReqs(t, value, status, typeof tags.url === 'string' ? tags.url : undefined);
-          break;
-        case 'http_req_duration':
-          acc.duration(t, value, status);
-          break;
-        case 'http_req_failed':
-          acc.failedPoint(value);
-          break;
-        case 'iteration_duration':
-          acc.iteration(t, value);
-          break;
-        case 'data_received':
-          acc.data(value);
-          break;
-      }
+      acc.point(WANTED_LIST.indexOf(metric as WantedMetric), t, value, status, typeof tags.url === 'string' ? tags.url : undefined);
     }
   }
   if (!sawK6) throw new IngestError('empty', 'the file is empty');
@@ -414,8 +413,7 @@ function csvTime(v: string): [number, number] | null {
   return parseRfc3339(v);
 }
 
-/** Metric names as bytes, with their index in WANTED_LIST (-1: a metric we do not use). */
-const WANTED_LIST = ['http_reqs', 'http_req_duration', 'http_req_failed', 'iteration_duration', 'data_received'] as const;
+/** The wanted metric names as bytes, for `wantedAt`. */
 const WANTED_BYTES = WANTED_LIST.map((n) => Buffer.from(n, 'latin1'));
 
 /** Which wanted metric b[s, e) names, or -1 (a byte comparison: most rows are other metrics). */
@@ -468,7 +466,7 @@ async function parseK6Csv(src: ByteSource): Promise<LoadTestRun> {
     if (row.fields === null) {
       if (!row.has(cMetric)) return; // undefined is no wanted metric
       metric = wantedAt(row.buf, row.start[cMetric]!, row.end[cMetric]!);
-    } else metric = WANTED_LIST.indexOf(row.fields[cMetric] as (typeof WANTED_LIST)[number]);
+    } else metric = WANTED_LIST.indexOf(row.fields[cMetric] as WantedMetric);
     if (metric < 0) return;
     // timestamp: whole Unix seconds (k6's default) are read in place; anything else as text
     let sec: number;
@@ -493,23 +491,7 @@ async function parseK6Csv(src: ByteSource): Promise<LoadTestRun> {
     const t = acc.rel(sec, ns);
     const status = cStatus < 0 ? undefined : statusText.get(row, cStatus);
     acc.scenario(cScenario < 0 ? undefined : scenarioText.get(row, cScenario));
-    switch (metric) {
-      case 0:
-        acc.httpReqs(t, value, status, cUrl < 0 || acc.hasUrl() ? undefined : urlText.get(row, cUrl));
-        break;
-      case 1:
-        acc.duration(t, value, status);
-        break;
-      case 2:
-        acc.failedPoint(value);
-        break;
-      case 3:
-        acc.iteration(t, value);
-        break;
-      case 4:
-        acc.data(value);
-        break;
-    }
+    acc.point(metric, t, value, status, metric !== 0 || cUrl < 0 || acc.hasUrl() ? undefined : urlText.get(row, cUrl));
   });
   if (!cols) throw new IngestError('empty', 'the file is empty');
   return acc.finish(
@@ -635,7 +617,8 @@ function parseK6Summary(text: string): LoadTestRun {
 export const k6JsonImporter: LoadTestImporter = {
   formats: ['k6-json'],
   detect(head) {
-    const t = headText(head);
+    // BOM kept: a line that starts with one is not a line k6 wrote, and JSON.parse refuses it
+    const t = head.toString('utf8');
     if (/^\{"(type":"Metric"|metric":"[a-z_]+","type":"(Point|Metric)")/.test(t)) return 0.95;
     if (/^\{"type":"(Point|Metric)","data":\{/.test(t) && t.includes('"metric":')) return 0.9;
     return 0;
@@ -664,7 +647,7 @@ export const k6SummaryImporter: LoadTestImporter = {
     return 0;
   },
   async parse(src) {
-    return parseK6Summary(await readText(src));
+    return parseK6Summary(await readNonBlankText(src));
   },
 };
 

@@ -13,8 +13,11 @@
 import type { LatencyMs, LoadTestRun, PercentilePoint, TimelineBucket } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
-import { csvText } from './b-csv.ts';
-import { cellNum, headText, isObj, num, parseJson, readText, run, summary } from './b-util.ts';
+import { csvText } from './common/csv.ts';
+import { printedAt } from './common/percentiles.ts';
+import { run, summary } from './common/summary.ts';
+import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { cellNum, num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
 
 const STATS_HEAD = 'Type,Name,Request Count,Failure Count,Median Response Time,Average Response Time';
@@ -45,7 +48,7 @@ function percentileColumns(header: string[]): { col: number; p: number }[] {
 }
 
 function latencyFromPercentiles(pts: PercentilePoint[], base: Partial<LatencyMs>): LatencyMs {
-  const at = (p: number): number | null => pts.find((x) => x.percentile === p)?.ms ?? null;
+  const at = (p: number): number | null => printedAt(pts, p);
   return {
     ...emptyLatency(),
     p75: at(75), p90: at(90), p95: at(95), p99: at(99), p999: at(99.9),
@@ -344,7 +347,7 @@ export const locustImporter: LoadTestImporter = {
     return k === 'console' ? 0.7 : 0.95;
   },
   async parse(src) {
-    const text = await readText(src);
+    const text = await readNonBlankText(src);
     switch (kindOf(text)) {
       case 'stats':
         return parseStats(text);

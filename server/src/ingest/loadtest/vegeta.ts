@@ -17,12 +17,15 @@ import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../.
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { lineSpans, type ByteSource } from '../source.ts';
-import { type CsvRow, forEachCsvRow } from './b-csv.ts';
-import { VegetaTDigest } from './b-tdigest.ts';
-import {
-  GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT, buildTimelineSorted, headText, isObj, nearestRank, num,
-  parseGoDurationMs, parseJson, parseRfc3339, parseRfc3339Bytes, readText, rfc3339, run, summary,
-} from './b-util.ts';
+import { type CsvRow, forEachCsvRow } from './common/csv.ts';
+import { nearestRankRule } from './common/percentiles.ts';
+import { GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT } from './common/rows.ts';
+import { run, summary } from './common/summary.ts';
+import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
+import { secondsOf, timelineAndSorted } from './common/timeline.ts';
+import { num, parseGoDurationMs } from './common/units.ts';
+import { VegetaTDigest } from './vegeta-tdigest.ts';
 import type { LoadTestImporter } from './types.ts';
 
 /** The quantiles `vegeta report -type=hdrplot` prints (its "logarithmic" list), as fractions. */
@@ -139,12 +142,12 @@ class VegetaResults {
     const latMs = new Float64Array(n);
     const lv = this.lats.view();
     for (let i = 0; i < n; i++) latMs[i] = lv[i]! / 1e6;
-    const tl = buildTimelineSorted({ startSec, latencyMs: latMs, outcome: this.outcome.view(), pct: nearestRank });
+    const tl = timelineAndSorted({ second: secondsOf(startSec), latencyMs: latMs, error: this.outcome.view(), rule: nearestRankRule, bucketMean: 'ascending' });
     const timeline = tl.timeline;
     // All latencies in ms, ascending (the timeline's by-product). ns -> ms is monotonic, so its
     // order statistics are exactly those of the nanoseconds divided by 1e6.
     const sortedMs = tl.sorted.length === n ? tl.sorted : Float64Array.from(latMs).sort();
-    const exact = (p: number): number | null => nearestRank(sortedMs, p);
+    const exact = (p: number): number | null => nearestRankRule(sortedMs, p);
     const exactLatencyMs = {
       min: sortedMs[0]!,
       p50: exact(50), p75: exact(75), p90: exact(90), p95: exact(95), p99: exact(99), p999: exact(99.9),
@@ -650,7 +653,7 @@ export const vegetaReportImporter: LoadTestImporter = {
     return k === null ? 0 : 0.95;
   },
   async parse(src) {
-    const text = await readText(src);
+    const text = await readNonBlankText(src);
     const head = Buffer.from(text.slice(0, 65536), 'utf8');
     switch (reportKind(head)) {
       case 'text':

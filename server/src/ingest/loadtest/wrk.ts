@@ -15,17 +15,10 @@ import type { LoadTestFormat, LoadTestRun, PercentilePoint } from '../../model/l
 import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import {
-  blankSummary,
-  headText,
-  nameHints,
-  parseBinaryBytes,
-  parseDurationMs,
-  parseMetricCount,
-  parseNumber,
-  readText,
-  sumErrors,
-} from './a-units.ts';
+import { setPrintedPercentiles } from './common/percentiles.ts';
+import { blankSummary, sumErrors } from './common/summary.ts';
+import { headText, nameHints, readText } from './common/text.ts';
+import { parseBinaryBytes, parseDurationMs, parseMetricCount, parseNumber } from './common/units.ts';
 
 const RUNNING = /^Running (\S+) test @ (\S+)/m;
 const THREADS = /^\s*(\d+) threads? and (\d+) connections?/m;
@@ -245,15 +238,7 @@ export function wrkRunFromText(w: WrkText, format: LoadTestFormat, tool: string)
   if (w.latencyStdevMs !== null) summary.meta.latencyStdevMs = w.latencyStdevMs;
   if (w.reqPerThreadAvg !== null) summary.meta.reqPerSecPerThread = w.reqPerThreadAvg;
   const dist = w.distribution;
-  if (dist) {
-    const at = (p: number) => dist.find((d) => d.percentile === p)?.ms ?? null;
-    summary.latencyMs.p50 = at(50);
-    summary.latencyMs.p75 = at(75);
-    summary.latencyMs.p90 = at(90);
-    summary.latencyMs.p95 = at(95);
-    summary.latencyMs.p99 = at(99);
-    summary.latencyMs.p999 = at(99.9);
-  }
+  if (dist) setPrintedPercentiles(summary.latencyMs, dist, [50, 75, 90, 95, 99, 99.9]);
   return { kind: 'loadtest', format, summary, timeline: null, latencyDistribution: dist && dist.length > 0 ? dist : null };
 }
 

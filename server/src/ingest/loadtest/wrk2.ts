@@ -15,7 +15,7 @@
 import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import { headText, nameHints, readText } from './a-units.ts';
+import { headText, nameHints, readText } from './common/text.ts';
 import { WRK2_MARKERS, parseWrkText, wrkFamilyConfidence, wrkRunFromText } from './wrk.ts';
 
 function mergeDistribution(printed: PercentilePoint[], spectrum: PercentilePoint[]): PercentilePoint[] {

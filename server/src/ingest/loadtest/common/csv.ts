@@ -1,7 +1,12 @@
+/**
+ * CSV input of the per-request importers (k6, vegeta, JMeter, Locust): records as strings for small
+ * files, and `forEachCsvRow` for million-row logs, whose fields stay byte spans until a figure
+ * needs one decoded. Lines and fields are 1-based in errors, as a user counts them.
+ */
 import { parse as parseCsv } from 'csv-parse/sync';
-import { IngestError } from '../errors.ts';
-import { lineBatches, lineSpans, type ByteSource } from '../source.ts';
-import { SpanText } from './b-util.ts';
+import { IngestError } from '../../errors.ts';
+import { lineBatches, lineSpans, type ByteSource } from '../../source.ts';
+import { SpanText } from './text.ts';
 
 /** One CSV record and the 1-based line it starts on. */
 export interface CsvRecord {

@@ -1,0 +1,111 @@
+/**
+ * Reading an importer's input as text: whole small reports, the head a detector sees, a peek
+ * that keeps a stream readable, JSON with typed errors, and byte spans decoded once per change.
+ * Text is UTF-8; a leading byte-order mark is dropped everywhere except in the byte-level readers.
+ */
+import { IngestError } from '../../errors.ts';
+import { readAllBytes, type ByteSource } from '../../source.ts';
+
+/** Max bytes a whole-file reader accepts (reports are a few KiB; this only guards misuse). */
+export const TEXT_REPORT_LIMIT = 64 * 1024 * 1024;
+
+function decode(buf: Buffer): string {
+  const text = buf.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * Reads a whole text report (wrk, hey summary, ab, bombardier, autocannon). Refuses only a file of
+ * zero bytes ("<what>: the file is empty"); a blank file is left to the parser to judge.
+ */
+export async function readText(src: ByteSource, what: string): Promise<string> {
+  const buf = await readAllBytes(src, TEXT_REPORT_LIMIT);
+  if (buf.length === 0) throw new IngestError('empty', `${what}: the file is empty`);
+  return decode(buf);
+}
+
+/** Reads a whole report (vegeta, k6, Locust, JMeter, ghz), refusing a file that is blank. */
+export async function readNonBlankText(src: ByteSource): Promise<string> {
+  const text = decode(await readAllBytes(src, TEXT_REPORT_LIMIT));
+  if (text.trim() === '') throw new IngestError('empty', 'the file is empty');
+  return text;
+}
+
+/** Head bytes as text for detectors (a multi-byte character cut at the end does not matter). */
+export function headText(head: Buffer): string {
+  return decode(head);
+}
+
+/** True when the name hint mentions the tool (used only to break ties, never alone). */
+export function nameHints(fileName: string | undefined, re: RegExp): boolean {
+  if (!fileName) return false;
+  const base = fileName.split(/[\\/]/).pop() ?? fileName;
+  return re.test(base) || re.test(fileName);
+}
+
+/**
+ * Looks at the first chunk of a source without consuming it: returns its start as text (up to
+ * `bytes`) and a source that replays that chunk and then the rest, so a CSV can still be streamed
+ * after an importer chose between its tool's outputs.
+ */
+export async function peekSource(src: ByteSource, what: string, bytes = 4096): Promise<{ head: string; src: ByteSource }> {
+  const it = src[Symbol.asyncIterator]();
+  let first = await it.next();
+  while (!first.done && first.value.length === 0) first = await it.next();
+  if (first.done) throw new IngestError('empty', `${what}: the file is empty`);
+  const chunk = first.value;
+  const replay: ByteSource = {
+    async *[Symbol.asyncIterator]() {
+      yield chunk;
+      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+    },
+  };
+  const head = decode(Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.length, bytes)));
+  return { head, src: replay };
+}
+
+/** JSON.parse that reports a typed 'malformed' error naming `what` and, when known, the line. */
+export function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const pos = /position (\d+)/.exec(msg);
+    const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : undefined;
+    throw new IngestError('malformed', `${what} is not valid JSON: ${msg}`, line);
+  }
+}
+
+/** A plain JSON object (not null, not an array). */
+export function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Decodes byte spans to strings, remembering the last one: a field that repeats from row to row
+ * (a status "200", a scenario, a URL) is then compared byte by byte instead of decoded again.
+ */
+export class SpanText {
+  private bytes = new Uint8Array(64);
+  private len = -1;
+  private text = '';
+  get(b: Buffer, s: number, e: number): string {
+    const n = e - s;
+    if (n === this.len) {
+      const k = this.bytes;
+      let same = true;
+      for (let j = 0; j < n; j++) {
+        if (b[s + j] !== k[j]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.text;
+    }
+    this.text = b.toString('utf8', s, e);
+    if (n > this.bytes.length) this.bytes = new Uint8Array(n * 2);
+    this.bytes.set(b.subarray(s, e));
+    this.len = n;
+    return this.text;
+  }
+}
