@@ -4,7 +4,7 @@ import type { LoadTestRun } from '../model/loadtest.ts';
 import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import { IngestError } from './errors.ts';
-import { type ByteSource, bufferSource, fileSource } from './source.ts';
+import { type ByteSource, bufferSource, fileSource, readAllBytes } from './source.ts';
 import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
 import * as pprof from './pprof/index.ts';
 import type { PprofLimits } from './pprof/index.ts';
@@ -22,11 +22,16 @@ export interface WholeFileImporter {
   parse(bytes: Buffer, fileName?: string): Parsed;
 }
 
-/** An input file: its name (a hint only) and either its bytes or a path to stream it from. */
+/**
+ * An input file: its name (a hint only) and one of: its bytes, a path, or a function that opens it
+ * as a stream (e.g. a stored blob), so detection reads only the head and streaming importers never
+ * hold the whole file.
+ */
 export interface InputFile {
   name: string;
   bytes?: Buffer;
   path?: string;
+  open?: () => ByteSource;
 }
 
 export interface IngestLimits extends PprofLimits {}
@@ -52,8 +57,25 @@ export function registerWholeFileImporters(list: WholeFileImporter[]): void {
 /** Largest text/JSON file a whole-file importer is handed (they have their own finer limits). */
 const MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024;
 
-function readHead(f: InputFile): Buffer {
+async function readHead(f: InputFile): Promise<Buffer> {
   if (f.bytes) return f.bytes.subarray(0, HEAD_BYTES);
+  if (f.open) {
+    const parts: Buffer[] = [];
+    let n = 0;
+    const it = f.open()[Symbol.asyncIterator]();
+    try {
+      while (n < HEAD_BYTES) {
+        const r = await it.next();
+        if (r.done) break;
+        const c = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+        parts.push(c);
+        n += c.length;
+      }
+    } finally {
+      await it.return?.();
+    }
+    return Buffer.concat(parts, n).subarray(0, HEAD_BYTES);
+  }
   const fd = openSync(f.path!, 'r');
   try {
     const buf = Buffer.alloc(HEAD_BYTES);
@@ -65,11 +87,13 @@ function readHead(f: InputFile): Buffer {
 }
 
 function source(f: InputFile): ByteSource {
-  return f.bytes ? bufferSource(f.bytes) : fileSource(f.path!);
+  return f.bytes ? bufferSource(f.bytes) : f.open ? f.open() : fileSource(f.path!);
 }
 
-function allBytes(f: InputFile): Buffer {
-  return f.bytes ?? readFileSync(f.path!);
+async function allBytes(f: InputFile, limit: number): Promise<Buffer> {
+  if (f.bytes) return f.bytes;
+  if (f.open) return readAllBytes(f.open(), limit);
+  return readFileSync(f.path!);
 }
 
 /**
@@ -77,7 +101,7 @@ function allBytes(f: InputFile): Buffer {
  * for anything it cannot read, with a message that makes sense after "FILE: ".
  */
 export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): Promise<Parsed> {
-  const head = readHead(f);
+  const head = await readHead(f);
   if (head.length === 0) throw new IngestError('empty', 'empty file');
   const candidates: Candidate[] = [];
   const pc = pprof.detect(head, f.name);
@@ -85,7 +109,7 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     candidates.push({
       confidence: pc,
       parse: async () => {
-        const profile = pprof.parsePprof(allBytes(f), limits);
+        const profile = pprof.parsePprof(await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes), limits);
         return { kind: 'profile', format: profile.format, profile };
       },
     });
@@ -108,8 +132,7 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
       candidates.push({
         confidence: c,
         parse: async () => {
-          const bytes = allBytes(f);
-          if (bytes.length > MAX_WHOLE_FILE_BYTES) throw new IngestError('too-large', `file is larger than ${MAX_WHOLE_FILE_BYTES} bytes`);
+          const bytes = await allBytes(f, MAX_WHOLE_FILE_BYTES);
           return imp.parse(bytes, f.name);
         },
       });

@@ -6,6 +6,7 @@ import { TooLargeError } from '../store/index.ts';
 import { ingest } from '../ingest/detect.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { artifactSummary } from '../services/analysis.ts';
+import { blobSource } from '../services/models.ts';
 import { ApiError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
 
@@ -36,10 +37,10 @@ async function storeOne(ctx: AppContext, comparisonId: string, stageId: string, 
   let ref: BlobRef | null = null;
   try {
     ref = await ctx.store.putBlob(src, ctx.config.maxUploadBytes);
-    const bytes = await ctx.store.readBlob(ref.sha256);
-    if (!bytes) throw new ApiError(500, 'internal', 'stored file vanished');
+    const sha = ref.sha256;
     const t0 = performance.now();
-    const parsed = await ingest({ name: filename, bytes }, { maxInputBytes: ctx.config.maxUploadBytes, maxDecompressedBytes: ctx.config.maxDecompressedBytes });
+    // Parsed from the stored bytes, streamed: detection reads the head, per-request logs stream.
+    const parsed = await ingest({ name: filename, open: () => blobSource(ctx.store, sha, filename) }, { maxInputBytes: ctx.config.maxUploadBytes, maxDecompressedBytes: ctx.config.maxDecompressedBytes });
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
     const a = await ctx.store.addArtifact({ comparisonId, stageId, kind: parsed.kind, format: parsed.format, filename, summary: artifactSummary(parsed), blob: ref });
     ref = null;

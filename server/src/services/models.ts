@@ -3,6 +3,13 @@ import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import type { Metrics } from './metrics.ts';
 
+/** A stored blob as a byte stream (opened when first read). */
+export async function* blobSource(store: Store, sha256: string, filename: string): AsyncGenerator<Buffer> {
+  const stream = await store.openBlobStream(sha256);
+  if (!stream) throw new Error(`the stored bytes of ${filename} (${sha256}) are missing`);
+  yield* stream as AsyncIterable<Buffer>;
+}
+
 /**
  * Bump when a parser or the analysis changes its output: cached derived results carry this
  * version, so a fix re-derives from the stored originals instead of serving old numbers.
@@ -41,10 +48,8 @@ export class ModelCache {
   }
 
   private async load(a: Pick<Artifact, 'sha256' | 'filename'>): Promise<Parsed> {
-    const bytes = await this.store.readBlob(a.sha256);
-    if (!bytes) throw new Error(`blob ${a.sha256} of ${a.filename} is missing`);
     const t0 = performance.now();
-    const parsed = await ingest({ name: a.filename, bytes }, { maxDecompressedBytes: this.maxDecompressedBytes, maxInputBytes: Number.MAX_SAFE_INTEGER });
+    const parsed = await ingest({ name: a.filename, open: () => blobSource(this.store, a.sha256, a.filename) }, { maxDecompressedBytes: this.maxDecompressedBytes, maxInputBytes: Number.MAX_SAFE_INTEGER });
     this.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000);
     return parsed;
   }

@@ -49,8 +49,7 @@ export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages
         const path = dir + f.path;
         if (!existsSync(path)) continue;
         const ref = await ctx.store.putBlob(createReadStream(path), ctx.config.maxUploadBytes);
-        const bytes = await ctx.store.readBlob(ref.sha256);
-        const parsed = await ingest({ name: basename(path), bytes: bytes! });
+        const parsed = await ingest({ name: basename(path), path });
         await ctx.store.addArtifact({ comparisonId: DEMO_ID, stageId: stage.id, kind: parsed.kind, format: parsed.format, filename: basename(path), summary: artifactSummary(parsed), blob: ref });
         files++;
       }
