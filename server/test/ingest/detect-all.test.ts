@@ -7,16 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { ingest } from '../../src/ingest/detect.ts';
 import '../../src/ingest/registry.ts';
 import { IngestError } from '../../src/ingest/errors.ts';
+import { loadExpected } from '../helpers/loadtest-expected.ts';
 import { samplePath } from '../helpers/paths.ts';
 
-interface Expected {
-  format?: string;
-  formatAlternatives?: string[];
-  expectError?: boolean;
-  acceptError?: boolean;
-  mayBeUnsupported?: boolean;
-}
-const expected = JSON.parse(readFileSync(samplePath('loadtests/expected.json'), 'utf8')) as Record<string, Expected>;
+const expected = loadExpected();
 
 async function detectNameless(path: string) {
   try {

@@ -1,44 +1,16 @@
-/** Shared helpers for the group-A load-test importer tests. */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+/** The group-A importer tests' view of the shared load-test harness (../helpers/loadtest-expected.ts). */
 import { importersA } from '../../src/ingest/loadtest/group-a.ts';
 import type { LoadTestImporter } from '../../src/ingest/loadtest/types.ts';
-import { HEAD_BYTES } from '../../src/ingest/loadtest/types.ts';
-import { fileSource } from '../../src/ingest/source.ts';
 import type { LoadTestRun } from '../../src/model/loadtest.ts';
+import { bestImporter, parseWith } from '../helpers/loadtest-expected.ts';
 
-export const SAMPLES = fileURLToPath(new URL('../../../../shared/samples/loadtests/', import.meta.url));
-export const FIXTURES = fileURLToPath(new URL('../../../fixtures/loadtests/', import.meta.url));
+export { close, LOADTEST_FIXTURES as FIXTURES, LOADTEST_SAMPLES as SAMPLES, readHead as head } from '../helpers/loadtest-expected.ts';
 
-export function head(path: string): Buffer {
-  const buf = readFileSync(path);
-  return buf.subarray(0, HEAD_BYTES);
-}
-
-/** The most confident group-A importer for a file, judged on content only (no name). */
+/** The most confident group-A importer for a file, judged on content (and the name, when given). */
 export function best(path: string, fileName?: string): { importer: LoadTestImporter | null; confidence: number } {
-  const h = head(path);
-  let importer: LoadTestImporter | null = null;
-  let confidence = 0;
-  for (const imp of importersA) {
-    const c = imp.detect(h, fileName);
-    if (c > confidence) {
-      confidence = c;
-      importer = imp;
-    }
-  }
-  return { importer, confidence };
+  return bestImporter(importersA, path, fileName);
 }
 
-export async function parseFile(path: string): Promise<LoadTestRun> {
-  const { importer } = best(path);
-  if (!importer) throw new Error(`no group-A importer detects ${path}`);
-  return importer.parse(fileSource(path), path);
-}
-
-/** Relative closeness with an exact match required for an expected 0. */
-export function close(actual: number | null | undefined, expected: number, tol: number): boolean {
-  if (actual === null || actual === undefined || !Number.isFinite(actual)) return false;
-  if (expected === 0) return actual === 0;
-  return Math.abs(actual - expected) <= tol * Math.abs(expected);
+export function parseFile(path: string): Promise<LoadTestRun> {
+  return parseWith(importersA, path);
 }
