@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compareBenchmarks, mannWhitneyU, medianCiOrders, quantileSorted } from '../../src/analysis/benchstat.ts';
 import { parse } from '../../src/ingest/gobench.ts';
 import type { BenchmarkDiffRow } from '../../src/model/benchmark.ts';
+import { fixtureDir, gobenchSamples as samples, read } from '../helpers/parser-tests.ts';
 import { goFixed, goSignedFixed2, readBenchstatCsv, readBenchstatText, readScaled, type RefRow } from './benchstat-reference.ts';
 
-const samples = new URL('../../../../shared/samples/gobench/', import.meta.url);
-const ours = new URL('../../../fixtures/gobench/', import.meta.url);
+const ours = fixtureDir('gobench');
 
 /** Every benchmark pair with the real benchstat's outputs: [folder, pair name, base file, target file]. */
 const PAIRS: [URL, string, string, string][] = [
@@ -16,8 +15,6 @@ const PAIRS: [URL, string, string, string][] = [
   [ours, 'kvjoin', 'kvjoin-before.txt', 'kvjoin-after.txt'],
   [ours, 'kvjoin-rerun', 'kvjoin-before.txt', 'kvjoin-rerun.txt'],
 ];
-
-const read = (dir: URL, file: string) => readFileSync(new URL(file, dir));
 
 function diffOf(dir: URL, baseFile: string, targetFile: string) {
   return compareBenchmarks(parse(read(dir, baseFile)), parse(read(dir, targetFile)));

@@ -1,15 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { flatCum, sortByFlat, total, type FunctionTotals } from '../../src/analysis/flat-cum.ts';
 import { detect, parse } from '../../src/ingest/cpuprofile.ts';
-import { IngestError } from '../../src/ingest/errors.ts';
 import { detect as detectFolded } from '../../src/ingest/folded.ts';
 import { detect as detectGc } from '../../src/ingest/gctrace.ts';
 import { detect as detectBench } from '../../src/ingest/gobench.ts';
 import { sampleTypeIndex, type Profile } from '../../src/model/profile.ts';
+import { fixtureDir, gobenchSamples as samples, ingestError, read, readExpectedJson } from '../helpers/parser-tests.ts';
 
-const samples = new URL('../../../../shared/samples/gobench/', import.meta.url);
-const ours = new URL('../../../fixtures/cpuprofile/', import.meta.url);
+const ours = fixtureDir('cpuprofile');
 
 interface ExpectedFunction {
   functionName: string;
@@ -19,16 +17,6 @@ interface ExpectedFunction {
   selfSamples: number;
   selfTimeUs: number;
   totalTimeUs: number;
-}
-
-function ingestError(fn: () => unknown): IngestError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof IngestError) return e;
-    throw e;
-  }
-  throw new Error('expected an IngestError');
 }
 
 /** Our function name for a reference entry: the bare name, or qualified with (url:line) when ambiguous. */
@@ -48,8 +36,8 @@ describe.each([
   ['catalog-before.cpuprofile', 'catalog-before.cpuprofile.json'],
   ['catalog-after.cpuprofile', 'catalog-after.cpuprofile.json'],
 ])('.cpuprofile %s against expected/%s', (file, expectedFile) => {
-  const bytes = readFileSync(new URL(file, samples));
-  const expected = JSON.parse(readFileSync(new URL(`expected/${expectedFile}`, samples), 'utf8'));
+  const bytes = read(samples, file);
+  const expected = readExpectedJson(expectedFile);
   const profile = parse(bytes);
   const cpu = sampleTypeIndex(profile, 'cpu');
   const count = sampleTypeIndex(profile, 'samples');
@@ -101,7 +89,7 @@ describe.each([
 });
 
 describe('.cpuprofile from our own node --cpu-prof run (fixtures/cpuprofile/wordfreq.cpuprofile)', () => {
-  const bytes = readFileSync(new URL('wordfreq.cpuprofile', ours));
+  const bytes = read(ours, 'wordfreq.cpuprofile');
   const raw = JSON.parse(bytes.toString('utf8')) as { samples: number[]; timeDeltas: number[]; startTime: number };
   const profile = parse(bytes);
   const cpu = sampleTypeIndex(profile, 'cpu');

@@ -1,25 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { flatCum, sortByFlat, total } from '../../src/analysis/flat-cum.ts';
 import { detect as detectCpuprofile } from '../../src/ingest/cpuprofile.ts';
-import { IngestError } from '../../src/ingest/errors.ts';
 import { detect, FOLDED_LIMITS, parse } from '../../src/ingest/folded.ts';
 import { detect as detectGc } from '../../src/ingest/gctrace.ts';
 import { detect as detectBench } from '../../src/ingest/gobench.ts';
 import { stackCount, type Profile } from '../../src/model/profile.ts';
-
-const samples = new URL('../../../../shared/samples/gobench/', import.meta.url);
-const read = (f: string) => readFileSync(new URL(f, samples));
-
-function ingestError(fn: () => unknown): IngestError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof IngestError) return e;
-    throw e;
-  }
-  throw new Error('expected an IngestError');
-}
+import { gobenchSamples as samples, ingestError, read, readExpectedJson } from '../helpers/parser-tests.ts';
 
 /** Writes a profile back as folded lines (root first), one per sample. */
 function toFolded(p: Profile): string[] {
@@ -37,8 +23,8 @@ describe.each([
   ['go_httpserver_before_cpu.folded', 'go_httpserver_before_cpu.folded.json'],
   ['go_httpserver_after_cpu.folded', 'go_httpserver_after_cpu.folded.json'],
 ])('folded stacks %s against expected/%s', (file, expectedFile) => {
-  const bytes = read(file);
-  const expected = JSON.parse(readFileSync(new URL(`expected/${expectedFile}`, samples), 'utf8'));
+  const bytes = read(samples, file);
+  const expected = readExpectedJson(expectedFile);
   const profile = parse(bytes);
 
   it('is detected from its content alone, and by no other importer', () => {
@@ -97,7 +83,7 @@ describe('folded stacks semantics and errors', () => {
 
   it('does not claim Go benchmark or GC-trace text', () => {
     for (const f of ['json-encode-before.txt', 'render-before-gctrace.txt', 'multi-pkg-metric-after.txt']) {
-      expect(detect(read(f).subarray(0, 4096))).toBe(0);
+      expect(detect(read(samples, f).subarray(0, 4096))).toBe(0);
     }
   });
 });

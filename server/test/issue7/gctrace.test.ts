@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { IngestError } from '../../src/ingest/errors.ts';
 import { detect, parse } from '../../src/ingest/gctrace.ts';
 import { detect as detectBench } from '../../src/ingest/gobench.ts';
+import { fixtureDir, gobenchSamples as samples, ingestError, read, readExpectedJson } from '../helpers/parser-tests.ts';
 
-const samples = new URL('../../../../shared/samples/gobench/', import.meta.url);
-const ours = new URL('../../../fixtures/gobench/', import.meta.url);
-const read = (dir: URL, f: string) => readFileSync(new URL(f, dir));
+const ours = fixtureDir('gobench');
 
 interface ExpectedCycle {
   line: number;
@@ -24,22 +21,12 @@ interface ExpectedCycle {
   stw_pause_ms: number;
 }
 
-function ingestError(fn: () => unknown): IngestError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof IngestError) return e;
-    throw e;
-  }
-  throw new Error('expected an IngestError');
-}
-
 describe.each([
   ['render-before-gctrace.txt', 'render-before.gctrace.json'],
   ['render-after-gctrace.txt', 'render-after.gctrace.json'],
 ])('GC trace %s against expected/%s', (file, expectedFile) => {
   const bytes = read(samples, file);
-  const expected = JSON.parse(read(new URL('expected/', samples), expectedFile).toString('utf8'));
+  const expected = readExpectedJson(expectedFile);
   const trace = parse(bytes);
 
   it('is detected from its content alone', () => {

@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { IngestError } from '../../src/ingest/errors.ts';
 import { detect, parse, tidy } from '../../src/ingest/gobench.ts';
 import { detect as detectGc } from '../../src/ingest/gctrace.ts';
+import { fixtureDir, gobenchSamples as samples, ingestError, read } from '../helpers/parser-tests.ts';
 
-const samples = new URL('../../../../shared/samples/gobench/', import.meta.url);
-const ours = new URL('../../../fixtures/gobench/', import.meta.url);
-const read = (dir: URL, f: string) => readFileSync(new URL(f, dir));
+const ours = fixtureDir('gobench');
 
 const BENCH_FILES: [URL, string][] = [
   ...[
@@ -17,16 +14,6 @@ const BENCH_FILES: [URL, string][] = [
   ].map((f) => [samples, f] as [URL, string]),
   [ours, 'kvjoin-before.txt'], [ours, 'kvjoin-after.txt'], [ours, 'kvjoin-rerun.txt'],
 ];
-
-function ingestError(fn: () => unknown): IngestError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof IngestError) return e;
-    throw e;
-  }
-  throw new Error('expected an IngestError');
-}
 
 describe('go test -bench importer', () => {
   it.each(BENCH_FILES)('detects %s / %s from its content alone, and no other importer claims it', (dir, f) => {
