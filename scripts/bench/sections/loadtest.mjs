@@ -36,7 +36,7 @@ export async function run({ reps, quick }) {
     { kind: 'vegeta', source: join(samples, 'vegeta', 'baseline-results.jsonl') },
   ];
   const sizes = [250_000, 1_000_000];
-  const runs = quick ? 1 : Math.min(reps, 3);
+  const runs = quick ? 1 : Math.min(reps, 5);
 
   const inputs = [];
   for (const { kind, source } of kinds) {
@@ -78,6 +78,7 @@ export async function run({ reps, quick }) {
       msMedian: ms,
       ms: inp.ms,
       rowsPerSecond: inp.rows / (ms / 1000),
+      rowsPerSecondBest: inp.rows / (Math.min(...inp.ms) / 1000),
       megabytesPerSecond: inp.bytes / 2 ** 20 / (ms / 1000),
       peakRss: peak,
       netRss: peak - baseline,
@@ -103,10 +104,10 @@ export async function run({ reps, quick }) {
     profiles.push({ format: r.format, cpuprofile: join(dir, file).slice(repoRoot.length + 1), top: topSelf(join(dir, file)) });
   }
 
-  console.log(`\nParse time in-process (detection + streamed importer), median of ${runs} fresh processes; target ≥ 1 M rows/s`);
+  console.log(`\nParse time in-process (detection + streamed importer), median of ${runs} fresh processes (best: the fastest of them); target ≥ 1 M rows/s`);
   printTable(
-    ['log', 'rows', 'file', 'time', 'rows/s', 'MB/s', 'peak RSS', 'net RSS'],
-    results.map((r) => [r.format, r.rows.toLocaleString('en'), fmtMB(r.fileBytes), fmtMs(r.msMedian), fmtRate(r.rowsPerSecond), r.megabytesPerSecond.toFixed(0), fmtMB(r.peakRss), fmtMB(r.netRss)]),
+    ['log', 'rows', 'file', 'time', 'rows/s', 'best rows/s', 'MB/s', 'peak RSS', 'net RSS'],
+    results.map((r) => [r.format, r.rows.toLocaleString('en'), fmtMB(r.fileBytes), fmtMs(r.msMedian), fmtRate(r.rowsPerSecond), fmtRate(r.rowsPerSecondBest), r.megabytesPerSecond.toFixed(0), fmtMB(r.peakRss), fmtMB(r.netRss)]),
   );
   console.log(`(baseline node+tsx+importers: ${fmtMB(baseline)})`);
   console.log('\nMemory growth from 250k to 1M rows (a Float64 latency per row would be 8 B/row)');
