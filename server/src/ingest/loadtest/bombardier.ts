@@ -18,7 +18,7 @@ import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { setPrintedPercentiles } from './common/percentiles.ts';
-import { blankSummary, sumErrors } from './common/summary.ts';
+import { blankSummary, run as runOf, sumErrors } from './common/summary.ts';
 import { headText, readText } from './common/text.ts';
 import { parseBinaryBytes, parseDurationMs, parseNumber } from './common/units.ts';
 
@@ -68,10 +68,9 @@ export function parseBombardierJson(text: string): LoadTestRun {
   const r = o.result;
   if (!r || typeof r !== 'object') throw new IngestError('malformed', 'bombardier JSON: no "result" object');
   const spec = o.spec ?? {};
-  const run: LoadTestRun = {
-    kind: 'loadtest',
-    format: 'bombardier',
-    summary: blankSummary({
+  const run = runOf(
+    'bombardier',
+    blankSummary({
       tool: 'bombardier',
       version: null,
       targetUrl: typeof spec.url === 'string' ? spec.url : null,
@@ -85,9 +84,7 @@ export function parseBombardierJson(text: string): LoadTestRun {
         'requests = HTTP code counts + others (attempts without an HTTP response = transportErrors).',
       ],
     }),
-    timeline: null,
-    latencyDistribution: null,
-  };
+  );
   const n = (k: string) => finiteOr(r[k] ?? 0, k);
   fillCounts(run, { c1xx: n('req1xx'), c2xx: n('req2xx'), c3xx: n('req3xx'), c4xx: n('req4xx'), c5xx: n('req5xx'), others: n('others') });
   const s = run.summary;
@@ -118,10 +115,9 @@ export function parseBombardierJson(text: string): LoadTestRun {
 export function parseBombardierText(text: string): LoadTestRun {
   // The progress bar is redrawn with bare CRs; treat them as line breaks.
   const ls = text.split(/\r\n|\r|\n/);
-  const run: LoadTestRun = {
-    kind: 'loadtest',
-    format: 'bombardier',
-    summary: blankSummary({
+  const run = runOf(
+    'bombardier',
+    blankSummary({
       tool: 'bombardier',
       version: null,
       source: 'printed',
@@ -132,9 +128,7 @@ export function parseBombardierText(text: string): LoadTestRun {
         'The header names the configured duration only: durationSeconds is null.',
       ],
     }),
-    timeline: null,
-    latencyDistribution: null,
-  };
+  );
   const s = run.summary;
   let codes: Partial<Codes> | null = null;
   let sawStats = false;
