@@ -40,6 +40,12 @@ export interface LoadTestMeta {
   commandLine?: string | null;
   /** How the headline figures were obtained, e.g. "printed", or "computed: vegeta t-digest". */
   source: FigureSource;
+  /**
+   * When the run's first request started, in Unix epoch milliseconds, where the file records
+   * absolute times (vegeta and k6 logs). Per-request diffs use it to count the requests served
+   * during a profile's window.
+   */
+  startedAt?: number | null;
   /** Free-form notes a reader should know (e.g. "percentiles estimated as vegeta's report does"). */
   notes?: string[];
   /** Exact order-statistic percentiles from per-request data, where headline figures are estimates. */

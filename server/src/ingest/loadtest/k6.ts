@@ -171,6 +171,7 @@ class K6Points {
       tool: 'k6',
       targetUrl: this.url,
       source: 'computed',
+      ...(Number.isFinite(t0) ? { startedAt: t0 / 1e6 } : {}),
       notes,
       k6Failed: this.failedSeen ? this.failed : null,
       scenarios: [...this.scenarios],

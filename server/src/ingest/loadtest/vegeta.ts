@@ -168,6 +168,7 @@ class VegetaResults {
       version: null,
       targetUrl: this.url,
       source: 'computed',
+      startedAt: this.baseSec * 1000 + this.earliest / 1e6,
       attack: this.attack,
       notes: [
         parseNote,
