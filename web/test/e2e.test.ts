@@ -1,14 +1,14 @@
 // End-to-end: real Chromium (Debian's /usr/bin/chromium via playwright-core) against the real server
 // with real files. Screenshots go to test-artifacts/ (gitignored).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import type { Comparison } from '../src/lib/api-types.ts';
 import { formatMs, formatRps } from '../src/lib/format.ts';
 import { stageTableCsv, stageTableMarkdown } from '../src/lib/stage-table-export.ts';
-import { ARTIFACTS, CHROMIUM, REPO, buildWeb, launchBrowser, startServer, type RunningServer } from './harness.ts';
+import { CHROMIUM, REPO } from './harness.ts';
+import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
 const SAMPLES = '/work/shared/samples';
 
@@ -43,80 +43,18 @@ function cli(args: string[]): unknown {
   return JSON.parse(out);
 }
 
-let server: RunningServer;
-let browser: Browser;
-
-function watchPage(page: Page, sink: string[], acceptConfirms = false) {
-  page.on('dialog', (d) => {
-    if (acceptConfirms && d.type() === 'confirm') return void d.accept();
-    sink.push(`dialog: ${d.message()}`);
-    void d.dismiss();
-  });
-  page.on('pageerror', (e) => sink.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) sink.push(`console.error: ${m.text()}`);
-  });
-}
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-async function createComparison(page: Page, title: string) {
-  await page.goto(`${server.url}/`);
-  await page.getByLabel('Title').fill(title);
-  await page.getByRole('button', { name: 'Create comparison' }).click();
-  await page.getByRole('heading', { name: title }).waitFor();
-}
-
-async function addStageWithFiles(page: Page, name: string, note: string, files: string[], via: 'picker' | 'drop' = 'picker') {
-  await page.getByLabel('New stage name').fill(name);
-  await page.getByLabel('New stage key action').fill(note);
-  await page.getByRole('button', { name: 'Add stage' }).click();
-  const card = page.getByRole('region', { name: `Stage ${name}` });
-  await card.waitFor();
-  if (files.length === 0) return card;
-  if (via === 'picker') {
-    await card.getByLabel(`Add files to stage ${name}`).setInputFiles(files);
-  } else {
-    // A real drop event carrying File objects, as a drag from the desktop delivers them.
-    const payload = files.map((f) => ({ name: basename(f), b64: readFileSync(f).toString('base64') }));
-    const dataTransfer = await page.evaluateHandle((items) => {
-      const dt = new DataTransfer();
-      for (const it of items) dt.items.add(new File([Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0))], it.name));
-      return dt;
-    }, payload);
-    await card.locator('.dropzone').dispatchEvent('dragover', { dataTransfer });
-    await card.locator('.dropzone').dispatchEvent('drop', { dataTransfer });
-  }
-  await expect
-    .poll(async () => card.locator('.upload-uploading').count(), { timeout: 60_000 })
-    .toBe(0);
-  return card;
-}
-
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  server = await startServer(buildWeb());
-  browser = await launchBrowser();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const env = e2eEnvironment(existsSync(CHROMIUM));
 
 describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
   it('uploads three stages, shows the table, diff, hot path, and a share link that reopens the same view', async () => {
     const problems: string[] = [];
-    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
-    await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.server.url });
     const page = await ctx.newPage();
     watchPage(page, problems);
     const stages = pickStages();
 
-    await createComparison(page, 'E2E: JSON service story');
+    await createComparison(page, env.server.url, 'E2E: JSON service story');
     for (const [i, s] of stages.entries()) {
       const card = await addStageWithFiles(page, s.name, s.note, [s.wrk, s.cpu], i === 2 ? 'drop' : 'picker');
       await expect.poll(() => card.locator('.upload-done').count()).toBe(2);
@@ -136,7 +74,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     const id = new URL(page.url()).pathname.split('/').pop()!;
 
     // Stage table numbers agree with the API, and the API with the CLI on the same files.
-    const api = (await (await fetch(`${server.url}/api/comparisons/${id}`)).json()) as Comparison;
+    const api = (await (await fetch(`${env.server.url}/api/comparisons/${id}`)).json()) as Comparison;
     expect(api.stageTable.map((r) => r.name)).toEqual(stages.map((s) => s.name));
     for (const [i, s] of stages.entries()) {
       const row = table.locator(`tbody tr[data-stage-id="${api.stageTable[i]!.stageId}"]`);
@@ -201,7 +139,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await page.getByRole('button', { name: 'Copy link' }).click();
     const link = await page.evaluate(() => navigator.clipboard.readText());
     expect(link).toBe(page.url());
-    const ctx2 = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const ctx2 = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
     const page2 = await ctx2.newPage();
     watchPage(page2, problems);
     await page2.goto(link);
@@ -243,7 +181,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
 
   it('renders hostile function names as text and runs no script', async () => {
     const problems: string[] = [];
-    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
     const page = await ctx.newPage();
     watchPage(page, problems);
     await page.addInitScript(() => {
@@ -252,7 +190,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
         (window as unknown as { __xss: number }).__xss++;
       };
     });
-    await createComparison(page, 'Hostile <img src=x onerror=alert(1)> names');
+    await createComparison(page, env.server.url, 'Hostile <img src=x onerror=alert(1)> names');
     await addStageWithFiles(page, 'normal', '', [`${SAMPLES}/pprof/go_httpserver_before_cpu.pb.gz`]);
     await addStageWithFiles(page, 'hostile <b>x</b>', '<img src=x onerror=alert(2)>', [`${SAMPLES}/pprof/hostile/xss_names.pb.gz`]);
     await addStageWithFiles(page, 'hostile again', '', [`${SAMPLES}/pprof/hostile/xss_names.pb.gz`]);
@@ -295,17 +233,17 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
   });
   it('edits stages (rename, key action, reorder, delete), exports a PNG and deletes the comparison', async () => {
     const problems: string[] = [];
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const ctx = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await ctx.newPage();
     watchPage(page, problems, true);
-    await createComparison(page, 'Editing flow');
+    await createComparison(page, env.server.url, 'Editing flow');
     const id = new URL(page.url()).searchParams.get('edit')!;
     const p = `${SAMPLES}/pprof`;
     await addStageWithFiles(page, 'one', 'first', [`${p}/go_httpserver_before_cpu.pb.gz`]);
     await addStageWithFiles(page, 'two', 'second', [`${p}/go_httpserver_after_cpu.pb.gz`]);
     await addStageWithFiles(page, 'three', '', []);
     const order = async () =>
-      ((await (await fetch(`${server.url}/api/comparisons/${id}`)).json()) as Comparison).stages
+      ((await (await fetch(`${env.server.url}/api/comparisons/${id}`)).json()) as Comparison).stages
         .sort((a, b) => a.position - b.position)
         .map((st) => `${st.name}:${st.note}`);
     await expect.poll(order).toEqual(['one:first', 'two:second', 'three:']);
@@ -334,7 +272,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await page.getByRole('button', { name: 'Edit stages' }).click();
     await page.getByRole('button', { name: 'Delete comparison' }).click();
     await page.getByRole('heading', { name: 'Tell the story of an optimization' }).waitFor();
-    expect((await fetch(`${server.url}/api/comparisons/${id}`)).status).toBe(404);
+    expect((await fetch(`${env.server.url}/api/comparisons/${id}`)).status).toBe(404);
     await ctx.close();
     expect(problems).toEqual([]);
   });

@@ -44,13 +44,18 @@ export interface RunningServer {
   log: () => string;
 }
 
-export async function startServer(webDist: string): Promise<RunningServer> {
+export interface ServerOptions {
+  /** Seed the read-only demo comparison (/c/demo) from fixtures/demo on start (default: off). */
+  seedDemo?: boolean;
+}
+
+export async function startServer(webDist: string, options: ServerOptions = {}): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'stagediff-web-'));
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [join(REPO, 'server/bin/stagediff.mjs'), 'serve'], {
     cwd: REPO,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, STAGEDIFF_SEED_DEMO: '0', WEB_DIST: webDist },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, STAGEDIFF_SEED_DEMO: options.seedDemo ? '1' : '0', WEB_DIST: webDist },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));

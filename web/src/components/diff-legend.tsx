@@ -40,7 +40,7 @@ export function DiffLegend(props: {
           </span>
         ))}
         <span className="legend-stop">
-          <span className="marker">[new]</span> / <span className="marker">[removed]</span> frame only in {targetName} /{' '}
+          name <span className="marker">[new]</span> / name <span className="marker">[removed]</span>: frame only in {targetName} /{' '}
           {baseName}
         </span>
       </div>

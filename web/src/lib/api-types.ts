@@ -1,24 +1,37 @@
 /**
  * Shapes of the stagediff HTTP API as the web client reads them (see shared DESIGN.md, "HTTP API").
- * Written here rather than imported so the web build never depends on server code; all figures carry
- * their unit explicitly (sample unit, ms, req/s, bytes).
+ * Where the server declares a shape, it is imported from there as a *type* (erased at build time: the web
+ * bundle never contains server code); only response envelopes the server builds inline and web-only
+ * views of them are declared here. All figures carry their unit explicitly (sample unit, ms, req/s, bytes).
  */
+import type { DiffMode, DiffNode, DiffRow, DiffStatus } from '../../../server/src/analysis/diff.ts';
+import type { BenchConfig, BenchmarkDiff, BenchmarkDiffRow, BenchSideSummary } from '../../../server/src/model/benchmark.ts';
+import type { GcCycle, GcTrace, GcTraceSummary } from '../../../server/src/model/gctrace.ts';
+import type { LatencyMs, LoadTestSummary, PercentilePoint, TimelineBucket } from '../../../server/src/model/loadtest.ts';
+import type { StageRow } from '../../../server/src/services/analysis.ts';
+import type { Artifact as StoredArtifact, ArtifactKind, Comparison as StoredComparison } from '../../../server/src/store/types.ts';
+
+export type {
+  ArtifactKind,
+  BenchmarkDiff,
+  BenchmarkDiffRow,
+  BenchSideSummary,
+  DiffMode,
+  DiffNode,
+  DiffRow,
+  DiffStatus,
+  GcCycle,
+  GcTrace,
+  GcTraceSummary,
+  LatencyMs,
+  LoadTestSummary,
+  StageRow,
+  TimelineBucket,
+};
 
 export interface SampleTypeRef {
   type: string;
   unit: string;
-}
-
-export interface LatencyMs {
-  min?: number | null;
-  mean?: number | null;
-  p50: number | null;
-  p75?: number | null;
-  p90?: number | null;
-  p95: number | null;
-  p99: number | null;
-  p999?: number | null;
-  max?: number | null;
 }
 
 /** Summary of a profile artifact; totals in each sample type's own unit. */
@@ -30,30 +43,8 @@ export interface ProfileSummary {
   totals: Record<string, number>;
 }
 
-/** Summary of one load-test run; rps in req/s, latency in ms. */
-export interface LoadTestSummary {
-  requests: number | null;
-  durationSeconds: number | null;
-  rps: number | null;
-  errors: number | null;
-  transportErrors?: number | null;
-  non2xx?: number | null;
-  latencyMs: LatencyMs;
-  bytesPerSecond?: number | null;
-  meta?: { tool?: string; [key: string]: unknown };
-}
-
-export type ArtifactKind = 'profile' | 'loadtest' | 'benchmark' | 'gctrace';
-
-export interface Artifact {
-  id: string;
-  kind: ArtifactKind;
-  format: string;
-  filename: string;
-  size: number;
-  sha256: string;
-  summary: unknown;
-}
+/** An artifact as GET /api/comparisons/:id lists it (the store's record without its owner ids). */
+export type Artifact = Omit<StoredArtifact, 'comparisonId' | 'stageId' | 'createdAt'> & { createdAt?: string };
 
 export interface Stage {
   id: string;
@@ -64,32 +55,11 @@ export interface Stage {
 }
 
 /** Ratios new/old; null for the first stage or a missing figure. */
-export interface RatioSet {
-  rps: number | null;
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-}
+export type RatioSet = NonNullable<StageRow['vsPrevious']>;
 
-export interface StageRow {
-  stageId: string;
-  name: string;
-  note: string;
-  rps: number | null;
-  requests: number | null;
-  errors: number | null;
-  latencyMs: { p50: number | null; p95: number | null; p99: number | null };
-  vsPrevious: RatioSet | null;
-  vsBaseline: RatioSet | null;
-  loadTests?: number;
-}
-
-export interface Comparison {
-  id: string;
-  title: string;
-  description: string;
-  createdAt: string;
-  readOnly?: boolean;
+/** GET /api/comparisons/:id: the stored comparison with its share URL, stages and stage table. */
+export interface Comparison extends StoredComparison {
+  url?: string;
   stages: Stage[];
   stageTable: StageRow[];
 }
@@ -132,28 +102,6 @@ export interface FlameGraphResponse {
   trim: { prunedNodes: number; prunedValue: number; nodes: number; depthTruncatedNodes: number };
 }
 
-/** A diff tree node: value = |base| + |target| (frame width), delta = target − base. */
-export interface DiffNode {
-  name: string;
-  value: number;
-  delta: number;
-  base: number;
-  target: number;
-  children: DiffNode[];
-}
-
-export type DiffMode = 'absolute' | 'share' | 'normalize' | 'per-request';
-export type DiffStatus = 'new' | 'removed' | 'changed' | 'unchanged';
-
-export interface DiffRow {
-  name: string;
-  base: { flat: number; cum: number };
-  target: { flat: number; cum: number };
-  deltaFlat: number;
-  deltaCum: number;
-  status: DiffStatus;
-}
-
 export interface DiffResponse {
   mode: DiffMode;
   unit: string;
@@ -164,7 +112,9 @@ export interface DiffResponse {
   warnings: string[];
   perRequest: { baseRequests: number; targetRequests: number; method: string } | null;
   tree: DiffNode;
+  /** The first `limit` rows (by |deltaFlat|) of `rowsTotal`. */
   top: DiffRow[];
+  rowsTotal?: number;
 }
 
 export interface TopResponse {
@@ -197,22 +147,27 @@ export interface SandwichResponse {
   callees: FlameNode;
 }
 
-export interface TimelineBucket {
-  t: number;
-  requests: number;
-  rps: number;
-  errors: number;
-  latencyMs: { mean: number | null; p50: number | null; p95: number | null; p99: number | null };
-}
-
 export interface TimelineRun {
   artifactId: string;
   filename: string;
   format: string;
   timeline: TimelineBucket[] | null;
-  latencyDistribution: { percentile: number; ms: number }[] | null;
+  latencyDistribution: PercentilePoint[] | null;
 }
 
 export interface TimelineResponse {
   stages: { stageId: string; name: string; runs: TimelineRun[] }[];
+}
+
+/** GET /api/comparisons/:id/gc: every stage (in order) with its parsed GC traces. */
+export interface GcResponse {
+  stages: { stageId: string; name: string; traces: { artifactId: string; filename: string; trace: GcTrace }[] }[];
+}
+
+/** Summary stored with a `go test -bench` artifact. */
+export interface BenchmarkArtifactSummary {
+  config: BenchConfig;
+  /** Number of (benchmark, unit) series. */
+  benchmarks: number;
+  names: string[];
 }

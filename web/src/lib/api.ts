@@ -34,6 +34,11 @@ export function apiUrl(path: string, params: Record<string, string | number | nu
   return s ? `${path}?${s}` : path;
 }
 
+/** GET /api/comparisons/:id/gc — every stage's GC traces (the GC tab and the stage table's GC columns). */
+export function gcUrl(comparisonId: string): string {
+  return `/api/comparisons/${encodeURIComponent(comparisonId)}/gc`;
+}
+
 export async function apiGet<T>(url: string, signal?: AbortSignal): Promise<T> {
   const res = await fetch(url, { signal, headers: { accept: 'application/json' } });
   if (!res.ok) throw await readError(res);

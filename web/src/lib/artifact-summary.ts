@@ -1,4 +1,5 @@
-import type { Artifact, LoadTestSummary, ProfileSummary } from './api-types.ts';
+import type { Artifact, BenchmarkArtifactSummary, GcTraceSummary, LoadTestSummary, ProfileSummary } from './api-types.ts';
+import { formatPauseMs } from './gc-summary.ts';
 import { formatInt, formatMs, formatNanos, formatRps, formatValue } from './format.ts';
 
 /** Key numbers of an uploaded artifact in one line, e.g. "cpu profile · 5 s · cpu 7.01 s". */
@@ -24,12 +25,16 @@ export function describeArtifact(a: Pick<Artifact, 'kind' | 'format' | 'summary'
     return parts.join(' · ');
   }
   if (a.kind === 'benchmark') {
-    const b = s as { benchmarks?: unknown[] };
-    return `${b.benchmarks?.length ?? 0} benchmark rows`;
+    const b = s as unknown as Partial<BenchmarkArtifactSummary>;
+    const names = b.names?.length ?? 0;
+    return `go test -bench · ${names} benchmark${names === 1 ? '' : 's'} · ${b.benchmarks ?? 0} series${b.config?.pkg ? ` · ${b.config.pkg}` : ''}`;
   }
   if (a.kind === 'gctrace') {
-    const g = s as { cycles?: number; summary?: { cycles?: number } };
-    return `${g.summary?.cycles ?? g.cycles ?? 0} GC cycles`;
+    const g = s as unknown as Partial<GcTraceSummary>;
+    const parts = [`gctrace · ${formatInt(g.cycles ?? 0)} GC cycles`];
+    if (g.forcedCycles) parts.push(`${formatInt(g.forcedCycles)} forced`);
+    if (g.stwPauseMs) parts.push(`STW p99 ${formatPauseMs(g.stwPauseMs.p99)}`);
+    return parts.join(' · ');
   }
   return a.kind;
 }

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { StageRow } from './api-types.ts';
-import { stageTableCsv, stageTableMarkdown } from './stage-table-export.ts';
+import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from './stage-table-export.ts';
+
+/** The bookkeeping fields of a stage whose figures come from one wrk run. */
+const single = (id: string) => ({ loadTests: 1, aggregated: false, source: { format: 'wrk', artifactIds: [id], otherRuns: 0, headline: true } });
 
 const rows: StageRow[] = [
   {
@@ -13,6 +16,7 @@ const rows: StageRow[] = [
     latencyMs: { p50: 3.19, p95: null, p99: 34.32 },
     vsPrevious: null,
     vsBaseline: null,
+    ...single('a'),
   },
   {
     stageId: 'b',
@@ -24,6 +28,7 @@ const rows: StageRow[] = [
     latencyMs: { p50: 0.3, p95: 0.9, p99: 2 },
     vsPrevious: { rps: 10.5, p50: 0.094, p95: null, p99: 0.058 },
     vsBaseline: { rps: 10.5, p50: 0.094, p95: null, p99: 0.058 },
+    ...single('b'),
   },
 ];
 
@@ -43,5 +48,13 @@ describe('stage table export', () => {
     expect(csv[0]?.split(',')).toHaveLength(16);
     expect(csv[1]).toBe('baseline,encoding/json | reflection,8589.52,43389,0,3.19,,34.32,,,,,,,,');
     expect(csv[2]?.startsWith("fast-json,'=cmd(),90190,455000,2,0.3,0.9,2,10.5,0.094,,0.058")).toBe(true);
+  });
+});
+
+describe('stage table columns', () => {
+  it('leaves out latency columns no stage has', () => {
+    expect(presentLatencyColumns(rows)).toEqual(['p50', 'p95', 'p99']);
+    expect(presentLatencyColumns([rows[0]!])).toEqual(['p50', 'p99']);
+    expect(presentLatencyColumns([])).toEqual([]);
   });
 });

@@ -103,3 +103,8 @@ export function stageTableCsv(rows: StageRow[]): string {
   }
   return out.join('\n') + '\n';
 }
+
+/** The latency columns some stage has a figure for (wrk prints no P95: that column is left out). */
+export function presentLatencyColumns(rows: readonly Pick<StageRow, 'latencyMs'>[]): ('p50' | 'p95' | 'p99')[] {
+  return (['p50', 'p95', 'p99'] as const).filter((k) => rows.some((r) => r.latencyMs[k] !== null));
+}

@@ -1,7 +1,7 @@
 import type { DiffMode } from './api-types.ts';
 
 /** Tabs of the comparison page. */
-export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'load'] as const;
+export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'load', 'bench', 'gc'] as const;
 export type Tab = (typeof TABS)[number];
 export const MODES: readonly DiffMode[] = ['absolute', 'share', 'normalize', 'per-request'];
 

@@ -42,6 +42,9 @@ const stage: StageRow = {
   latencyMs: { p50: 1, p95: 2, p99: 3 },
   vsPrevious: { rps: 10.5, p50: 0.5, p95: 0.22, p99: 0.3 },
   vsBaseline: { rps: 10.5, p50: 0.5, p95: 0.22, p99: 0.3 },
+  loadTests: 1,
+  aggregated: false,
+  source: { format: 'wrk', artifactIds: ['w'], otherRuns: 0, headline: true },
 };
 
 describe('what changed', () => {

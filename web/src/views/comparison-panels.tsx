@@ -199,8 +199,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     [view.noise, reference, dark],
   );
   const nameFor = useCallback((d: DiffNode) => {
-    if (d.base === 0 && d.target !== 0) return `[new] ${d.name}`;
-    if (d.target === 0 && d.base !== 0) return `[removed] ${d.name}`;
+    // The marker goes after the name: a narrow frame's truncated label still shows the function.
+    if (d.base === 0 && d.target !== 0) return `${d.name} [new]`;
+    if (d.target === 0 && d.base !== 0) return `${d.name} [removed]`;
     return d.name;
   }, []);
   const tooltip = useMemo(() => {

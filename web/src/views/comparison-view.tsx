@@ -3,19 +3,22 @@ import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
 import { StageTable, WhatChangedList } from '../components/stage-table.tsx';
 import { ArtifactList, StageEditor } from '../components/upload.tsx';
-import { apiSend, apiUrl } from '../lib/api.ts';
-import type { Comparison, DiffMode, DiffResponse, ProfileSummary, Stage } from '../lib/api-types.ts';
+import { apiSend, apiUrl, gcUrl } from '../lib/api.ts';
+import type { Comparison, DiffMode, DiffResponse, GcResponse, ProfileSummary, Stage } from '../lib/api-types.ts';
 import { copyText, downloadText, slug } from '../lib/export-files.ts';
 import { navigate } from '../lib/navigation.ts';
 import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
 import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import { MODES, parseViewState, regexError, resolveStages, serializeViewState, type Tab, type ViewState } from '../lib/url-state.ts';
+import { gcSummaries, hasBenchmark, hasGcTrace } from '../lib/gc-summary.ts';
 import { whatChanged } from '../lib/what-changed.ts';
 import { lazy, Suspense } from 'react';
+import { BenchPanel } from './bench-panel.tsx';
 import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
 
 // ECharts is only needed on the load-test tab: keep it out of the first bundle.
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
+const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.GcPanel })));
 import { prefetchJson, useFetch } from './use-fetch.ts';
 import { useStageEditor } from './use-stage-editor.ts';
 
@@ -25,6 +28,8 @@ const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'trends', label: 'Trajectory' },
   { key: 'sandwich', label: 'Sandwich' },
   { key: 'load', label: 'Load tests' },
+  { key: 'bench', label: 'Benchmarks' },
+  { key: 'gc', label: 'GC' },
 ];
 
 const MODE_LABELS: Record<DiffMode, string> = {
@@ -100,6 +105,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const baseStage = stages.find((s) => s.id === base);
   const targetStage = stages.find((s) => s.id === target);
   const sampleTypes = useMemo(() => profileSampleTypes(stages), [stages]);
+  const withGc = hasGcTrace(stages);
+  const withBench = hasBenchmark(stages);
+  // GC figures for the stage table's GC columns (pooled per stage; fetched only when some stage has a trace).
+  const gcFetch = useFetch<GcResponse>(withGc ? `${gcUrl(id)}?rev=${comparison?.revision ?? 0}` : null);
+  const gcByStage = useMemo(() => (gcFetch.data ? new Map(gcSummaries(gcFetch.data).map((g) => [g.stageId, g])) : null), [gcFetch.data]);
   // Pin the stages shown into the address, so a shared link keeps showing them if stages are added later.
   useEffect(() => {
     if (stages.length > 0 && (view.base !== base || view.target !== target)) setView({ base, target });
@@ -133,6 +143,10 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   }
 
   const rows = comparison.stageTable;
+  // Benchmarks and GC tabs only where some stage has such a file (a link naming a hidden tab shows flamegraphs).
+  const tabs = TAB_DEFS.filter((t) => (t.key !== 'bench' || withBench) && (t.key !== 'gc' || withGc));
+  const tab = tabs.some((t) => t.key === view.tab) ? view.tab : 'flame';
+  const profileTab = tab !== 'bench' && tab !== 'gc';
   const filterErrors = {
     focus: regexError(view.focus),
     ignore: regexError(view.ignore),
@@ -254,7 +268,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </button>
             </div>
           </div>
-          <StageTable rows={rows} />
+          <StageTable rows={rows} gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null} />
           <WhatChanged comparisonId={id} stages={stages} comparison={comparison} sampleType={view.sampleType} />
           <details className="files">
             <summary>Raw files</summary>
@@ -271,43 +285,55 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
       {stages.length > 0 && (
         <section className="card" aria-label="Analysis">
           <div className="controls" role="group" aria-label="View controls">
-            <Select label={view.tab === 'diff' ? 'Base stage' : 'Left stage'} value={base} options={stageOptions} onChange={(v) => setView({ base: v, fn: view.fn })} />
-            <Select label={view.tab === 'diff' ? 'Target stage' : 'Right stage'} value={target} options={stageOptions} onChange={(v) => setView({ target: v })} />
-            <Select
-              label="Sample type"
-              value={view.sampleType}
-              options={[{ value: '', label: 'default' }, ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` }))]}
-              onChange={(v) => setView({ sampleType: v })}
-            />
-            {view.tab === 'diff' && (
-              <Select label="Diff mode" value={view.mode} options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))} onChange={(v) => setView({ mode: v })} />
-            )}
-            <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
-            <RegexField label="Focus" hint="keep only stacks through matching functions" value={view.focus} error={filterErrors.focus} onChange={(v) => setView({ focus: v })} />
-            <RegexField label="Ignore" hint="drop stacks through matching functions" value={view.ignore} error={filterErrors.ignore} onChange={(v) => setView({ ignore: v })} />
-            <RegexField label="Hide" hint="remove matching frames, keep their stacks" value={view.hide} error={filterErrors.hide} onChange={(v) => setView({ hide: v })} />
-          </div>
-          <div className="focus-row">
-            {view.fn ? (
+            <Select label={tab === 'diff' || tab === 'bench' ? 'Base stage' : 'Left stage'} value={base} options={stageOptions} onChange={(v) => setView({ base: v, fn: view.fn })} />
+            <Select label={tab === 'diff' || tab === 'bench' ? 'Target stage' : 'Right stage'} value={target} options={stageOptions} onChange={(v) => setView({ target: v })} />
+            {profileTab && (
               <>
-                Focused: <code className="fn-name">{view.fn}</code>{' '}
+                <Select
+                  label="Sample type"
+                  value={view.sampleType}
+                  options={[{ value: '', label: 'default' }, ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` }))]}
+                  onChange={(v) => setView({ sampleType: v })}
+                />
+                {tab === 'diff' && (
+                  <Select label="Diff mode" value={view.mode} options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))} onChange={(v) => setView({ mode: v })} />
+                )}
+                <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
+                <RegexField label="Focus" hint="keep only stacks through matching functions" value={view.focus} error={filterErrors.focus} onChange={(v) => setView({ focus: v })} />
+                <RegexField label="Ignore" hint="drop stacks through matching functions" value={view.ignore} error={filterErrors.ignore} onChange={(v) => setView({ ignore: v })} />
+                <RegexField label="Hide" hint="remove matching frames, keep their stacks" value={view.hide} error={filterErrors.hide} onChange={(v) => setView({ hide: v })} />
               </>
-            ) : (
-              <span className="muted">Click a frame or a hot-path row to focus a function. </span>
             )}
-            <button type="button" onClick={() => setView({ fn: '' })} disabled={!view.fn} aria-keyshortcuts="Escape">
-              Reset zoom
-            </button>
           </div>
-          <Tabs label="Views" tabs={TAB_DEFS} active={view.tab} onChange={(t) => setView({ tab: t })} />
-          <div role="tabpanel" id={`panel-${view.tab}`} aria-labelledby={`tab-${view.tab}`} className="tab-panel">
-            {view.tab === 'flame' && <FlamePanel {...common} base={baseStage} target={targetStage} />}
-            {view.tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
-            {view.tab === 'trends' && <TrendsPanel {...common} />}
-            {view.tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
-            {view.tab === 'load' && (
+          {profileTab && (
+            <div className="focus-row">
+              {view.fn ? (
+                <>
+                  Focused: <code className="fn-name">{view.fn}</code>{' '}
+                </>
+              ) : (
+                <span className="muted">Click a frame or a hot-path row to focus a function. </span>
+              )}
+              <button type="button" onClick={() => setView({ fn: '' })} disabled={!view.fn} aria-keyshortcuts="Escape">
+                Reset zoom
+              </button>
+            </div>
+          )}
+          <Tabs label="Views" tabs={tabs} active={tab} onChange={(t) => setView({ tab: t })} />
+          <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
+            {tab === 'flame' && <FlamePanel {...common} base={baseStage} target={targetStage} />}
+            {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
+            {tab === 'trends' && <TrendsPanel {...common} />}
+            {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
+            {tab === 'load' && (
               <Suspense fallback={<Loading what="charts" />}>
                 <LoadPanel {...common} />
+              </Suspense>
+            )}
+            {tab === 'bench' && <BenchPanel {...common} base={baseStage} target={targetStage} />}
+            {tab === 'gc' && (
+              <Suspense fallback={<Loading what="charts" />}>
+                <GcPanel {...common} />
               </Suspense>
             )}
           </div>
@@ -405,6 +431,9 @@ function RegexField(props: { label: string; hint: string; value: string; error: 
   );
 }
 
+/** Rows of each "what changed" diff (the server ranks functions by |Δ flat|). */
+const WHAT_CHANGED_ROWS = 20;
+
 /** Fetches the diff of each stage against the previous one and renders the generated summaries. */
 function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison: Comparison; sampleType: string }) {
   const { comparisonId, stages, comparison, sampleType } = props;
@@ -418,7 +447,7 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
     };
     // Stages without a profile pair are summarised from the table alone, right away.
     setDiffs(Object.fromEntries(stages.flatMap((s, i) => (needsDiff(i) ? [] : [[s.id, null]]))));
-    // Summaries are secondary: let the flamegraphs fetch and draw first (a diff's JSON can be ~1 MB).
+    // Summaries are secondary: let the flamegraphs fetch and draw first.
     // One diff at a time: each can be heavy for the server on large profiles.
     const timer = setTimeout(async () => {
       for (const [i, s] of stages.entries()) {
@@ -431,6 +460,8 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
           sampleType,
           mode: 'absolute',
           minFraction: 0.05,
+          // Only the functions that changed most are read; the full list can run to thousands of rows.
+          limit: WHAT_CHANGED_ROWS,
         });
         await fetch(url, { signal: ctrl.signal })
           .then((r) => (r.ok ? (r.json() as Promise<DiffResponse>) : null))

@@ -1,54 +1,14 @@
-import { useCallback, useMemo, useRef } from 'react';
+import { useMemo } from 'react';
+import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
-import { EChart, textTooltip, type ChartHandle, type ChartOption } from '../components/echart.tsx';
+import { textTooltip, type ChartOption } from '../components/echart.tsx';
 import type { TimelineResponse } from '../lib/api-types.ts';
 import { percentileCurve, relativeSeries, xToPercentileLabel } from '../lib/charts.ts';
-import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { formatMs, sig } from '../lib/format.ts';
 import type { PanelProps } from './comparison-panels.tsx';
 import { useFetch } from './use-fetch.ts';
 
 const enc = encodeURIComponent;
-
-const PALETTE = ['#5470c6', '#ee6666', '#91cc75', '#fac858', '#73c0de', '#3ba272', '#fc8452', '#9a60b4', '#ea7ccc'];
-
-function ChartBox(props: { title: string; option: ChartOption; dark: boolean; height?: number }) {
-  const handle = useRef<ChartHandle | null>(null);
-  const onHandle = useCallback((h: ChartHandle | null) => {
-    handle.current = h;
-  }, []);
-  return (
-    <div className="chart-box">
-      <div className="panel-head">
-        <h3>{props.title}</h3>
-        <span className="export-buttons">
-          <button
-            type="button"
-            aria-label={`Download ${props.title} as SVG`}
-            onClick={() => handle.current && downloadText(`${slug(props.title)}.svg`, handle.current.svg(), 'image/svg+xml')}
-          >
-            SVG
-          </button>
-          <button
-            type="button"
-            aria-label={`Download ${props.title} as PNG`}
-            onClick={async () => {
-              const h = handle.current;
-              if (h) downloadBlob(`${slug(props.title)}.png`, await svgToPng(h.svg(), h.width, h.height));
-            }}
-          >
-            PNG
-          </button>
-        </span>
-      </div>
-      <EChart option={props.option} label={props.title} dark={props.dark} height={props.height} onHandle={onHandle} />
-    </div>
-  );
-}
-
-function axisText(dark: boolean) {
-  return { color: dark ? '#c9ccd3' : '#333' };
-}
 
 /** Load-test timelines (QPS, latency per second) overlaid on relative time, and percentile curves. */
 export function LoadPanel(props: PanelProps) {

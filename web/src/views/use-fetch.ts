@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { apiGet } from '../lib/api.ts';
+import { ApiError, apiGet } from '../lib/api.ts';
 
 // Requests started before their view mounts (e.g. flamegraphs named in the address while the comparison
 // itself is still loading), handed over to the first useFetch that asks for the same URL.
@@ -55,4 +55,31 @@ export function useFetch<T>(url: string | null): FetchState<T> {
   }, [url, nonce]);
   const reload = useCallback(() => setNonce((n) => n + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/**
+ * GET several JSON URLs together; `data` holds each result, or null for a URL that failed with a 4xx
+ * (e.g. a stage without the artifact asked for). Any other failure is the state's error.
+ */
+export function useFetchAll<T>(urls: readonly string[]): { data: (T | null)[] | null; error: unknown; loading: boolean } {
+  const key = urls.join('\n');
+  const [state, setState] = useState<{ key: string; data: (T | null)[] | null; error: unknown }>({ key: '', data: null, error: null });
+  useEffect(() => {
+    const ctrl = new AbortController();
+    const list = key ? key.split('\n') : [];
+    Promise.all(
+      list.map((u) =>
+        apiGet<T>(u, ctrl.signal).catch((e: unknown) => {
+          if (e instanceof ApiError && e.status >= 400 && e.status < 500) return null;
+          throw e;
+        }),
+      ),
+    ).then(
+      (data) => !ctrl.signal.aborted && setState({ key, data, error: null }),
+      (error: unknown) => !ctrl.signal.aborted && setState({ key, data: null, error }),
+    );
+    return () => ctrl.abort();
+  }, [key]);
+  const current = state.key === key;
+  return { data: current ? state.data : null, error: current ? state.error : null, loading: !current };
 }
