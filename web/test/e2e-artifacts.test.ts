@@ -65,6 +65,11 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
       stwPauseMs: { p50: refBefore.summary.stw_pause_ms.p50_nearest_rank, p99: refBefore.summary.stw_pause_ms.p99_nearest_rank, max: refBefore.summary.stw_pause_ms.max },
     });
     expect(gcRows[0]!.stwPauseMs.total).toBeCloseTo(refBefore.summary.stw_pause_ms.total, 6);
+    // "What changed" names the pause change of the second stage.
+    const p99 = (i: number) => formatPauseMs(gcRows[i]!.stwPauseMs.p99);
+    await expect
+      .poll(() => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 })
+      .toContain(`after: GC STW p99 ${p99(0)} → ${p99(1)}`);
     await shot(page, '20-artifacts-stage-table');
 
     // Benchmarks tab: every row as benchstat printed it for the same two files, and as the API says.

@@ -58,10 +58,6 @@ export function hasGcTrace(stages: readonly Stage[]): boolean {
   return stages.some((s) => s.artifacts.some((a) => a.kind === 'gctrace'));
 }
 
-export function hasBenchmark(stages: readonly Stage[]): boolean {
-  return stages.some((s) => s.artifacts.some((a) => a.kind === 'benchmark'));
-}
-
 /** One line of the GC timeline chart: [seconds since start, value] per cycle. */
 export interface GcSeries {
   stageId: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DiffResponse, DiffRow, StageRow } from './api-types.ts';
-import { biggestShareChanges, whatChanged } from './what-changed.ts';
+import { biggestShareChanges, gcChange, whatChanged } from './what-changed.ts';
 
 function row(name: string, b: [number, number], t: [number, number], status: DiffRow['status'] = 'changed'): DiffRow {
   return {
@@ -60,5 +60,13 @@ describe('what changed', () => {
     expect(whatChanged(s, null)).toBe('QPS ×2; P99 −50 %');
     const first = { ...stage, vsPrevious: null, latencyMs: { p50: 3, p95: null, p99: 34.32 }, rps: 8589.5, errors: 3 };
     expect(whatChanged(first, null)).toBe('QPS 8,590 req/s; P99 34.3 ms; 3 errors');
+  });
+  it('adds the GC pause change', () => {
+    const g = (p99: number) => ({ stageId: 'x', name: 'x', traces: 1, cycles: 4, forcedCycles: 1, stwPauseMs: { total: 3, p50: 0.5, p99, max: p99 }, cpuPercent: 1, maxHeapMb: 30, maxGoalMb: 57 });
+    expect(gcChange(g(8.62), g(1.53))).toEqual(['GC STW p99 8.62 ms → 1.53 ms']);
+    expect(gcChange(undefined, g(8.62))).toEqual(['GC STW p99 8.62 ms']);
+    expect(gcChange(g(1), undefined)).toEqual([]);
+    const noLoad = { ...stage, rps: null, vsPrevious: { rps: null, p50: null, p95: null, p99: null }, errors: 0 };
+    expect(whatChanged(noLoad, null, gcChange(g(8.62), g(1.53)))).toBe('GC STW p99 8.62 ms → 1.53 ms');
   });
 });

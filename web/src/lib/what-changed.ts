@@ -1,4 +1,5 @@
 import type { DiffResponse, DiffRow, StageRow } from './api-types.ts';
+import { formatPauseMs, type GcStageSummary } from './gc-summary.ts';
 import { formatChange, formatInt, formatMs, formatRatio, formatRps, formatShare, sampleTypeNoun } from './format.ts';
 
 /** One function's share of the profile total in both stages (fractions 0..1). */
@@ -54,8 +55,9 @@ function describeShare(c: ShareChange, noun: string): string {
  * "encoding/json.Marshal: 68 % → 4 % of CPU; QPS ×10.5; P95 −78 %".
  * `diff` is the profile diff previous → this stage (any mode) or null when either side has no profile.
  * The first stage (no vsPrevious) gets a description of its own figures instead.
+ * `extra` adds clauses from other artifacts (e.g. the GC pause change, see gcChange).
  */
-export function whatChanged(row: StageRow, diff: DiffResponse | null): string {
+export function whatChanged(row: StageRow, diff: DiffResponse | null, extra: readonly string[] = []): string {
   const parts: string[] = [];
   if (diff) {
     const noun = sampleTypeNoun(diff.sampleType);
@@ -73,6 +75,14 @@ export function whatChanged(row: StageRow, diff: DiffResponse | null): string {
     if (lat[1] !== null) parts.push(`${lat[0]} ${formatMs(lat[1] as number)}`);
   }
   if (row.errors) parts.push(`${formatInt(row.errors)} errors`);
+  parts.push(...extra);
   if (parts.length === 0) return prev ? 'No figures to compare with the previous stage.' : 'Baseline.';
   return parts.join('; ');
+}
+
+/** The GC clause of a stage's summary: "GC STW p99 8.62 ms → 1.53 ms" (vs the previous stage) or "GC STW p99 8.62 ms". */
+export function gcChange(prev: GcStageSummary | undefined, cur: GcStageSummary | undefined): string[] {
+  if (!cur) return [];
+  const now = formatPauseMs(cur.stwPauseMs.p99);
+  return [prev ? `GC STW p99 ${formatPauseMs(prev.stwPauseMs.p99)} → ${now}` : `GC STW p99 ${now}`];
 }

@@ -10,8 +10,8 @@ import { navigate } from '../lib/navigation.ts';
 import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
 import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import { MODES, parseViewState, regexError, resolveStages, serializeViewState, type Tab, type ViewState } from '../lib/url-state.ts';
-import { gcSummaries, hasBenchmark, hasGcTrace } from '../lib/gc-summary.ts';
-import { whatChanged } from '../lib/what-changed.ts';
+import { gcSummaries, hasGcTrace, type GcStageSummary } from '../lib/gc-summary.ts';
+import { gcChange, whatChanged } from '../lib/what-changed.ts';
 import { lazy, Suspense } from 'react';
 import { BenchPanel } from './bench-panel.tsx';
 import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
@@ -75,6 +75,19 @@ function validFilters(view: ViewState): { focus: string; ignore: string; hide: s
   };
 }
 
+/** The tabs worth showing: profile views, load tests, benchmarks, GC — each when some stage has such a file. */
+function visibleTabs(stages: Stage[]): typeof TAB_DEFS {
+  const has = (kind: string) => stages.some((s) => s.artifacts.some((a) => a.kind === kind));
+  const shown = TAB_DEFS.filter((t) => {
+    if (t.key === 'load') return has('loadtest');
+    if (t.key === 'bench') return has('benchmark');
+    if (t.key === 'gc') return has('gctrace');
+    return has('profile');
+  });
+  // Nothing uploaded yet: the flamegraph tab explains what each stage lacks.
+  return shown.length > 0 ? shown : TAB_DEFS.filter((t) => t.key === 'flame');
+}
+
 function hasProfile(s: Stage | undefined): boolean {
   return !!s && s.artifacts.some((a) => a.kind === 'profile');
 }
@@ -106,7 +119,6 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const targetStage = stages.find((s) => s.id === target);
   const sampleTypes = useMemo(() => profileSampleTypes(stages), [stages]);
   const withGc = hasGcTrace(stages);
-  const withBench = hasBenchmark(stages);
   // GC figures for the stage table's GC columns (pooled per stage; fetched only when some stage has a trace).
   const gcFetch = useFetch<GcResponse>(withGc ? `${gcUrl(id)}?rev=${comparison?.revision ?? 0}` : null);
   const gcByStage = useMemo(() => (gcFetch.data ? new Map(gcSummaries(gcFetch.data).map((g) => [g.stageId, g])) : null), [gcFetch.data]);
@@ -143,9 +155,9 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   }
 
   const rows = comparison.stageTable;
-  // Benchmarks and GC tabs only where some stage has such a file (a link naming a hidden tab shows flamegraphs).
-  const tabs = TAB_DEFS.filter((t) => (t.key !== 'bench' || withBench) && (t.key !== 'gc' || withGc));
-  const tab = tabs.some((t) => t.key === view.tab) ? view.tab : 'flame';
+  // Tabs only for the kinds of files the stages hold (a link naming a hidden tab shows the first tab).
+  const tabs = visibleTabs(stages);
+  const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
   const profileTab = tab !== 'bench' && tab !== 'gc';
   const filterErrors = {
     focus: regexError(view.focus),
@@ -269,7 +281,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             </div>
           </div>
           <StageTable rows={rows} gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null} />
-          <WhatChanged comparisonId={id} stages={stages} comparison={comparison} sampleType={view.sampleType} />
+          <WhatChanged comparisonId={id} stages={stages} comparison={comparison} sampleType={view.sampleType} gc={gcByStage} />
           <details className="files">
             <summary>Raw files</summary>
             {stages.map((s) => (
@@ -435,7 +447,7 @@ function RegexField(props: { label: string; hint: string; value: string; error: 
 const WHAT_CHANGED_ROWS = 20;
 
 /** Fetches the diff of each stage against the previous one and renders the generated summaries. */
-function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison: Comparison; sampleType: string }) {
+function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison: Comparison; sampleType: string; gc: Map<string, GcStageSummary> | null }) {
   const { comparisonId, stages, comparison, sampleType } = props;
   const [diffs, setDiffs] = useState<Record<string, DiffResponse | null>>({});
   const key = `${comparison.createdAt}|${stages.map((s) => `${s.id}:${s.artifacts.length}`).join(',')}|${sampleType}`;
@@ -476,10 +488,12 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
       ctrl.abort();
     };
   }, [key]);
-  const items = stages.map((s) => {
+  const items = stages.map((s, i) => {
     const row = comparison.stageTable.find((r) => r.stageId === s.id);
     const d = diffs[s.id];
-    return { stageId: s.id, name: s.name, text: row && d !== undefined ? whatChanged(row, d) : null };
+    const prev = stages[i - 1];
+    const gc = props.gc ? gcChange(prev && props.gc.get(prev.id), props.gc.get(s.id)) : [];
+    return { stageId: s.id, name: s.name, text: row && d !== undefined ? whatChanged(row, d, gc) : null };
   });
   return (
     <>
