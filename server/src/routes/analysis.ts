@@ -61,7 +61,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     },
   );
 
-  app.get<Q<{ base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number } & FilterArgs>>(
+  app.get<Q<{ base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number; sort: 'flat' | 'cum' } & FilterArgs>>(
     '/api/comparisons/:id/diff',
     {
       schema: {
@@ -78,6 +78,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
             mode: { type: 'string', enum: ['absolute', 'share', 'normalize', 'per-request'], default: 'absolute' },
             minFraction,
             limit: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 2000 },
+            sort: { type: 'string', enum: ['flat', 'cum'], default: 'flat' },
             ...filterProps,
           },
         },
@@ -85,7 +86,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     },
     async (req, reply) => {
       const q = req.query;
-      return cached(ctx, req, reply, req.params.id, { op: 'diff', base: q.base, target: q.target, ...(q.sampleType ? { sampleType: q.sampleType } : {}), mode: q.mode, minFraction: q.minFraction, limit: q.limit, filters: filters(q) });
+      return cached(ctx, req, reply, req.params.id, { op: 'diff', base: q.base, target: q.target, ...(q.sampleType ? { sampleType: q.sampleType } : {}), mode: q.mode, minFraction: q.minFraction, limit: q.limit, sort: q.sort, filters: filters(q) });
     },
   );
 

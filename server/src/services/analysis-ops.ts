@@ -3,6 +3,7 @@ import type { DiffMode } from '../analysis/diff.ts';
 import { type FrameFilters } from '../analysis/filter.ts';
 import { ApiError, userRegExp } from '../routes/errors.ts';
 import type { AnalysisService } from './analysis.ts';
+import { compareNames } from '../analysis/names.ts';
 
 /** Filter regular expressions as sent by a client (compiled where the work happens). */
 export interface FilterArgs {
@@ -14,7 +15,7 @@ export interface FilterArgs {
 /** The analysis operations, as plain data so they can cross a worker boundary. */
 export type AnalysisOp =
   | { op: 'flamegraph'; stage: string; sampleType?: string; minFraction: number; filters: FilterArgs }
-  | { op: 'diff'; base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number; filters: FilterArgs }
+  | { op: 'diff'; base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number; sort: 'flat' | 'cum'; filters: FilterArgs }
   | { op: 'top'; stage: string; sampleType?: string; filters: FilterArgs }
   | { op: 'trajectory'; sampleType?: string; n: number }
   | { op: 'sandwich'; stage: string; sampleType?: string; fn: string; filters: FilterArgs }
@@ -41,7 +42,9 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       return JSON.stringify(await svc.flamegraph(tree, a.stage, a.sampleType, a.minFraction, compileFilters(a.filters)));
     case 'diff': {
       const d = await svc.diff(tree, a.base, a.target, a.sampleType, a.mode, a.minFraction, compileFilters(a.filters));
-      return JSON.stringify({ ...d, rowsTotal: d.top.length, top: d.top.slice(0, a.limit) });
+      // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
+      const rows = a.sort === 'cum' ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name)) : d.top;
+      return JSON.stringify({ ...d, rowsTotal: rows.length, top: rows.slice(0, a.limit) });
     }
     case 'top':
       return JSON.stringify(await svc.top(tree, a.stage, a.sampleType, compileFilters(a.filters)));

@@ -91,6 +91,11 @@ describe('a three-stage story from real files', () => {
     expect(top.map((x: { name: string; deltaFlat: number; deltaCum: number }) => ({ name: x.name, flat: x.deltaFlat, cum: x.deltaCum }))).toEqual(ref.top10_by_flat);
     expect(d.tree.delta).toBe(ref.after_total - ref.base_total);
     expect(top.find((x: { name: string }) => x.name === 'main.appendJSONString').status).toBe('new');
+    // limit and sort=cum: the first rows by |Δcum|, and how many there are in all.
+    const byCum = (await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&limit=3&sort=cum` })).json();
+    expect(byCum.top).toHaveLength(3);
+    expect(byCum.rowsTotal).toBe(d.top.length);
+    expect(byCum.top.map((x: { name: string }) => x.name)).toEqual(ref.top10_by_cum.slice(0, 3).map((x: { name: string }) => x.name));
   });
 
   it('per-request diff divides by the requests each stage served in the profile window', async () => {

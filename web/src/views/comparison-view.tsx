@@ -472,8 +472,10 @@ function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison:
           sampleType,
           mode: 'absolute',
           minFraction: 0.05,
-          // Only the functions that changed most are read; the full list can run to thousands of rows.
+          // Only the functions whose cumulative cost changed most are read; the full list can run to
+          // thousands of rows.
           limit: WHAT_CHANGED_ROWS,
+          sort: 'cum',
         });
         await fetch(url, { signal: ctrl.signal })
           .then((r) => (r.ok ? (r.json() as Promise<DiffResponse>) : null))
