@@ -3,7 +3,7 @@
 // ended. Output goes to a scratch directory (never the repository) and is reused while the source
 // and row count are unchanged.
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Writes `text` chunks with backpressure, batching lines so the writer is not the bottleneck. */
@@ -86,7 +86,6 @@ export async function ensureGenerated(kind, source, rows, dir) {
   const tmp = `${path}.partial`;
   if (kind === 'hey') await generateHeyCsv(source, tmp, rows);
   else await generateVegetaJsonl(source, tmp, rows);
-  const { renameSync } = await import('node:fs');
   renameSync(tmp, path);
   return { path, generated: true };
 }

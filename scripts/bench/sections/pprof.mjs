@@ -1,7 +1,7 @@
 // Section "pprof": our ingest + aggregation against `go tool pprof -top` on the large profiles, plus
 // peak memory, plus protobufjs (reflection and generated code) decoding the same files.
 import { spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { fmtMB, fmtMs, fmtRatio, median, nodeTsx, outDir, printTable, repoRoot, runJson, startWorker, timeCommand } from '../lib.mjs';
@@ -11,9 +11,9 @@ const WORKER = 'scripts/bench/pprof-worker.ts';
 /** Inflated size, counted as a stream so the parent stays small. */
 async function decompressedSize(path) {
   const head = Buffer.alloc(2);
-  const fd = (await import('node:fs')).openSync(path, 'r');
-  (await import('node:fs')).readSync(fd, head, 0, 2, 0);
-  (await import('node:fs')).closeSync(fd);
+  const fd = openSync(path, 'r');
+  readSync(fd, head, 0, 2, 0);
+  closeSync(fd);
   if (head[0] !== 0x1f || head[1] !== 0x8b) return statSync(path).size;
   let n = 0;
   for await (const chunk of createReadStream(path).pipe(createGunzip())) n += chunk.length;
