@@ -3,9 +3,9 @@
 // Run: npx tsx web/test/bench-flamegraph.ts   (or npm run bench --workspace web)
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { buildWeb, launchBrowser, startServer } from './harness.ts';
+import { SAMPLES, buildWeb, launchBrowser, startServer } from './harness.ts';
 
-const LARGE = '/work/shared/samples/pprof/large';
+const LARGE = `${SAMPLES}/pprof/large`;
 const FILES = [`${LARGE}/go_compile_merged_cpu.pb.gz`, `${LARGE}/go_types_tests_cpu.pb.gz`];
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const TARGET_MS = 1000;

@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import type { BenchmarkDiff, Comparison, GcResponse } from '../src/lib/api-types.ts';
 import { formatBenchRow } from '../src/lib/benchstat-format.ts';
 import { formatPauseMs, gcSummaries } from '../src/lib/gc-summary.ts';
-import { CHROMIUM } from './harness.ts';
+import { CHROMIUM, SAMPLES } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
-const GOBENCH = '/work/shared/samples/gobench';
+const GOBENCH = `${SAMPLES}/gobench`;
 const available = existsSync(CHROMIUM) && existsSync(`${GOBENCH}/json-encode-before.txt`);
 
 /** benchstat's text rows: unit → name → [base, base ci, target, target ci, delta, "p=… n=…"]. */

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import type { Comparison } from '../src/lib/api-types.ts';
 import { formatMs, formatRps } from '../src/lib/format.ts';
 import { stageTableCsv, stageTableMarkdown } from '../src/lib/stage-table-export.ts';
-import { CHROMIUM, REPO } from './harness.ts';
+import { CHROMIUM, REPO, SAMPLES } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
-const SAMPLES = '/work/shared/samples';
+
 
 interface StageFiles {
   name: string;

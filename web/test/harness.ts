@@ -10,6 +10,8 @@ import { chromium, type Browser } from 'playwright-core';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ARTIFACTS = join(REPO, 'test-artifacts');
+/** The shared sample corpus beside the repository (../shared/samples). */
+export const SAMPLES = join(REPO, '..', 'shared', 'samples');
 
 /**
  * Build the web client into a fresh temporary directory (served through WEB_DIST), so a test never runs
