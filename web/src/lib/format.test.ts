@@ -37,6 +37,9 @@ describe('format', () => {
     expect(formatRps(12.345)).toBe('12.3 req/s');
     expect(formatRatio(10.5)).toBe('×10.5');
     expect(formatRatio(0.2234)).toBe('×0.22');
+    expect(formatRatio(1.032)).toBe('×1.03');
+    expect(formatRatio(2.4)).toBe('×2.4');
+    expect(formatRatio(1.0004)).toBe('×1');
     expect(formatChange(0.22)).toBe('−78 %');
     expect(formatChange(1.5)).toBe('+50 %');
     expect(formatChange(1)).toBe('±0 %');

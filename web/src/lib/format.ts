@@ -94,12 +94,20 @@ export function formatShare(f: number | null | undefined): string {
   return `${p < 0 ? MINUS : ''}${text} %`;
 }
 
-/** A ratio new/old as a multiplier: 10.5 → "×10.5", 0.22 → "×0.22". */
+/**
+ * A ratio new/old as a multiplier: 10.5 → "×10.5", 0.22 → "×0.22", 1.032 → "×1.03". Between 1 and 10
+ * it keeps two decimals, so a small change never reads as "×1".
+ */
 export function formatRatio(r: number | null | undefined): string {
   if (!isNum(r)) return DASH;
   if (r >= 100) return `×${Math.round(r)}`;
   if (r >= 10) return `×${sig(r, 3)}`;
+  if (r >= 1) return `×${trimZeros(r.toFixed(2))}`;
   return `×${sig(r, 2)}`;
+}
+
+function trimZeros(s: string): string {
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
 }
 
 /** A ratio new/old as a signed percent change: 0.22 → "−78 %", 1.5 → "+50 %", 1 → "±0 %". */
