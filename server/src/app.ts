@@ -9,6 +9,7 @@ import { Metrics } from './services/metrics.ts';
 import { ModelCache } from './services/models.ts';
 import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
+import { ResultMemo } from './services/result-memo.ts';
 import { installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
@@ -23,6 +24,8 @@ export interface AppContext {
   analysis: AnalysisService;
   /** Where analysis runs: worker threads, so a large profile never stalls the event loop. */
   pool: AnalysisPool;
+  /** Recently served results by exact (revision-holding) key. */
+  memo: ResultMemo;
 }
 
 export interface BuildOptions {
@@ -48,7 +51,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
     analysis,
   );
-  const ctx: AppContext = { config, store, metrics, analysis, pool };
+  const ctx: AppContext = { config, store, metrics, analysis, pool, memo: new ResultMemo() };
 
   const app = Fastify({
     logger: opts.logger === false ? false : { level: config.logLevel },

@@ -28,18 +28,21 @@ async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply,
   const url = new URL(req.url, 'http://x');
   url.searchParams.sort();
   const key = { scope: { comparisonId: c.id, revision: c.revision }, key: `${url.pathname}?${url.searchParams}`, modelVersion: MODEL_VERSION };
-  const hit = await ctx.store.cacheGet(key);
+  const memoKey = `${c.id}|${c.revision}|${MODEL_VERSION}|${key.key}`;
+  const hit = ctx.memo.get(memoKey) ?? (await ctx.store.cacheGet(key));
   reply.header('content-type', contentType);
   reply.header('cache-control', 'no-cache');
   if (hit) {
     ctx.metrics.inc('stagediff_result_cache_hits_total');
+    ctx.memo.set(memoKey, hit);
     return reply.header('etag', `"${c.revision}-${MODEL_VERSION}"`).send(hit);
   }
   ctx.metrics.inc('stagediff_result_cache_misses_total');
   const tree = await loadTree(ctx, id);
   key.scope.revision = tree.comparison.revision;
-  const body = await ctx.pool.run(tree, op);
+  const body = Buffer.from(await ctx.pool.run(tree, op));
   await ctx.store.cachePut(key, body);
+  ctx.memo.set(`${c.id}|${tree.comparison.revision}|${MODEL_VERSION}|${key.key}`, body);
   return reply.header('etag', `"${tree.comparison.revision}-${MODEL_VERSION}"`).send(body);
 }
 
