@@ -76,7 +76,12 @@ async function readHead(f: InputFile): Promise<Buffer> {
     }
     return Buffer.concat(parts, n).subarray(0, HEAD_BYTES);
   }
-  const fd = openSync(f.path!, 'r');
+  return readFileHead(f.path!);
+}
+
+/** The first HEAD_BYTES of a file on disk: what a detector sees. */
+export function readFileHead(path: string): Buffer {
+  const fd = openSync(path, 'r');
   try {
     const buf = Buffer.alloc(HEAD_BYTES);
     const n = readSync(fd, buf, 0, HEAD_BYTES, 0);

@@ -27,10 +27,6 @@ export class IngestError extends Error {
   }
 }
 
-export function isIngestError(e: unknown): e is IngestError {
-  return e instanceof IngestError;
-}
-
 /** One human line: "FILE: problem (line N)". */
 export function describeIngestError(e: IngestError, fileName: string): string {
   const where = e.line !== undefined ? ` (line ${e.line})` : '';

@@ -5,11 +5,12 @@
  *
  * Tolerances are relative (default 0.5 %) and an expected 0 must be exactly 0.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { readFileHead } from '../../src/ingest/detect.ts';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../src/ingest/errors.ts';
-import { HEAD_BYTES, type LoadTestImporter } from '../../src/ingest/loadtest/types.ts';
+import type { LoadTestImporter } from '../../src/ingest/loadtest/types.ts';
 import { fileSource } from '../../src/ingest/source.ts';
 import type { LoadTestRun } from '../../src/model/loadtest.ts';
 import { fixturesDir, samplesDir } from './paths.ts';
@@ -46,17 +47,8 @@ export function loadExpected(): Record<string, Expected> {
   return JSON.parse(readFileSync(join(LOADTEST_SAMPLES, 'expected.json'), 'utf8')) as Record<string, Expected>;
 }
 
-/** The first HEAD_BYTES of a file: what a detector sees. */
-export function readHead(path: string): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(HEAD_BYTES);
-    const n = readSync(fd, buf, 0, HEAD_BYTES, 0);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
+/** The first HEAD_BYTES of a file: what a detector sees (the same read detection does). */
+export const readHead = readFileHead;
 
 /**
  * The most confident of `importers` for a file (null when none claims it), judged on content and,
