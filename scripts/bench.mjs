@@ -12,7 +12,11 @@ const SECTIONS = ['pprof', 'loadtest', 'server', 'flamegraph'];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { reps: { type: 'string' }, quick: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+  options: {
+    reps: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
 });
 if (values.help) {
   console.log(`usage: node scripts/bench.mjs [${SECTIONS.join('|')}|all]… [--reps N] [--quick]`);
@@ -41,7 +45,14 @@ for (const name of wanted) {
   try {
     const { run } = await import(`./bench/sections/${name}.mjs`);
     const result = await run({ reps, quick });
-    const path = writeResult(name, { section: name, startedAt: started.toISOString(), seconds: (performance.now() - t0) / 1000, machine: before, loadAverageAfter: machine().loadAverage, ...result });
+    const path = writeResult(name, {
+      section: name,
+      startedAt: started.toISOString(),
+      seconds: (performance.now() - t0) / 1000,
+      machine: before,
+      loadAverageAfter: machine().loadAverage,
+      ...result,
+    });
     console.log(`(${((performance.now() - t0) / 1000).toFixed(0)} s; ${path.slice(process.cwd().length + 1)})`);
   } catch (e) {
     failed = true;

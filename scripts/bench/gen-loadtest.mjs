@@ -23,7 +23,9 @@ async function writeLines(path, rows, makeLine) {
 
 /** hey -o csv: rows keep their timings; the `offset` column (seconds since start) moves on per copy. */
 export async function generateHeyCsv(source, path, rows) {
-  const lines = readFileSync(source, 'utf8').split('\n').filter((l) => l.length > 0);
+  const lines = readFileSync(source, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
   const header = lines[0];
   const body = lines.slice(1).map((l) => {
     const i = l.lastIndexOf(',');
@@ -40,7 +42,9 @@ export async function generateHeyCsv(source, path, rows) {
 
 /** vegeta encode (JSON lines): `seq` counts on and `timestamp` moves by one run length per copy. */
 export async function generateVegetaJsonl(source, path, rows) {
-  const lines = readFileSync(source, 'utf8').split('\n').filter((l) => l.length > 0);
+  const lines = readFileSync(source, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
   const parsed = lines.map((l) => JSON.parse(l));
   const ns = parsed.map((r) => toNanos(r.timestamp));
   const first = ns.reduce((a, b) => (a < b ? a : b));

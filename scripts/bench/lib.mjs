@@ -27,7 +27,9 @@ export const min = (xs) => (xs.length ? Math.min(...xs) : null);
  */
 export function timeCommand(cmd, args, { cwd = repoRoot, env = process.env } = {}) {
   return new Promise((resolve, reject) => {
-    const rssFile = TIME_BIN ? join(os.tmpdir(), `stagediff-bench-time-${process.pid}-${Math.random().toString(36).slice(2)}`) : null;
+    const rssFile = TIME_BIN
+      ? join(os.tmpdir(), `stagediff-bench-time-${process.pid}-${Math.random().toString(36).slice(2)}`)
+      : null;
     const argv = TIME_BIN ? ['-f', '%M', '-o', rssFile, cmd, ...args] : args;
     const t0 = performance.now();
     const child = spawn(TIME_BIN ?? cmd, argv, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -51,7 +53,8 @@ export function timeCommand(cmd, args, { cwd = repoRoot, env = process.env } = {
 /** Runs a command that prints one JSON line at its end; returns that object. */
 export function runJson(cmd, args, { cwd = repoRoot, env = process.env } = {}) {
   const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}: ${(r.stderr || '').slice(0, 600)}`);
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}: ${(r.stderr || '').slice(0, 600)}`);
   const last = r.stdout.trim().split('\n').pop();
   return JSON.parse(last);
 }
@@ -110,10 +113,18 @@ export function printTable(headers, rows) {
   for (const r of cells.slice(1)) console.log(line(r));
 }
 
-export const fmtMs = (ms) => (ms === null ? null : ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+export const fmtMs = (ms) =>
+  ms === null
+    ? null
+    : ms >= 10_000
+      ? `${(ms / 1000).toFixed(1)} s`
+      : ms >= 1000
+        ? `${(ms / 1000).toFixed(2)} s`
+        : `${ms.toFixed(0)} ms`;
 export const fmtMB = (b) => (b === null ? null : `${(b / 2 ** 20).toFixed(1)} MB`);
 export const fmtRatio = (r) => (r === null || !Number.isFinite(r) ? null : r.toFixed(2));
-export const fmtRate = (r) => (r === null ? null : r >= 1e6 ? `${(r / 1e6).toFixed(2)} M/s` : `${(r / 1e3).toFixed(0)} k/s`);
+export const fmtRate = (r) =>
+  r === null ? null : r >= 1e6 ? `${(r / 1e6).toFixed(2)} M/s` : `${(r / 1e3).toFixed(0)} k/s`;
 
 /** Node with tsx's loader, for the TypeScript workers. */
 export const nodeTsx = (script, args = []) => [process.execPath, ['--import', 'tsx', join(repoRoot, script), ...args]];

@@ -36,7 +36,9 @@ function reflect(): Decoder {
 function generated(): Decoder {
   if (!staticType) {
     const require = createRequire(import.meta.url);
-    const mod = require(`${repo}test-artifacts/bench/profile-static.cjs`) as { stagediff: { pprof: { Profile: Decoder } } };
+    const mod = require(`${repo}test-artifacts/bench/profile-static.cjs`) as {
+      stagediff: { pprof: { Profile: Decoder } };
+    };
     staticType = mod.stagediff.pprof.Profile;
   }
   return staticType;

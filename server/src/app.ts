@@ -41,12 +41,18 @@ export interface BuildOptions {
 export type StagediffApp = FastifyInstance & { ctx: AppContext };
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<StagediffApp> {
-  const store = opts.store ?? (await openStore({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }));
+  const store =
+    opts.store ??
+    (await openStore({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }));
   const metrics = new Metrics();
   const models = new ModelCache(store, metrics, config.maxDecompressedBytes);
   const analysis = new AnalysisService(store, models);
   const pool = new AnalysisPool(
-    { dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}), maxDecompressedBytes: config.maxDecompressedBytes },
+    {
+      dataDir: config.dataDir,
+      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+      maxDecompressedBytes: config.maxDecompressedBytes,
+    },
     // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
     opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
     analysis,
@@ -61,14 +67,22 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   installErrorHandler(app);
   app.addHook('onResponse', async (req, reply) => {
-    metrics.inc('stagediff_http_requests_total', { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: reply.statusCode });
+    metrics.inc('stagediff_http_requests_total', {
+      method: req.method,
+      route: req.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+    });
   });
   app.addHook('onClose', async () => pool.close());
   if (!opts.store) app.addHook('onClose', async () => store.close());
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'stagediff API', version: '1', description: 'Comparisons of performance-optimization stages: profiles, load tests, diffs.' },
+      info: {
+        title: 'stagediff API',
+        version: '1',
+        description: 'Comparisons of performance-optimization stages: profiles, load tests, diffs.',
+      },
       components: { securitySchemes: { editToken: { type: 'http', scheme: 'bearer' } } },
     },
   });
@@ -110,13 +124,23 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       if (req.method === 'GET' && !req.url.startsWith('/api/') && !/\.[a-z0-9]+$/i.test(req.url.split('?')[0]!)) {
         return reply.type('text/html; charset=utf-8').send(html);
       }
-      return reply.status(404).send({ error: { code: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` } });
+      return reply
+        .status(404)
+        .send({ error: { code: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` } });
     });
   } else {
     app.get('/', { schema: { hide: true } }, async (_req, reply) =>
-      reply.type('text/html; charset=utf-8').send('<!doctype html><title>stagediff</title><p>The web client is not built. Run <code>npm start</code> (it builds it) or <code>npm run build --workspace web</code>.</p>'),
+      reply
+        .type('text/html; charset=utf-8')
+        .send(
+          '<!doctype html><title>stagediff</title><p>The web client is not built. Run <code>npm start</code> (it builds it) or <code>npm run build --workspace web</code>.</p>',
+        ),
     );
-    app.setNotFoundHandler(async (req, reply) => reply.status(404).send({ error: { code: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` } }));
+    app.setNotFoundHandler(async (req, reply) =>
+      reply
+        .status(404)
+        .send({ error: { code: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` } }),
+    );
   }
 
   return Object.assign(app, { ctx }) as unknown as StagediffApp;

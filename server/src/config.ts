@@ -33,7 +33,8 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
   return n;
 }
 
@@ -47,9 +48,11 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const publicUrl = env.PUBLIC_URL?.replace(/\/+$/, '') || undefined;
-  if (publicUrl && !/^https?:\/\//.test(publicUrl)) throw new ConfigError(`PUBLIC_URL must start with http:// or https://, got "${publicUrl}"`);
+  if (publicUrl && !/^https?:\/\//.test(publicUrl))
+    throw new ConfigError(`PUBLIC_URL must start with http:// or https://, got "${publicUrl}"`);
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',

@@ -19,7 +19,11 @@ export default function setup(): (() => void) | void {
   if (process.env.STAGEDIFF_TEST_DATABASE_URL || !havePostgres()) return;
   const env = { ...process.env, PG_TEST_DIR: `${process.env.TMPDIR ?? '/tmp'}/stagediff-vitest-pg-${process.pid}` };
   try {
-    const out = execFileSync(`${root}scripts/pg-test-cluster.sh`, ['start'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(`${root}scripts/pg-test-cluster.sh`, ['start'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const line = out.split('\n').find((l) => l.startsWith('DATABASE_URL='));
     if (!line) return;
     process.env.STAGEDIFF_TEST_DATABASE_URL = line.slice('DATABASE_URL='.length);

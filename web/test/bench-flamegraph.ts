@@ -39,7 +39,11 @@ async function main() {
       const form = new FormData();
       form.append('file', new Blob([readFileSync(file)]), basename(file));
       const up = await json<{ results: { ok: boolean }[] }>(
-        await fetch(`${server.url}/api/comparisons/${created.id}/stages/${stage.id}/artifacts`, { method: 'POST', headers: auth, body: form }),
+        await fetch(`${server.url}/api/comparisons/${created.id}/stages/${stage.id}/artifacts`, {
+          method: 'POST',
+          headers: auth,
+          body: form,
+        }),
       );
       if (!up.results.every((r) => r.ok)) throw new Error(`upload failed: ${JSON.stringify(up)}`);
       stageIds.push(stage.id);
@@ -60,9 +64,15 @@ async function main() {
     for (let i = 0; i <= RUNS; i++) {
       const page = await context.newPage();
       await page.goto(url);
-      await page.waitForFunction(() => (window as unknown as { __bothDrawn?: number }).__bothDrawn !== undefined, null, { timeout: 120_000 });
+      await page.waitForFunction(
+        () => (window as unknown as { __bothDrawn?: number }).__bothDrawn !== undefined,
+        null,
+        { timeout: 120_000 },
+      );
       const ms = await page.evaluate(() => (window as unknown as { __bothDrawn: number }).__bothDrawn);
-      frames = await page.evaluate(() => Array.from(document.querySelectorAll('.flame-graph')).map((el) => el.querySelectorAll('g.frame').length));
+      frames = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('.flame-graph')).map((el) => el.querySelectorAll('g.frame').length),
+      );
       // Responsiveness after drawing: a search over both graphs.
       const searchMs = await page.evaluate(async () => {
         const input = document.querySelector<HTMLInputElement>('input[type="search"]');
@@ -74,24 +84,34 @@ async function main() {
         // Until both graphs show highlighted frames (the field debounces typing by 180 ms).
         // (No named local functions in here: tsx would wrap them in a helper the page does not have.)
         while (
-          !Array.from(document.querySelectorAll('.flame-graph')).every((g) => g.querySelector('rect[fill="#e600e6"]')) &&
+          !Array.from(document.querySelectorAll('.flame-graph')).every((g) =>
+            g.querySelector('rect[fill="#e600e6"]'),
+          ) &&
           performance.now() - t0 < 5000
         ) {
           await new Promise((r) => requestAnimationFrame(r));
         }
         return performance.now() - t0;
       });
-      console.log(`${i === 0 ? 'cold (server computes the trees)' : `warm run ${i}`}: ${ms.toFixed(0)} ms; frames drawn ${frames.join(' + ')}; search highlighted in both ${searchMs.toFixed(0)} ms (incl. 180 ms debounce)`);
+      console.log(
+        `${i === 0 ? 'cold (server computes the trees)' : `warm run ${i}`}: ${ms.toFixed(0)} ms; frames drawn ${frames.join(' + ')}; search highlighted in both ${searchMs.toFixed(0)} ms (incl. 180 ms debounce)`,
+      );
       if (i > 0) times.push(ms);
       // Let the page's deferred requests (the "what changed" diffs) finish so runs don't overlap on the server.
       await page
-        .waitForFunction(() => !document.querySelector('[aria-label="What changed"]')?.textContent?.includes('computing'), null, { timeout: 120_000 })
+        .waitForFunction(
+          () => !document.querySelector('[aria-label="What changed"]')?.textContent?.includes('computing'),
+          null,
+          { timeout: 120_000 },
+        )
         .catch(() => undefined);
       await page.close();
     }
     times.sort((a, b) => a - b);
     const median = times[Math.floor(times.length / 2)] ?? NaN;
-    console.log(`navigation → both flamegraphs drawn: median ${median.toFixed(0)} ms over ${times.length} warm runs (min ${times[0]?.toFixed(0)}, max ${times[times.length - 1]?.toFixed(0)}); target < ${TARGET_MS} ms: ${median < TARGET_MS ? 'met' : 'NOT met'}`);
+    console.log(
+      `navigation → both flamegraphs drawn: median ${median.toFixed(0)} ms over ${times.length} warm runs (min ${times[0]?.toFixed(0)}, max ${times[times.length - 1]?.toFixed(0)}); target < ${TARGET_MS} ms: ${median < TARGET_MS ? 'met' : 'NOT met'}`,
+    );
   } finally {
     await browser.close();
     await server.stop();

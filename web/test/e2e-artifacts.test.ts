@@ -34,8 +34,17 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     const page = await ctx.newPage();
     watchPage(page, problems);
     await createComparison(page, env.server.url, 'E2E: encoder benchmarks and GC');
-    const before = await addStageWithFiles(page, 'before', 'encoding/json', [`${GOBENCH}/json-encode-before.txt`, `${GOBENCH}/render-before-gctrace.txt`]);
-    const after = await addStageWithFiles(page, 'after', 'append encoder', [`${GOBENCH}/json-encode-after.txt`, `${GOBENCH}/render-after-gctrace.txt`], 'drop');
+    const before = await addStageWithFiles(page, 'before', 'encoding/json', [
+      `${GOBENCH}/json-encode-before.txt`,
+      `${GOBENCH}/render-before-gctrace.txt`,
+    ]);
+    const after = await addStageWithFiles(
+      page,
+      'after',
+      'append encoder',
+      [`${GOBENCH}/json-encode-after.txt`, `${GOBENCH}/render-after-gctrace.txt`],
+      'drop',
+    );
     for (const card of [before, after]) await expect.poll(() => card.locator('.upload-done').count()).toBe(2);
     expect(await before.locator('.upload-error').count()).toBe(0);
 
@@ -58,11 +67,21 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
       expect(await cell.textContent()).toBe(formatPauseMs(g.stwPauseMs.p99));
     }
     // …and with the corpus' reference figures (read off the printed trace).
-    const refBefore = JSON.parse(readFileSync(`${GOBENCH}/expected/render-before.gctrace.json`, 'utf8')) as { summary: { cycles: number; forced_cycles: number; stw_pause_ms: { total: number; max: number; p50_nearest_rank: number; p99_nearest_rank: number } } };
+    const refBefore = JSON.parse(readFileSync(`${GOBENCH}/expected/render-before.gctrace.json`, 'utf8')) as {
+      summary: {
+        cycles: number;
+        forced_cycles: number;
+        stw_pause_ms: { total: number; max: number; p50_nearest_rank: number; p99_nearest_rank: number };
+      };
+    };
     expect(gcRows[0]).toMatchObject({
       cycles: refBefore.summary.cycles,
       forcedCycles: refBefore.summary.forced_cycles,
-      stwPauseMs: { p50: refBefore.summary.stw_pause_ms.p50_nearest_rank, p99: refBefore.summary.stw_pause_ms.p99_nearest_rank, max: refBefore.summary.stw_pause_ms.max },
+      stwPauseMs: {
+        p50: refBefore.summary.stw_pause_ms.p50_nearest_rank,
+        p99: refBefore.summary.stw_pause_ms.p99_nearest_rank,
+        max: refBefore.summary.stw_pause_ms.max,
+      },
     });
     expect(gcRows[0]!.stwPauseMs.total).toBeCloseTo(refBefore.summary.stw_pause_ms.total, 6);
     // "What changed" names the pause change of the second stage.
@@ -76,7 +95,9 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     await page.getByRole('tab', { name: 'Benchmarks' }).click();
     const secOp = page.getByRole('table', { name: 'Benchmarks: sec/op' });
     await secOp.waitFor({ timeout: 30_000 });
-    const diff = (await (await fetch(`${env.server.url}/api/comparisons/${id}/benchmarks?base=${b!.id}&target=${a!.id}`)).json()) as BenchmarkDiff;
+    const diff = (await (
+      await fetch(`${env.server.url}/api/comparisons/${id}/benchmarks?base=${b!.id}&target=${a!.id}`)
+    ).json()) as BenchmarkDiff;
     const expected = benchstatRows(readFileSync(`${GOBENCH}/expected/json-encode.benchstat.txt`, 'utf8'));
     expect(diff.rows.length).toBe(expected.size);
     for (const r of diff.rows) {
@@ -98,7 +119,11 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     expect(await small.locator('[data-field="delta"]').textContent()).toBe('-70.01%');
     expect(await secOp.locator('tr[data-bench="geomean"] [data-field="delta"]').textContent()).toBe('-71.19%');
     // The small line of each benchmark across stages.
-    await expect.poll(() => secOp.getByRole('img', { name: /Encode\/small-2 sec\/op across stages/ }).count(), { timeout: 30_000 }).toBe(1);
+    await expect
+      .poll(() => secOp.getByRole('img', { name: /Encode\/small-2 sec\/op across stages/ }).count(), {
+        timeout: 30_000,
+      })
+      .toBe(1);
     await shot(page, '21-benchmarks');
 
     // GC tab: the pause table equals the API, and both charts are drawn.
@@ -114,7 +139,10 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
       }
     }
     await page.getByRole('img', { name: 'STW pause per GC cycle' }).locator('svg').waitFor({ timeout: 30_000 });
-    await page.getByRole('img', { name: /Heap at GC start/ }).locator('svg').waitFor();
+    await page
+      .getByRole('img', { name: /Heap at GC start/ })
+      .locator('svg')
+      .waitFor();
     // One line per stage in the pause chart: as many points as cycles.
     const pathCount = await page.getByRole('img', { name: 'STW pause per GC cycle' }).locator('svg path').count();
     expect(pathCount).toBeGreaterThan(2);

@@ -10,8 +10,6 @@ import { stageTableCsv, stageTableMarkdown } from '../src/lib/stage-table-export
 import { CHROMIUM, REPO, SAMPLES } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
-
-
 interface StageFiles {
   name: string;
   note: string;
@@ -27,19 +25,42 @@ function pickStages(): StageFiles[] {
     (n) => usable(join(demo, n, 'wrk.txt')) && usable(join(demo, n, 'cpu.pb.gz')),
   );
   if (names.length >= 3) {
-    return names.slice(0, 3).map((n) => ({ name: n, note: `key action of ${n}`, wrk: join(demo, n, 'wrk.txt'), cpu: join(demo, n, 'cpu.pb.gz') }));
+    return names.slice(0, 3).map((n) => ({
+      name: n,
+      note: `key action of ${n}`,
+      wrk: join(demo, n, 'wrk.txt'),
+      cpu: join(demo, n, 'cpu.pb.gz'),
+    }));
   }
   const p = `${SAMPLES}/pprof`;
   const w = `${SAMPLES}/loadtests/wrk`;
   return [
-    { name: 'baseline', note: 'encoding/json', wrk: `${w}/baseline-latency.txt`, cpu: `${p}/go_httpserver_before_cpu.pb.gz` },
-    { name: 'fast-json', note: 'generated encoder', wrk: `${w}/fast-json-latency.txt`, cpu: `${p}/go_httpserver_after_cpu.pb.gz` },
-    { name: 'async-log', note: 'async logging', wrk: `${w}/async-log-latency.txt`, cpu: `${p}/go_httpserver_after_cpu.pb.gz` },
+    {
+      name: 'baseline',
+      note: 'encoding/json',
+      wrk: `${w}/baseline-latency.txt`,
+      cpu: `${p}/go_httpserver_before_cpu.pb.gz`,
+    },
+    {
+      name: 'fast-json',
+      note: 'generated encoder',
+      wrk: `${w}/fast-json-latency.txt`,
+      cpu: `${p}/go_httpserver_after_cpu.pb.gz`,
+    },
+    {
+      name: 'async-log',
+      note: 'async logging',
+      wrk: `${w}/async-log-latency.txt`,
+      cpu: `${p}/go_httpserver_after_cpu.pb.gz`,
+    },
   ];
 }
 
 function cli(args: string[]): unknown {
-  const out = execFileSync(process.execPath, [join(REPO, 'server/bin/stagediff.mjs'), ...args], { cwd: REPO, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [join(REPO, 'server/bin/stagediff.mjs'), ...args], {
+    cwd: REPO,
+    encoding: 'utf8',
+  });
   return JSON.parse(out);
 }
 
@@ -63,7 +84,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     }
     // A bad file is reported on its own line with the server's message; the stage keeps its good files.
     const first = page.getByRole('region', { name: `Stage ${stages[0]!.name}` });
-    await first.getByLabel(`Add files to stage ${stages[0]!.name}`).setInputFiles(`${SAMPLES}/pprof/hostile/empty_file.pb.gz`);
+    await first
+      .getByLabel(`Add files to stage ${stages[0]!.name}`)
+      .setInputFiles(`${SAMPLES}/pprof/hostile/empty_file.pb.gz`);
     await expect.poll(async () => first.locator('.upload-error').count(), { timeout: 30_000 }).toBe(1);
     expect((await first.locator('.upload-error .upload-result').textContent())?.length).toBeGreaterThan(3);
     await shot(page, '01-home-uploads');
@@ -79,7 +102,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     for (const [i, s] of stages.entries()) {
       const row = table.locator(`tbody tr[data-stage-id="${api.stageTable[i]!.stageId}"]`);
       const apiRow = api.stageTable[i]!;
-      const parsed = cli(['inspect', s.wrk, '--json']) as { summary: { rps: number; latencyMs: { p50: number | null; p99: number | null } } };
+      const parsed = cli(['inspect', s.wrk, '--json']) as {
+        summary: { rps: number; latencyMs: { p50: number | null; p99: number | null } };
+      };
       expect(apiRow.rps).toBeCloseTo(parsed.summary.rps, 6);
       expect(apiRow.latencyMs.p99).toBe(parsed.summary.latencyMs.p99);
       expect(Number(await row.locator('[data-field="rps"]').getAttribute('data-value'))).toBeCloseTo(apiRow.rps!, 6);
@@ -88,13 +113,20 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
       expect(await row.locator('[data-field="p99"]').textContent()).toBe(formatMs(apiRow.latencyMs.p99));
     }
     // Generated summary mentions the QPS change of stage 2.
-    await expect.poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 }).toMatch(/QPS ×/);
-    await expect.poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 }).not.toMatch(/computing/);
+    await expect
+      .poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 })
+      .toMatch(/QPS ×/);
+    await expect
+      .poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 })
+      .not.toMatch(/computing/);
 
     // Exports: Markdown to the clipboard, CSV as a download, both equal to the lib's rendering of the API rows.
     await page.getByRole('button', { name: 'Copy Markdown' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stageTableMarkdown(api.stageTable));
-    const [csvDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const [csvDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
     expect(readFileSync((await csvDownload.path())!, 'utf8')).toBe(stageTableCsv(api.stageTable));
 
     // Both flamegraphs are drawn, side by side.
@@ -111,7 +143,10 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     // A flamegraph exports as a standalone SVG: labels become <text>, no HTML inside.
     const [svgDownload] = await Promise.all([
       page.waitForEvent('download'),
-      page.getByRole('button', { name: /Download flamegraph-.* as SVG/ }).first().click(),
+      page
+        .getByRole('button', { name: /Download flamegraph-.* as SVG/ })
+        .first()
+        .click(),
     ]);
     const svgText = readFileSync((await svgDownload.path())!, 'utf8');
     expect(svgText.startsWith('<svg')).toBe(true);
@@ -147,9 +182,18 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await expect.poll(() => page2.getByRole('tab', { name: 'Diff' }).getAttribute('aria-selected')).toBe('true');
     await expect.poll(() => page2.getByLabel('Diff mode').inputValue()).toBe('share');
     await expect.poll(() => page2.locator('.focus-row code').textContent()).toBe(fnName);
-    await expect.poll(() => page2.getByRole('table', { name: 'Hot-path diff' }).locator('tr[aria-selected="true"] button.fn-name').textContent()).toBe(fnName);
+    await expect
+      .poll(() =>
+        page2
+          .getByRole('table', { name: 'Hot-path diff' })
+          .locator('tr[aria-selected="true"] button.fn-name')
+          .textContent(),
+      )
+      .toBe(fnName);
     expect(await page2.getByLabel('Base stage').inputValue()).toBe(await page.getByLabel('Base stage').inputValue());
-    expect(await page2.getByLabel('Target stage').inputValue()).toBe(await page.getByLabel('Target stage').inputValue());
+    expect(await page2.getByLabel('Target stage').inputValue()).toBe(
+      await page.getByLabel('Target stage').inputValue(),
+    );
     await expect.poll(() => page2.getByRole('button', { name: 'Edit stages' }).count()).toBe(0);
     await expect.poll(() => page2.getByLabel('Comparison title').count()).toBe(0);
     await page2.getByText('read-only', { exact: false }).waitFor({ state: 'visible' });
@@ -160,7 +204,10 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await page2.getByRole('tab', { name: 'Trajectory' }).click();
     await page2.getByRole('list', { name: /Trajectory/ }).waitFor({ timeout: 30_000 });
     await page2.getByRole('tab', { name: 'Sandwich' }).click();
-    await page2.getByRole('figure', { name: /Callers of/ }).first().waitFor({ timeout: 30_000 });
+    await page2
+      .getByRole('figure', { name: /Callers of/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await shot(page2, '05-sandwich');
     await page2.getByRole('tab', { name: 'Load tests' }).click();
     await page2.getByRole('img', { name: /Latency by percentile/ }).waitFor({ timeout: 30_000 });
@@ -192,7 +239,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     });
     await createComparison(page, env.server.url, 'Hostile <img src=x onerror=alert(1)> names');
     await addStageWithFiles(page, 'normal', '', [`${SAMPLES}/pprof/go_httpserver_before_cpu.pb.gz`]);
-    await addStageWithFiles(page, 'hostile <b>x</b>', '<img src=x onerror=alert(2)>', [`${SAMPLES}/pprof/hostile/xss_names.pb.gz`]);
+    await addStageWithFiles(page, 'hostile <b>x</b>', '<img src=x onerror=alert(2)>', [
+      `${SAMPLES}/pprof/hostile/xss_names.pb.gz`,
+    ]);
     await addStageWithFiles(page, 'hostile again', '', [`${SAMPLES}/pprof/hostile/xss_names.pb.gz`]);
     await page.getByRole('link', { name: 'Open comparison' }).click();
     await page.getByRole('table', { name: 'Stage table' }).waitFor();
@@ -211,14 +260,19 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await page.getByRole('tab', { name: 'Diff' }).click();
     const hot = page.getByRole('table', { name: 'Hot-path diff' });
     await hot.waitFor({ timeout: 30_000 });
-    expect((await hot.locator('button.fn-name').allTextContents()).some((t) => t.includes('<script>alert(1)</script>'))).toBe(true);
+    expect(
+      (await hot.locator('button.fn-name').allTextContents()).some((t) => t.includes('<script>alert(1)</script>')),
+    ).toBe(true);
     await page.locator('[data-flame-drawn="1"]').first().waitFor();
     await shot(page, '08a-hostile-diff');
     await page.getByRole('tab', { name: 'Flamegraphs' }).click();
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
     await frame().click();
     await page.getByRole('tab', { name: 'Sandwich' }).click();
-    await page.getByRole('figure', { name: /Callers of/ }).first().waitFor({ timeout: 30_000 });
+    await page
+      .getByRole('figure', { name: /Callers of/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await shot(page, '08-hostile-names');
 
     const injected = await page.evaluate(() => ({

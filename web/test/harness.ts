@@ -57,7 +57,14 @@ export async function startServer(webDist: string, options: ServerOptions = {}):
   let out = '';
   const child: ChildProcess = spawn(process.execPath, [join(REPO, 'server/bin/stagediff.mjs'), 'serve'], {
     cwd: REPO,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, STAGEDIFF_SEED_DEMO: options.seedDemo ? '1' : '0', WEB_DIST: webDist },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      STAGEDIFF_SEED_DEMO: options.seedDemo ? '1' : '0',
+      WEB_DIST: webDist,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
@@ -96,6 +103,13 @@ export const CHROMIUM = '/usr/bin/chromium';
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
 }

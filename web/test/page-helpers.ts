@@ -29,7 +29,13 @@ export async function createComparison(page: Page, baseUrl: string, title: strin
   await page.getByRole('heading', { name: title }).waitFor();
 }
 
-export async function addStageWithFiles(page: Page, name: string, note: string, files: string[], via: 'picker' | 'drop' = 'picker') {
+export async function addStageWithFiles(
+  page: Page,
+  name: string,
+  note: string,
+  files: string[],
+  via: 'picker' | 'drop' = 'picker',
+) {
   await page.getByLabel('New stage name').fill(name);
   await page.getByLabel('New stage key action').fill(note);
   await page.getByRole('button', { name: 'Add stage' }).click();
@@ -49,9 +55,7 @@ export async function addStageWithFiles(page: Page, name: string, note: string, 
     await card.locator('.dropzone').dispatchEvent('dragover', { dataTransfer });
     await card.locator('.dropzone').dispatchEvent('drop', { dataTransfer });
   }
-  await expect
-    .poll(async () => card.locator('.upload-uploading').count(), { timeout: 60_000 })
-    .toBe(0);
+  await expect.poll(async () => card.locator('.upload-uploading').count(), { timeout: 60_000 }).toBe(0);
   return card;
 }
 

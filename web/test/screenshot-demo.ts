@@ -34,7 +34,11 @@ async function main() {
   const browser = await launchBrowser();
   const problems: string[] = [];
   try {
-    const ctx = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT }, deviceScaleFactor: 1, colorScheme: 'light' });
+    const ctx = await browser.newContext({
+      viewport: { width: WIDTH, height: HEIGHT },
+      deviceScaleFactor: 1,
+      colorScheme: 'light',
+    });
     const page = await ctx.newPage();
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
     page.on('console', (m) => {
@@ -53,7 +57,11 @@ async function main() {
     const box = await page.locator('.side-by-side').boundingBox();
     const bottom = box ? Math.ceil(box.y + box.height + 16) : HEIGHT;
     mkdirSync(dirname(OUT), { recursive: true });
-    await page.screenshot({ path: OUT, fullPage: true, clip: { x: 0, y: 0, width: WIDTH, height: Math.min(Math.max(bottom, HEIGHT), MAX_HEIGHT) } });
+    await page.screenshot({
+      path: OUT,
+      fullPage: true,
+      clip: { x: 0, y: 0, width: WIDTH, height: Math.min(Math.max(bottom, HEIGHT), MAX_HEIGHT) },
+    });
     console.log(`${OUT}: ${statSync(OUT).size} bytes`);
 
     // The Diff tab, for review.
@@ -68,7 +76,11 @@ async function main() {
     // The diff flamegraph at full size, to read its labels.
     const graph = await page.locator('.diff-panel .flame-graph').boundingBox();
     if (graph) {
-      await page.screenshot({ path: join(ARTIFACTS, 'demo-diff-flame.png'), fullPage: true, clip: { x: 0, y: Math.max(0, graph.y - 140), width: WIDTH, height: Math.min(graph.height + 160, 900) } });
+      await page.screenshot({
+        path: join(ARTIFACTS, 'demo-diff-flame.png'),
+        fullPage: true,
+        clip: { x: 0, y: Math.max(0, graph.y - 140), width: WIDTH, height: Math.min(graph.height + 160, 900) },
+      });
     }
     await ctx.close();
   } finally {

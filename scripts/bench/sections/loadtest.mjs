@@ -18,7 +18,8 @@ function topSelf(path, n = 8) {
   for (let i = 0; i < p.samples.length; i++) {
     const node = byId.get(p.samples[i]);
     const f = node.callFrame;
-    const key = `${f.functionName || '(anonymous)'} ${f.url ? f.url.replace(/^.*\/(server|node_modules)\//, '$1/') : ''}`.trim();
+    const key =
+      `${f.functionName || '(anonymous)'} ${f.url ? f.url.replace(/^.*\/(server|node_modules)\//, '$1/') : ''}`.trim();
     self.set(key, (self.get(key) ?? 0) + (p.timeDeltas[i] ?? 0));
   }
   const total = [...self.values()].reduce((a, b) => a + b, 0);
@@ -55,7 +56,8 @@ export async function run({ reps, quick }) {
     for (const inp of inputs) {
       const [n2, a2] = nodeTsx(WORKER, ['parse', inp.path]);
       const out = runJson(n2, a2);
-      if (out.requests !== inp.rows) throw new Error(`${inp.path}: parsed ${out.requests} requests, expected ${inp.rows}`);
+      if (out.requests !== inp.rows)
+        throw new Error(`${inp.path}: parsed ${out.requests} requests, expected ${inp.rows}`);
       inp.format = out.format;
       inp.timelineBuckets = out.timelineBuckets;
       inp.ms.push(out.ms);
@@ -89,7 +91,13 @@ export async function run({ reps, quick }) {
   for (const { kind } of kinds) {
     const small = results.find((r) => r.kind === kind && r.rows === sizes[0]);
     const big = results.find((r) => r.kind === kind && r.rows === sizes[1]);
-    growth.push({ kind, format: big.format, extraRss: big.netRss - small.netRss, extraFileBytes: big.fileBytes - small.fileBytes, bytesPerExtraRow: (big.netRss - small.netRss) / (big.rows - small.rows) });
+    growth.push({
+      kind,
+      format: big.format,
+      extraRss: big.netRss - small.netRss,
+      extraFileBytes: big.fileBytes - small.fileBytes,
+      bytesPerExtraRow: (big.netRss - small.netRss) / (big.rows - small.rows),
+    });
   }
 
   // Where the time goes, for any importer below target: one profiled run of its 1M-row log.
@@ -99,15 +107,39 @@ export async function run({ reps, quick }) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const inp = inputs.find((x) => x.kind === r.kind && x.rows === r.rows);
-    runJson(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', join(repoRoot, WORKER), 'parse', inp.path]);
+    runJson(process.execPath, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${dir}`,
+      '--import',
+      'tsx',
+      join(repoRoot, WORKER),
+      'parse',
+      inp.path,
+    ]);
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-    profiles.push({ format: r.format, cpuprofile: join(dir, file).slice(repoRoot.length + 1), top: topSelf(join(dir, file)) });
+    profiles.push({
+      format: r.format,
+      cpuprofile: join(dir, file).slice(repoRoot.length + 1),
+      top: topSelf(join(dir, file)),
+    });
   }
 
-  console.log(`\nParse time in-process (detection + streamed importer), median of ${runs} fresh processes (best: the fastest of them); target ≥ 1 M rows/s`);
+  console.log(
+    `\nParse time in-process (detection + streamed importer), median of ${runs} fresh processes (best: the fastest of them); target ≥ 1 M rows/s`,
+  );
   printTable(
     ['log', 'rows', 'file', 'time', 'rows/s', 'best rows/s', 'MB/s', 'peak RSS', 'net RSS'],
-    results.map((r) => [r.format, r.rows.toLocaleString('en'), fmtMB(r.fileBytes), fmtMs(r.msMedian), fmtRate(r.rowsPerSecond), fmtRate(r.rowsPerSecondBest), r.megabytesPerSecond.toFixed(0), fmtMB(r.peakRss), fmtMB(r.netRss)]),
+    results.map((r) => [
+      r.format,
+      r.rows.toLocaleString('en'),
+      fmtMB(r.fileBytes),
+      fmtMs(r.msMedian),
+      fmtRate(r.rowsPerSecond),
+      fmtRate(r.rowsPerSecondBest),
+      r.megabytesPerSecond.toFixed(0),
+      fmtMB(r.peakRss),
+      fmtMB(r.netRss),
+    ]),
   );
   console.log(`(baseline node+tsx+importers: ${fmtMB(baseline)})`);
   console.log('\nMemory growth from 250k to 1M rows (a Float64 latency per row would be 8 B/row)');

@@ -4,7 +4,19 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, createReadStream, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
-import { fmtMB, fmtMs, fmtRatio, median, nodeTsx, outDir, printTable, repoRoot, runJson, startWorker, timeCommand } from '../lib.mjs';
+import {
+  fmtMB,
+  fmtMs,
+  fmtRatio,
+  median,
+  nodeTsx,
+  outDir,
+  printTable,
+  repoRoot,
+  runJson,
+  startWorker,
+  timeCommand,
+} from '../lib.mjs';
 
 const WORKER = 'scripts/bench/pprof-worker.ts';
 
@@ -27,7 +39,9 @@ function generateStatic() {
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(proto).mtimeMs) return true;
   const pbjs = join(repoRoot, 'node_modules', 'protobufjs-cli', 'bin', 'pbjs');
   if (!existsSync(pbjs)) return false;
-  const r = spawnSync(process.execPath, [pbjs, '-t', 'static-module', '-w', 'commonjs', '-o', out, proto], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [pbjs, '-t', 'static-module', '-w', 'commonjs', '-o', out, proto], {
+    encoding: 'utf8',
+  });
   return r.status === 0;
 }
 
@@ -44,7 +58,8 @@ export async function run({ reps, quick }) {
 
   // The floor under every cold CLI figure: starting node, tsx and the CLI's modules, no work.
   const startup = [];
-  for (let r = 0; r < reps; r++) startup.push((await timeCommand(process.execPath, ['server/bin/stagediff.mjs', '--help'])).ms);
+  for (let r = 0; r < reps; r++)
+    startup.push((await timeCommand(process.execPath, ['server/bin/stagediff.mjs', '--help'])).ms);
 
   const [node, workerArgs] = nodeTsx(WORKER, ['serve']);
   const worker = startWorker(node, workerArgs);
@@ -64,7 +79,8 @@ export async function run({ reps, quick }) {
       const warm = [];
       const steps = [
         async () => haveGo && ref.push(await timeCommand('go', ['tool', 'pprof', '-symbolize=none', '-top', file])),
-        async () => cold.push(await timeCommand(process.execPath, ['server/bin/stagediff.mjs', 'inspect', file, '--json'])),
+        async () =>
+          cold.push(await timeCommand(process.execPath, ['server/bin/stagediff.mjs', 'inspect', file, '--json'])),
         async () => {
           const r = await worker.request({ op: 'ours', file });
           if (r.error) throw new Error(r.error);
@@ -118,9 +134,23 @@ export async function run({ reps, quick }) {
         file: name,
         compressedBytes: statSync(file).size,
         decompressedBytes: decompressed,
-        reference: haveGo ? { command: 'go tool pprof -symbolize=none -top FILE', msMedian: median(ref.map((x) => x.ms)), ms: ref.map((x) => x.ms), peakRss: median(ref.map((x) => x.peakRss).filter((x) => x !== null)) } : null,
+        reference: haveGo
+          ? {
+              command: 'go tool pprof -symbolize=none -top FILE',
+              msMedian: median(ref.map((x) => x.ms)),
+              ms: ref.map((x) => x.ms),
+              peakRss: median(ref.map((x) => x.peakRss).filter((x) => x !== null)),
+            }
+          : null,
         oursInProcess: { msMedian: median(warm), ms: warm, ratio: paired(warm), ratioBest: bestOver(warm) },
-        oursCli: { command: 'node server/bin/stagediff.mjs inspect FILE --json', msMedian: median(cold.map((x) => x.ms)), ms: cold.map((x) => x.ms), ratio: paired(cold), ratioBest: bestOver(cold), peakRss: median(cold.map((x) => x.peakRss).filter((x) => x !== null)) },
+        oursCli: {
+          command: 'node server/bin/stagediff.mjs inspect FILE --json',
+          msMedian: median(cold.map((x) => x.ms)),
+          ms: cold.map((x) => x.ms),
+          ratio: paired(cold),
+          ratioBest: bestOver(cold),
+          peakRss: median(cold.map((x) => x.peakRss).filter((x) => x !== null)),
+        },
         memory: {
           baselineRss: baseline,
           parsePeakRss: ours,
@@ -135,21 +165,70 @@ export async function run({ reps, quick }) {
     await worker.close();
   }
 
-  console.log(`\nTime: median of ${reps} alternating repetitions. ratio = median over repetitions of ours / go tool pprof in the same repetition; best = fastest ours / fastest pprof. Target ≤ 0.5`);
+  console.log(
+    `\nTime: median of ${reps} alternating repetitions. ratio = median over repetitions of ours / go tool pprof in the same repetition; best = fastest ours / fastest pprof. Target ≤ 0.5`,
+  );
   printTable(
-    ['profile', 'inflated', 'go tool pprof -top', 'ours in-process', 'ratio', 'best', 'ours CLI (cold)', 'ratio', 'best'],
-    results.map((r) => [r.file, fmtMB(r.decompressedBytes), fmtMs(r.reference?.msMedian ?? null), fmtMs(r.oursInProcess.msMedian), fmtRatio(r.oursInProcess.ratio), fmtRatio(r.oursInProcess.ratioBest), fmtMs(r.oursCli.msMedian), fmtRatio(r.oursCli.ratio), fmtRatio(r.oursCli.ratioBest)]),
+    [
+      'profile',
+      'inflated',
+      'go tool pprof -top',
+      'ours in-process',
+      'ratio',
+      'best',
+      'ours CLI (cold)',
+      'ratio',
+      'best',
+    ],
+    results.map((r) => [
+      r.file,
+      fmtMB(r.decompressedBytes),
+      fmtMs(r.reference?.msMedian ?? null),
+      fmtMs(r.oursInProcess.msMedian),
+      fmtRatio(r.oursInProcess.ratio),
+      fmtRatio(r.oursInProcess.ratioBest),
+      fmtMs(r.oursCli.msMedian),
+      fmtRatio(r.oursCli.ratio),
+      fmtRatio(r.oursCli.ratioBest),
+    ]),
   );
   console.log(`(cold CLI floor: \`stagediff --help\` takes ${fmtMs(median(startup))}, median of ${reps})`);
-  console.log('\nMemory: peak RSS (VmHWM) of a process that only parses, median of 3; net = minus a node+tsx+modules baseline (target ≤ 3× inflated)');
+  console.log(
+    '\nMemory: peak RSS (VmHWM) of a process that only parses, median of 3; net = minus a node+tsx+modules baseline (target ≤ 3× inflated)',
+  );
   printTable(
     ['profile', 'inflated', 'ours peak', '×infl', 'ours net', '×infl', 'pprof peak', 'CLI peak'],
-    results.map((r) => [r.file, fmtMB(r.decompressedBytes), fmtMB(r.memory.parsePeakRss), fmtRatio(r.memory.peakOverDecompressed), fmtMB(r.memory.parseNetRss), fmtRatio(r.memory.netOverDecompressed), fmtMB(r.reference?.peakRss ?? null), fmtMB(r.oursCli.peakRss)]),
+    results.map((r) => [
+      r.file,
+      fmtMB(r.decompressedBytes),
+      fmtMB(r.memory.parsePeakRss),
+      fmtRatio(r.memory.peakOverDecompressed),
+      fmtMB(r.memory.parseNetRss),
+      fmtRatio(r.memory.netOverDecompressed),
+      fmtMB(r.reference?.peakRss ?? null),
+      fmtMB(r.oursCli.peakRss),
+    ]),
   );
-  console.log(`\nprotobufjs (inflate + Profile.decode only, no model built), in-process after a warm-up, median of up to ${pbjsReps} (10 s budget), peak RSS of one fresh process`);
+  console.log(
+    `\nprotobufjs (inflate + Profile.decode only, no model built), in-process after a warm-up, median of up to ${pbjsReps} (10 s budget), peak RSS of one fresh process`,
+  );
   printTable(
     ['profile', 'ours parse+top', 'pbjs reflect', 'pbjs static', 'ours net RSS', 'reflect net RSS', 'static net RSS'],
-    results.map((r) => [r.file, fmtMs(r.oursInProcess.msMedian), fmtMs(r.protobufjs['pbjs-reflect']?.msMedian ?? null), fmtMs(r.protobufjs['pbjs-static']?.msMedian ?? null), fmtMB(r.memory.parseNetRss), fmtMB(r.protobufjs['pbjs-reflect']?.peakRssNet ?? null), fmtMB(r.protobufjs['pbjs-static']?.peakRssNet ?? null)]),
+    results.map((r) => [
+      r.file,
+      fmtMs(r.oursInProcess.msMedian),
+      fmtMs(r.protobufjs['pbjs-reflect']?.msMedian ?? null),
+      fmtMs(r.protobufjs['pbjs-static']?.msMedian ?? null),
+      fmtMB(r.memory.parseNetRss),
+      fmtMB(r.protobufjs['pbjs-reflect']?.peakRssNet ?? null),
+      fmtMB(r.protobufjs['pbjs-static']?.peakRssNet ?? null),
+    ]),
   );
-  return { reps, pbjsReps, directory: dir, cliStartup: { command: 'node server/bin/stagediff.mjs --help', msMedian: median(startup), ms: startup }, files: results };
+  return {
+    reps,
+    pbjsReps,
+    directory: dir,
+    cliStartup: { command: 'node server/bin/stagediff.mjs --help', msMedian: median(startup), ms: startup },
+    files: results,
+  };
 }

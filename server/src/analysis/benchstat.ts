@@ -1,4 +1,10 @@
-import type { BenchmarkDiff, BenchmarkDiffRow, BenchmarkRun, BenchmarkSeries, BenchSideSummary } from '../model/benchmark.ts';
+import type {
+  BenchmarkDiff,
+  BenchmarkDiffRow,
+  BenchmarkRun,
+  BenchmarkSeries,
+  BenchSideSummary,
+} from '../model/benchmark.ts';
 
 /*
  * benchstat's statistics (golang.org/x/perf/benchmath with its "assume nothing" default, on top of
@@ -114,12 +120,21 @@ export function normalInvCdf(p: number, mu = 0, sigma = 1): number {
   if (!(p >= 0 && p <= 1)) return Number.NaN;
   if (p === 0) return -Infinity;
   if (p === 1) return Infinity;
-  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
-  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
-  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const a = [
+    -3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1,
+    2.506628277459239,
+  ];
+  const b = [
+    -5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1,
+  ];
+  const c = [
+    -7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
   const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
   const tail = (q: number) =>
-    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+    ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
   const pLow = 0.02425;
   let x: number;
   if (p < pLow) {
@@ -129,7 +144,8 @@ export function normalInvCdf(p: number, mu = 0, sigma = 1): number {
   } else {
     const q = p - 0.5;
     const r = q * q;
-    x = ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    x =
+      ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
       (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
   }
   const e = 0.5 * erfc(-x / Math.SQRT2) - p;
@@ -251,7 +267,9 @@ export function mannWhitneyU(x: readonly number[], y: readonly number[]): UTestR
   const u2 = n1 * n2 - u1;
   const uSmall = Math.min(u1, u2);
 
-  const exact = hasTies ? n1 <= U_EXACT_LIMIT_TIES && n2 <= U_EXACT_LIMIT_TIES : n1 <= U_EXACT_LIMIT && n2 <= U_EXACT_LIMIT;
+  const exact = hasTies
+    ? n1 <= U_EXACT_LIMIT_TIES && n2 <= U_EXACT_LIMIT_TIES
+    : n1 <= U_EXACT_LIMIT && n2 <= U_EXACT_LIMIT;
   if (exact) {
     if (groups.length === 1) return { u: u1, p: 1, method: 'all-equal' };
     if (u1 === u2) return { u: u1, p: 1, method: 'exact' };
@@ -324,7 +342,11 @@ export interface CompareOptions {
  * in both, each side's median and 95 % CI, the change in percent, the Mann-Whitney U p-value and
  * whether it is significant (p ≤ alpha).
  */
-export function compareBenchmarks(base: BenchmarkRun, target: BenchmarkRun, options: CompareOptions = {}): BenchmarkDiff {
+export function compareBenchmarks(
+  base: BenchmarkRun,
+  target: BenchmarkRun,
+  options: CompareOptions = {},
+): BenchmarkDiff {
   const alpha = options.alpha ?? BENCHSTAT_ALPHA;
   const confidence = options.confidence ?? BENCHSTAT_CONFIDENCE;
   const key = (s: BenchmarkSeries) => `${s.pkg}\u0000${s.name}\u0000${s.unit}`;
@@ -366,7 +388,11 @@ export function compareBenchmarks(base: BenchmarkRun, target: BenchmarkRun, opti
       significant: test.p <= alpha,
     });
   }
-  const rank = (r: BenchmarkDiffRow) => [pkgRank.get(r.pkg)!, unitRank.get(`${r.pkg}\u0000${r.unit}`)!, nameRank.get(`${r.pkg}\u0000${r.name}`)!];
+  const rank = (r: BenchmarkDiffRow) => [
+    pkgRank.get(r.pkg)!,
+    unitRank.get(`${r.pkg}\u0000${r.unit}`)!,
+    nameRank.get(`${r.pkg}\u0000${r.name}`)!,
+  ];
   const ranked = rows.map((r) => ({ r, k: rank(r) }));
   ranked.sort((x, y) => x.k[0]! - y.k[0]! || x.k[1]! - y.k[1]! || x.k[2]! - y.k[2]!);
   return { kind: 'benchmark-diff', alpha, rows: ranked.map((x) => x.r) };

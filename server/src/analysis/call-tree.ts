@@ -95,7 +95,12 @@ export function buildPathTree(p: Profile, stackValues: Float64Array): PathTree {
  * `minFraction` × |total| (0 keeps everything). The dropped value stays in the parent's value,
  * so widths remain true; the report says how much was dropped.
  */
-export function toFlameTree(t: PathTree, minFraction = 0, rootName = 'root', maxDepth = MAX_TREE_DEPTH): { tree: FlameNode; trim: TrimReport } {
+export function toFlameTree(
+  t: PathTree,
+  minFraction = 0,
+  rootName = 'root',
+  maxDepth = MAX_TREE_DEPTH,
+): { tree: FlameNode; trim: TrimReport } {
   const total = Math.abs(t.nodeValue[0]!);
   const threshold = minFraction > 0 ? minFraction * total : 0;
   const objs: (FlameNode | undefined)[] = new Array(t.size);

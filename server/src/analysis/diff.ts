@@ -61,13 +61,20 @@ export interface DiffResult {
   scale: { base: number; target: number };
   rows: DiffRow[];
   tree: DiffNode;
-  trim: { prunedNodes: number; nodes: number; /** Stacks deeper than MAX_TREE_DEPTH, folded at that depth. */ depthTruncatedStacks: number };
+  trim: {
+    prunedNodes: number;
+    nodes: number /** Stacks deeper than MAX_TREE_DEPTH, folded at that depth. */;
+    depthTruncatedStacks: number;
+  };
 }
 
 function typeIndex(p: Profile, type: string, which: string): number {
   const i = p.sampleTypes.findIndex((t) => t.type === type);
   if (i < 0) {
-    throw new IngestError('malformed', `the ${which} profile has no sample type "${type}" (it has ${p.sampleTypes.map((t) => t.type).join(', ')})`);
+    throw new IngestError(
+      'malformed',
+      `the ${which} profile has no sample type "${type}" (it has ${p.sampleTypes.map((t) => t.type).join(', ')})`,
+    );
   }
   return i;
 }
@@ -81,7 +88,11 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
   const ti = typeIndex(target, opts.sampleType, 'target');
   const unitB = base.sampleTypes[bi]!.unit;
   const unitT = target.sampleTypes[ti]!.unit;
-  if (unitB !== unitT) throw new IngestError('malformed', `sample type ${opts.sampleType} has unit ${unitB} in the base and ${unitT} in the target`);
+  if (unitB !== unitT)
+    throw new IngestError(
+      'malformed',
+      `sample type ${opts.sampleType} has unit ${unitB} in the base and ${unitT} in the target`,
+    );
 
   const rawBaseTotal = total(base, bi);
   const rawTargetTotal = total(target, ti);
@@ -122,10 +133,20 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
     const tf = y?.flat ?? 0;
     const tc = y?.cum ?? 0;
     const status: DiffStatus = !x ? 'new' : !y ? 'removed' : bf === tf && bc === tc ? 'unchanged' : 'changed';
-    rows.push({ name, base: { flat: bf, cum: bc }, target: { flat: tf, cum: tc }, deltaFlat: tf - bf, deltaCum: tc - bc, status });
+    rows.push({
+      name,
+      base: { flat: bf, cum: bc },
+      target: { flat: tf, cum: tc },
+      deltaFlat: tf - bf,
+      deltaCum: tc - bc,
+      status,
+    });
   }
   rows.sort(
-    (p, q) => Math.abs(q.deltaFlat) - Math.abs(p.deltaFlat) || compareNames(p.name, q.name) || Math.abs(q.deltaCum) - Math.abs(p.deltaCum),
+    (p, q) =>
+      Math.abs(q.deltaFlat) - Math.abs(p.deltaFlat) ||
+      compareNames(p.name, q.name) ||
+      Math.abs(q.deltaCum) - Math.abs(p.deltaCum),
   );
 
   const { tree, trim } = diffTree(base, baseStacks, target, targetStacks, opts.minFraction ?? 0);
@@ -166,7 +187,13 @@ function sum(v: Float64Array): number {
   return s;
 }
 
-function diffTree(base: Profile, bv: Float64Array, target: Profile, tv: Float64Array, minFraction: number): { tree: DiffNode; trim: DiffResult['trim'] } {
+function diffTree(
+  base: Profile,
+  bv: Float64Array,
+  target: Profile,
+  tv: Float64Array,
+  minFraction: number,
+): { tree: DiffNode; trim: DiffResult['trim'] } {
   const nameIds = new Map<string, number>();
   const names: string[] = [];
   const frameIds = (p: Profile) =>

@@ -41,7 +41,8 @@ export function filterProfile(p: Profile, f: FrameFilters): Profile {
       if (ignore && ignore[n]) ignored = true;
     }
     keepStack[st] = focused && !ignored ? 1 : 0;
-    if (keepStack[st]) for (let i = a; i < b; i++) if (!hide || !hide[frameName[p.stackFrames[i]!]!]) frames.push(p.stackFrames[i]!);
+    if (keepStack[st])
+      for (let i = a; i < b; i++) if (!hide || !hide[frameName[p.stackFrames[i]!]!]) frames.push(p.stackFrames[i]!);
     offsets[st + 1] = frames.length;
   }
   const kept: number[] = [];

@@ -66,12 +66,16 @@ export function flatCum(p: Profile, sampleIndex: number, stackValues = stackTota
 
 /** pprof's `-top` order: |flat| desc, then name, then |cum| desc. Sorts in place. */
 export function sortByFlat<T extends FunctionTotals>(rows: T[]): T[] {
-  return rows.sort((a, b) => Math.abs(b.flat) - Math.abs(a.flat) || compareNames(a.name, b.name) || Math.abs(b.cum) - Math.abs(a.cum));
+  return rows.sort(
+    (a, b) => Math.abs(b.flat) - Math.abs(a.flat) || compareNames(a.name, b.name) || Math.abs(b.cum) - Math.abs(a.cum),
+  );
 }
 
 /** pprof's `-top -cum` order: |cum| desc, then name, then |flat| desc. Sorts in place. */
 export function sortByCum<T extends FunctionTotals>(rows: T[]): T[] {
-  return rows.sort((a, b) => Math.abs(b.cum) - Math.abs(a.cum) || compareNames(a.name, b.name) || Math.abs(b.flat) - Math.abs(a.flat));
+  return rows.sort(
+    (a, b) => Math.abs(b.cum) - Math.abs(a.cum) || compareNames(a.name, b.name) || Math.abs(b.flat) - Math.abs(a.flat),
+  );
 }
 
 /** Sum of one sample type over all samples (including samples with an empty stack). */

@@ -22,19 +22,22 @@ export interface ProfileDescription {
 }
 
 const TEXT: Record<string, [string, boolean]> = {
-  'cpu': ['CPU time spent in each function during the profile window.', false],
-  'samples': ['Number of profiling samples (ticks) that landed in each function.', false],
-  'wall': ['Wall-clock time, including time spent waiting.', false],
-  'inuse_space': ['Bytes allocated and not yet freed at the moment of the snapshot: what is live now.', false],
-  'inuse_objects': ['Objects allocated and not yet freed at the moment of the snapshot.', false],
-  'alloc_space': ['Bytes allocated since the process started, freed or not: what allocates, not what is live.', true],
-  'alloc_objects': ['Objects allocated since the process started, freed or not.', true],
-  'contentions': ['Times a goroutine waited on this lock or channel operation, since profiling was enabled.', true],
-  'delay': ['Total time goroutines spent waiting (mutex: lock contention; block: blocking operations), since profiling was enabled.', true],
-  'goroutine': ['Goroutines alive at the moment of the snapshot, by where they are: a point-in-time count.', false],
-  'goroutines': ['Goroutines alive at the moment of the snapshot: a point-in-time count.', false],
-  'space': ['Bytes live at the time of the snapshot (sampled heap profile).', false],
-  'objects': ['Objects live at the time of the snapshot (sampled heap profile).', false],
+  cpu: ['CPU time spent in each function during the profile window.', false],
+  samples: ['Number of profiling samples (ticks) that landed in each function.', false],
+  wall: ['Wall-clock time, including time spent waiting.', false],
+  inuse_space: ['Bytes allocated and not yet freed at the moment of the snapshot: what is live now.', false],
+  inuse_objects: ['Objects allocated and not yet freed at the moment of the snapshot.', false],
+  alloc_space: ['Bytes allocated since the process started, freed or not: what allocates, not what is live.', true],
+  alloc_objects: ['Objects allocated since the process started, freed or not.', true],
+  contentions: ['Times a goroutine waited on this lock or channel operation, since profiling was enabled.', true],
+  delay: [
+    'Total time goroutines spent waiting (mutex: lock contention; block: blocking operations), since profiling was enabled.',
+    true,
+  ],
+  goroutine: ['Goroutines alive at the moment of the snapshot, by where they are: a point-in-time count.', false],
+  goroutines: ['Goroutines alive at the moment of the snapshot: a point-in-time count.', false],
+  space: ['Bytes live at the time of the snapshot (sampled heap profile).', false],
+  objects: ['Objects live at the time of the snapshot (sampled heap profile).', false],
 };
 
 /**
@@ -47,7 +50,8 @@ export function describeProfile(p: Profile): ProfileDescription {
   let kind: ProfileKind = 'other';
   if (types.includes('cpu') || period === 'cpu') kind = 'cpu';
   else if (types.includes('wall')) kind = 'wall';
-  else if (types.includes('inuse_space') || types.includes('alloc_space')) kind = p.defaultSampleType.startsWith('alloc_') ? 'allocs' : 'heap';
+  else if (types.includes('inuse_space') || types.includes('alloc_space'))
+    kind = p.defaultSampleType.startsWith('alloc_') ? 'allocs' : 'heap';
   else if (types.includes('delay') && types.includes('contentions')) kind = guessLockKind(p);
   else if (types.includes('goroutine')) kind = 'goroutine';
   return {
@@ -63,7 +67,8 @@ export function describeProfile(p: Profile): ProfileDescription {
 /** Mutex and block profiles share sample types; their frames tell them apart. */
 function guessLockKind(p: Profile): ProfileKind {
   for (const f of p.frames) {
-    if (f.name === 'sync.(*Mutex).Unlock' || f.name === 'sync.(*RWMutex).Unlock' || f.name === 'runtime.unlock') return 'mutex';
+    if (f.name === 'sync.(*Mutex).Unlock' || f.name === 'sync.(*RWMutex).Unlock' || f.name === 'runtime.unlock')
+      return 'mutex';
   }
   return 'block';
 }

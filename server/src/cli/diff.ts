@@ -19,8 +19,16 @@ export async function diffCommand(args: string[]): Promise<number> {
     process.stdout.write(flags.values.json ? `${JSON.stringify(d, null, 2)}\n` : renderBenchDiff(d));
     return 0;
   }
-  if (base.kind !== 'profile') throw new FileError(baseFile, new IngestError('unsupported', `is a ${base.kind} (${base.format}); diff compares two profiles`));
-  if (target.kind !== 'profile') throw new FileError(targetFile, new IngestError('unsupported', `is a ${target.kind} (${target.format}); diff compares two profiles`));
+  if (base.kind !== 'profile')
+    throw new FileError(
+      baseFile,
+      new IngestError('unsupported', `is a ${base.kind} (${base.format}); diff compares two profiles`),
+    );
+  if (target.kind !== 'profile')
+    throw new FileError(
+      targetFile,
+      new IngestError('unsupported', `is a ${target.kind} (${target.format}); diff compares two profiles`),
+    );
   let sampleType: string;
   try {
     sampleType = target.profile.sampleTypes[pickSampleType(target.profile, stringFlag(flags, 'sample-type'))]!.type;
@@ -29,15 +37,32 @@ export async function diffCommand(args: string[]): Promise<number> {
   }
   let d;
   try {
-    d = diffProfiles(base.profile, target.profile, { sampleType, mode: flags.values.normalize ? 'normalize' : 'absolute' });
+    d = diffProfiles(base.profile, target.profile, {
+      sampleType,
+      mode: flags.values.normalize ? 'normalize' : 'absolute',
+    });
   } catch (e) {
     throw new FileError(baseFile, e);
   }
   const top = d.rows
     .filter((r) => r.deltaFlat !== 0 || r.deltaCum !== 0)
     .slice(0, topN)
-    .map((r) => ({ name: r.name, base: r.base, target: r.target, deltaFlat: r.deltaFlat, deltaCum: r.deltaCum, status: r.status }));
-  const out = { sampleType: d.sampleType, unit: d.unit, mode: d.mode, baseTotal: d.baseTotal, targetTotal: d.targetTotal, top };
+    .map((r) => ({
+      name: r.name,
+      base: r.base,
+      target: r.target,
+      deltaFlat: r.deltaFlat,
+      deltaCum: r.deltaCum,
+      status: r.status,
+    }));
+  const out = {
+    sampleType: d.sampleType,
+    unit: d.unit,
+    mode: d.mode,
+    baseTotal: d.baseTotal,
+    targetTotal: d.targetTotal,
+    top,
+  };
   if (flags.values.json) {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
@@ -51,7 +76,14 @@ export async function diffCommand(args: string[]): Promise<number> {
       '',
       table(
         ['Δflat', 'Δflat%', 'Δcum', 'Δcum%', 'status', 'name'],
-        top.map((r) => [formatValue(r.deltaFlat, u), pct(r.deltaFlat, d.baseTotal), formatValue(r.deltaCum, u), pct(r.deltaCum, d.baseTotal), r.status, r.name]),
+        top.map((r) => [
+          formatValue(r.deltaFlat, u),
+          pct(r.deltaFlat, d.baseTotal),
+          formatValue(r.deltaCum, u),
+          pct(r.deltaCum, d.baseTotal),
+          r.status,
+          r.name,
+        ]),
       ),
       '',
     ].join('\n'),
@@ -67,7 +99,11 @@ function renderBenchDiff(d: BenchmarkDiff): string {
     r.unit,
     side(r.base),
     side(r.target),
-    !r.significant ? '~' : r.deltaPercent === null ? '?' : `${r.deltaPercent > 0 ? '+' : ''}${r.deltaPercent.toFixed(2)}%`,
+    !r.significant
+      ? '~'
+      : r.deltaPercent === null
+        ? '?'
+        : `${r.deltaPercent > 0 ? '+' : ''}${r.deltaPercent.toFixed(2)}%`,
     `p=${r.p.toFixed(3)} n=${r.n}`,
   ]);
   return `${table(['pkg', 'benchmark', 'unit', 'base', 'target', 'vs base', ''], rows)}\n`;

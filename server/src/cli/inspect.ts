@@ -11,7 +11,10 @@ export function pickSampleType(p: Profile, name: string | undefined): number {
   const want = name ?? p.defaultSampleType;
   const i = p.sampleTypes.findIndex((t) => t.type === want);
   if (i < 0) {
-    throw new IngestError('malformed', `no sample type "${want}" (available: ${p.sampleTypes.map((t) => t.type).join(', ')})`);
+    throw new IngestError(
+      'malformed',
+      `no sample type "${want}" (available: ${p.sampleTypes.map((t) => t.type).join(', ')})`,
+    );
   }
   return i;
 }
@@ -87,7 +90,13 @@ function renderText(file: string, o: Record<string, unknown>): string {
       '',
       table(
         ['flat', 'flat%', 'cum', 'cum%', 'name'],
-        x.top.map((r) => [formatValue(r.flat, unit), pct(r.flat, tot), formatValue(r.cum, unit), pct(r.cum, tot), r.name]),
+        x.top.map((r) => [
+          formatValue(r.flat, unit),
+          pct(r.flat, tot),
+          formatValue(r.cum, unit),
+          pct(r.cum, tot),
+          r.name,
+        ]),
       ),
     ];
     return `${lines.join('\n')}\n`;

@@ -56,7 +56,8 @@ export interface Flags {
 /** Parses `--name value` / `--flag` options; usage errors are reported as such. */
 export function parseFlags(args: string[], spec: Record<string, 'string' | 'boolean' | 'strings'>): Flags {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
-  for (const [k, t] of Object.entries(spec)) options[k] = t === 'strings' ? { type: 'string', multiple: true } : { type: t };
+  for (const [k, t] of Object.entries(spec))
+    options[k] = t === 'strings' ? { type: 'string', multiple: true } : { type: t };
   try {
     const r = parseArgs({ args, options, allowPositionals: true, strict: true });
     return { values: r.values as Flags['values'], positionals: r.positionals };
@@ -87,8 +88,10 @@ function reportError(e: unknown): number {
   if (e instanceof FileError) {
     const c = e.cause;
     if (c instanceof IngestError) process.stderr.write(`stagediff: ${describeIngestError(c, e.file)}\n`);
-    else if ((c as NodeJS.ErrnoException)?.code === 'ENOENT') process.stderr.write(`stagediff: ${e.file}: no such file\n`);
-    else if ((c as NodeJS.ErrnoException)?.code === 'EISDIR') process.stderr.write(`stagediff: ${e.file}: is a directory\n`);
+    else if ((c as NodeJS.ErrnoException)?.code === 'ENOENT')
+      process.stderr.write(`stagediff: ${e.file}: no such file\n`);
+    else if ((c as NodeJS.ErrnoException)?.code === 'EISDIR')
+      process.stderr.write(`stagediff: ${e.file}: is a directory\n`);
     else process.stderr.write(`stagediff: ${e.file}: ${(c as Error)?.message ?? String(c)}\n`);
     return 1;
   }

@@ -3,7 +3,8 @@ import { UsageError } from './main.ts';
 
 /** `stagediff serve`: the server `npm start` runs, configured from the environment. */
 export async function serveCommand(args: string[]): Promise<number> {
-  if (args.length > 0) throw new UsageError('serve takes no arguments; configure it with PORT, HOST, DATA_DIR, DATABASE_URL, ...');
+  if (args.length > 0)
+    throw new UsageError('serve takes no arguments; configure it with PORT, HOST, DATA_DIR, DATABASE_URL, ...');
   let config;
   try {
     config = loadConfig();

@@ -11,11 +11,14 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
   try {
     res = await fetch(url, init);
   } catch (e) {
-    throw new UsageError(`cannot reach ${url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`);
+    throw new UsageError(
+      `cannot reach ${url}: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`,
+    );
   }
   const text = await res.text();
   const body = text ? (JSON.parse(text) as T & ApiErrorBody) : ({} as T & ApiErrorBody);
-  if (!res.ok && !(res.status === 422 || res.status === 413)) throw new UsageError(`${init.method ?? 'GET'} ${url}: HTTP ${res.status}: ${body.error?.message ?? text}`);
+  if (!res.ok && !(res.status === 422 || res.status === 413))
+    throw new UsageError(`${init.method ?? 'GET'} ${url}: HTTP ${res.status}: ${body.error?.message ?? text}`);
   return body;
 }
 
@@ -24,7 +27,15 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
  * --token), finds or creates the stage by name, uploads the files, and prints the share URL.
  */
 export async function uploadCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, { server: 'string', comparison: 'string', token: 'string', title: 'string', stage: 'string', note: 'string', json: 'boolean' });
+  const flags = parseFlags(args, {
+    server: 'string',
+    comparison: 'string',
+    token: 'string',
+    title: 'string',
+    stage: 'string',
+    note: 'string',
+    json: 'boolean',
+  });
   const server = stringFlag(flags, 'server')?.replace(/\/+$/, '');
   const stageName = stringFlag(flags, 'stage');
   let id = stringFlag(flags, 'comparison');
@@ -37,7 +48,12 @@ export async function uploadCommand(args: string[]): Promise<number> {
     try {
       if (!statSync(f).isFile()) throw Object.assign(new Error('not a regular file'), {});
     } catch (e) {
-      throw new FileError(f, (e as NodeJS.ErrnoException).code === 'ENOENT' ? Object.assign(new Error('no such file'), { code: 'ENOENT' }) : e);
+      throw new FileError(
+        f,
+        (e as NodeJS.ErrnoException).code === 'ENOENT'
+          ? Object.assign(new Error('no such file'), { code: 'ENOENT' })
+          : e,
+      );
     }
   }
   const writeToken = process.env.STAGEDIFF_WRITE_TOKEN;
@@ -47,7 +63,9 @@ export async function uploadCommand(args: string[]): Promise<number> {
     const c = await call<{ id: string; editToken: string; url: string }>(`${server}/api/comparisons`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(writeToken ? { authorization: `Bearer ${writeToken}` } : {}) },
-      body: JSON.stringify({ title: stringFlag(flags, 'title') ?? `${stageName} (${new Date().toISOString().slice(0, 16)}Z)` }),
+      body: JSON.stringify({
+        title: stringFlag(flags, 'title') ?? `${stageName} (${new Date().toISOString().slice(0, 16)}Z)`,
+      }),
     });
     id = c.id;
     token = c.editToken;
@@ -55,7 +73,10 @@ export async function uploadCommand(args: string[]): Promise<number> {
     created = true;
   }
   const auth = { authorization: `Bearer ${token}` };
-  const cmp = await call<{ url: string; stages: { id: string; name: string }[] }>(`${server}/api/comparisons/${encodeURIComponent(id)}`, { method: 'GET' });
+  const cmp = await call<{ url: string; stages: { id: string; name: string }[] }>(
+    `${server}/api/comparisons/${encodeURIComponent(id)}`,
+    { method: 'GET' },
+  );
   url = cmp.url;
   let stage = cmp.stages.find((s) => s.name === stageName);
   if (!stage) {
@@ -68,10 +89,18 @@ export async function uploadCommand(args: string[]): Promise<number> {
   }
   const form = new FormData();
   for (const f of flags.positionals) form.append('file', await openAsBlob(f), basename(f));
-  const up = await call<{ results: { filename: string; ok: boolean; artifact?: { format: string; kind: string }; error?: { message: string } }[] }>(
-    `${server}/api/comparisons/${encodeURIComponent(id)}/stages/${encodeURIComponent(stage.id)}/artifacts`,
-    { method: 'POST', headers: auth, body: form },
-  );
+  const up = await call<{
+    results: {
+      filename: string;
+      ok: boolean;
+      artifact?: { format: string; kind: string };
+      error?: { message: string };
+    }[];
+  }>(`${server}/api/comparisons/${encodeURIComponent(id)}/stages/${encodeURIComponent(stage.id)}/artifacts`, {
+    method: 'POST',
+    headers: auth,
+    body: form,
+  });
   let failed = 0;
   for (const r of up.results) {
     if (r.ok) process.stderr.write(`  ${r.filename}: ${r.artifact!.kind} (${r.artifact!.format})\n`);
@@ -80,9 +109,15 @@ export async function uploadCommand(args: string[]): Promise<number> {
       process.stderr.write(`stagediff: ${r.error!.message}\n`);
     }
   }
-  if (flags.values.json) process.stdout.write(`${JSON.stringify({ id, url, stageId: stage.id, ...(created ? { editToken: token } : {}), results: up.results }, null, 2)}\n`);
+  if (flags.values.json)
+    process.stdout.write(
+      `${JSON.stringify({ id, url, stageId: stage.id, ...(created ? { editToken: token } : {}), results: up.results }, null, 2)}\n`,
+    );
   else {
-    if (created) process.stderr.write(`edit token (keep it secret; pass it with --comparison ${id} --token ... to add stages): ${token}\n`);
+    if (created)
+      process.stderr.write(
+        `edit token (keep it secret; pass it with --comparison ${id} --token ... to add stages): ${token}\n`,
+      );
     process.stdout.write(`${url}\n`);
   }
   return failed > 0 ? 1 : 0;

@@ -27,7 +27,10 @@ export const CPUPROFILE_LIMITS = {
 
 /** Confidence that `head` (the first bytes of a file) is a .cpuprofile. Works without the file name. */
 export function detect(head: Buffer, _fileName?: string): number {
-  const text = head.subarray(0, 64 * 1024).toString('utf8').trimStart();
+  const text = head
+    .subarray(0, 64 * 1024)
+    .toString('utf8')
+    .trimStart();
   if (!text.startsWith('{')) return 0;
   const nodes = /"nodes"\s*:\s*\[/.test(text);
   const callFrame = /"callFrame"\s*:\s*\{/.test(text);
@@ -59,19 +62,28 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
     throw jsonError(text, e);
   }
   if (Array.isArray(doc) || (isObject(doc) && 'traceEvents' in doc)) {
-    throw new IngestError('unsupported', 'this is a Chrome performance trace, not a CPU profile: save the profile as .cpuprofile (DevTools or node --cpu-prof)');
+    throw new IngestError(
+      'unsupported',
+      'this is a Chrome performance trace, not a CPU profile: save the profile as .cpuprofile (DevTools or node --cpu-prof)',
+    );
   }
-  if (!isObject(doc)) throw new IngestError('not-a-profile', 'expected a JSON object with nodes, samples and timeDeltas');
+  if (!isObject(doc))
+    throw new IngestError('not-a-profile', 'expected a JSON object with nodes, samples and timeDeltas');
   if (!('nodes' in doc) && 'head' in doc) {
-    throw new IngestError('unsupported', 'the pre-2016 Chrome .cpuprofile layout (a "head" tree) is not supported; re-save it from a current DevTools');
+    throw new IngestError(
+      'unsupported',
+      'the pre-2016 Chrome .cpuprofile layout (a "head" tree) is not supported; re-save it from a current DevTools',
+    );
   }
   const { nodes, samples, timeDeltas } = doc as Record<string, unknown>;
   if (!Array.isArray(nodes)) throw new IngestError('not-a-profile', 'no "nodes" array: not a .cpuprofile');
   if (!Array.isArray(samples) || !Array.isArray(timeDeltas)) {
     throw new IngestError('malformed', 'a .cpuprofile needs "samples" and "timeDeltas" arrays');
   }
-  if (nodes.length > CPUPROFILE_LIMITS.maxNodes) throw new IngestError('too-large', `more than ${CPUPROFILE_LIMITS.maxNodes} call-tree nodes`);
-  if (samples.length > CPUPROFILE_LIMITS.maxSamples) throw new IngestError('too-large', `more than ${CPUPROFILE_LIMITS.maxSamples} samples`);
+  if (nodes.length > CPUPROFILE_LIMITS.maxNodes)
+    throw new IngestError('too-large', `more than ${CPUPROFILE_LIMITS.maxNodes} call-tree nodes`);
+  if (samples.length > CPUPROFILE_LIMITS.maxSamples)
+    throw new IngestError('too-large', `more than ${CPUPROFILE_LIMITS.maxSamples} samples`);
   if (samples.length !== timeDeltas.length) {
     throw new IngestError('value-count-mismatch', `${samples.length} samples but ${timeDeltas.length} timeDeltas`);
   }
@@ -103,13 +115,18 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
     if (Array.isArray(n.children)) {
       for (const c of n.children) {
         const ci = index.get(c as number);
-        if (ci === undefined) throw new IngestError('invalid-reference', `node ${ids[i]} lists child ${String(c)}, which does not exist`);
+        if (ci === undefined)
+          throw new IngestError('invalid-reference', `node ${ids[i]} lists child ${String(c)}, which does not exist`);
         parent[ci] = i;
       }
     }
     if (n.parent !== undefined) {
       const pi = index.get(n.parent as number);
-      if (pi === undefined) throw new IngestError('invalid-reference', `node ${ids[i]} names parent ${String(n.parent)}, which does not exist`);
+      if (pi === undefined)
+        throw new IngestError(
+          'invalid-reference',
+          `node ${ids[i]} names parent ${String(n.parent)}, which does not exist`,
+        );
       parent[i] = pi;
     }
   });
@@ -124,7 +141,8 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   let t = start;
   for (let i = 0; i < n; i++) {
     const d = timeDeltas[i];
-    if (typeof d !== 'number' || !Number.isFinite(d)) throw new IngestError('malformed', `timeDeltas[${i}] is not a number`);
+    if (typeof d !== 'number' || !Number.isFinite(d))
+      throw new IngestError('malformed', `timeDeltas[${i}] is not a number`);
     t += d;
     time[i] = t;
   }
@@ -164,7 +182,8 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   for (let k = 0; k < n; k++) {
     const i = order[k]!;
     const ni = index.get(samples[i] as number);
-    if (ni === undefined) throw new IngestError('invalid-reference', `samples[${i}] = ${String(samples[i])} is not a node id`);
+    if (ni === undefined)
+      throw new IngestError('invalid-reference', `samples[${i}] = ${String(samples[i])} is not a node id`);
     const next = k + 1 < n ? order[k + 1]! : -1;
     const weight = next >= 0 ? time[next]! - time[i]! : 0;
     b.addSample(nodeChain(ni), [1, weight]);

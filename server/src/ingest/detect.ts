@@ -114,7 +114,10 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     candidates.push({
       confidence: pc,
       parse: async () => {
-        const profile = pprof.parsePprof(await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes), limits);
+        const profile = pprof.parsePprof(
+          await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes),
+          limits,
+        );
         return { kind: 'profile', format: profile.format, profile };
       },
     });
@@ -144,7 +147,10 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     }
   }
   if (candidates.length === 0) {
-    throw new IngestError('unsupported', 'unrecognized format: not a pprof profile or a known load-test, benchmark or trace output');
+    throw new IngestError(
+      'unsupported',
+      'unrecognized format: not a pprof profile or a known load-test, benchmark or trace output',
+    );
   }
   candidates.sort((a, b) => b.confidence - a.confidence);
   try {

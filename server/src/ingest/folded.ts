@@ -26,7 +26,10 @@ export function detect(head: Buffer, _fileName?: string): number {
   let lines = text.split('\n');
   // The head may stop mid-line: judge only complete lines (unless the head is all there is).
   if (lines.length > 1 && !text.endsWith('\n')) lines = lines.slice(0, -1);
-  lines = lines.map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '').slice(0, 2000);
+  lines = lines
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '')
+    .slice(0, 2000);
   if (lines.length === 0) return 0;
   let matching = 0;
   let withCallers = 0;
@@ -59,7 +62,11 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
     const lineNo = i + 1;
     const m = LINE.exec(line);
     if (!m) {
-      throw new IngestError('malformed', 'expected "frame;frame;… COUNT" (frames root first, then a non-negative count)', lineNo);
+      throw new IngestError(
+        'malformed',
+        'expected "frame;frame;… COUNT" (frames root first, then a non-negative count)',
+        lineNo,
+      );
     }
     if (++count > FOLDED_LIMITS.maxLines) {
       throw new IngestError('too-large', `more than ${FOLDED_LIMITS.maxLines} stacks`, lineNo);
@@ -72,7 +79,8 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
       throw new IngestError('malformed', 'empty frame name in stack (";;" or a leading/trailing ";")', lineNo);
     }
     const value = Number(m[2]);
-    if (!Number.isFinite(value)) throw new IngestError('value-out-of-range', `count ${m[2]} is not a finite number`, lineNo);
+    if (!Number.isFinite(value))
+      throw new IngestError('value-out-of-range', `count ${m[2]} is not a finite number`, lineNo);
     const stack = [];
     for (let k = names.length - 1; k >= 0; k--) stack.push({ name: names[k]! });
     b.addSample(stack, [value]);

@@ -29,7 +29,10 @@ const FLOAT = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
 /** Confidence that `head` (the first bytes of a file) is `go test -bench` output. Works without a name. */
 export function detect(head: Buffer, _fileName?: string): number {
   const text = head.subarray(0, 256 * 1024).toString('utf8');
-  const lines = text.split('\n').slice(0, 2000).map((l) => l.replace(/\r$/, ''));
+  const lines = text
+    .split('\n')
+    .slice(0, 2000)
+    .map((l) => l.replace(/\r$/, ''));
   if (lines.some((l) => RESULT_HEAD.test(l))) return 0.95;
   const keys = new Set(lines.map((l) => /^(goos|goarch|pkg|cpu): \S/.exec(l)?.[1]).filter(Boolean));
   if (keys.has('goos') && keys.has('goarch')) return 0.6;
@@ -48,7 +51,12 @@ export function parse(bytes: Buffer, _fileName?: string): BenchmarkRun {
   const config = new Map<string, string>();
   const series = new Map<string, BenchmarkSeries>();
   // Distinct values each reported config key took on result lines.
-  const seen: Record<keyof BenchConfig, Set<string | null>> = { goos: new Set(), goarch: new Set(), pkg: new Set(), cpu: new Set() };
+  const seen: Record<keyof BenchConfig, Set<string | null>> = {
+    goos: new Set(),
+    goarch: new Set(),
+    pkg: new Set(),
+    cpu: new Set(),
+  };
   let results = 0;
 
   const lines = text.split('\n');
@@ -57,15 +65,26 @@ export function parse(bytes: Buffer, _fileName?: string): BenchmarkRun {
     const lineNo = i + 1;
     if (line.startsWith('Benchmark')) {
       if (line.length > GOBENCH_LIMITS.maxLineLength) {
-        throw new IngestError('too-large', `a Benchmark line is longer than ${GOBENCH_LIMITS.maxLineLength} characters`, lineNo);
+        throw new IngestError(
+          'too-large',
+          `a Benchmark line is longer than ${GOBENCH_LIMITS.maxLineLength} characters`,
+          lineNo,
+        );
       }
-      const fields = line.slice('Benchmark'.length).split(/\s+/).filter((f, k) => f !== '' || k === 0);
+      const fields = line
+        .slice('Benchmark'.length)
+        .split(/\s+/)
+        .filter((f, k) => f !== '' || k === 0);
       if (fields.length === 1) continue; // a bare name line: no result
       const name = fields[0]!;
       if (name === '') throw new IngestError('malformed', 'Benchmark line without a benchmark name', lineNo);
       const iters = fields[1]!;
       if (!/^\d+$/.test(iters)) {
-        throw new IngestError('malformed', `benchmark ${name}: iteration count "${iters}" is not a whole number`, lineNo);
+        throw new IngestError(
+          'malformed',
+          `benchmark ${name}: iteration count "${iters}" is not a whole number`,
+          lineNo,
+        );
       }
       if (fields.length < 3) {
         throw new IngestError('malformed', `benchmark ${name}: no measurements after the iteration count`, lineNo);
@@ -82,7 +101,11 @@ export function parse(bytes: Buffer, _fileName?: string): BenchmarkRun {
           throw new IngestError('malformed', `benchmark ${name}: value "${rawValue}" has no unit`, lineNo);
         }
         if (!FLOAT.test(rawValue)) {
-          throw new IngestError('malformed', `benchmark ${name}: "${rawValue}" is not a number (before unit "${rawUnit}")`, lineNo);
+          throw new IngestError(
+            'malformed',
+            `benchmark ${name}: "${rawValue}" is not a number (before unit "${rawUnit}")`,
+            lineNo,
+          );
         }
         const { value, unit } = tidy(Number(rawValue), rawUnit);
         const key = `${pkg}\u0000${name}\u0000${unit}`;
@@ -102,7 +125,10 @@ export function parse(bytes: Buffer, _fileName?: string): BenchmarkRun {
     }
   }
   if (results === 0) {
-    throw new IngestError('no-run', 'no Benchmark result lines: not `go test -bench` output, or every benchmark failed');
+    throw new IngestError(
+      'no-run',
+      'no Benchmark result lines: not `go test -bench` output, or every benchmark failed',
+    );
   }
   const benchmarks = [...series.values()];
   for (const s of benchmarks) s.median = benchMedian(s.values);

@@ -12,7 +12,10 @@ import * as cpuprofile from './cpuprofile.ts';
 
 registerLoadTestImporters([...importersA, ...importersB]);
 registerWholeFileImporters([
-  { detect: gobench.detect, parse: (b, n) => ({ kind: 'benchmark', format: 'go-bench', benchmark: gobench.parse(b, n) }) },
+  {
+    detect: gobench.detect,
+    parse: (b, n) => ({ kind: 'benchmark', format: 'go-bench', benchmark: gobench.parse(b, n) }),
+  },
   { detect: gctrace.detect, parse: (b, n) => ({ kind: 'gctrace', format: 'gctrace', gctrace: gctrace.parse(b, n) }) },
   {
     detect: folded.detect,

@@ -63,7 +63,13 @@ function asBuffer(c: Buffer | Uint8Array): Buffer {
  */
 export async function* lineSpans(src: ByteSource, maxLineBytes = 16 * 1024 * 1024): AsyncGenerator<LineBatch> {
   let cap = 1024;
-  const batch: LineBatch = { buf: Buffer.alloc(0), start: new Int32Array(cap), end: new Int32Array(cap), count: 0, firstLine: 1 };
+  const batch: LineBatch = {
+    buf: Buffer.alloc(0),
+    start: new Int32Array(cap),
+    end: new Int32Array(cap),
+    count: 0,
+    firstLine: 1,
+  };
   let lineNo = 0; // lines handed out so far
   let carry: Buffer[] = []; // copies of the pieces of an unfinished line
   let carryLen = 0;
@@ -110,7 +116,8 @@ export async function* lineSpans(src: ByteSource, maxLineBytes = 16 * 1024 * 102
       let s = pos;
       let e = nl;
       if (e > s && chunk[e - 1] === 13) e--;
-      if (first === 1 && n === 0 && e - s >= 3 && chunk[s] === BOM0 && chunk[s + 1] === BOM1 && chunk[s + 2] === BOM2) s += 3;
+      if (first === 1 && n === 0 && e - s >= 3 && chunk[s] === BOM0 && chunk[s + 1] === BOM1 && chunk[s + 2] === BOM2)
+        s += 3;
       if (e - s > maxLineBytes) {
         lineNo = first - 1 + n;
         throw tooLong();

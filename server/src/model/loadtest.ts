@@ -4,13 +4,28 @@
  */
 
 export type LoadTestFormat =
-  | 'wrk' | 'wrk2' | 'hey' | 'hey-csv'
-  | 'vegeta-json' | 'vegeta-csv' | 'vegeta-report' | 'vegeta-hist'
-  | 'k6-json' | 'k6-csv' | 'k6-summary'
-  | 'ab' | 'ab-gnuplot' | 'ab-csv'
-  | 'autocannon' | 'bombardier' | 'bombardier-text'
-  | 'locust' | 'locust-history' | 'locust-failures'
-  | 'jmeter' | 'jmeter-xml'
+  | 'wrk'
+  | 'wrk2'
+  | 'hey'
+  | 'hey-csv'
+  | 'vegeta-json'
+  | 'vegeta-csv'
+  | 'vegeta-report'
+  | 'vegeta-hist'
+  | 'k6-json'
+  | 'k6-csv'
+  | 'k6-summary'
+  | 'ab'
+  | 'ab-gnuplot'
+  | 'ab-csv'
+  | 'autocannon'
+  | 'bombardier'
+  | 'bombardier-text'
+  | 'locust'
+  | 'locust-history'
+  | 'locust-failures'
+  | 'jmeter'
+  | 'jmeter-xml'
   | 'ghz';
 
 /** Latency figures in milliseconds; null where the source neither gives nor allows computing one. */

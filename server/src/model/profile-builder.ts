@@ -48,7 +48,11 @@ export class ProfileBuilder {
   }
 
   /** Adds a sample whose stack is given as frames (leaf first) and one value per sample type. */
-  addSample(stack: readonly (number | Pick<Frame, 'name'> & Partial<Frame>)[], values: readonly number[], labels?: Label[]): void {
+  addSample(
+    stack: readonly (number | (Pick<Frame, 'name'> & Partial<Frame>))[],
+    values: readonly number[],
+    labels?: Label[],
+  ): void {
     if (values.length !== this.sampleTypes.length) {
       throw new Error(`sample has ${values.length} values for ${this.sampleTypes.length} sample types`);
     }
@@ -69,7 +73,22 @@ export class ProfileBuilder {
     return id;
   }
 
-  build(extra: Partial<Omit<Profile, 'frames' | 'stackOffsets' | 'stackFrames' | 'sampleStack' | 'values' | 'sampleLabelSet' | 'labelSets' | 'format' | 'sampleTypes'>> = {}): Profile {
+  build(
+    extra: Partial<
+      Omit<
+        Profile,
+        | 'frames'
+        | 'stackOffsets'
+        | 'stackFrames'
+        | 'sampleStack'
+        | 'values'
+        | 'sampleLabelSet'
+        | 'labelSets'
+        | 'format'
+        | 'sampleTypes'
+      >
+    > = {},
+  ): Profile {
     const stats: ProfileStats = extra.stats ?? {
       numSamples: this.sampleStack.length,
       numLocations: this.frames.length,
@@ -103,15 +122,24 @@ export class ProfileBuilder {
  * Test DSL: one sample per line, `root;caller;leaf VALUE[,VALUE...]` (root first, as folded stacks are).
  * Sample types default to [{type: "samples", unit: "count"}].
  */
-export function profileFromText(text: string, sampleTypes: ValueType[] = [{ type: 'samples', unit: 'count' }]): Profile {
+export function profileFromText(
+  text: string,
+  sampleTypes: ValueType[] = [{ type: 'samples', unit: 'count' }],
+): Profile {
   const b = new ProfileBuilder('folded', sampleTypes);
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (line === '') continue;
     const sp = line.lastIndexOf(' ');
     const names = line.slice(0, sp).split(';');
-    const values = line.slice(sp + 1).split(',').map(Number);
-    b.addSample(names.reverse().map((name) => ({ name })), values);
+    const values = line
+      .slice(sp + 1)
+      .split(',')
+      .map(Number);
+    b.addSample(
+      names.reverse().map((name) => ({ name })),
+      values,
+    );
   }
   return b.build();
 }

@@ -6,15 +6,27 @@ import { type AnalysisOp, type FilterArgs, compileFilters } from '../services/an
 import { loadTree } from './comparisons.ts';
 import { ApiError } from './errors.ts';
 
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } } } as const;
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
+} as const;
 const stageId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
-const filterProps = { focus: { type: 'string', maxLength: 512 }, ignore: { type: 'string', maxLength: 512 }, hide: { type: 'string', maxLength: 512 } } as const;
+const filterProps = {
+  focus: { type: 'string', maxLength: 512 },
+  ignore: { type: 'string', maxLength: 512 },
+  hide: { type: 'string', maxLength: 512 },
+} as const;
 const sampleType = { type: 'string', minLength: 1, maxLength: 100 } as const;
 const minFraction = { type: 'number', minimum: 0, maximum: 1, default: 0 } as const;
 
 function filters(q: FilterArgs): FilterArgs {
   compileFilters(q); // refuse an invalid expression with a 400 before any work is queued
-  return { ...(q.focus ? { focus: q.focus } : {}), ...(q.ignore ? { ignore: q.ignore } : {}), ...(q.hide ? { hide: q.hide } : {}) };
+  return {
+    ...(q.focus ? { focus: q.focus } : {}),
+    ...(q.ignore ? { ignore: q.ignore } : {}),
+    ...(q.hide ? { hide: q.hide } : {}),
+  };
 }
 
 /**
@@ -22,12 +34,23 @@ function filters(q: FilterArgs): FilterArgs {
  * computed (the key holds the comparison's revision), else has the analysis pool compute it and
  * stores it. A hit reads one comparison row and one cache row, nothing else.
  */
-async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, id: string, op: AnalysisOp, contentType = 'application/json; charset=utf-8') {
+async function cached(
+  ctx: AppContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  id: string,
+  op: AnalysisOp,
+  contentType = 'application/json; charset=utf-8',
+) {
   const c = await ctx.store.getComparison(id);
   if (!c) throw new ApiError(404, 'not-found', `no comparison ${id}`);
   const url = new URL(req.url, 'http://x');
   url.searchParams.sort();
-  const key = { scope: { comparisonId: c.id, revision: c.revision }, key: `${url.pathname}?${url.searchParams}`, modelVersion: MODEL_VERSION };
+  const key = {
+    scope: { comparisonId: c.id, revision: c.revision },
+    key: `${url.pathname}?${url.searchParams}`,
+    modelVersion: MODEL_VERSION,
+  };
   const memoKey = `${c.id}|${c.revision}|${MODEL_VERSION}|${key.key}`;
   const hit = ctx.memo.get(memoKey) ?? (await ctx.store.cacheGet(key));
   reply.header('content-type', contentType);
@@ -53,22 +76,47 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     '/api/comparisons/:id/flamegraph',
     {
       schema: {
-        summary: 'Call tree of one stage for d3-flame-graph ({name, value, children}), trimmed at minFraction of the total',
+        summary:
+          'Call tree of one stage for d3-flame-graph ({name, value, children}), trimmed at minFraction of the total',
         params: idParams,
-        querystring: { type: 'object', required: ['stage'], additionalProperties: false, properties: { stage: stageId, sampleType, minFraction, ...filterProps } },
+        querystring: {
+          type: 'object',
+          required: ['stage'],
+          additionalProperties: false,
+          properties: { stage: stageId, sampleType, minFraction, ...filterProps },
+        },
       },
     },
     async (req, reply) => {
       const q = req.query;
-      return cached(ctx, req, reply, req.params.id, { op: 'flamegraph', stage: q.stage, ...(q.sampleType ? { sampleType: q.sampleType } : {}), minFraction: q.minFraction, filters: filters(q) });
+      return cached(ctx, req, reply, req.params.id, {
+        op: 'flamegraph',
+        stage: q.stage,
+        ...(q.sampleType ? { sampleType: q.sampleType } : {}),
+        minFraction: q.minFraction,
+        filters: filters(q),
+      });
     },
   );
 
-  app.get<Q<{ base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number; sort: 'flat' | 'cum' } & FilterArgs>>(
+  app.get<
+    Q<
+      {
+        base: string;
+        target: string;
+        sampleType?: string;
+        mode: DiffMode;
+        minFraction: number;
+        limit: number;
+        sort: 'flat' | 'cum';
+      } & FilterArgs
+    >
+  >(
     '/api/comparisons/:id/diff',
     {
       schema: {
-        summary: 'Diff of two stages: a tree with delta per node and functions ranked by change (absolute equals go tool pprof -diff_base); `top` holds the first `limit` of `rowsTotal` rows',
+        summary:
+          'Diff of two stages: a tree with delta per node and functions ranked by change (absolute equals go tool pprof -diff_base); `top` holds the first `limit` of `rowsTotal` rows',
         params: idParams,
         querystring: {
           type: 'object',
@@ -89,45 +137,155 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     },
     async (req, reply) => {
       const q = req.query;
-      return cached(ctx, req, reply, req.params.id, { op: 'diff', base: q.base, target: q.target, ...(q.sampleType ? { sampleType: q.sampleType } : {}), mode: q.mode, minFraction: q.minFraction, limit: q.limit, sort: q.sort, filters: filters(q) });
+      return cached(ctx, req, reply, req.params.id, {
+        op: 'diff',
+        base: q.base,
+        target: q.target,
+        ...(q.sampleType ? { sampleType: q.sampleType } : {}),
+        mode: q.mode,
+        minFraction: q.minFraction,
+        limit: q.limit,
+        sort: q.sort,
+        filters: filters(q),
+      });
     },
   );
 
   app.get<Q<{ stage: string; sampleType?: string } & FilterArgs>>(
     '/api/comparisons/:id/top',
-    { schema: { summary: 'Flat and cum of every function of one stage (pprof -top)', params: idParams, querystring: { type: 'object', required: ['stage'], additionalProperties: false, properties: { stage: stageId, sampleType, ...filterProps } } } },
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'top', stage: req.query.stage, ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), filters: filters(req.query) }),
+    {
+      schema: {
+        summary: 'Flat and cum of every function of one stage (pprof -top)',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          required: ['stage'],
+          additionalProperties: false,
+          properties: { stage: stageId, sampleType, ...filterProps },
+        },
+      },
+    },
+    async (req, reply) =>
+      cached(ctx, req, reply, req.params.id, {
+        op: 'top',
+        stage: req.query.stage,
+        ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}),
+        filters: filters(req.query),
+      }),
   );
 
   app.get<Q<{ sampleType?: string; n: number }>>(
     '/api/comparisons/:id/trajectory',
-    { schema: { summary: "The top functions' flat/cum at every stage", params: idParams, querystring: { type: 'object', additionalProperties: false, properties: { sampleType, n: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } } },
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'trajectory', ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), n: req.query.n }),
+    {
+      schema: {
+        summary: "The top functions' flat/cum at every stage",
+        params: idParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { sampleType, n: { type: 'integer', minimum: 1, maximum: 100, default: 10 } },
+        },
+      },
+    },
+    async (req, reply) =>
+      cached(ctx, req, reply, req.params.id, {
+        op: 'trajectory',
+        ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}),
+        n: req.query.n,
+      }),
   );
 
   app.get<Q<{ stage: string; sampleType?: string; fn: string } & FilterArgs>>(
     '/api/comparisons/:id/sandwich',
-    { schema: { summary: 'Callers and callees of one function', params: idParams, querystring: { type: 'object', required: ['stage', 'fn'], additionalProperties: false, properties: { stage: stageId, sampleType, fn: { type: 'string', minLength: 1, maxLength: 100000 }, ...filterProps } } } },
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'sandwich', stage: req.query.stage, ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), fn: req.query.fn, filters: filters(req.query) }),
+    {
+      schema: {
+        summary: 'Callers and callees of one function',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          required: ['stage', 'fn'],
+          additionalProperties: false,
+          properties: {
+            stage: stageId,
+            sampleType,
+            fn: { type: 'string', minLength: 1, maxLength: 100000 },
+            ...filterProps,
+          },
+        },
+      },
+    },
+    async (req, reply) =>
+      cached(ctx, req, reply, req.params.id, {
+        op: 'sandwich',
+        stage: req.query.stage,
+        ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}),
+        fn: req.query.fn,
+        filters: filters(req.query),
+      }),
   );
 
-  app.get<Q<Record<string, never>>>('/api/comparisons/:id/timeline', { schema: { summary: 'Per-second timelines and latency distributions of every load test, per stage', params: idParams } }, async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'timeline' }),
+  app.get<Q<Record<string, never>>>(
+    '/api/comparisons/:id/timeline',
+    {
+      schema: {
+        summary: 'Per-second timelines and latency distributions of every load test, per stage',
+        params: idParams,
+      },
+    },
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'timeline' }),
   );
 
   app.get<Q<{ stage: string; sampleType?: string } & FilterArgs>>(
     '/api/comparisons/:id/folded',
-    { schema: { summary: 'Folded stacks (Brendan Gregg format) of one stage', params: idParams, querystring: { type: 'object', required: ['stage'], additionalProperties: false, properties: { stage: stageId, sampleType, ...filterProps } } } },
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'folded', stage: req.query.stage, ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}), filters: filters(req.query) }, 'text/plain; charset=utf-8'),
+    {
+      schema: {
+        summary: 'Folded stacks (Brendan Gregg format) of one stage',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          required: ['stage'],
+          additionalProperties: false,
+          properties: { stage: stageId, sampleType, ...filterProps },
+        },
+      },
+    },
+    async (req, reply) =>
+      cached(
+        ctx,
+        req,
+        reply,
+        req.params.id,
+        {
+          op: 'folded',
+          stage: req.query.stage,
+          ...(req.query.sampleType ? { sampleType: req.query.sampleType } : {}),
+          filters: filters(req.query),
+        },
+        'text/plain; charset=utf-8',
+      ),
   );
 
   app.get<Q<{ base: string; target: string }>>(
     '/api/comparisons/:id/benchmarks',
-    { schema: { summary: 'benchstat-style comparison of the go test -bench outputs of two stages', params: idParams, querystring: { type: 'object', required: ['base', 'target'], additionalProperties: false, properties: { base: stageId, target: stageId } } } },
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'benchmarks', base: req.query.base, target: req.query.target }),
+    {
+      schema: {
+        summary: 'benchstat-style comparison of the go test -bench outputs of two stages',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          required: ['base', 'target'],
+          additionalProperties: false,
+          properties: { base: stageId, target: stageId },
+        },
+      },
+    },
+    async (req, reply) =>
+      cached(ctx, req, reply, req.params.id, { op: 'benchmarks', base: req.query.base, target: req.query.target }),
   );
 
-  app.get<Q<Record<string, never>>>('/api/comparisons/:id/gc', { schema: { summary: 'GC traces per stage: cycles and pause summaries', params: idParams } }, async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'gc' }),
+  app.get<Q<Record<string, never>>>(
+    '/api/comparisons/:id/gc',
+    { schema: { summary: 'GC traces per stage: cycles and pause summaries', params: idParams } },
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'gc' }),
   );
 }

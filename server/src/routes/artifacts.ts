@@ -17,14 +17,20 @@ type FileResult =
 const params = {
   type: 'object',
   required: ['id', 'stageId'],
-  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' }, stageId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
+  properties: {
+    id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+    stageId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+  },
 } as const;
 
 /** A file name from a client: its last path component, printable, bounded. */
 function cleanName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
-  const s = base.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255).trim();
+  const s = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .slice(0, 255)
+    .trim();
   return s === '' ? 'upload' : s;
 }
 
@@ -33,16 +39,33 @@ function cleanName(name: string | undefined): string {
  * the parser reads them back, and only a file that parses becomes an artifact. A file that fails
  * leaves nothing behind (its blob is released) and is reported by name with the reason.
  */
-async function storeOne(ctx: AppContext, comparisonId: string, stageId: string, filename: string, src: AsyncIterable<Buffer>): Promise<FileResult> {
+async function storeOne(
+  ctx: AppContext,
+  comparisonId: string,
+  stageId: string,
+  filename: string,
+  src: AsyncIterable<Buffer>,
+): Promise<FileResult> {
   let ref: BlobRef | null = null;
   try {
     ref = await ctx.store.putBlob(src, ctx.config.maxUploadBytes);
     const sha = ref.sha256;
     const t0 = performance.now();
     // Parsed from the stored bytes, streamed: detection reads the head, per-request logs stream.
-    const parsed = await ingest({ name: filename, open: () => blobSource(ctx.store, sha, filename) }, { maxInputBytes: ctx.config.maxUploadBytes, maxDecompressedBytes: ctx.config.maxDecompressedBytes });
+    const parsed = await ingest(
+      { name: filename, open: () => blobSource(ctx.store, sha, filename) },
+      { maxInputBytes: ctx.config.maxUploadBytes, maxDecompressedBytes: ctx.config.maxDecompressedBytes },
+    );
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
-    const a = await ctx.store.addArtifact({ comparisonId, stageId, kind: parsed.kind, format: parsed.format, filename, summary: artifactSummary(parsed), blob: ref });
+    const a = await ctx.store.addArtifact({
+      comparisonId,
+      stageId,
+      kind: parsed.kind,
+      format: parsed.format,
+      filename,
+      summary: artifactSummary(parsed),
+      blob: ref,
+    });
     ref = null;
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'ok', kind: parsed.kind });
     ctx.metrics.inc('stagediff_upload_bytes_total', {}, a.size);
@@ -51,9 +74,23 @@ async function storeOne(ctx: AppContext, comparisonId: string, stageId: string, 
   } catch (e) {
     if (ref) await ctx.store.releaseBlob(ref).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });
-    if (e instanceof IngestError) return { filename, ok: false, error: { code: e.code, message: `${filename}: ${e.message}${e.line !== undefined ? ` (line ${e.line})` : ''}` } };
-    if (e instanceof TooLargeError || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') return { filename, ok: false, error: { code: 'too-large', message: `${filename}: larger than the ${ctx.config.maxUploadBytes}-byte limit per file` } };
-    if (e instanceof ApiError && e.status < 500) return { filename, ok: false, error: { code: e.code, message: `${filename}: ${e.message}` } };
+    if (e instanceof IngestError)
+      return {
+        filename,
+        ok: false,
+        error: { code: e.code, message: `${filename}: ${e.message}${e.line !== undefined ? ` (line ${e.line})` : ''}` },
+      };
+    if (e instanceof TooLargeError || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE')
+      return {
+        filename,
+        ok: false,
+        error: {
+          code: 'too-large',
+          message: `${filename}: larger than the ${ctx.config.maxUploadBytes}-byte limit per file`,
+        },
+      };
+    if (e instanceof ApiError && e.status < 500)
+      return { filename, ok: false, error: { code: e.code, message: `${filename}: ${e.message}` } };
     throw e;
   }
 }
@@ -86,19 +123,27 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
     {
       bodyLimit: Number.MAX_SAFE_INTEGER,
       schema: {
-        summary: 'Upload files into a stage (multipart field "file", several at once; or one raw application/octet-stream body with ?filename=)',
+        summary:
+          'Upload files into a stage (multipart field "file", several at once; or one raw application/octet-stream body with ?filename=)',
         params,
         querystring: { type: 'object', properties: { filename: { type: 'string', maxLength: 255 } } },
       },
     },
-    async (req: FastifyRequest<{ Params: { id: string; stageId: string }; Querystring: { filename?: string } }>, reply) => {
+    async (
+      req: FastifyRequest<{ Params: { id: string; stageId: string }; Querystring: { filename?: string } }>,
+      reply,
+    ) => {
       const { id, stageId } = req.params;
       await requireEditToken(ctx.store, req, id);
-      if (!(await ctx.store.getStage(id, stageId))) throw new ApiError(404, 'not-found', `comparison ${id} has no stage ${stageId}`);
+      if (!(await ctx.store.getStage(id, stageId)))
+        throw new ApiError(404, 'not-found', `comparison ${id} has no stage ${stageId}`);
       const results: FileResult[] = [];
       if (req.isMultipart()) {
         // The store enforces the size limit (and names the file); multipart only truncates one byte past it.
-        const partOptions = { limits: { fileSize: ctx.config.maxUploadBytes + 1, files: 100 }, throwFileSizeLimit: false } as Parameters<typeof req.parts>[0];
+        const partOptions = {
+          limits: { fileSize: ctx.config.maxUploadBytes + 1, files: 100 },
+          throwFileSizeLimit: false,
+        } as Parameters<typeof req.parts>[0];
         for await (const part of req.parts(partOptions)) {
           if (part.type !== 'file') continue;
           const name = cleanName(part.filename);
@@ -106,7 +151,8 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
           if (!r.ok) await drain(part.file);
           results.push(r);
         }
-        if (results.length === 0) throw new ApiError(400, 'no-file', 'the multipart body has no file part (field "file")');
+        if (results.length === 0)
+          throw new ApiError(400, 'no-file', 'the multipart body has no file part (field "file")');
       } else if ((req.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
         const name = cleanName(req.query.filename ?? (req.headers['x-filename'] as string | undefined));
         const body = req.body as Readable;
@@ -114,7 +160,11 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
         if (!r.ok) await drain(body);
         results.push(r);
       } else {
-        throw new ApiError(415, 'unsupported-media-type', 'upload files as multipart/form-data (field "file") or as a raw application/octet-stream body with ?filename=');
+        throw new ApiError(
+          415,
+          'unsupported-media-type',
+          'upload files as multipart/form-data (field "file") or as a raw application/octet-stream body with ?filename=',
+        );
       }
       const out = reply4xx(results);
       return reply.status(out.status).send(out.body);
@@ -123,7 +173,16 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
 
   app.get<{ Params: { artifactId: string } }>(
     '/api/artifacts/:artifactId/raw',
-    { schema: { summary: 'The original bytes of an uploaded file', params: { type: 'object', required: ['artifactId'], properties: { artifactId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } } } } },
+    {
+      schema: {
+        summary: 'The original bytes of an uploaded file',
+        params: {
+          type: 'object',
+          required: ['artifactId'],
+          properties: { artifactId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
+        },
+      },
+    },
     async (req, reply) => {
       const a = await ctx.store.getArtifact(req.params.artifactId);
       if (!a) throw new ApiError(404, 'not-found', `no artifact ${req.params.artifactId}`);
@@ -140,7 +199,16 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
 
   app.delete<{ Params: { id: string; artifactId: string } }>(
     '/api/comparisons/:id/artifacts/:artifactId',
-    { schema: { summary: 'Remove one file from a comparison (edit token)', params: { type: 'object', required: ['id', 'artifactId'], properties: { id: { type: 'string' }, artifactId: { type: 'string' } } } } },
+    {
+      schema: {
+        summary: 'Remove one file from a comparison (edit token)',
+        params: {
+          type: 'object',
+          required: ['id', 'artifactId'],
+          properties: { id: { type: 'string' }, artifactId: { type: 'string' } },
+        },
+      },
+    },
     async (req, reply) => {
       await requireEditToken(ctx.store, req, req.params.id);
       await ctx.store.deleteArtifact(req.params.id, req.params.artifactId);

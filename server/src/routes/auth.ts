@@ -15,6 +15,12 @@ export async function requireEditToken(store: Store, req: FastifyRequest, compar
   if (!c) throw new ApiError(404, 'not-found', `no comparison ${comparisonId}`);
   if (c.readOnly) throw new ApiError(403, 'read-only', `comparison ${comparisonId} is read-only`);
   const token = bearer(req);
-  if (!token) throw new ApiError(401, 'unauthorized', 'this change needs the comparison\'s edit token (Authorization: Bearer TOKEN)');
-  if (!(await store.verifyEditToken(comparisonId, token))) throw new ApiError(403, 'forbidden', 'the edit token does not match this comparison');
+  if (!token)
+    throw new ApiError(
+      401,
+      'unauthorized',
+      "this change needs the comparison's edit token (Authorization: Bearer TOKEN)",
+    );
+  if (!(await store.verifyEditToken(comparisonId, token)))
+    throw new ApiError(403, 'forbidden', 'the edit token does not match this comparison');
 }

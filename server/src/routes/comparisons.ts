@@ -5,7 +5,11 @@ import { stageTable } from '../services/analysis.ts';
 import { ApiError } from './errors.ts';
 import { bearer, requireEditToken } from './auth.ts';
 
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' } } } as const;
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' } },
+} as const;
 export { idParams };
 
 const artifactSchema = {
@@ -22,7 +26,15 @@ const artifactSchema = {
   },
 } as const;
 
-const ratios = { type: ['object', 'null'], properties: { rps: { type: ['number', 'null'] }, p50: { type: ['number', 'null'] }, p95: { type: ['number', 'null'] }, p99: { type: ['number', 'null'] } } } as const;
+const ratios = {
+  type: ['object', 'null'],
+  properties: {
+    rps: { type: ['number', 'null'] },
+    p50: { type: ['number', 'null'] },
+    p95: { type: ['number', 'null'] },
+    p99: { type: ['number', 'null'] },
+  },
+} as const;
 
 export const comparisonSchema = {
   type: 'object',
@@ -37,7 +49,16 @@ export const comparisonSchema = {
     url: { type: 'string' },
     stages: {
       type: 'array',
-      items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, note: { type: 'string' }, position: { type: 'integer' }, artifacts: { type: 'array', items: artifactSchema } } },
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          note: { type: 'string' },
+          position: { type: 'integer' },
+          artifacts: { type: 'array', items: artifactSchema },
+        },
+      },
     },
     stageTable: {
       type: 'array',
@@ -50,12 +71,27 @@ export const comparisonSchema = {
           rps: { type: ['number', 'null'] },
           requests: { type: ['number', 'null'] },
           errors: { type: ['number', 'null'] },
-          latencyMs: { type: 'object', properties: { p50: { type: ['number', 'null'] }, p95: { type: ['number', 'null'] }, p99: { type: ['number', 'null'] } } },
+          latencyMs: {
+            type: 'object',
+            properties: {
+              p50: { type: ['number', 'null'] },
+              p95: { type: ['number', 'null'] },
+              p99: { type: ['number', 'null'] },
+            },
+          },
           vsPrevious: ratios,
           vsBaseline: ratios,
           loadTests: { type: 'integer' },
           aggregated: { type: 'boolean' },
-          source: { type: 'object', properties: { format: { type: ['string', 'null'] }, artifactIds: { type: 'array', items: { type: 'string' } }, otherRuns: { type: 'integer' }, headline: { type: 'boolean' } } },
+          source: {
+            type: 'object',
+            properties: {
+              format: { type: ['string', 'null'] },
+              artifactIds: { type: 'array', items: { type: 'string' } },
+              otherRuns: { type: 'integer' },
+              headline: { type: 'boolean' },
+            },
+          },
         },
       },
     },
@@ -71,7 +107,13 @@ export function comparisonView(ctx: AppContext, req: FastifyRequest, tree: Compa
   return {
     ...tree.comparison,
     url: shareUrl(ctx, req, tree.comparison.id),
-    stages: tree.stages.map((s) => ({ id: s.id, name: s.name, note: s.note, position: s.position, artifacts: s.artifacts.map(({ comparisonId: _c, stageId: _s, ...a }) => a) })),
+    stages: tree.stages.map((s) => ({
+      id: s.id,
+      name: s.name,
+      note: s.note,
+      position: s.position,
+      artifacts: s.artifacts.map(({ comparisonId: _c, stageId: _s, ...a }) => a),
+    })),
     stageTable: stageTable(tree),
   };
 }
@@ -88,24 +130,55 @@ export default async function comparisonRoutes(app: FastifyInstance, { ctx }: { 
     {
       schema: {
         summary: 'Create a comparison (an optimization story)',
-        body: { type: 'object', required: ['title'], additionalProperties: false, properties: { title: { type: 'string', minLength: 1, maxLength: 200 }, description: { type: 'string', maxLength: 10000 } } },
-        response: { 201: { type: 'object', properties: { id: { type: 'string' }, editToken: { type: 'string' }, url: { type: 'string' } } } },
+        body: {
+          type: 'object',
+          required: ['title'],
+          additionalProperties: false,
+          properties: {
+            title: { type: 'string', minLength: 1, maxLength: 200 },
+            description: { type: 'string', maxLength: 10000 },
+          },
+        },
+        response: {
+          201: {
+            type: 'object',
+            properties: { id: { type: 'string' }, editToken: { type: 'string' }, url: { type: 'string' } },
+          },
+        },
       },
     },
     async (req, reply) => {
       if (ctx.config.writeToken) {
         const t = bearer(req);
-        if (!t) throw new ApiError(401, 'unauthorized', 'creating comparisons on this instance needs the write token (Authorization: Bearer TOKEN)');
+        if (!t)
+          throw new ApiError(
+            401,
+            'unauthorized',
+            'creating comparisons on this instance needs the write token (Authorization: Bearer TOKEN)',
+          );
         if (t !== ctx.config.writeToken) throw new ApiError(403, 'forbidden', 'the write token is wrong');
       }
-      const { comparison, editToken } = await ctx.store.createComparison({ title: req.body.title, description: req.body.description ?? '' });
+      const { comparison, editToken } = await ctx.store.createComparison({
+        title: req.body.title,
+        description: req.body.description ?? '',
+      });
       return reply.status(201).send({ id: comparison.id, editToken, url: shareUrl(ctx, req, comparison.id) });
     },
   );
 
-  app.get<{ Params: { id: string } }>('/api/comparisons/:id', { schema: { summary: 'A comparison with its stages, artifacts and stage table', params: idParams, response: { 200: comparisonSchema } } }, async (req) => {
-    return comparisonView(ctx, req, await loadTree(ctx, req.params.id));
-  });
+  app.get<{ Params: { id: string } }>(
+    '/api/comparisons/:id',
+    {
+      schema: {
+        summary: 'A comparison with its stages, artifacts and stage table',
+        params: idParams,
+        response: { 200: comparisonSchema },
+      },
+    },
+    async (req) => {
+      return comparisonView(ctx, req, await loadTree(ctx, req.params.id));
+    },
+  );
 
   app.patch<{ Params: { id: string }; Body: { title?: string; description?: string } }>(
     '/api/comparisons/:id',
@@ -113,7 +186,14 @@ export default async function comparisonRoutes(app: FastifyInstance, { ctx }: { 
       schema: {
         summary: 'Edit title or description (edit token)',
         params: idParams,
-        body: { type: 'object', additionalProperties: false, properties: { title: { type: 'string', minLength: 1, maxLength: 200 }, description: { type: 'string', maxLength: 10000 } } },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            title: { type: 'string', minLength: 1, maxLength: 200 },
+            description: { type: 'string', maxLength: 10000 },
+          },
+        },
       },
     },
     async (req) => {
@@ -123,9 +203,13 @@ export default async function comparisonRoutes(app: FastifyInstance, { ctx }: { 
     },
   );
 
-  app.delete<{ Params: { id: string } }>('/api/comparisons/:id', { schema: { summary: 'Delete a comparison and its files (edit token)', params: idParams } }, async (req, reply) => {
-    await requireEditToken(ctx.store, req, req.params.id);
-    await ctx.store.deleteComparison(req.params.id);
-    return reply.status(204).send();
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/api/comparisons/:id',
+    { schema: { summary: 'Delete a comparison and its files (edit token)', params: idParams } },
+    async (req, reply) => {
+      await requireEditToken(ctx.store, req, req.params.id);
+      await ctx.store.deleteComparison(req.params.id);
+      return reply.status(204).send();
+    },
+  );
 }

@@ -13,7 +13,13 @@ export class ApiError extends Error {
   }
 }
 
-const storeStatus: Record<string, number> = { 'not-found': 404, conflict: 409, invalid: 400, 'too-large': 413, 'blob-missing': 409 };
+const storeStatus: Record<string, number> = {
+  'not-found': 404,
+  conflict: 409,
+  invalid: 400,
+  'too-large': 413,
+  'blob-missing': 409,
+};
 
 /**
  * Maps every error to JSON `{error: {code, message}}`: typed ingest and store errors to 4xx,
@@ -21,13 +27,17 @@ const storeStatus: Record<string, number> = { 'not-found': 404, conflict: 409, i
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | Error, req, reply) => {
-    if (err instanceof ApiError) return reply.status(err.status).send({ error: { code: err.code, message: err.message } });
+    if (err instanceof ApiError)
+      return reply.status(err.status).send({ error: { code: err.code, message: err.message } });
     if (err instanceof IngestError) return reply.status(422).send({ error: { code: err.code, message: err.message } });
-    if (err instanceof StoreError) return reply.status(storeStatus[err.code] ?? 400).send({ error: { code: err.code, message: err.message } });
+    if (err instanceof StoreError)
+      return reply.status(storeStatus[err.code] ?? 400).send({ error: { code: err.code, message: err.message } });
     const fe = err as FastifyError;
     if (fe.validation) return reply.status(400).send({ error: { code: 'invalid-request', message: fe.message } });
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      return reply.status(fe.statusCode).send({ error: { code: fe.code?.toLowerCase().replace(/^fst_/, '') ?? 'bad-request', message: fe.message } });
+      return reply
+        .status(fe.statusCode)
+        .send({ error: { code: fe.code?.toLowerCase().replace(/^fst_/, '') ?? 'bad-request', message: fe.message } });
     }
     req.log.error({ err }, 'unhandled error');
     return reply.status(500).send({ error: { code: 'internal', message: 'internal server error' } });

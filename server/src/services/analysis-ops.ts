@@ -15,7 +15,17 @@ export interface FilterArgs {
 /** The analysis operations, as plain data so they can cross a worker boundary. */
 export type AnalysisOp =
   | { op: 'flamegraph'; stage: string; sampleType?: string; minFraction: number; filters: FilterArgs }
-  | { op: 'diff'; base: string; target: string; sampleType?: string; mode: DiffMode; minFraction: number; limit: number; sort: 'flat' | 'cum'; filters: FilterArgs }
+  | {
+      op: 'diff';
+      base: string;
+      target: string;
+      sampleType?: string;
+      mode: DiffMode;
+      minFraction: number;
+      limit: number;
+      sort: 'flat' | 'cum';
+      filters: FilterArgs;
+    }
   | { op: 'top'; stage: string; sampleType?: string; filters: FilterArgs }
   | { op: 'trajectory'; sampleType?: string; n: number }
   | { op: 'sandwich'; stage: string; sampleType?: string; fn: string; filters: FilterArgs }
@@ -39,11 +49,16 @@ export function compileFilters(q: FilterArgs): FrameFilters {
 export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string> {
   switch (a.op) {
     case 'flamegraph':
-      return JSON.stringify(await svc.flamegraph(tree, a.stage, a.sampleType, a.minFraction, compileFilters(a.filters)));
+      return JSON.stringify(
+        await svc.flamegraph(tree, a.stage, a.sampleType, a.minFraction, compileFilters(a.filters)),
+      );
     case 'diff': {
       const d = await svc.diff(tree, a.base, a.target, a.sampleType, a.mode, a.minFraction, compileFilters(a.filters));
       // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
-      const rows = a.sort === 'cum' ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name)) : d.top;
+      const rows =
+        a.sort === 'cum'
+          ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
+          : d.top;
       return JSON.stringify({ ...d, rowsTotal: rows.length, top: rows.slice(0, a.limit) });
     }
     case 'top':

@@ -29,10 +29,19 @@ export interface WorkerRequest {
 
 export type WorkerReply =
   | { id: number; ok: true; body: string }
-  | { id: number; ok: false; error: { kind: 'api' | 'ingest' | 'store' | 'internal'; status?: number; code: string; message: string } };
+  | {
+      id: number;
+      ok: false;
+      error: { kind: 'api' | 'ingest' | 'store' | 'internal'; status?: number; code: string; message: string };
+    };
 
 const cfg = workerData as WorkerConfig;
-const store = await openStore({ dataDir: cfg.dataDir, ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}), sweepOnOpen: false, maxConnections: 4 });
+const store = await openStore({
+  dataDir: cfg.dataDir,
+  ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
+  sweepOnOpen: false,
+  maxConnections: 4,
+});
 const svc = new AnalysisService(store, new ModelCache(store, new Metrics(), cfg.maxDecompressedBytes));
 
 parentPort!.on('message', async (req: WorkerRequest) => {
@@ -40,10 +49,18 @@ parentPort!.on('message', async (req: WorkerRequest) => {
   try {
     reply = { id: req.id, ok: true, body: await runOp(svc, req.tree, req.op) };
   } catch (e) {
-    if (e instanceof ApiError) reply = { id: req.id, ok: false, error: { kind: 'api', status: e.status, code: e.code, message: e.message } };
-    else if (e instanceof IngestError) reply = { id: req.id, ok: false, error: { kind: 'ingest', code: e.code, message: e.message } };
-    else if (e instanceof StoreError) reply = { id: req.id, ok: false, error: { kind: 'store', code: e.code, message: e.message } };
-    else reply = { id: req.id, ok: false, error: { kind: 'internal', code: 'internal', message: (e as Error)?.stack ?? String(e) } };
+    if (e instanceof ApiError)
+      reply = { id: req.id, ok: false, error: { kind: 'api', status: e.status, code: e.code, message: e.message } };
+    else if (e instanceof IngestError)
+      reply = { id: req.id, ok: false, error: { kind: 'ingest', code: e.code, message: e.message } };
+    else if (e instanceof StoreError)
+      reply = { id: req.id, ok: false, error: { kind: 'store', code: e.code, message: e.message } };
+    else
+      reply = {
+        id: req.id,
+        ok: false,
+        error: { kind: 'internal', code: 'internal', message: (e as Error)?.stack ?? String(e) },
+      };
   }
   parentPort!.postMessage(reply);
 });

@@ -41,7 +41,15 @@ export function profileSummary(p: Profile) {
   const totals: Record<string, number> = {};
   p.sampleTypes.forEach((t, i) => (totals[t.type] = total(p, i)));
   const d = describeProfile(p);
-  return { sampleTypes: p.sampleTypes, defaultSampleType: p.defaultSampleType, kind: d.kind, durationNanos: p.durationNanos, timeNanos: p.timeNanos, numSamples: p.stats.numSamples, totals };
+  return {
+    sampleTypes: p.sampleTypes,
+    defaultSampleType: p.defaultSampleType,
+    kind: d.kind,
+    durationNanos: p.durationNanos,
+    timeNanos: p.timeNanos,
+    numSamples: p.stats.numSamples,
+    totals,
+  };
 }
 
 /** The summary kept in the store for any parsed artifact. */
@@ -52,7 +60,11 @@ export function artifactSummary(parsed: Parsed): unknown {
     case 'loadtest':
       return parsed.run.summary;
     case 'benchmark':
-      return { config: parsed.benchmark.config, benchmarks: parsed.benchmark.benchmarks.length, names: [...new Set(parsed.benchmark.benchmarks.map((b) => b.name))].slice(0, 50) };
+      return {
+        config: parsed.benchmark.config,
+        benchmarks: parsed.benchmark.benchmarks.length,
+        names: [...new Set(parsed.benchmark.benchmarks.map((b) => b.name))].slice(0, 50),
+      };
     case 'gctrace':
       return parsed.gctrace.summary;
   }
@@ -64,7 +76,12 @@ function ratio(a: number | null, b: number | null): number | null {
 
 function ratios(cur: StageRow, old: StageRow | undefined): Ratios | null {
   if (!old) return null;
-  return { rps: ratio(cur.rps, old.rps), p50: ratio(cur.latencyMs.p50, old.latencyMs.p50), p95: ratio(cur.latencyMs.p95, old.latencyMs.p95), p99: ratio(cur.latencyMs.p99, old.latencyMs.p99) };
+  return {
+    rps: ratio(cur.rps, old.rps),
+    p50: ratio(cur.latencyMs.p50, old.latencyMs.p50),
+    p95: ratio(cur.latencyMs.p95, old.latencyMs.p95),
+    p99: ratio(cur.latencyMs.p99, old.latencyMs.p99),
+  };
 }
 
 /** Request-weighted mean of a figure over runs that have it. */
@@ -99,7 +116,9 @@ export function headlineFormat(tree: ComparisonTree): string | null {
     }
     for (const f of formats) stagesWith.set(f, (stagesWith.get(f) ?? 0) + 1);
   }
-  const ranked = [...stagesWith].sort((x, y) => y[1] - x[1] || (requests.get(y[0]) ?? 0) - (requests.get(x[0]) ?? 0) || (x[0] < y[0] ? -1 : 1));
+  const ranked = [...stagesWith].sort(
+    (x, y) => y[1] - x[1] || (requests.get(y[0]) ?? 0) - (requests.get(x[0]) ?? 0) || (x[0] < y[0] ? -1 : 1),
+  );
   return ranked[0]?.[0] ?? null;
 }
 
@@ -116,18 +135,27 @@ export function stageTable(tree: ComparisonTree): StageRow[] {
     const all = st.artifacts.filter((a) => a.kind === 'loadtest');
     let used = all.filter((a) => a.format === headline);
     if (used.length === 0 && all.length > 0) {
-      const biggest = [...all].sort((x, y) => ((y.summary as LoadTestRun['summary']).requests ?? 0) - ((x.summary as LoadTestRun['summary']).requests ?? 0))[0]!;
+      const biggest = [...all].sort(
+        (x, y) =>
+          ((y.summary as LoadTestRun['summary']).requests ?? 0) - ((x.summary as LoadTestRun['summary']).requests ?? 0),
+      )[0]!;
       used = all.filter((a) => a.format === biggest.format);
     }
     const runs = used.map((a) => a.summary as LoadTestRun['summary']);
-    const sum = (pick: (s: LoadTestRun['summary']) => number | null) => (runs.some((r) => pick(r) !== null) ? runs.reduce((a, r) => a + (pick(r) ?? 0), 0) : null);
+    const sum = (pick: (s: LoadTestRun['summary']) => number | null) =>
+      runs.some((r) => pick(r) !== null) ? runs.reduce((a, r) => a + (pick(r) ?? 0), 0) : null;
     const requests = sum((s) => s.requests);
     const duration = runs.every((r) => r.durationSeconds !== null) ? sum((s) => s.durationSeconds) : null;
     return {
       stageId: st.id,
       name: st.name,
       note: st.note,
-      rps: runs.length === 1 ? runs[0]!.rps : requests !== null && duration ? requests / duration : weighted(runs, (s) => s.rps),
+      rps:
+        runs.length === 1
+          ? runs[0]!.rps
+          : requests !== null && duration
+            ? requests / duration
+            : weighted(runs, (s) => s.rps),
       requests,
       errors: sum((s) => s.errors),
       latencyMs: {
@@ -139,7 +167,12 @@ export function stageTable(tree: ComparisonTree): StageRow[] {
       vsBaseline: null,
       loadTests: runs.length,
       aggregated: runs.length > 1,
-      source: { format: used[0]?.format ?? null, artifactIds: used.map((a) => a.id), otherRuns: all.length - used.length, headline: used[0]?.format === headline },
+      source: {
+        format: used[0]?.format ?? null,
+        artifactIds: used.map((a) => a.id),
+        otherRuns: all.length - used.length,
+        headline: used[0]?.format === headline,
+      },
     };
   });
   rows.forEach((r, i) => {
@@ -181,16 +214,34 @@ export class AnalysisService {
    * The stage's profiles that hold `sampleType`, merged. Go's heap and allocs endpoints hold the same
    * four sample types; the one whose default is the requested type wins, so they are never summed.
    */
-  async stageProfile(tree: ComparisonTree, stageId: string, sampleType: string | undefined, filters: FrameFilters = {}): Promise<StageProfile> {
+  async stageProfile(
+    tree: ComparisonTree,
+    stageId: string,
+    sampleType: string | undefined,
+    filters: FrameFilters = {},
+  ): Promise<StageProfile> {
     const st = this.stage(tree, stageId);
     // Without a sample type: the comparison's default when this stage has it, else the stage's own.
-    const stageDefault = (st.artifacts.find((a) => a.kind === 'profile')?.summary as ReturnType<typeof profileSummary> | undefined)?.defaultSampleType;
+    const stageDefault = (
+      st.artifacts.find((a) => a.kind === 'profile')?.summary as ReturnType<typeof profileSummary> | undefined
+    )?.defaultSampleType;
     const cmpDefault = this.defaultSampleType(tree);
-    const has = (t: string | null) => !!t && st.artifacts.some((a) => a.kind === 'profile' && (a.summary as ReturnType<typeof profileSummary>).sampleTypes.some((x) => x.type === t));
+    const has = (t: string | null) =>
+      !!t &&
+      st.artifacts.some(
+        (a) =>
+          a.kind === 'profile' &&
+          (a.summary as ReturnType<typeof profileSummary>).sampleTypes.some((x) => x.type === t),
+      );
     const type = sampleType ?? (has(cmpDefault) ? cmpDefault : stageDefault);
     if (!type) throw new ApiError(404, 'no-profile', `stage "${st.name}" has no profile`);
-    const withType = st.artifacts.filter((a) => a.kind === 'profile' && (a.summary as ReturnType<typeof profileSummary>).sampleTypes.some((t) => t.type === type));
-    if (withType.length === 0) throw new ApiError(404, 'no-profile', `stage "${st.name}" has no profile with sample type "${type}"`);
+    const withType = st.artifacts.filter(
+      (a) =>
+        a.kind === 'profile' &&
+        (a.summary as ReturnType<typeof profileSummary>).sampleTypes.some((t) => t.type === type),
+    );
+    if (withType.length === 0)
+      throw new ApiError(404, 'no-profile', `stage "${st.name}" has no profile with sample type "${type}"`);
     const byKind = new Map<string, Artifact[]>();
     for (const a of withType) {
       const s = a.summary as ReturnType<typeof profileSummary>;
@@ -198,32 +249,68 @@ export class AnalysisService {
       byKind.set(k, [...(byKind.get(k) ?? []), a]);
     }
     const groups = [...byKind.values()];
-    const chosen = groups.find((g) => (g[0]!.summary as ReturnType<typeof profileSummary>).defaultSampleType === type) ?? groups[0]!;
-    const profiles = await Promise.all(chosen.map(async (a) => (await this.models.get(a)) as Extract<Parsed, { kind: 'profile' }>));
+    const chosen =
+      groups.find((g) => (g[0]!.summary as ReturnType<typeof profileSummary>).defaultSampleType === type) ?? groups[0]!;
+    const profiles = await Promise.all(
+      chosen.map(async (a) => (await this.models.get(a)) as Extract<Parsed, { kind: 'profile' }>),
+    );
     let profile = mergeProfiles(profiles.map((p) => p.profile));
     profile = filterProfile(profile, filters);
     const sampleIndex = profile.sampleTypes.findIndex((t) => t.type === type);
     return { profile, artifacts: chosen, sampleType: type, sampleIndex, unit: profile.sampleTypes[sampleIndex]!.unit };
   }
 
-  async flamegraph(tree: ComparisonTree, stageId: string, sampleType: string | undefined, minFraction: number, filters: FrameFilters) {
+  async flamegraph(
+    tree: ComparisonTree,
+    stageId: string,
+    sampleType: string | undefined,
+    minFraction: number,
+    filters: FrameFilters,
+  ) {
     const sp = await this.stageProfile(tree, stageId, sampleType, filters);
     const { tree: t, trim } = callTree(sp.profile, sp.sampleIndex, minFraction);
     const d = describeProfile(sp.profile);
-    return { stageId, sampleType: sp.sampleType, unit: sp.unit, total: total(sp.profile, sp.sampleIndex), kind: d.kind, sampleTypes: d.sampleTypes, profiles: sp.artifacts.map((a) => a.id), tree: t, trim };
+    return {
+      stageId,
+      sampleType: sp.sampleType,
+      unit: sp.unit,
+      total: total(sp.profile, sp.sampleIndex),
+      kind: d.kind,
+      sampleTypes: d.sampleTypes,
+      profiles: sp.artifacts.map((a) => a.id),
+      tree: t,
+      trim,
+    };
   }
 
   async top(tree: ComparisonTree, stageId: string, sampleType: string | undefined, filters: FrameFilters) {
     const sp = await this.stageProfile(tree, stageId, sampleType, filters);
-    return { stageId, sampleType: sp.sampleType, unit: sp.unit, total: total(sp.profile, sp.sampleIndex), rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex)) };
+    return {
+      stageId,
+      sampleType: sp.sampleType,
+      unit: sp.unit,
+      total: total(sp.profile, sp.sampleIndex),
+      rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex)),
+    };
   }
 
-  async folded(tree: ComparisonTree, stageId: string, sampleType: string | undefined, filters: FrameFilters): Promise<string> {
+  async folded(
+    tree: ComparisonTree,
+    stageId: string,
+    sampleType: string | undefined,
+    filters: FrameFilters,
+  ): Promise<string> {
     const sp = await this.stageProfile(tree, stageId, sampleType, filters);
     return toFolded(sp.profile, sp.sampleIndex);
   }
 
-  async sandwich(tree: ComparisonTree, stageId: string, sampleType: string | undefined, fn: string, filters: FrameFilters) {
+  async sandwich(
+    tree: ComparisonTree,
+    stageId: string,
+    sampleType: string | undefined,
+    fn: string,
+    filters: FrameFilters,
+  ) {
     const sp = await this.stageProfile(tree, stageId, sampleType, filters);
     const s = sandwich(sp.profile, sp.sampleIndex, fn);
     return { ...s, sampleType: sp.sampleType, unit: sp.unit, total: total(sp.profile, sp.sampleIndex) };
@@ -243,7 +330,11 @@ export class AnalysisService {
    * has an absolute start time and the profile has a time and duration (buckets overlapping the
    * window, partial buckets pro rata); otherwise the stage's rps × the profile's duration.
    */
-  async requestsDuring(tree: ComparisonTree, stageId: string, p: Profile): Promise<{ requests: number; method: string }> {
+  async requestsDuring(
+    tree: ComparisonTree,
+    stageId: string,
+    p: Profile,
+  ): Promise<{ requests: number; method: string }> {
     const st = this.stage(tree, stageId);
     const runs = await this.loadTests(st);
     const startMs = p.timeNanos / 1e6;
@@ -264,29 +355,76 @@ export class AnalysisService {
     }
     const rows = stageTable({ ...tree, stages: [st] });
     const rps = rows[0]?.rps ?? null;
-    if (rps !== null && durMs > 0) return { requests: (rps * durMs) / 1000, method: `stage rps (${rps.toFixed(1)}/s) × profile duration (${(durMs / 1000).toFixed(2)} s)` };
-    throw new ApiError(400, 'no-requests', `per-request needs a load test in stage "${st.name}" and a profile with a duration (allocation and heap snapshots have none: use share)`);
+    if (rps !== null && durMs > 0)
+      return {
+        requests: (rps * durMs) / 1000,
+        method: `stage rps (${rps.toFixed(1)}/s) × profile duration (${(durMs / 1000).toFixed(2)} s)`,
+      };
+    throw new ApiError(
+      400,
+      'no-requests',
+      `per-request needs a load test in stage "${st.name}" and a profile with a duration (allocation and heap snapshots have none: use share)`,
+    );
   }
 
-  async diff(tree: ComparisonTree, baseId: string, targetId: string, sampleType: string | undefined, mode: DiffMode, minFraction: number, filters: FrameFilters) {
+  async diff(
+    tree: ComparisonTree,
+    baseId: string,
+    targetId: string,
+    sampleType: string | undefined,
+    mode: DiffMode,
+    minFraction: number,
+    filters: FrameFilters,
+  ) {
     const base = await this.stageProfile(tree, baseId, sampleType, filters);
     const target = await this.stageProfile(tree, targetId, base.sampleType, filters);
     let perRequest: { baseRequests: number; targetRequests: number; method: string } | null = null;
     if (mode === 'per-request') {
       const b = await this.requestsDuring(tree, baseId, base.profile);
       const t = await this.requestsDuring(tree, targetId, target.profile);
-      perRequest = { baseRequests: b.requests, targetRequests: t.requests, method: b.method === t.method ? b.method : `base: ${b.method}; target: ${t.method}` };
+      perRequest = {
+        baseRequests: b.requests,
+        targetRequests: t.requests,
+        method: b.method === t.method ? b.method : `base: ${b.method}; target: ${t.method}`,
+      };
     }
-    const d = diffProfiles(base.profile, target.profile, { sampleType: base.sampleType, mode, minFraction, ...(perRequest ? { baseRequests: perRequest.baseRequests, targetRequests: perRequest.targetRequests } : {}) });
+    const d = diffProfiles(base.profile, target.profile, {
+      sampleType: base.sampleType,
+      mode,
+      minFraction,
+      ...(perRequest ? { baseRequests: perRequest.baseRequests, targetRequests: perRequest.targetRequests } : {}),
+    });
     const warnings: string[] = [];
     if (isCumulativeSinceStart(base.sampleType) && (mode === 'absolute' || mode === 'normalize')) {
-      warnings.push(`${base.sampleType} accumulates since the process started: absolute values also compare the two processes' uptimes and loads. Prefer "share" or "per-request".`);
+      warnings.push(
+        `${base.sampleType} accumulates since the process started: absolute values also compare the two processes' uptimes and loads. Prefer "share" or "per-request".`,
+      );
     }
-    if (base.sampleType === 'cpu' && base.profile.durationNanos > 0 && target.profile.durationNanos > 0 && mode === 'absolute') {
+    if (
+      base.sampleType === 'cpu' &&
+      base.profile.durationNanos > 0 &&
+      target.profile.durationNanos > 0 &&
+      mode === 'absolute'
+    ) {
       const r = target.profile.durationNanos / base.profile.durationNanos;
-      if (r < 0.9 || r > 1.1) warnings.push(`The profiles cover different durations (${(base.profile.durationNanos / 1e9).toFixed(1)} s vs ${(target.profile.durationNanos / 1e9).toFixed(1)} s): absolute CPU time is not comparable; use "share" or "per-request".`);
+      if (r < 0.9 || r > 1.1)
+        warnings.push(
+          `The profiles cover different durations (${(base.profile.durationNanos / 1e9).toFixed(1)} s vs ${(target.profile.durationNanos / 1e9).toFixed(1)} s): absolute CPU time is not comparable; use "share" or "per-request".`,
+        );
     }
-    return { mode, unit: d.unit, sampleType: d.sampleType, baseTotal: d.baseTotal, targetTotal: d.targetTotal, scale: d.scale, warnings, perRequest, tree: d.tree, trim: d.trim, top: d.rows };
+    return {
+      mode,
+      unit: d.unit,
+      sampleType: d.sampleType,
+      baseTotal: d.baseTotal,
+      targetTotal: d.targetTotal,
+      scale: d.scale,
+      warnings,
+      perRequest,
+      tree: d.tree,
+      trim: d.trim,
+      top: d.rows,
+    };
   }
 
   /** The top functions' cost at every stage: the part of the story no single diff shows. */
@@ -299,7 +437,10 @@ export class AnalysisService {
         const sp = await this.stageProfile(tree, st.id, type ?? undefined);
         unit = sp.unit;
         const t = total(sp.profile, sp.sampleIndex);
-        perStage.push({ rows: new Map(flatCum(sp.profile, sp.sampleIndex).map((r) => [r.name, { flat: r.flat, cum: r.cum }])), total: t });
+        perStage.push({
+          rows: new Map(flatCum(sp.profile, sp.sampleIndex).map((r) => [r.name, { flat: r.flat, cum: r.cum }])),
+          total: t,
+        });
       } catch (e) {
         if (e instanceof ApiError && e.status === 404) perStage.push(null);
         else throw e;
@@ -309,16 +450,29 @@ export class AnalysisService {
     const best = new Map<string, number>();
     for (const s of perStage) {
       if (!s || s.total === 0) continue;
-      for (const [name, v] of s.rows) best.set(name, Math.max(best.get(name) ?? 0, Math.abs(v.flat) / Math.abs(s.total)));
+      for (const [name, v] of s.rows)
+        best.set(name, Math.max(best.get(name) ?? 0, Math.abs(v.flat) / Math.abs(s.total)));
     }
-    const names = [...best].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n).map(([k]) => k);
+    const names = [...best]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, n)
+      .map(([k]) => k);
     return {
       sampleType: type,
       unit,
       stages: tree.stages.map((s) => ({ stageId: s.id, name: s.name })),
       functions: names.map((name) => ({
         name,
-        points: perStage.map((s, i) => (s ? { stageId: tree.stages[i]!.id, flat: s.rows.get(name)?.flat ?? 0, cum: s.rows.get(name)?.cum ?? 0, total: s.total } : null)),
+        points: perStage.map((s, i) =>
+          s
+            ? {
+                stageId: tree.stages[i]!.id,
+                flat: s.rows.get(name)?.flat ?? 0,
+                cum: s.rows.get(name)?.cum ?? 0,
+                total: s.total,
+              }
+            : null,
+        ),
       })),
     };
   }
@@ -330,7 +484,14 @@ export class AnalysisService {
       stages.push({
         stageId: st.id,
         name: st.name,
-        runs: runs.map(({ artifact, run }) => ({ artifactId: artifact.id, filename: artifact.filename, format: run.format, summary: run.summary, timeline: run.timeline, latencyDistribution: run.latencyDistribution })),
+        runs: runs.map(({ artifact, run }) => ({
+          artifactId: artifact.id,
+          filename: artifact.filename,
+          format: run.format,
+          summary: run.summary,
+          timeline: run.timeline,
+          latencyDistribution: run.latencyDistribution,
+        })),
       });
     }
     return { stages };

@@ -52,7 +52,9 @@ export class Metrics {
 }
 
 function key(name: string, labels: Record<string, string | number>): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const parts = Object.entries(labels).map(
+    ([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
   return parts.length ? `${name}{${parts.join(',')}}` : name;
 }
 

@@ -49,7 +49,10 @@ export class ModelCache {
 
   private async load(a: Pick<Artifact, 'sha256' | 'filename'>): Promise<Parsed> {
     const t0 = performance.now();
-    const parsed = await ingest({ name: a.filename, open: () => blobSource(this.store, a.sha256, a.filename) }, { maxDecompressedBytes: this.maxDecompressedBytes, maxInputBytes: Number.MAX_SAFE_INTEGER });
+    const parsed = await ingest(
+      { name: a.filename, open: () => blobSource(this.store, a.sha256, a.filename) },
+      { maxDecompressedBytes: this.maxDecompressedBytes, maxInputBytes: Number.MAX_SAFE_INTEGER },
+    );
     this.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000);
     return parsed;
   }

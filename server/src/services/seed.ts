@@ -50,7 +50,15 @@ export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages
         if (!existsSync(path)) continue;
         const ref = await ctx.store.putBlob(createReadStream(path), ctx.config.maxUploadBytes);
         const parsed = await ingest({ name: basename(path), path });
-        await ctx.store.addArtifact({ comparisonId: DEMO_ID, stageId: stage.id, kind: parsed.kind, format: parsed.format, filename: basename(path), summary: artifactSummary(parsed), blob: ref });
+        await ctx.store.addArtifact({
+          comparisonId: DEMO_ID,
+          stageId: stage.id,
+          kind: parsed.kind,
+          format: parsed.format,
+          filename: basename(path),
+          summary: artifactSummary(parsed),
+          blob: ref,
+        });
         files++;
       }
     }

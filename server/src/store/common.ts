@@ -21,7 +21,8 @@ export function loadMigrations(dialect: 'sqlite' | 'postgres'): Migration[] {
   }
   out.sort((a, b) => a.version - b.version);
   out.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`store migrations (${dialect}): expected version ${i + 1}, found ${m.version}`);
+    if (m.version !== i + 1)
+      throw new Error(`store migrations (${dialect}): expected version ${i + 1}, found ${m.version}`);
   });
   return out;
 }
@@ -44,24 +45,33 @@ export function checkKind(kind: string): asserts kind is ArtifactKind {
 }
 
 export function checkMaxBytes(maxBytes: number): void {
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new StoreError('invalid', 'maxBytes must be a non-negative integer');
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+    throw new StoreError('invalid', 'maxBytes must be a non-negative integer');
 }
 
 export function checkReorder(current: readonly string[], wanted: readonly string[]): void {
   const have = new Set(current);
   const seen = new Set<string>();
   for (const id of wanted) {
-    if (!have.has(id) || seen.has(id)) throw new StoreError('invalid', 'reorder must list every stage of the comparison exactly once');
+    if (!have.has(id) || seen.has(id))
+      throw new StoreError('invalid', 'reorder must list every stage of the comparison exactly once');
     seen.add(id);
   }
-  if (seen.size !== have.size) throw new StoreError('invalid', 'reorder must list every stage of the comparison exactly once');
+  if (seen.size !== have.size)
+    throw new StoreError('invalid', 'reorder must list every stage of the comparison exactly once');
 }
 
 /** Flattens a cache scope to the text column that, with key and model version, forms the primary key. */
-export function scopeColumns(k: CacheKey): { scope: string; comparisonId: string | null; sha256: string | null; revision: number } {
+export function scopeColumns(k: CacheKey): {
+  scope: string;
+  comparisonId: string | null;
+  sha256: string | null;
+  revision: number;
+} {
   const s = k.scope;
   if (s === 'global') return { scope: 'g', comparisonId: null, sha256: null, revision: 0 };
-  if ('comparisonId' in s) return { scope: `c:${s.comparisonId}`, comparisonId: s.comparisonId, sha256: null, revision: s.revision };
+  if ('comparisonId' in s)
+    return { scope: `c:${s.comparisonId}`, comparisonId: s.comparisonId, sha256: null, revision: s.revision };
   return { scope: `b:${s.sha256}`, comparisonId: null, sha256: s.sha256, revision: 0 };
 }
 

@@ -20,9 +20,9 @@ export interface StoreConfig {
 export async function openStore(config: StoreConfig): Promise<Store> {
   const store: Store = config.databaseUrl
     ? await PostgresStore.open({
-      databaseUrl: config.databaseUrl,
-      ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}),
-    })
+        databaseUrl: config.databaseUrl,
+        ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}),
+      })
     : new SqliteStore(config.dataDir);
   if (config.sweepOnOpen !== false) {
     try {

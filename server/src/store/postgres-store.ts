@@ -2,15 +2,34 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
-  checkKind, checkMaxBytes, checkNewComparison, checkReorder, iso, jsonText, loadMigrations, scopeColumns, toBuffer,
+  checkKind,
+  checkMaxBytes,
+  checkNewComparison,
+  checkReorder,
+  iso,
+  jsonText,
+  loadMigrations,
+  scopeColumns,
+  toBuffer,
 } from './common.ts';
 import { StoreError, TooLargeError } from './errors.ts';
 import { editTokenMatches, hashEditToken, newEditToken, newId, SHA256_HEX } from './secrets.ts';
 import {
   PIN_TTL_MS,
-  type Artifact, type BlobRef, type ByteSource, type CacheKey, type Comparison, type ComparisonTree,
-  type CreatedComparison, type NewArtifact, type NewComparison, type Stage, type Store, type StoreStats,
-  type SweepOptions, type SweepReport,
+  type Artifact,
+  type BlobRef,
+  type ByteSource,
+  type CacheKey,
+  type Comparison,
+  type ComparisonTree,
+  type CreatedComparison,
+  type NewArtifact,
+  type NewComparison,
+  type Stage,
+  type Store,
+  type StoreStats,
+  type SweepOptions,
+  type SweepReport,
 } from './types.ts';
 
 /*
@@ -34,31 +53,72 @@ const LOCK_NS_MIGRATIONS = 0x5d1f_0001;
 const LOCK_NS_BLOBS = 0x5d1f_0002;
 
 interface ComparisonRow {
-  id: string; title: string; description: string; created_at: string; updated_at: string;
-  edit_token_hash: string | null; read_only: boolean; revision: string;
+  id: string;
+  title: string;
+  description: string;
+  created_at: string;
+  updated_at: string;
+  edit_token_hash: string | null;
+  read_only: boolean;
+  revision: string;
 }
-interface StageRow { id: string; comparison_id: string; position: number; name: string; note: string; created_at: string }
+interface StageRow {
+  id: string;
+  comparison_id: string;
+  position: number;
+  name: string;
+  note: string;
+  created_at: string;
+}
 interface ArtifactRow {
-  id: string; stage_id: string; comparison_id: string; kind: string; format: string; filename: string;
-  size: string; sha256: string; summary: unknown; created_at: string;
+  id: string;
+  stage_id: string;
+  comparison_id: string;
+  kind: string;
+  format: string;
+  filename: string;
+  size: string;
+  sha256: string;
+  summary: unknown;
+  created_at: string;
 }
 
 const ARTIFACT_COLUMNS = `a.id, a.stage_id, s.comparison_id, a.kind, a.format, a.filename, a.size, a.sha256, a.summary, a.created_at`;
 
 function toComparison(r: ComparisonRow): Comparison {
   return {
-    id: r.id, title: r.title, description: r.description, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
-    readOnly: r.read_only, revision: Number(r.revision),
+    id: r.id,
+    title: r.title,
+    description: r.description,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+    readOnly: r.read_only,
+    revision: Number(r.revision),
   };
 }
 function toStage(r: StageRow): Stage {
-  return { id: r.id, comparisonId: r.comparison_id, position: r.position, name: r.name, note: r.note, createdAt: iso(r.created_at) };
+  return {
+    id: r.id,
+    comparisonId: r.comparison_id,
+    position: r.position,
+    name: r.name,
+    note: r.note,
+    createdAt: iso(r.created_at),
+  };
 }
 function toArtifact(r: ArtifactRow): Artifact {
   checkKind(r.kind);
   return {
-    id: r.id, comparisonId: r.comparison_id, stageId: r.stage_id, kind: r.kind, format: r.format, filename: r.filename,
-    size: Number(r.size), sha256: r.sha256, summary: r.summary, createdAt: iso(r.created_at),
+    id: r.id,
+    comparisonId: r.comparison_id,
+    stageId: r.stage_id,
+    kind: r.kind,
+    format: r.format,
+    filename: r.filename,
+    size: Number(r.size),
+    sha256: r.sha256,
+    summary: r.summary,
+    createdAt: iso(r.created_at),
   };
 }
 
@@ -104,11 +164,17 @@ export class PostgresStore implements Store {
       await db.query('SELECT pg_advisory_xact_lock($1, 0)', [LOCK_NS_MIGRATIONS]);
       await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
-      const done = new Set((await db.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const done = new Set(
+        (await db.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+      );
       for (const m of migrations) {
         if (done.has(m.version)) continue;
         await db.query(m.sql);
-        await db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, Date.now()]);
+        await db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+          m.version,
+          m.name,
+          Date.now(),
+        ]);
       }
     });
   }
@@ -133,35 +199,49 @@ export class PostgresStore implements Store {
 
   /** Bumps the revision, row-locking the comparison for the rest of the transaction; throws not-found. */
   private async bump(db: Db, comparisonId: string, now: number): Promise<void> {
-    const r = await db.query('UPDATE comparisons SET revision = revision + 1, updated_at = $1 WHERE id = $2', [now, comparisonId]);
+    const r = await db.query('UPDATE comparisons SET revision = revision + 1, updated_at = $1 WHERE id = $2', [
+      now,
+      comparisonId,
+    ]);
     if (r.rowCount === 0) throw new StoreError('not-found', `no comparison ${comparisonId}`);
   }
 
   private async requireStage(db: Db | pg.Pool, comparisonId: string, stageId: string): Promise<StageRow> {
-    const r = await db.query<StageRow>('SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [stageId, comparisonId]);
+    const r = await db.query<StageRow>('SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [
+      stageId,
+      comparisonId,
+    ]);
     if (!r.rows[0]) throw new StoreError('not-found', `no stage ${stageId} in comparison ${comparisonId}`);
     return r.rows[0];
   }
 
   private async stageRows(db: Db | pg.Pool, comparisonId: string): Promise<StageRow[]> {
-    return (await db.query<StageRow>('SELECT * FROM stages WHERE comparison_id = $1 ORDER BY position', [comparisonId])).rows;
+    return (await db.query<StageRow>('SELECT * FROM stages WHERE comparison_id = $1 ORDER BY position', [comparisonId]))
+      .rows;
   }
 
   /** Positions 0..n-1 in the given order, in two steps so UNIQUE(comparison, position) holds throughout. */
   private async renumber(db: Db, comparisonId: string, ids: readonly string[]): Promise<void> {
     await db.query('UPDATE stages SET position = -1 - position WHERE comparison_id = $1', [comparisonId]);
-    await db.query(`UPDATE stages SET position = o.pos - 1
-      FROM unnest($1::text[]) WITH ORDINALITY AS o(id, pos) WHERE stages.id = o.id`, [ids]);
+    await db.query(
+      `UPDATE stages SET position = o.pos - 1
+      FROM unnest($1::text[]) WITH ORDINALITY AS o(id, pos) WHERE stages.id = o.id`,
+      [ids],
+    );
   }
 
   /** Deletes each blob that no artifact and no live pin references (cascading its chunks and cache entries). */
   private async collect(db: Db, shas: Iterable<string>, now: number): Promise<number> {
     let n = 0;
-    for (const sha of [...new Set(shas)].sort()) { // sorted: two collectors never wait on each other in a cycle
+    for (const sha of [...new Set(shas)].sort()) {
+      // sorted: two collectors never wait on each other in a cycle
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha)]);
-      const r = await db.query(`DELETE FROM blobs b WHERE b.sha256 = $1
+      const r = await db.query(
+        `DELETE FROM blobs b WHERE b.sha256 = $1
         AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-        AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.expires_at > $2)`, [sha, now]);
+        AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.expires_at > $2)`,
+        [sha, now],
+      );
       n += r.rowCount ?? 0;
     }
     return n;
@@ -176,13 +256,16 @@ export class PostgresStore implements Store {
     const token = readOnly ? null : newEditToken();
     const now = Date.now();
     try {
-      const r = await this.pool.query<ComparisonRow>(`INSERT INTO comparisons
+      const r = await this.pool.query<ComparisonRow>(
+        `INSERT INTO comparisons
         (id, title, description, created_at, updated_at, edit_token_hash, read_only)
         VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING *`,
-      [id, input.title, input.description ?? '', now, token === null ? null : hashEditToken(token), readOnly]);
+        [id, input.title, input.description ?? '', now, token === null ? null : hashEditToken(token), readOnly],
+      );
       return { comparison: toComparison(r.rows[0]!), editToken: token };
     } catch (e) {
-      if ((e as { code?: string }).code === '23505') throw new StoreError('conflict', `comparison ${id} already exists`);
+      if ((e as { code?: string }).code === '23505')
+        throw new StoreError('conflict', `comparison ${id} already exists`);
       throw e;
     }
   }
@@ -197,15 +280,23 @@ export class PostgresStore implements Store {
       const c = (await db.query<ComparisonRow>('SELECT * FROM comparisons WHERE id = $1', [id])).rows[0];
       if (!c) return null;
       const stages = await this.stageRows(db, id);
-      const arts = (await db.query<ArtifactRow>(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = $1 ORDER BY a.seq`, [id])).rows;
+      const arts = (
+        await db.query<ArtifactRow>(
+          `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
+        WHERE s.comparison_id = $1 ORDER BY a.seq`,
+          [id],
+        )
+      ).rows;
       const byStage = new Map<string, Artifact[]>();
       for (const a of arts) {
         const list = byStage.get(a.stage_id) ?? [];
         list.push(toArtifact(a));
         byStage.set(a.stage_id, list);
       }
-      return { comparison: toComparison(c), stages: stages.map((s) => ({ ...toStage(s), artifacts: byStage.get(s.id) ?? [] })) };
+      return {
+        comparison: toComparison(c),
+        stages: stages.map((s) => ({ ...toStage(s), artifacts: byStage.get(s.id) ?? [] })),
+      };
     }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   }
 
@@ -213,8 +304,11 @@ export class PostgresStore implements Store {
     const now = Date.now();
     return this.tx(async (db) => {
       await this.bump(db, id, now);
-      const r = await db.query<ComparisonRow>(`UPDATE comparisons SET title = COALESCE($2, title),
-        description = COALESCE($3, description) WHERE id = $1 RETURNING *`, [id, patch.title ?? null, patch.description ?? null]);
+      const r = await db.query<ComparisonRow>(
+        `UPDATE comparisons SET title = COALESCE($2, title),
+        description = COALESCE($3, description) WHERE id = $1 RETURNING *`,
+        [id, patch.title ?? null, patch.description ?? null],
+      );
       return toComparison(r.rows[0]!);
     });
   }
@@ -224,8 +318,13 @@ export class PostgresStore implements Store {
     return this.tx(async (db) => {
       const locked = await db.query('SELECT 1 FROM comparisons WHERE id = $1 FOR UPDATE', [id]);
       if (locked.rowCount === 0) return false;
-      const shas = (await db.query<{ sha256: string }>(`SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = $1`, [id])).rows.map((r) => r.sha256);
+      const shas = (
+        await db.query<{ sha256: string }>(
+          `SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
+        WHERE s.comparison_id = $1`,
+          [id],
+        )
+      ).rows.map((r) => r.sha256);
       await db.query('DELETE FROM comparisons WHERE id = $1', [id]);
       await this.collect(db, shas, now);
       return true;
@@ -234,7 +333,9 @@ export class PostgresStore implements Store {
 
   async verifyEditToken(id: string, token: string): Promise<boolean> {
     const r = await this.pool.query<{ edit_token_hash: string | null; read_only: boolean }>(
-      'SELECT edit_token_hash, read_only FROM comparisons WHERE id = $1', [id]);
+      'SELECT edit_token_hash, read_only FROM comparisons WHERE id = $1',
+      [id],
+    );
     const row = r.rows[0];
     if (!row || row.read_only) return false;
     return editTokenMatches(row.edit_token_hash, token);
@@ -246,16 +347,21 @@ export class PostgresStore implements Store {
     const now = Date.now();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
-      const r = await db.query<StageRow>(`INSERT INTO stages (id, comparison_id, position, name, note, created_at)
+      const r = await db.query<StageRow>(
+        `INSERT INTO stages (id, comparison_id, position, name, note, created_at)
         SELECT $1::text, $2::text, COALESCE(MAX(position) + 1, 0), $3::text, $4::text, $5::bigint
         FROM stages WHERE comparison_id = $2 RETURNING *`,
-      [newId(), comparisonId, input.name, input.note ?? '', now]);
+        [newId(), comparisonId, input.name, input.note ?? '', now],
+      );
       return toStage(r.rows[0]!);
     });
   }
 
   async getStage(comparisonId: string, stageId: string): Promise<Stage | null> {
-    const r = await this.pool.query<StageRow>('SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [stageId, comparisonId]);
+    const r = await this.pool.query<StageRow>('SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [
+      stageId,
+      comparisonId,
+    ]);
     return r.rows[0] ? toStage(r.rows[0]) : null;
   }
 
@@ -268,8 +374,10 @@ export class PostgresStore implements Store {
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       await this.requireStage(db, comparisonId, stageId);
-      const r = await db.query<StageRow>('UPDATE stages SET name = COALESCE($2, name), note = COALESCE($3, note) WHERE id = $1 RETURNING *',
-        [stageId, patch.name ?? null, patch.note ?? null]);
+      const r = await db.query<StageRow>(
+        'UPDATE stages SET name = COALESCE($2, name), note = COALESCE($3, note) WHERE id = $1 RETURNING *',
+        [stageId, patch.name ?? null, patch.note ?? null],
+      );
       return toStage(r.rows[0]!);
     });
   }
@@ -279,10 +387,15 @@ export class PostgresStore implements Store {
     await this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       await this.requireStage(db, comparisonId, stageId);
-      const shas = (await db.query<{ sha256: string }>('SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = $1', [stageId])).rows
-        .map((r) => r.sha256);
+      const shas = (
+        await db.query<{ sha256: string }>('SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = $1', [stageId])
+      ).rows.map((r) => r.sha256);
       await db.query('DELETE FROM stages WHERE id = $1', [stageId]);
-      await this.renumber(db, comparisonId, (await this.stageRows(db, comparisonId)).map((s) => s.id));
+      await this.renumber(
+        db,
+        comparisonId,
+        (await this.stageRows(db, comparisonId)).map((s) => s.id),
+      );
       await this.collect(db, shas, now);
     });
   }
@@ -291,7 +404,10 @@ export class PostgresStore implements Store {
     const now = Date.now();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
-      checkReorder((await this.stageRows(db, comparisonId)).map((s) => s.id), stageIds);
+      checkReorder(
+        (await this.stageRows(db, comparisonId)).map((s) => s.id),
+        stageIds,
+      );
       await this.renumber(db, comparisonId, stageIds);
       return (await this.stageRows(db, comparisonId)).map(toStage);
     });
@@ -330,11 +446,18 @@ export class PostgresStore implements Store {
       const sha256 = hash.digest('hex');
       const now = Date.now();
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha256)]);
-      const inserted = await db.query(`INSERT INTO blobs (sha256, size, data_id, created_at) VALUES ($1, $2, $3, $4)
-        ON CONFLICT (sha256) DO NOTHING`, [sha256, size, dataId, now]);
+      const inserted = await db.query(
+        `INSERT INTO blobs (sha256, size, data_id, created_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (sha256) DO NOTHING`,
+        [sha256, size, dataId, now],
+      );
       if (inserted.rowCount === 0) await db.query('DELETE FROM blob_data WHERE data_id = $1', [dataId]); // same bytes already stored
       const pinId = newId();
-      await db.query('INSERT INTO blob_pins (id, sha256, expires_at) VALUES ($1, $2, $3)', [pinId, sha256, now + PIN_TTL_MS]);
+      await db.query('INSERT INTO blob_pins (id, sha256, expires_at) VALUES ($1, $2, $3)', [
+        pinId,
+        sha256,
+        now + PIN_TTL_MS,
+      ]);
       return { sha256, size, pinId };
     });
   }
@@ -364,15 +487,24 @@ export class PostgresStore implements Store {
         await this.bump(db, input.comparisonId, now);
         await this.requireStage(db, input.comparisonId, input.stageId);
         // FOR KEY SHARE: the blob cannot be deleted between this check and the insert that references it.
-        const blob = (await db.query<{ size: string }>('SELECT size FROM blobs WHERE sha256 = $1 FOR KEY SHARE', [ref.sha256])).rows[0];
+        const blob = (
+          await db.query<{ size: string }>('SELECT size FROM blobs WHERE sha256 = $1 FOR KEY SHARE', [ref.sha256])
+        ).rows[0];
         if (!blob) throw new StoreError('blob-missing', `blob ${ref.sha256} is not stored (its pin expired?)`);
         const id = newId();
-        await db.query(`INSERT INTO artifacts (id, stage_id, kind, format, filename, size, sha256, summary, created_at)
+        await db.query(
+          `INSERT INTO artifacts (id, stage_id, kind, format, filename, size, sha256, summary, created_at)
           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
-        [id, input.stageId, input.kind, input.format, input.filename, blob.size, ref.sha256, summary, now]);
+          [id, input.stageId, input.kind, input.format, input.filename, blob.size, ref.sha256, summary, now],
+        );
         await db.query('DELETE FROM blob_pins WHERE id = $1', [ref.pinId]);
-        const row = (await db.query<ArtifactRow>(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-          WHERE a.id = $1`, [id])).rows[0]!;
+        const row = (
+          await db.query<ArtifactRow>(
+            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
+          WHERE a.id = $1`,
+            [id],
+          )
+        ).rows[0]!;
         return toArtifact(row);
       });
     } catch (e) {
@@ -382,14 +514,20 @@ export class PostgresStore implements Store {
   }
 
   async getArtifact(id: string): Promise<Artifact | null> {
-    const r = await this.pool.query<ArtifactRow>(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-      WHERE a.id = $1`, [id]);
+    const r = await this.pool.query<ArtifactRow>(
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
+      WHERE a.id = $1`,
+      [id],
+    );
     return r.rows[0] ? toArtifact(r.rows[0]) : null;
   }
 
   async listArtifacts(comparisonId: string, stageId: string): Promise<Artifact[]> {
-    const r = await this.pool.query<ArtifactRow>(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-      WHERE a.stage_id = $1 AND s.comparison_id = $2 ORDER BY a.seq`, [stageId, comparisonId]);
+    const r = await this.pool.query<ArtifactRow>(
+      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
+      WHERE a.stage_id = $1 AND s.comparison_id = $2 ORDER BY a.seq`,
+      [stageId, comparisonId],
+    );
     return r.rows.map(toArtifact);
   }
 
@@ -397,8 +535,13 @@ export class PostgresStore implements Store {
     const now = Date.now();
     await this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
-      const row = (await db.query<{ sha256: string }>(`DELETE FROM artifacts a USING stages s
-        WHERE a.id = $1 AND s.id = a.stage_id AND s.comparison_id = $2 RETURNING a.sha256`, [artifactId, comparisonId])).rows[0];
+      const row = (
+        await db.query<{ sha256: string }>(
+          `DELETE FROM artifacts a USING stages s
+        WHERE a.id = $1 AND s.id = a.stage_id AND s.comparison_id = $2 RETURNING a.sha256`,
+          [artifactId, comparisonId],
+        )
+      ).rows[0];
       if (!row) throw new StoreError('not-found', `no artifact ${artifactId} in comparison ${comparisonId}`);
       await this.collect(db, [row.sha256], now);
     });
@@ -411,8 +554,11 @@ export class PostgresStore implements Store {
   async readBlob(sha256: string): Promise<Buffer | null> {
     if (!SHA256_HEX.test(sha256)) return null;
     // One statement, one snapshot: either the whole blob or none of it.
-    const r = await this.pool.query<{ size: string; data: Buffer | null }>(`SELECT b.size, d.data FROM blobs b
-      LEFT JOIN blob_data d ON d.data_id = b.data_id WHERE b.sha256 = $1 ORDER BY d.seq`, [sha256]);
+    const r = await this.pool.query<{ size: string; data: Buffer | null }>(
+      `SELECT b.size, d.data FROM blobs b
+      LEFT JOIN blob_data d ON d.data_id = b.data_id WHERE b.sha256 = $1 ORDER BY d.seq`,
+      [sha256],
+    );
     if (r.rows.length === 0) return null;
     const parts = r.rows.flatMap((row) => (row.data ? [row.data] : []));
     const out = Buffer.concat(parts);
@@ -422,7 +568,11 @@ export class PostgresStore implements Store {
 
   async openBlobStream(sha256: string): Promise<Readable | null> {
     if (!SHA256_HEX.test(sha256)) return null;
-    const head = (await this.pool.query<{ data_id: string; size: string }>('SELECT data_id, size FROM blobs WHERE sha256 = $1', [sha256])).rows[0];
+    const head = (
+      await this.pool.query<{ data_id: string; size: string }>('SELECT data_id, size FROM blobs WHERE sha256 = $1', [
+        sha256,
+      ])
+    ).rows[0];
     if (!head) return null;
     const pool = this.pool;
     const size = Number(head.size);
@@ -431,8 +581,11 @@ export class PostgresStore implements Store {
       let sent = 0;
       let next = 0;
       while (sent < size) {
-        const r = await pool.query<{ seq: number; data: Buffer }>(`SELECT seq, data FROM blob_data
-          WHERE data_id = $1 AND seq >= $2 ORDER BY seq LIMIT 4`, [head!.data_id, next]);
+        const r = await pool.query<{ seq: number; data: Buffer }>(
+          `SELECT seq, data FROM blob_data
+          WHERE data_id = $1 AND seq >= $2 ORDER BY seq LIMIT 4`,
+          [head!.data_id, next],
+        );
         if (r.rows.length === 0) throw new StoreError('blob-missing', `blob ${sha256} was deleted while being read`);
         for (const row of r.rows) {
           sent += row.data.length;
@@ -448,28 +601,39 @@ export class PostgresStore implements Store {
 
   async cacheGet(k: CacheKey): Promise<Buffer | null> {
     const c = scopeColumns(k);
-    const r = await this.pool.query<{ value: Buffer }>(`SELECT value FROM cache e
+    const r = await this.pool.query<{ value: Buffer }>(
+      `SELECT value FROM cache e
       WHERE scope = $1 AND key = $2 AND model_version = $3 AND revision = $4
         AND (e.comparison_id IS NULL OR EXISTS (SELECT 1 FROM comparisons p WHERE p.id = e.comparison_id AND p.revision = e.revision))`,
-    [c.scope, k.key, k.modelVersion, c.revision]);
+      [c.scope, k.key, k.modelVersion, c.revision],
+    );
     return r.rows[0] ? r.rows[0].value : null;
   }
 
   async cachePut(k: CacheKey, value: Buffer | string): Promise<void> {
     const c = scopeColumns(k);
     const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-    const guard = c.comparisonId !== null
-      ? 'EXISTS (SELECT 1 FROM comparisons WHERE id = $4 AND revision = $6)'
-      : c.sha256 !== null ? 'EXISTS (SELECT 1 FROM blobs WHERE sha256 = $5)' : 'true';
+    const guard =
+      c.comparisonId !== null
+        ? 'EXISTS (SELECT 1 FROM comparisons WHERE id = $4 AND revision = $6)'
+        : c.sha256 !== null
+          ? 'EXISTS (SELECT 1 FROM blobs WHERE sha256 = $5)'
+          : 'true';
     await this.tx(async (db) => {
       // A writer that computed from an older revision never replaces a newer entry.
-      await db.query(`INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at)
+      await db.query(
+        `INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at)
         SELECT $1::text, $2::text, $3::integer, $4::text, $5::text, $6::bigint, $7::bytea, $8::bigint WHERE ${guard}
         ON CONFLICT (scope, key, model_version) DO UPDATE
           SET value = EXCLUDED.value, revision = EXCLUDED.revision, created_at = EXCLUDED.created_at
           WHERE EXCLUDED.revision >= cache.revision`,
-      [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, Date.now()]);
-      await db.query('DELETE FROM cache WHERE scope = $1 AND key = $2 AND model_version < $3', [c.scope, k.key, k.modelVersion]);
+        [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, Date.now()],
+      );
+      await db.query('DELETE FROM cache WHERE scope = $1 AND key = $2 AND model_version < $3', [
+        c.scope,
+        k.key,
+        k.modelVersion,
+      ]);
     }).catch((e: { code?: string }) => {
       // The comparison or blob went away between the guard and the insert: nothing to cache.
       if (e.code !== '23503') throw e;
@@ -483,12 +647,17 @@ export class PostgresStore implements Store {
     const report: SweepReport = { expiredPins: 0, orphanBlobs: 0, tempFiles: 0, staleCacheEntries: 0 };
     await this.tx(async (db) => {
       report.expiredPins = (await db.query('DELETE FROM blob_pins WHERE expires_at <= $1', [now])).rowCount ?? 0;
-      const orphans = (await db.query<{ sha256: string }>(`SELECT sha256 FROM blobs b
+      const orphans = (
+        await db.query<{ sha256: string }>(`SELECT sha256 FROM blobs b
         WHERE NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-          AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`)).rows.map((r) => r.sha256);
+          AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`)
+      ).rows.map((r) => r.sha256);
       report.orphanBlobs = await this.collect(db, orphans, now);
-      report.staleCacheEntries = (await db.query(`DELETE FROM cache e USING comparisons p
-        WHERE e.comparison_id = p.id AND e.revision < p.revision`)).rowCount ?? 0;
+      report.staleCacheEntries =
+        (
+          await db.query(`DELETE FROM cache e USING comparisons p
+        WHERE e.comparison_id = p.id AND e.revision < p.revision`)
+        ).rowCount ?? 0;
     });
     return report;
   }
@@ -506,9 +675,16 @@ export class PostgresStore implements Store {
       (SELECT COUNT(DISTINCT data_id) FROM blob_data) + (SELECT COUNT(*) FROM blobs WHERE size = 0) AS "blobObjects"`);
     const row = r.rows[0]!;
     return {
-      schemaVersion: Number(row.schemaVersion), comparisons: Number(row.comparisons), stages: Number(row.stages),
-      artifacts: Number(row.artifacts), blobs: Number(row.blobs), blobBytes: Number(row.blobBytes), pins: Number(row.pins),
-      cacheEntries: Number(row.cacheEntries), blobObjects: Number(row.blobObjects), tempFiles: 0,
+      schemaVersion: Number(row.schemaVersion),
+      comparisons: Number(row.comparisons),
+      stages: Number(row.stages),
+      artifacts: Number(row.artifacts),
+      blobs: Number(row.blobs),
+      blobBytes: Number(row.blobBytes),
+      pins: Number(row.pins),
+      cacheEntries: Number(row.cacheEntries),
+      blobObjects: Number(row.blobObjects),
+      tempFiles: 0,
     };
   }
 

@@ -1,21 +1,49 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import {
-  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
 } from 'node:fs';
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import {
-  checkKind, checkMaxBytes, checkNewComparison, checkReorder, iso, jsonText, loadMigrations, scopeColumns, toBuffer,
+  checkKind,
+  checkMaxBytes,
+  checkNewComparison,
+  checkReorder,
+  iso,
+  jsonText,
+  loadMigrations,
+  scopeColumns,
+  toBuffer,
 } from './common.ts';
 import { StoreError, TooLargeError } from './errors.ts';
 import { editTokenMatches, hashEditToken, newEditToken, newId, SHA256_HEX } from './secrets.ts';
 import {
   PIN_TTL_MS,
-  type Artifact, type BlobRef, type ByteSource, type CacheKey, type Comparison, type ComparisonTree,
-  type CreatedComparison, type NewArtifact, type NewComparison, type Stage, type Store, type StoreStats,
-  type SweepOptions, type SweepReport,
+  type Artifact,
+  type BlobRef,
+  type ByteSource,
+  type CacheKey,
+  type Comparison,
+  type ComparisonTree,
+  type CreatedComparison,
+  type NewArtifact,
+  type NewComparison,
+  type Stage,
+  type Store,
+  type StoreStats,
+  type SweepOptions,
+  type SweepReport,
 } from './types.ts';
 
 /*
@@ -28,31 +56,72 @@ import {
  */
 
 interface ComparisonRow {
-  id: string; title: string; description: string; created_at: number; updated_at: number;
-  edit_token_hash: string | null; read_only: number; revision: number;
+  id: string;
+  title: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+  edit_token_hash: string | null;
+  read_only: number;
+  revision: number;
 }
-interface StageRow { id: string; comparison_id: string; position: number; name: string; note: string; created_at: number }
+interface StageRow {
+  id: string;
+  comparison_id: string;
+  position: number;
+  name: string;
+  note: string;
+  created_at: number;
+}
 interface ArtifactRow {
-  id: string; stage_id: string; comparison_id: string; kind: string; format: string; filename: string;
-  size: number; sha256: string; summary: string; created_at: number;
+  id: string;
+  stage_id: string;
+  comparison_id: string;
+  kind: string;
+  format: string;
+  filename: string;
+  size: number;
+  sha256: string;
+  summary: string;
+  created_at: number;
 }
 
 const ARTIFACT_COLUMNS = `a.id, a.stage_id, s.comparison_id, a.kind, a.format, a.filename, a.size, a.sha256, a.summary, a.created_at`;
 
 function toComparison(r: ComparisonRow): Comparison {
   return {
-    id: r.id, title: r.title, description: r.description, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
-    readOnly: r.read_only !== 0, revision: r.revision,
+    id: r.id,
+    title: r.title,
+    description: r.description,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+    readOnly: r.read_only !== 0,
+    revision: r.revision,
   };
 }
 function toStage(r: StageRow): Stage {
-  return { id: r.id, comparisonId: r.comparison_id, position: r.position, name: r.name, note: r.note, createdAt: iso(r.created_at) };
+  return {
+    id: r.id,
+    comparisonId: r.comparison_id,
+    position: r.position,
+    name: r.name,
+    note: r.note,
+    createdAt: iso(r.created_at),
+  };
 }
 function toArtifact(r: ArtifactRow): Artifact {
   checkKind(r.kind);
   return {
-    id: r.id, comparisonId: r.comparison_id, stageId: r.stage_id, kind: r.kind, format: r.format, filename: r.filename,
-    size: r.size, sha256: r.sha256, summary: JSON.parse(r.summary) as unknown, createdAt: iso(r.created_at),
+    id: r.id,
+    comparisonId: r.comparison_id,
+    stageId: r.stage_id,
+    kind: r.kind,
+    format: r.format,
+    filename: r.filename,
+    size: r.size,
+    sha256: r.sha256,
+    summary: JSON.parse(r.summary) as unknown,
+    createdAt: iso(r.created_at),
   };
 }
 
@@ -113,16 +182,22 @@ export class SqliteStore implements Store {
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
     const migrations = loadMigrations('sqlite');
     // IMMEDIATE takes the write lock first, so two processes opening one file apply each migration once.
-    this.db.transaction(() => {
-      const done = new Set(
-        (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
-      );
-      for (const m of migrations) {
-        if (done.has(m.version)) continue;
-        this.db.exec(m.sql);
-        this.db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const done = new Set(
+          (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+            (r) => r.version,
+          ),
+        );
+        for (const m of migrations) {
+          if (done.has(m.version)) continue;
+          this.db.exec(m.sql);
+          this.db
+            .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+            .run(m.version, m.name, Date.now());
+        }
+      })
+      .immediate();
   }
 
   private blobPath(sha256: string): string {
@@ -131,12 +206,16 @@ export class SqliteStore implements Store {
 
   /** Bumps the revision (and so locks the comparison's content); throws not-found. Call inside a transaction. */
   private bump(comparisonId: string, now: number): void {
-    const r = this.db.prepare('UPDATE comparisons SET revision = revision + 1, updated_at = ? WHERE id = ?').run(now, comparisonId);
+    const r = this.db
+      .prepare('UPDATE comparisons SET revision = revision + 1, updated_at = ? WHERE id = ?')
+      .run(now, comparisonId);
     if (r.changes === 0) throw new StoreError('not-found', `no comparison ${comparisonId}`);
   }
 
   private stageRow(comparisonId: string, stageId: string): StageRow | undefined {
-    return this.db.prepare('SELECT * FROM stages WHERE id = ? AND comparison_id = ?').get(stageId, comparisonId) as StageRow | undefined;
+    return this.db.prepare('SELECT * FROM stages WHERE id = ? AND comparison_id = ?').get(stageId, comparisonId) as
+      | StageRow
+      | undefined;
   }
 
   private requireStage(comparisonId: string, stageId: string): StageRow {
@@ -146,7 +225,9 @@ export class SqliteStore implements Store {
   }
 
   private stageRows(comparisonId: string): StageRow[] {
-    return this.db.prepare('SELECT * FROM stages WHERE comparison_id = ? ORDER BY position').all(comparisonId) as StageRow[];
+    return this.db
+      .prepare('SELECT * FROM stages WHERE comparison_id = ? ORDER BY position')
+      .all(comparisonId) as StageRow[];
   }
 
   /** Rewrites positions to 0..n-1 in the given order, in two steps so UNIQUE(comparison, position) holds throughout. */
@@ -184,10 +265,21 @@ export class SqliteStore implements Store {
     const token = readOnly ? null : newEditToken();
     const now = Date.now();
     try {
-      this.db.prepare(`INSERT INTO comparisons (id, title, description, created_at, updated_at, edit_token_hash, read_only)
-        VALUES (?, ?, ?, ?, ?, ?, ?)`).run(id, input.title, input.description ?? '', now, now, token === null ? null : hashEditToken(token), readOnly ? 1 : 0);
+      this.db
+        .prepare(`INSERT INTO comparisons (id, title, description, created_at, updated_at, edit_token_hash, read_only)
+        VALUES (?, ?, ?, ?, ?, ?, ?)`)
+        .run(
+          id,
+          input.title,
+          input.description ?? '',
+          now,
+          now,
+          token === null ? null : hashEditToken(token),
+          readOnly ? 1 : 0,
+        );
     } catch (e) {
-      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new StoreError('conflict', `comparison ${id} already exists`);
+      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+        throw new StoreError('conflict', `comparison ${id} already exists`);
       throw e;
     }
     return { comparison: (await this.getComparison(id))!, editToken: token };
@@ -202,8 +294,10 @@ export class SqliteStore implements Store {
     return this.db.transaction((): ComparisonTree | null => {
       const row = this.db.prepare('SELECT * FROM comparisons WHERE id = ?').get(id) as ComparisonRow | undefined;
       if (!row) return null;
-      const arts = this.db.prepare(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = ? ORDER BY a.rowid`).all(id) as ArtifactRow[];
+      const arts = this.db
+        .prepare(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
+        WHERE s.comparison_id = ? ORDER BY a.rowid`)
+        .all(id) as ArtifactRow[];
       const byStage = new Map<string, Artifact[]>();
       for (const a of arts) {
         const list = byStage.get(a.stage_id) ?? [];
@@ -219,28 +313,40 @@ export class SqliteStore implements Store {
 
   async updateComparison(id: string, patch: { title?: string; description?: string }): Promise<Comparison> {
     const now = Date.now();
-    this.db.transaction(() => {
-      this.bump(id, now);
-      this.db.prepare('UPDATE comparisons SET title = COALESCE(?, title), description = COALESCE(?, description) WHERE id = ?')
-        .run(patch.title ?? null, patch.description ?? null, id);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.bump(id, now);
+        this.db
+          .prepare(
+            'UPDATE comparisons SET title = COALESCE(?, title), description = COALESCE(?, description) WHERE id = ?',
+          )
+          .run(patch.title ?? null, patch.description ?? null, id);
+      })
+      .immediate();
     return (await this.getComparison(id))!;
   }
 
   async deleteComparison(id: string): Promise<boolean> {
     const now = Date.now();
-    return this.db.transaction((): boolean => {
-      const shas = (this.db.prepare(`SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = ?`).all(id) as { sha256: string }[]).map((r) => r.sha256);
-      const gone = this.db.prepare('DELETE FROM comparisons WHERE id = ?').run(id).changes > 0;
-      if (gone) this.collect(shas, now);
-      return gone;
-    }).immediate();
+    return this.db
+      .transaction((): boolean => {
+        const shas = (
+          this.db
+            .prepare(`SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
+        WHERE s.comparison_id = ?`)
+            .all(id) as { sha256: string }[]
+        ).map((r) => r.sha256);
+        const gone = this.db.prepare('DELETE FROM comparisons WHERE id = ?').run(id).changes > 0;
+        if (gone) this.collect(shas, now);
+        return gone;
+      })
+      .immediate();
   }
 
   async verifyEditToken(id: string, token: string): Promise<boolean> {
     const row = this.db.prepare('SELECT edit_token_hash, read_only FROM comparisons WHERE id = ?').get(id) as
-      { edit_token_hash: string | null; read_only: number } | undefined;
+      | { edit_token_hash: string | null; read_only: number }
+      | undefined;
     if (!row || row.read_only !== 0) return false;
     return editTokenMatches(row.edit_token_hash, token);
   }
@@ -250,13 +356,17 @@ export class SqliteStore implements Store {
   async createStage(comparisonId: string, input: { name: string; note?: string }): Promise<Stage> {
     const now = Date.now();
     const id = newId();
-    this.db.transaction(() => {
-      this.bump(comparisonId, now);
-      const { next } = this.db.prepare('SELECT COALESCE(MAX(position) + 1, 0) AS next FROM stages WHERE comparison_id = ?')
-        .get(comparisonId) as { next: number };
-      this.db.prepare('INSERT INTO stages (id, comparison_id, position, name, note, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(id, comparisonId, next, input.name, input.note ?? '', now);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.bump(comparisonId, now);
+        const { next } = this.db
+          .prepare('SELECT COALESCE(MAX(position) + 1, 0) AS next FROM stages WHERE comparison_id = ?')
+          .get(comparisonId) as { next: number };
+        this.db
+          .prepare('INSERT INTO stages (id, comparison_id, position, name, note, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(id, comparisonId, next, input.name, input.note ?? '', now);
+      })
+      .immediate();
     return toStage(this.stageRow(comparisonId, id)!);
   }
 
@@ -271,36 +381,52 @@ export class SqliteStore implements Store {
 
   async updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage> {
     const now = Date.now();
-    return this.db.transaction((): Stage => {
-      this.requireStage(comparisonId, stageId);
-      this.bump(comparisonId, now);
-      this.db.prepare('UPDATE stages SET name = COALESCE(?, name), note = COALESCE(?, note) WHERE id = ?')
-        .run(patch.name ?? null, patch.note ?? null, stageId);
-      return toStage(this.stageRow(comparisonId, stageId)!);
-    }).immediate();
+    return this.db
+      .transaction((): Stage => {
+        this.requireStage(comparisonId, stageId);
+        this.bump(comparisonId, now);
+        this.db
+          .prepare('UPDATE stages SET name = COALESCE(?, name), note = COALESCE(?, note) WHERE id = ?')
+          .run(patch.name ?? null, patch.note ?? null, stageId);
+        return toStage(this.stageRow(comparisonId, stageId)!);
+      })
+      .immediate();
   }
 
   async deleteStage(comparisonId: string, stageId: string): Promise<void> {
     const now = Date.now();
-    this.db.transaction(() => {
-      this.requireStage(comparisonId, stageId);
-      this.bump(comparisonId, now);
-      const shas = (this.db.prepare('SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = ?').all(stageId) as { sha256: string }[])
-        .map((r) => r.sha256);
-      this.db.prepare('DELETE FROM stages WHERE id = ?').run(stageId);
-      this.renumber(comparisonId, this.stageRows(comparisonId).map((s) => s.id));
-      this.collect(shas, now);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.requireStage(comparisonId, stageId);
+        this.bump(comparisonId, now);
+        const shas = (
+          this.db.prepare('SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = ?').all(stageId) as {
+            sha256: string;
+          }[]
+        ).map((r) => r.sha256);
+        this.db.prepare('DELETE FROM stages WHERE id = ?').run(stageId);
+        this.renumber(
+          comparisonId,
+          this.stageRows(comparisonId).map((s) => s.id),
+        );
+        this.collect(shas, now);
+      })
+      .immediate();
   }
 
   async reorderStages(comparisonId: string, stageIds: string[]): Promise<Stage[]> {
     const now = Date.now();
-    return this.db.transaction((): Stage[] => {
-      this.bump(comparisonId, now);
-      checkReorder(this.stageRows(comparisonId).map((s) => s.id), stageIds);
-      this.renumber(comparisonId, stageIds);
-      return this.stageRows(comparisonId).map(toStage);
-    }).immediate();
+    return this.db
+      .transaction((): Stage[] => {
+        this.bump(comparisonId, now);
+        checkReorder(
+          this.stageRows(comparisonId).map((s) => s.id),
+          stageIds,
+        );
+        this.renumber(comparisonId, stageIds);
+        return this.stageRows(comparisonId).map(toStage);
+      })
+      .immediate();
   }
 
   // ---- blobs and artifacts ----
@@ -330,17 +456,23 @@ export class SqliteStore implements Store {
       if (mkdirSync(dir, { recursive: true }) !== undefined) fsyncDir(this.blobDir);
       const pinId = newId();
       const now = Date.now();
-      this.db.transaction(() => {
-        const final = join(dir, sha256);
-        if (existsSync(final)) {
-          unlinkSync(tmp); // same bytes already stored
-        } else {
-          renameSync(tmp, final);
-          fsyncDir(dir);
-        }
-        this.db.prepare('INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING').run(sha256, size, now);
-        this.db.prepare('INSERT INTO blob_pins (id, sha256, expires_at) VALUES (?, ?, ?)').run(pinId, sha256, now + PIN_TTL_MS);
-      }).immediate();
+      this.db
+        .transaction(() => {
+          const final = join(dir, sha256);
+          if (existsSync(final)) {
+            unlinkSync(tmp); // same bytes already stored
+          } else {
+            renameSync(tmp, final);
+            fsyncDir(dir);
+          }
+          this.db
+            .prepare('INSERT INTO blobs (sha256, size, created_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING')
+            .run(sha256, size, now);
+          this.db
+            .prepare('INSERT INTO blob_pins (id, sha256, expires_at) VALUES (?, ?, ?)')
+            .run(pinId, sha256, now + PIN_TTL_MS);
+        })
+        .immediate();
       return { sha256, size, pinId };
     } catch (e) {
       if (fh) await fh.close().catch(() => {});
@@ -353,10 +485,12 @@ export class SqliteStore implements Store {
 
   async releaseBlob(ref: BlobRef): Promise<void> {
     const now = Date.now();
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM blob_pins WHERE id = ?').run(ref.pinId);
-      this.collect([ref.sha256], now);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.db.prepare('DELETE FROM blob_pins WHERE id = ?').run(ref.pinId);
+        this.collect([ref.sha256], now);
+      })
+      .immediate();
   }
 
   async addArtifact(input: NewArtifact): Promise<Artifact> {
@@ -374,15 +508,21 @@ export class SqliteStore implements Store {
     const id = newId();
     const now = Date.now();
     try {
-      this.db.transaction(() => {
-        this.requireStage(input.comparisonId, input.stageId);
-        const blob = this.db.prepare('SELECT size FROM blobs WHERE sha256 = ?').get(ref.sha256) as { size: number } | undefined;
-        if (!blob) throw new StoreError('blob-missing', `blob ${ref.sha256} is not stored (its pin expired?)`);
-        this.bump(input.comparisonId, now);
-        this.db.prepare(`INSERT INTO artifacts (id, stage_id, kind, format, filename, size, sha256, summary, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(id, input.stageId, input.kind, input.format, input.filename, blob.size, ref.sha256, summary, now);
-        this.db.prepare('DELETE FROM blob_pins WHERE id = ?').run(ref.pinId);
-      }).immediate();
+      this.db
+        .transaction(() => {
+          this.requireStage(input.comparisonId, input.stageId);
+          const blob = this.db.prepare('SELECT size FROM blobs WHERE sha256 = ?').get(ref.sha256) as
+            | { size: number }
+            | undefined;
+          if (!blob) throw new StoreError('blob-missing', `blob ${ref.sha256} is not stored (its pin expired?)`);
+          this.bump(input.comparisonId, now);
+          this.db
+            .prepare(`INSERT INTO artifacts (id, stage_id, kind, format, filename, size, sha256, summary, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+            .run(id, input.stageId, input.kind, input.format, input.filename, blob.size, ref.sha256, summary, now);
+          this.db.prepare('DELETE FROM blob_pins WHERE id = ?').run(ref.pinId);
+        })
+        .immediate();
     } catch (e) {
       if ('src' in input) await this.releaseBlob(ref).catch(() => {});
       throw e;
@@ -391,27 +531,34 @@ export class SqliteStore implements Store {
   }
 
   async getArtifact(id: string): Promise<Artifact | null> {
-    const row = this.db.prepare(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id WHERE a.id = ?`)
+    const row = this.db
+      .prepare(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id WHERE a.id = ?`)
       .get(id) as ArtifactRow | undefined;
     return row ? toArtifact(row) : null;
   }
 
   async listArtifacts(comparisonId: string, stageId: string): Promise<Artifact[]> {
-    const rows = this.db.prepare(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-      WHERE a.stage_id = ? AND s.comparison_id = ? ORDER BY a.rowid`).all(stageId, comparisonId) as ArtifactRow[];
+    const rows = this.db
+      .prepare(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
+      WHERE a.stage_id = ? AND s.comparison_id = ? ORDER BY a.rowid`)
+      .all(stageId, comparisonId) as ArtifactRow[];
     return rows.map(toArtifact);
   }
 
   async deleteArtifact(comparisonId: string, artifactId: string): Promise<void> {
     const now = Date.now();
-    this.db.transaction(() => {
-      const row = this.db.prepare(`SELECT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE a.id = ? AND s.comparison_id = ?`).get(artifactId, comparisonId) as { sha256: string } | undefined;
-      if (!row) throw new StoreError('not-found', `no artifact ${artifactId} in comparison ${comparisonId}`);
-      this.bump(comparisonId, now);
-      this.db.prepare('DELETE FROM artifacts WHERE id = ?').run(artifactId);
-      this.collect([row.sha256], now);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare(`SELECT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
+        WHERE a.id = ? AND s.comparison_id = ?`)
+          .get(artifactId, comparisonId) as { sha256: string } | undefined;
+        if (!row) throw new StoreError('not-found', `no artifact ${artifactId} in comparison ${comparisonId}`);
+        this.bump(comparisonId, now);
+        this.db.prepare('DELETE FROM artifacts WHERE id = ?').run(artifactId);
+        this.collect([row.sha256], now);
+      })
+      .immediate();
   }
 
   async hasBlob(sha256: string): Promise<boolean> {
@@ -423,7 +570,8 @@ export class SqliteStore implements Store {
     try {
       return await readFile(this.blobPath(sha256));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreError('blob-missing', `blob file ${sha256} is missing`);
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new StoreError('blob-missing', `blob file ${sha256} is missing`);
       throw e;
     }
   }
@@ -435,7 +583,8 @@ export class SqliteStore implements Store {
       // Opened now, so a blob deleted afterwards still streams to the end (POSIX unlink semantics).
       fh = await open(this.blobPath(sha256), 'r');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreError('blob-missing', `blob file ${sha256} is missing`);
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new StoreError('blob-missing', `blob file ${sha256} is missing`);
       throw e;
     }
     return fh.createReadStream({ highWaterMark: 1 << 20 });
@@ -445,7 +594,8 @@ export class SqliteStore implements Store {
 
   async cacheGet(k: CacheKey): Promise<Buffer | null> {
     const c = scopeColumns(k);
-    const row = this.db.prepare(`SELECT value FROM cache e WHERE scope = ? AND key = ? AND model_version = ? AND revision = ?
+    const row = this.db
+      .prepare(`SELECT value FROM cache e WHERE scope = ? AND key = ? AND model_version = ? AND revision = ?
       AND (e.comparison_id IS NULL OR EXISTS (SELECT 1 FROM comparisons p WHERE p.id = e.comparison_id AND p.revision = e.revision))`)
       .get(c.scope, k.key, k.modelVersion, c.revision) as { value: Buffer } | undefined;
     return row ? row.value : null;
@@ -454,18 +604,26 @@ export class SqliteStore implements Store {
   async cachePut(k: CacheKey, value: Buffer | string): Promise<void> {
     const c = scopeColumns(k);
     const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-    const guard = c.comparisonId !== null
-      ? 'EXISTS (SELECT 1 FROM comparisons WHERE id = @comparisonId AND revision = @revision)'
-      : c.sha256 !== null ? 'EXISTS (SELECT 1 FROM blobs WHERE sha256 = @sha256)' : '1';
-    this.db.transaction(() => {
-      this.db.prepare(`INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at)
+    const guard =
+      c.comparisonId !== null
+        ? 'EXISTS (SELECT 1 FROM comparisons WHERE id = @comparisonId AND revision = @revision)'
+        : c.sha256 !== null
+          ? 'EXISTS (SELECT 1 FROM blobs WHERE sha256 = @sha256)'
+          : '1';
+    this.db
+      .transaction(() => {
+        this.db
+          .prepare(`INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at)
         SELECT @scope, @key, @modelVersion, @comparisonId, @sha256, @revision, @value, @now WHERE ${guard}
         ON CONFLICT (scope, key, model_version) DO UPDATE
           SET value = excluded.value, revision = excluded.revision, created_at = excluded.created_at
           WHERE excluded.revision >= cache.revision`)
-        .run({ ...c, key: k.key, modelVersion: k.modelVersion, value: bytes, now: Date.now() });
-      this.db.prepare('DELETE FROM cache WHERE scope = ? AND key = ? AND model_version < ?').run(c.scope, k.key, k.modelVersion);
-    }).immediate();
+          .run({ ...c, key: k.key, modelVersion: k.modelVersion, value: bytes, now: Date.now() });
+        this.db
+          .prepare('DELETE FROM cache WHERE scope = ? AND key = ? AND model_version < ?')
+          .run(c.scope, k.key, k.modelVersion);
+      })
+      .immediate();
   }
 
   // ---- maintenance ----
@@ -473,15 +631,23 @@ export class SqliteStore implements Store {
   async sweep(options: SweepOptions = {}): Promise<SweepReport> {
     const now = options.now ?? Date.now();
     const report: SweepReport = { expiredPins: 0, orphanBlobs: 0, tempFiles: 0, staleCacheEntries: 0 };
-    this.db.transaction(() => {
-      report.expiredPins = this.db.prepare('DELETE FROM blob_pins WHERE expires_at <= ?').run(now).changes;
-      const orphans = (this.db.prepare(`SELECT sha256 FROM blobs b
+    this.db
+      .transaction(() => {
+        report.expiredPins = this.db.prepare('DELETE FROM blob_pins WHERE expires_at <= ?').run(now).changes;
+        const orphans = (
+          this.db
+            .prepare(`SELECT sha256 FROM blobs b
         WHERE NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-          AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`).all() as { sha256: string }[]).map((r) => r.sha256);
-      report.orphanBlobs = this.collect(orphans, now);
-      report.staleCacheEntries = this.db.prepare(`DELETE FROM cache WHERE comparison_id IS NOT NULL
-        AND revision < (SELECT revision FROM comparisons p WHERE p.id = cache.comparison_id)`).run().changes;
-    }).immediate();
+          AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`)
+            .all() as { sha256: string }[]
+        ).map((r) => r.sha256);
+        report.orphanBlobs = this.collect(orphans, now);
+        report.staleCacheEntries = this.db
+          .prepare(`DELETE FROM cache WHERE comparison_id IS NOT NULL
+        AND revision < (SELECT revision FROM comparisons p WHERE p.id = cache.comparison_id)`)
+          .run().changes;
+      })
+      .immediate();
 
     // Temp files of dead writers go at once; a live writer's only once it is older than a pin.
     for (const name of readdirSync(this.tmpDir)) {
@@ -514,11 +680,13 @@ export class SqliteStore implements Store {
       }
     }
     for (const name of strays) {
-      const removed = this.db.transaction((): boolean => {
-        if (hasRow.get(name) !== undefined) return false;
-        rmSync(this.blobPath(name), { force: true });
-        return true;
-      }).immediate();
+      const removed = this.db
+        .transaction((): boolean => {
+          if (hasRow.get(name) !== undefined) return false;
+          rmSync(this.blobPath(name), { force: true });
+          return true;
+        })
+        .immediate();
       if (removed) report.orphanBlobs++;
     }
     return report;
@@ -535,7 +703,8 @@ export class SqliteStore implements Store {
       blobBytes: count('SELECT COALESCE(SUM(size), 0) AS n FROM blobs'),
       pins: count('SELECT COUNT(*) AS n FROM blob_pins'),
       cacheEntries: count('SELECT COUNT(*) AS n FROM cache'),
-      blobObjects: readdirSync(this.blobDir).filter((d) => /^[0-9a-f]{2}$/.test(d))
+      blobObjects: readdirSync(this.blobDir)
+        .filter((d) => /^[0-9a-f]{2}$/.test(d))
         .reduce((n, d) => n + readdirSync(join(this.blobDir, d)).length, 0),
       tempFiles: readdirSync(this.tmpDir).length,
     };

@@ -118,10 +118,7 @@ export type NewArtifact =
  * - `blob`: derived from one blob's bytes alone (e.g. a parsed model); dropped with the blob;
  * - `global`: anything else; the caller owns its invalidation.
  */
-export type CacheScope =
-  | { comparisonId: string; revision: number }
-  | { sha256: string }
-  | 'global';
+export type CacheScope = { comparisonId: string; revision: number } | { sha256: string } | 'global';
 
 export interface CacheKey {
   scope: CacheScope;

@@ -41,7 +41,11 @@ let stages: string[];
 beforeAll(async () => {
   app = await testApp();
   ({ id, auth } = await createComparison(app, 'JSON service'));
-  stages = [await addStage(app, id, auth, 'baseline', 'encoding/json'), await addStage(app, id, auth, 'fast-json', 'append encoder'), await addStage(app, id, auth, 'async-log', 'log off the request path')];
+  stages = [
+    await addStage(app, id, auth, 'baseline', 'encoding/json'),
+    await addStage(app, id, auth, 'fast-json', 'append encoder'),
+    await addStage(app, id, auth, 'async-log', 'log off the request path'),
+  ];
   const ups = [
     await upload(app, id, stages[0]!, auth, [S.beforeCpu, S.wrkBase, S.beforeAllocs, S.beforeHeap]),
     await upload(app, id, stages[1]!, auth, [S.afterCpu, S.wrkFast, S.afterAllocs]),
@@ -57,17 +61,30 @@ describe('a three-stage story from real files', () => {
     expect(r.statusCode).toBe(200);
     const c = r.json();
     expect(c.stages.map((s: { name: string }) => s.name)).toEqual(['baseline', 'fast-json', 'async-log']);
-    expect(c.stages[0].artifacts.map((a: { format: string; kind: string }) => `${a.kind}/${a.format}`)).toEqual(['profile/pprof', 'loadtest/wrk', 'profile/pprof', 'profile/pprof']);
+    expect(c.stages[0].artifacts.map((a: { format: string; kind: string }) => `${a.kind}/${a.format}`)).toEqual([
+      'profile/pprof',
+      'loadtest/wrk',
+      'profile/pprof',
+      'profile/pprof',
+    ]);
     expect(c.stages[2].artifacts.map((a: { format: string }) => a.format)).toEqual(['pprof', 'wrk', 'hey-csv']);
     expect(c.readOnly).toBe(false);
     expect(c.url).toMatch(new RegExp(`/c/${id}$`));
   });
 
-  it('stage table figures equal the parsers\' figures, with ratios vs previous and baseline', async () => {
+  it("stage table figures equal the parsers' figures, with ratios vs previous and baseline", async () => {
     const t = (await app.inject({ url: `/api/comparisons/${id}` })).json().stageTable;
     const base = (await run(S.wrkBase)).summary;
     const fast = (await run(S.wrkFast)).summary;
-    expect(t[0]).toMatchObject({ rps: base.rps, requests: base.requests, errors: base.errors, latencyMs: { p50: base.latencyMs.p50, p99: base.latencyMs.p99 }, vsPrevious: null, vsBaseline: null, loadTests: 1 });
+    expect(t[0]).toMatchObject({
+      rps: base.rps,
+      requests: base.requests,
+      errors: base.errors,
+      latencyMs: { p50: base.latencyMs.p50, p99: base.latencyMs.p99 },
+      vsPrevious: null,
+      vsBaseline: null,
+      loadTests: 1,
+    });
     expect(t[1].rps).toBe(fast.rps);
     expect(t[1].vsPrevious.rps).toBeCloseTo(fast.rps! / base.rps!, 12);
     expect(t[1].vsBaseline.p99).toBeCloseTo(fast.latencyMs.p99! / base.latencyMs.p99!, 12);
@@ -79,7 +96,9 @@ describe('a three-stage story from real files', () => {
   });
 
   it('absolute diff equals go tool pprof -diff_base', async () => {
-    const r = await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu` });
+    const r = await app.inject({
+      url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu`,
+    });
     expect(r.statusCode).toBe(200);
     const d = r.json();
     const ref = JSON.parse(readFileSync(samplePath('pprof/expected/diff/go_httpserver_cpu.diff.json'), 'utf8'));
@@ -87,19 +106,37 @@ describe('a three-stage story from real files', () => {
     expect(d.unit).toBe('nanoseconds');
     expect(d.baseTotal).toBe(ref.base_total);
     expect(d.targetTotal).toBe(ref.after_total);
-    const top = d.top.filter((x: { deltaFlat: number; deltaCum: number }) => x.deltaFlat !== 0 || x.deltaCum !== 0).slice(0, 10);
-    expect(top.map((x: { name: string; deltaFlat: number; deltaCum: number }) => ({ name: x.name, flat: x.deltaFlat, cum: x.deltaCum }))).toEqual(ref.top10_by_flat);
+    const top = d.top
+      .filter((x: { deltaFlat: number; deltaCum: number }) => x.deltaFlat !== 0 || x.deltaCum !== 0)
+      .slice(0, 10);
+    expect(
+      top.map((x: { name: string; deltaFlat: number; deltaCum: number }) => ({
+        name: x.name,
+        flat: x.deltaFlat,
+        cum: x.deltaCum,
+      })),
+    ).toEqual(ref.top10_by_flat);
     expect(d.tree.delta).toBe(ref.after_total - ref.base_total);
     expect(top.find((x: { name: string }) => x.name === 'main.appendJSONString').status).toBe('new');
     // limit and sort=cum: the first rows by |Δcum|, and how many there are in all.
-    const byCum = (await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&limit=3&sort=cum` })).json();
+    const byCum = (
+      await app.inject({
+        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&limit=3&sort=cum`,
+      })
+    ).json();
     expect(byCum.top).toHaveLength(3);
     expect(byCum.rowsTotal).toBe(d.top.length);
-    expect(byCum.top.map((x: { name: string }) => x.name)).toEqual(ref.top10_by_cum.slice(0, 3).map((x: { name: string }) => x.name));
+    expect(byCum.top.map((x: { name: string }) => x.name)).toEqual(
+      ref.top10_by_cum.slice(0, 3).map((x: { name: string }) => x.name),
+    );
   });
 
   it('per-request diff divides by the requests each stage served in the profile window', async () => {
-    const d = (await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&mode=per-request` })).json();
+    const d = (
+      await app.inject({
+        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&mode=per-request`,
+      })
+    ).json();
     const base = parsePprof(readFileSync(S.beforeCpu));
     const after = parsePprof(readFileSync(S.afterCpu));
     const bReq = ((await run(S.wrkBase)).summary.rps! * base.durationNanos) / 1e9;
@@ -119,11 +156,19 @@ describe('a three-stage story from real files', () => {
   });
 
   it('share and normalize modes, with warnings for cumulative sample types', async () => {
-    const share = (await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&mode=share` })).json();
+    const share = (
+      await app.inject({
+        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&mode=share`,
+      })
+    ).json();
     expect(share.unit).toBe('fraction');
     expect(share.baseTotal).toBeCloseTo(1, 12);
     expect(share.targetTotal).toBeCloseTo(1, 12);
-    const allocs = (await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=alloc_space` })).json();
+    const allocs = (
+      await app.inject({
+        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=alloc_space`,
+      })
+    ).json();
     expect(allocs.warnings.join(' ')).toMatch(/accumulates since the process started/);
     // The heap and allocs profiles of stage 1 share sample types: alloc_space comes from allocs only.
     const ref = JSON.parse(readFileSync(samplePath('pprof/expected/diff/go_httpserver_allocs.diff.json'), 'utf8'));
@@ -132,38 +177,66 @@ describe('a three-stage story from real files', () => {
   });
 
   it('flamegraph, top, folded, trajectory, sandwich, timeline', async () => {
-    const f = (await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu&minFraction=0.01` })).json();
+    const f = (
+      await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu&minFraction=0.01` })
+    ).json();
     expect(f.tree.name).toBe('root');
     expect(f.tree.value).toBe(7010000000);
     expect(f.trim.prunedNodes).toBeGreaterThan(0);
-    const full = (await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu` })).json();
+    const full = (
+      await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu` })
+    ).json();
     expect(full.trim.prunedNodes).toBe(0);
     const top = (await app.inject({ url: `/api/comparisons/${id}/top?stage=${stages[0]}&sampleType=cpu` })).json();
     const ref = JSON.parse(readFileSync(samplePath('pprof/expected/go_httpserver_before_cpu.json'), 'utf8'));
     expect(top.rows.slice(0, 10)).toEqual(ref.top10_by_flat);
     const folded = (await app.inject({ url: `/api/comparisons/${id}/folded?stage=${stages[0]}&sampleType=cpu` })).body;
-    const sum = folded.trim().split('\n').reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const sum = folded
+      .trim()
+      .split('\n')
+      .reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     expect(sum).toBe(7010000000);
     const tr = (await app.inject({ url: `/api/comparisons/${id}/trajectory?sampleType=cpu&n=5` })).json();
     expect(tr.functions).toHaveLength(5);
     expect(tr.functions[0].points).toHaveLength(3);
-    const sw = (await app.inject({ url: `/api/comparisons/${id}/sandwich?stage=${stages[0]}&sampleType=cpu&fn=${encodeURIComponent('encoding/json.Marshal')}` })).json();
-    expect(sw.cum).toBe(ref.top10_by_cum.find((r: { name: string }) => r.name === 'encoding/json.Marshal')?.cum ?? flatCum(parsePprof(readFileSync(S.beforeCpu)), 1).find((r) => r.name === 'encoding/json.Marshal')!.cum);
+    const sw = (
+      await app.inject({
+        url: `/api/comparisons/${id}/sandwich?stage=${stages[0]}&sampleType=cpu&fn=${encodeURIComponent('encoding/json.Marshal')}`,
+      })
+    ).json();
+    expect(sw.cum).toBe(
+      ref.top10_by_cum.find((r: { name: string }) => r.name === 'encoding/json.Marshal')?.cum ??
+        flatCum(parsePprof(readFileSync(S.beforeCpu)), 1).find((r) => r.name === 'encoding/json.Marshal')!.cum,
+    );
     expect(sw.callers.value).toBe(sw.cum);
     const tl = (await app.inject({ url: `/api/comparisons/${id}/timeline` })).json();
-    expect(tl.stages[2].runs.find((r: { format: string }) => r.format === 'hey-csv').timeline.length).toBeGreaterThan(0);
+    expect(tl.stages[2].runs.find((r: { format: string }) => r.format === 'hey-csv').timeline.length).toBeGreaterThan(
+      0,
+    );
     expect(tl.stages[0].runs[0].latencyDistribution.length).toBeGreaterThan(0);
   });
 
   it('focus / ignore / hide filters behave as pprof', async () => {
     const all = (await app.inject({ url: `/api/comparisons/${id}/top?stage=${stages[0]}&sampleType=cpu` })).json();
-    const focused = (await app.inject({ url: `/api/comparisons/${id}/top?stage=${stages[0]}&sampleType=cpu&focus=${encodeURIComponent('encoding/json')}` })).json();
+    const focused = (
+      await app.inject({
+        url: `/api/comparisons/${id}/top?stage=${stages[0]}&sampleType=cpu&focus=${encodeURIComponent('encoding/json')}`,
+      })
+    ).json();
     expect(focused.total).toBeLessThan(all.total);
-    expect(focused.total).toBe(all.rows.filter((r: { name: string }) => r.name === 'encoding/json.Marshal')[0]?.cum ?? focused.total);
-    const hidden = (await app.inject({ url: `/api/comparisons/${id}/top?stage=${stages[0]}&sampleType=cpu&hide=${encodeURIComponent('^runtime\\.')}` })).json();
+    expect(focused.total).toBe(
+      all.rows.filter((r: { name: string }) => r.name === 'encoding/json.Marshal')[0]?.cum ?? focused.total,
+    );
+    const hidden = (
+      await app.inject({
+        url: `/api/comparisons/${id}/top?stage=${stages[0]}&sampleType=cpu&hide=${encodeURIComponent('^runtime\\.')}`,
+      })
+    ).json();
     expect(hidden.rows.some((r: { name: string }) => r.name.startsWith('runtime.'))).toBe(false);
     expect(hidden.total).toBe(all.total);
-    const bad = await app.inject({ url: `/api/comparisons/${id}/top?stage=${stages[0]}&focus=${encodeURIComponent('(')}` });
+    const bad = await app.inject({
+      url: `/api/comparisons/${id}/top?stage=${stages[0]}&focus=${encodeURIComponent('(')}`,
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.message).toMatch(/focus is not a valid regular expression/);
   });
@@ -179,7 +252,8 @@ describe('a three-stage story from real files', () => {
   it('serves cached results until the comparison changes, then recomputes', async () => {
     const url = `/api/comparisons/${id}/flamegraph?stage=${stages[1]}&sampleType=cpu`;
     const first = (await app.inject({ url })).json();
-    const hitsBefore = /stagediff_result_cache_hits_total (\d+)/.exec((await app.inject({ url: '/metrics' })).body)?.[1] ?? '0';
+    const hitsBefore =
+      /stagediff_result_cache_hits_total (\d+)/.exec((await app.inject({ url: '/metrics' })).body)?.[1] ?? '0';
     expect((await app.inject({ url })).json()).toEqual(first);
     const hitsAfter = /stagediff_result_cache_hits_total (\d+)/.exec((await app.inject({ url: '/metrics' })).body)![1];
     expect(Number(hitsAfter)).toBe(Number(hitsBefore) + 1);
@@ -195,20 +269,54 @@ describe('rights: the link reads, only the token writes', () => {
     expect((await app.inject({ url: `/api/comparisons/${id}` })).statusCode).toBe(200);
     const none = await app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages`, payload: { name: 'x' } });
     expect(none.statusCode).toBe(401);
-    const wrong = await app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages`, headers: { authorization: 'Bearer nope' }, payload: { name: 'x' } });
+    const wrong = await app.inject({
+      method: 'POST',
+      url: `/api/comparisons/${id}/stages`,
+      headers: { authorization: 'Bearer nope' },
+      payload: { name: 'x' },
+    });
     expect(wrong.statusCode).toBe(403);
     const other = await createComparison(app, 'other');
     const cross = await app.inject({ method: 'DELETE', url: `/api/comparisons/${id}`, headers: other.auth });
     expect(cross.statusCode).toBe(403);
     const up = multipart([S.afterCpu]);
-    expect((await app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages/${stages[0]}/artifacts`, headers: up.headers, payload: up.payload })).statusCode).toBe(401);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: `/api/comparisons/${id}/stages/${stages[0]}/artifacts`,
+          headers: up.headers,
+          payload: up.payload,
+        })
+      ).statusCode,
+    ).toBe(401);
   });
 
   it('STAGEDIFF_WRITE_TOKEN guards creation', async () => {
     const guarded = await testApp({ STAGEDIFF_WRITE_TOKEN: 'secret' });
-    expect((await guarded.inject({ method: 'POST', url: '/api/comparisons', payload: { title: 't' } })).statusCode).toBe(401);
-    expect((await guarded.inject({ method: 'POST', url: '/api/comparisons', headers: { authorization: 'Bearer wrong' }, payload: { title: 't' } })).statusCode).toBe(403);
-    expect((await guarded.inject({ method: 'POST', url: '/api/comparisons', headers: { authorization: 'Bearer secret' }, payload: { title: 't' } })).statusCode).toBe(201);
+    expect(
+      (await guarded.inject({ method: 'POST', url: '/api/comparisons', payload: { title: 't' } })).statusCode,
+    ).toBe(401);
+    expect(
+      (
+        await guarded.inject({
+          method: 'POST',
+          url: '/api/comparisons',
+          headers: { authorization: 'Bearer wrong' },
+          payload: { title: 't' },
+        })
+      ).statusCode,
+    ).toBe(403);
+    expect(
+      (
+        await guarded.inject({
+          method: 'POST',
+          url: '/api/comparisons',
+          headers: { authorization: 'Bearer secret' },
+          payload: { title: 't' },
+        })
+      ).statusCode,
+    ).toBe(201);
     await guarded.close();
   });
 
@@ -216,12 +324,33 @@ describe('rights: the link reads, only the token writes', () => {
     const c = await createComparison(app, 'scratch');
     const a = await addStage(app, c.id, c.auth, 'a');
     const b = await addStage(app, c.id, c.auth, 'b');
-    const re = await app.inject({ method: 'PUT', url: `/api/comparisons/${c.id}/stages/order`, headers: c.auth, payload: { stageIds: [b, a] } });
+    const re = await app.inject({
+      method: 'PUT',
+      url: `/api/comparisons/${c.id}/stages/order`,
+      headers: c.auth,
+      payload: { stageIds: [b, a] },
+    });
     expect(re.json().map((s: { name: string }) => s.name)).toEqual(['b', 'a']);
-    const ren = await app.inject({ method: 'PATCH', url: `/api/comparisons/${c.id}/stages/${a}`, headers: c.auth, payload: { note: 'pooled buffers' } });
+    const ren = await app.inject({
+      method: 'PATCH',
+      url: `/api/comparisons/${c.id}/stages/${a}`,
+      headers: c.auth,
+      payload: { note: 'pooled buffers' },
+    });
     expect(ren.json().note).toBe('pooled buffers');
-    expect((await app.inject({ method: 'PATCH', url: `/api/comparisons/${c.id}`, headers: c.auth, payload: { title: 'renamed' } })).json().title).toBe('renamed');
-    expect((await app.inject({ method: 'DELETE', url: `/api/comparisons/${c.id}`, headers: c.auth })).statusCode).toBe(204);
+    expect(
+      (
+        await app.inject({
+          method: 'PATCH',
+          url: `/api/comparisons/${c.id}`,
+          headers: c.auth,
+          payload: { title: 'renamed' },
+        })
+      ).json().title,
+    ).toBe('renamed');
+    expect((await app.inject({ method: 'DELETE', url: `/api/comparisons/${c.id}`, headers: c.auth })).statusCode).toBe(
+      204,
+    );
     expect((await app.inject({ url: `/api/comparisons/${c.id}` })).statusCode).toBe(404);
   });
 });
@@ -244,11 +373,21 @@ describe('bad input gets a clear 4xx', () => {
 
   it('an unknown format, a wrong content type, an oversized file', async () => {
     const st = await addStage(app, id, auth, 'junk');
-    const txt = await app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages/${st}/artifacts?filename=notes.txt`, headers: { ...auth, 'content-type': 'application/octet-stream' }, payload: Buffer.from('just some notes\n') });
+    const txt = await app.inject({
+      method: 'POST',
+      url: `/api/comparisons/${id}/stages/${st}/artifacts?filename=notes.txt`,
+      headers: { ...auth, 'content-type': 'application/octet-stream' },
+      payload: Buffer.from('just some notes\n'),
+    });
     expect(txt.statusCode).toBe(422);
     expect(txt.json().error).toMatchObject({ code: 'unsupported' });
     expect(txt.json().error.message).toMatch(/^notes\.txt: unrecognized format/);
-    const json = await app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages/${st}/artifacts`, headers: auth, payload: { file: 'x' } });
+    const json = await app.inject({
+      method: 'POST',
+      url: `/api/comparisons/${id}/stages/${st}/artifacts`,
+      headers: auth,
+      payload: { file: 'x' },
+    });
     expect(json.statusCode).toBe(415);
     const small = await testApp({ MAX_UPLOAD_BYTES: '10000' });
     const c = await createComparison(small);
@@ -265,21 +404,37 @@ describe('bad input gets a clear 4xx', () => {
     expect((await app.inject({ url: '/api/comparisons/bad%20id' })).statusCode).toBe(400);
     expect((await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=nope` })).statusCode).toBe(404);
     expect((await app.inject({ url: `/api/comparisons/${id}/flamegraph` })).statusCode).toBe(400);
-    expect((await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&mode=sideways` })).statusCode).toBe(400);
-    expect((await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&minFraction=2` })).statusCode).toBe(400);
-    const noType = await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=goroutine` });
+    expect(
+      (await app.inject({ url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&mode=sideways` }))
+        .statusCode,
+    ).toBe(400);
+    expect(
+      (await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&minFraction=2` })).statusCode,
+    ).toBe(400);
+    const noType = await app.inject({
+      url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=goroutine`,
+    });
     expect(noType.statusCode).toBe(404);
     expect(noType.json().error.message).toMatch(/no profile with sample type "goroutine"/);
     expect((await app.inject({ url: '/api/artifacts/nope/raw' })).statusCode).toBe(404);
-    const badJson = await app.inject({ method: 'POST', url: '/api/comparisons', headers: { 'content-type': 'application/json' }, payload: '{"title":' });
+    const badJson = await app.inject({
+      method: 'POST',
+      url: '/api/comparisons',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"title":',
+    });
     expect(badJson.statusCode).toBe(400);
-    expect((await app.inject({ method: 'POST', url: '/api/comparisons', payload: { title: '' } })).statusCode).toBe(400);
+    expect((await app.inject({ method: 'POST', url: '/api/comparisons', payload: { title: '' } })).statusCode).toBe(
+      400,
+    );
   });
 
   it('50 parallel uploads lose nothing', async () => {
     const st = await addStage(app, id, auth, 'parallel');
     const files = [S.beforeCpu, S.afterCpu, S.wrkBase, S.wrkFast, S.beforeAllocs];
-    const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => upload(app, id, st, auth, [files[i % files.length]!])));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => upload(app, id, st, auth, [files[i % files.length]!])),
+    );
     expect(rs.every((r) => r.statusCode === 200)).toBe(true);
     const c = (await app.inject({ url: `/api/comparisons/${id}` })).json();
     expect(c.stages.find((s: { id: string }) => s.id === st).artifacts).toHaveLength(50);
@@ -289,7 +444,10 @@ describe('bad input gets a clear 4xx', () => {
     const f = (await run(S.wrkFast)).summary;
     expect(row).toMatchObject({ loadTests: 20, aggregated: true, requests: 10 * (b.requests! + f.requests!) });
     expect(row.rps).toBeCloseTo((b.requests! + f.requests!) / (b.durationSeconds! + f.durationSeconds!), 9);
-    expect(row.latencyMs.p50).toBeCloseTo((b.latencyMs.p50! * b.requests! + f.latencyMs.p50! * f.requests!) / (b.requests! + f.requests!), 9);
+    expect(row.latencyMs.p50).toBeCloseTo(
+      (b.latencyMs.p50! * b.requests! + f.latencyMs.p50! * f.requests!) / (b.requests! + f.requests!),
+      9,
+    );
   });
 
   it('function names are data: hostile names come back as JSON strings, unchanged', async () => {

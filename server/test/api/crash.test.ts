@@ -18,7 +18,15 @@ afterAll(() => children.forEach((c) => c.kill('SIGKILL')));
 
 async function startServer(): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(process.execPath, [`${repoRoot}server/bin/stagediff.mjs`, 'serve'], {
-    env: { ...process.env, DATABASE_URL: '', PORT: '0', DATA_DIR: dataDir, STAGEDIFF_SEED_DEMO: '0', LOG_LEVEL: 'info', WEB_DIST: '/nonexistent' },
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      STAGEDIFF_SEED_DEMO: '0',
+      LOG_LEVEL: 'info',
+      WEB_DIST: '/nonexistent',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -40,12 +48,30 @@ async function startServer(): Promise<{ child: ChildProcess; base: string }> {
 describe('SIGKILL during an upload', () => {
   it('leaves no half artifact, and the store works after a restart', async () => {
     const { child, base } = await startServer();
-    const c = await (await fetch(`${base}/api/comparisons`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'crash' }) })).json();
+    const c = await (
+      await fetch(`${base}/api/comparisons`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'crash' }),
+      })
+    ).json();
     const auth = { authorization: `Bearer ${c.editToken}` };
-    const st = await (await fetch(`${base}/api/comparisons/${c.id}/stages`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ name: 's' }) })).json();
+    const st = await (
+      await fetch(`${base}/api/comparisons/${c.id}/stages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth },
+        body: JSON.stringify({ name: 's' }),
+      })
+    ).json();
     // Send half of a large body, then kill the server while it is receiving.
     const url = new URL(`${base}/api/comparisons/${c.id}/stages/${st.id}/artifacts?filename=big.pb.gz`);
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream', 'content-length': 8 * 1024 * 1024 } });
+    const req = request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname + url.search,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/octet-stream', 'content-length': 8 * 1024 * 1024 },
+    });
     req.on('error', () => undefined);
     const chunk = Buffer.alloc(256 * 1024, 7);
     for (let i = 0; i < 16; i++) req.write(chunk);

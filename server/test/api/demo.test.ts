@@ -26,7 +26,11 @@ function wrkPrinted(path: string): { rps: number; p50: number; p99: number } {
 
 describe.skipIf(!haveDemo)('the demo comparison', () => {
   let app: StagediffApp;
-  const manifest = haveDemo ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as { stages: { name: string; files: { path: string; format?: string; kind?: string }[] }[] }) : { stages: [] };
+  const manifest = haveDemo
+    ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+        stages: { name: string; files: { path: string; format?: string; kind?: string }[] }[];
+      })
+    : { stages: [] };
 
   beforeAll(async () => {
     app = await testApp();
@@ -36,12 +40,17 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
   });
   afterAll(async () => app.close());
 
-  it('has the manifest\'s stages, in order, read-only', async () => {
+  it("has the manifest's stages, in order, read-only", async () => {
     const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
     expect(c.readOnly).toBe(true);
     expect(c.stages.map((s: { name: string }) => s.name)).toEqual(manifest.stages.map((s) => s.name));
     for (const [i, st] of manifest.stages.entries()) expect(c.stages[i].artifacts).toHaveLength(st.files.length);
-    const edit = await app.inject({ method: 'PATCH', url: '/api/comparisons/demo', headers: { authorization: 'Bearer anything' }, payload: { title: 'x' } });
+    const edit = await app.inject({
+      method: 'PATCH',
+      url: '/api/comparisons/demo',
+      headers: { authorization: 'Bearer anything' },
+      payload: { title: 'x' },
+    });
     expect(edit.statusCode).toBe(403);
   });
 
@@ -63,8 +72,15 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
   it('the CPU diff baseline → fast-json shows encoding/json shrinking', async () => {
     const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
     const [base, next] = c.stages;
-    const d = (await app.inject({ url: `/api/comparisons/demo/diff?base=${base.id}&target=${next.id}&sampleType=cpu&mode=share` })).json();
-    const jsonShare = (side: 'base' | 'target') => d.top.filter((r: { name: string }) => r.name.startsWith('encoding/json.')).reduce((a: number, r: Record<string, { flat: number }>) => a + r[side]!.flat, 0);
+    const d = (
+      await app.inject({
+        url: `/api/comparisons/demo/diff?base=${base.id}&target=${next.id}&sampleType=cpu&mode=share`,
+      })
+    ).json();
+    const jsonShare = (side: 'base' | 'target') =>
+      d.top
+        .filter((r: { name: string }) => r.name.startsWith('encoding/json.'))
+        .reduce((a: number, r: Record<string, { flat: number }>) => a + r[side]!.flat, 0);
     expect(jsonShare('base')).toBeGreaterThan(0.02);
     expect(jsonShare('target')).toBeLessThan(jsonShare('base') / 2);
   });

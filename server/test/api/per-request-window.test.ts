@@ -22,7 +22,10 @@ it('counts the requests that started inside the profile window, from the run tim
   expect((await upload(app, id, st, auth, [log])).statusCode).toBe(200);
   const tree = (await app.ctx.store.getComparisonTree(id))!;
   // Independent count from the raw log: requests whose start falls in [first + 2 s, first + 5 s).
-  const starts = readFileSync(log, 'utf8').trim().split('\n').map((l) => epochMs(JSON.parse(l).timestamp as string));
+  const starts = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => epochMs(JSON.parse(l).timestamp as string));
   const first = Math.min(...starts);
   const inWindow = starts.filter((t) => t >= first + 2000 && t < first + 5000).length;
   expect(inWindow).toBeGreaterThan(1000);

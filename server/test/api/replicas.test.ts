@@ -11,7 +11,8 @@ import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { samplePath } from '../helpers/paths.ts';
 
 const adminUrl = process.env.STAGEDIFF_TEST_DATABASE_URL;
-if (!adminUrl) console.warn('\n*** multi-replica PostgreSQL test SKIPPED: STAGEDIFF_TEST_DATABASE_URL is not set ***\n');
+if (!adminUrl)
+  console.warn('\n*** multi-replica PostgreSQL test SKIPPED: STAGEDIFF_TEST_DATABASE_URL is not set ***\n');
 
 describe.skipIf(!adminUrl)('two replicas on one PostgreSQL', () => {
   const db = `stagediff_replicas_${process.pid}_${Date.now().toString(36)}`;
@@ -26,7 +27,10 @@ describe.skipIf(!adminUrl)('two replicas on one PostgreSQL', () => {
     await admin.query(`CREATE DATABASE ${db}`);
     const u = new URL(adminUrl!);
     u.pathname = `/${db}`;
-    stores = await Promise.all([openStore({ dataDir: '/unused', databaseUrl: u.toString() }), openStore({ dataDir: '/unused', databaseUrl: u.toString() })]);
+    stores = await Promise.all([
+      openStore({ dataDir: '/unused', databaseUrl: u.toString() }),
+      openStore({ dataDir: '/unused', databaseUrl: u.toString() }),
+    ]);
     a = await testApp({}, stores[0]);
     b = await testApp({}, stores[1]);
   });
@@ -43,7 +47,14 @@ describe.skipIf(!adminUrl)('two replicas on one PostgreSQL', () => {
     const { id, auth } = await createComparison(a, 'replicated');
     const s1 = await addStage(a, id, auth, 'before');
     const s2 = await addStage(b, id, auth, 'after');
-    expect((await upload(a, id, s1, auth, [samplePath('pprof/go_httpserver_before_cpu.pb.gz'), samplePath('loadtests/wrk/baseline-latency.txt')])).statusCode).toBe(200);
+    expect(
+      (
+        await upload(a, id, s1, auth, [
+          samplePath('pprof/go_httpserver_before_cpu.pb.gz'),
+          samplePath('loadtests/wrk/baseline-latency.txt'),
+        ])
+      ).statusCode,
+    ).toBe(200);
     expect((await upload(b, id, s2, auth, [samplePath('pprof/go_httpserver_after_cpu.pb.gz')])).statusCode).toBe(200);
     const viaB = (await b.inject({ url: `/api/comparisons/${id}` })).json();
     expect(viaB.stages.map((s: { artifacts: unknown[] }) => s.artifacts.length)).toEqual([2, 1]);

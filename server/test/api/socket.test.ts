@@ -22,28 +22,61 @@ afterAll(async () => app.close());
 
 describe('over a real socket', () => {
   it('create, upload several files at once, read the story without the token', async () => {
-    const c = await (await fetch(`${base}/api/comparisons`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'socket' }) })).json();
+    const c = await (
+      await fetch(`${base}/api/comparisons`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'socket' }),
+      })
+    ).json();
     const auth = { authorization: `Bearer ${c.editToken}` };
-    const st = await (await fetch(`${base}/api/comparisons/${c.id}/stages`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ name: 'baseline' }) })).json();
+    const st = await (
+      await fetch(`${base}/api/comparisons/${c.id}/stages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth },
+        body: JSON.stringify({ name: 'baseline' }),
+      })
+    ).json();
     const form = new FormData();
     form.append('file', await openAsBlob(samplePath('pprof/go_httpserver_before_cpu.pb.gz')), 'cpu.pb.gz');
     form.append('file', await openAsBlob(samplePath('loadtests/wrk/baseline-latency.txt')), 'wrk.txt');
-    const up = await fetch(`${base}/api/comparisons/${c.id}/stages/${st.id}/artifacts`, { method: 'POST', headers: auth, body: form });
+    const up = await fetch(`${base}/api/comparisons/${c.id}/stages/${st.id}/artifacts`, {
+      method: 'POST',
+      headers: auth,
+      body: form,
+    });
     expect(up.status).toBe(200);
     expect((await up.json()).results.map((r: { ok: boolean }) => r.ok)).toEqual([true, true]);
     const view = await (await fetch(`${base}/api/comparisons/${c.id}`)).json();
     expect(view.stageTable[0].rps).toBe(8589.52);
     const raw = await fetch(`${base}/api/artifacts/${view.stages[0].artifacts[0].id}/raw`);
-    expect(Buffer.compare(Buffer.from(await raw.arrayBuffer()), readFileSync(samplePath('pprof/go_httpserver_before_cpu.pb.gz')))).toBe(0);
+    expect(
+      Buffer.compare(
+        Buffer.from(await raw.arrayBuffer()),
+        readFileSync(samplePath('pprof/go_httpserver_before_cpu.pb.gz')),
+      ),
+    ).toBe(0);
     const denied = await fetch(`${base}/api/comparisons/${c.id}`, { method: 'DELETE' });
     expect(denied.status).toBe(401);
     expect((await denied.json()).error.message).toMatch(/edit token/);
   });
 
   it('a raw octet-stream upload, as curl --data-binary sends it', async () => {
-    const c = await (await fetch(`${base}/api/comparisons`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'curl' }) })).json();
+    const c = await (
+      await fetch(`${base}/api/comparisons`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'curl' }),
+      })
+    ).json();
     const auth = { authorization: `Bearer ${c.editToken}` };
-    const st = await (await fetch(`${base}/api/comparisons/${c.id}/stages`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify({ name: 's' }) })).json();
+    const st = await (
+      await fetch(`${base}/api/comparisons/${c.id}/stages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth },
+        body: JSON.stringify({ name: 's' }),
+      })
+    ).json();
     const r = await fetch(`${base}/api/comparisons/${c.id}/stages/${st.id}/artifacts?filename=heap.pb.gz`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/octet-stream' },
@@ -65,17 +98,53 @@ describe('over a real socket', () => {
         return { status: x.code ?? 1, stdout: x.stdout, stderr: x.stderr };
       }
     };
-    const r = await runCli(process.execPath, [bin, 'upload', '--server', base, '--title', 'CI run', '--stage', 'baseline', '--json', samplePath('pprof/go_httpserver_before_cpu.pb.gz'), samplePath('loadtests/hey/baseline-summary.txt')]);
+    const r = await runCli(process.execPath, [
+      bin,
+      'upload',
+      '--server',
+      base,
+      '--title',
+      'CI run',
+      '--stage',
+      'baseline',
+      '--json',
+      samplePath('pprof/go_httpserver_before_cpu.pb.gz'),
+      samplePath('loadtests/hey/baseline-summary.txt'),
+    ]);
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.url).toBe(`${base}/c/${out.id}`);
     expect(out.results.map((x: { artifact: { format: string } }) => x.artifact.format)).toEqual(['pprof', 'hey']);
     // Extend the same comparison with a second stage, as the next CI job would.
-    const r2 = await runCli(process.execPath, [bin, 'upload', '--server', base, '--comparison', out.id, '--token', out.editToken, '--stage', 'fast-json', samplePath('pprof/go_httpserver_after_cpu.pb.gz')]);
+    const r2 = await runCli(process.execPath, [
+      bin,
+      'upload',
+      '--server',
+      base,
+      '--comparison',
+      out.id,
+      '--token',
+      out.editToken,
+      '--stage',
+      'fast-json',
+      samplePath('pprof/go_httpserver_after_cpu.pb.gz'),
+    ]);
     expect(r2.status, r2.stderr).toBe(0);
     expect(r2.stdout.trim()).toBe(out.url);
     // A bad file: non-zero exit, one line naming it.
-    const r3 = await runCli(process.execPath, [bin, 'upload', '--server', base, '--comparison', out.id, '--token', out.editToken, '--stage', 'fast-json', samplePath('pprof/hostile/truncated_gzip.pb.gz')]);
+    const r3 = await runCli(process.execPath, [
+      bin,
+      'upload',
+      '--server',
+      base,
+      '--comparison',
+      out.id,
+      '--token',
+      out.editToken,
+      '--stage',
+      'fast-json',
+      samplePath('pprof/hostile/truncated_gzip.pb.gz'),
+    ]);
     expect(r3.status).not.toBe(0);
     expect(r3.stderr).toMatch(/stagediff: truncated_gzip\.pb\.gz: corrupt gzip/);
   });

@@ -17,7 +17,11 @@ export function multipart(paths: string[], names?: string[]): { payload: Buffer;
   const boundary = `----stagediff${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
   paths.forEach((p, i) => {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${names?.[i] ?? basename(p)}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${names?.[i] ?? basename(p)}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+    );
     parts.push(readFileSync(p));
     parts.push(Buffer.from('\r\n'));
   });
@@ -25,22 +29,47 @@ export function multipart(paths: string[], names?: string[]): { payload: Buffer;
   return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
-export async function createComparison(app: StagediffApp, title = 'test'): Promise<{ id: string; token: string; auth: Record<string, string> }> {
+export async function createComparison(
+  app: StagediffApp,
+  title = 'test',
+): Promise<{ id: string; token: string; auth: Record<string, string> }> {
   const r = await app.inject({ method: 'POST', url: '/api/comparisons', payload: { title } });
   if (r.statusCode !== 201) throw new Error(`create failed: ${r.body}`);
   const { id, editToken } = r.json() as { id: string; editToken: string };
   return { id, token: editToken, auth: { authorization: `Bearer ${editToken}` } };
 }
 
-export async function addStage(app: StagediffApp, id: string, auth: Record<string, string>, name: string, note = ''): Promise<string> {
-  const r = await app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages`, headers: auth, payload: { name, note } });
+export async function addStage(
+  app: StagediffApp,
+  id: string,
+  auth: Record<string, string>,
+  name: string,
+  note = '',
+): Promise<string> {
+  const r = await app.inject({
+    method: 'POST',
+    url: `/api/comparisons/${id}/stages`,
+    headers: auth,
+    payload: { name, note },
+  });
   if (r.statusCode !== 201) throw new Error(`stage failed: ${r.body}`);
   return (r.json() as { id: string }).id;
 }
 
-export async function upload(app: StagediffApp, id: string, stageId: string, auth: Record<string, string>, paths: string[]) {
+export async function upload(
+  app: StagediffApp,
+  id: string,
+  stageId: string,
+  auth: Record<string, string>,
+  paths: string[],
+) {
   const m = multipart(paths);
-  return app.inject({ method: 'POST', url: `/api/comparisons/${id}/stages/${stageId}/artifacts`, headers: { ...auth, ...m.headers }, payload: m.payload });
+  return app.inject({
+    method: 'POST',
+    url: `/api/comparisons/${id}/stages/${stageId}/artifacts`,
+    headers: { ...auth, ...m.headers },
+    payload: m.payload,
+  });
 }
 
 declare global {

@@ -112,7 +112,10 @@ export function checkRun(key: string, run: LoadTestRun, e: Expected): void {
   }
   for (const [k, options] of Object.entries(e.alternatives ?? {})) {
     const got = field(run, k);
-    expect(options.some((o) => close(got, o, tol)), `${key} ${k}: got ${got}, want one of ${options.join(', ')}`).toBe(true);
+    expect(
+      options.some((o) => close(got, o, tol)),
+      `${key} ${k}: got ${got}, want one of ${options.join(', ')}`,
+    ).toBe(true);
   }
   for (const [k, [lo, hi]] of Object.entries(e.bounds ?? {})) {
     const got = field(run, k);
@@ -125,7 +128,9 @@ export function checkRun(key: string, run: LoadTestRun, e: Expected): void {
   for (const pt of e.distributionPrinted ?? []) {
     const got = run.latencyDistribution?.find((d) => Math.abs(d.percentile - pt.percentile) < 1e-6);
     expect(got, `${key} distribution point ${pt.percentile}%`).toBeDefined();
-    expect(close(got!.ms, pt.ms, tol), `${key} distribution ${pt.percentile}%: got ${got!.ms}, want ${pt.ms}`).toBe(true);
+    expect(close(got!.ms, pt.ms, tol), `${key} distribution ${pt.percentile}%: got ${got!.ms}, want ${pt.ms}`).toBe(
+      true,
+    );
   }
   // The errors contract: the sum of the parts that are known; a total the source cannot split
   // only when neither part is known.
@@ -181,7 +186,10 @@ export function describeExpectedSamples(title: string, suite: ExpectedSuite): vo
           return;
         }
         if (e.acceptError || e.mayBeUnsupported) {
-          expect(bestImporter(suite.importers, path).importer, `${key} should be recognised (parsed or refused)`).not.toBeNull();
+          expect(
+            bestImporter(suite.importers, path).importer,
+            `${key} should be recognised (parsed or refused)`,
+          ).not.toBeNull();
         }
         let run: LoadTestRun;
         try {

@@ -43,7 +43,13 @@ describe('load-test samples are detected by content, without their names', () =>
 describe('other artifacts are detected by content', () => {
   const dir = samplePath('gobench/');
   const kindOf = (f: string) =>
-    f.endsWith('.cpuprofile') ? ['profile', 'cpuprofile'] : f.endsWith('.folded') ? ['profile', 'folded'] : f.includes('gctrace') ? ['gctrace', 'gctrace'] : ['benchmark', 'go-bench'];
+    f.endsWith('.cpuprofile')
+      ? ['profile', 'cpuprofile']
+      : f.endsWith('.folded')
+        ? ['profile', 'folded']
+        : f.includes('gctrace')
+          ? ['gctrace', 'gctrace']
+          : ['benchmark', 'go-bench'];
   for (const f of readdirSync(dir).filter((x) => !x.endsWith('.md') && x !== 'expected')) {
     it(`gobench/${f}`, async () => {
       const r = await detectNameless(dir + f);
@@ -59,7 +65,9 @@ describe('other artifacts are detected by content', () => {
     });
   }
   it('an unknown text file is refused as unsupported', async () => {
-    const r = await ingest({ name: 'notes.txt', bytes: Buffer.from('hello, this is not a load test\n') }).catch((e: unknown) => e);
+    const r = await ingest({ name: 'notes.txt', bytes: Buffer.from('hello, this is not a load test\n') }).catch(
+      (e: unknown) => e,
+    );
     expect(r).toBeInstanceOf(IngestError);
     expect((r as IngestError).code).toBe('unsupported');
   });

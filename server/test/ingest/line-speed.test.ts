@@ -19,7 +19,8 @@ function chunked(bytes: Buffer, sizes: number[]): ByteSource {
 async function spanLines(src: ByteSource, max?: number): Promise<{ text: string; line: number }[]> {
   const out: { text: string; line: number }[] = [];
   for await (const b of lineSpans(src, max)) {
-    for (let i = 0; i < b.count; i++) out.push({ text: b.buf.toString('utf8', b.start[i], b.end[i]), line: b.firstLine + i });
+    for (let i = 0; i < b.count; i++)
+      out.push({ text: b.buf.toString('utf8', b.start[i], b.end[i]), line: b.firstLine + i });
   }
   return out;
 }
@@ -45,15 +46,15 @@ function reference(bytes: Buffer): string[] {
 }
 
 const CASES: Record<string, string> = {
-  'LF': 'a,b\n1,2\n3,4\n',
-  'CRLF': 'a,b\r\n1,2\r\n3,4\r\n',
+  LF: 'a,b\n1,2\n3,4\n',
+  CRLF: 'a,b\r\n1,2\r\n3,4\r\n',
   'no trailing newline': 'a\nb\nlast',
   'no trailing newline, CR at the end': 'a\r\nb\r',
   'blank lines': '\n\nx\n\r\n\ny',
   'lone CR inside a line': 'a\rb\nc\r\r\nd',
   'BOM then text': '\uFEFFhead\nrow\n',
   'BOM only': '\uFEFF',
-  'empty': '',
+  empty: '',
   'multi-byte UTF-8': 'Ünïcødé → 漢字 🙂\nsecond 🙂🙂\r\nthird é',
 };
 
@@ -64,7 +65,10 @@ describe('lineSpans / lines / lineBatches', () => {
       const want = reference(bytes);
       for (const size of [1, 2, 3, 5, 7, 64, 1 << 20]) {
         const got = await spanLines(chunked(bytes, [size]));
-        expect(got.map((g) => g.text), `chunk ${size}`).toEqual(want);
+        expect(
+          got.map((g) => g.text),
+          `chunk ${size}`,
+        ).toEqual(want);
         expect(got.map((g) => g.line)).toEqual(want.map((_, i) => i + 1));
         expect(await stringLines(chunked(bytes, [size])), `lines(), chunk ${size}`).toEqual(want);
         expect(await batchLines(chunked(bytes, [size])), `lineBatches(), chunk ${size}`).toEqual(want);

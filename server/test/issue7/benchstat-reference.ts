@@ -122,8 +122,18 @@ export function readScaled(cell: string): { value: number; halfUlp: number } {
   const m = /^(-?\d+(?:\.(\d+))?)([a-zA-Zµ]*)$/.exec(cell);
   if (!m) throw new Error(`unexpected scaled number: ${cell}`);
   const factors: Record<string, number> = {
-    '': 1, n: 1e-9, 'µ': 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12,
-    Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4,
+    '': 1,
+    n: 1e-9,
+    µ: 1e-6,
+    m: 1e-3,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    Ki: 1024,
+    Mi: 1024 ** 2,
+    Gi: 1024 ** 3,
+    Ti: 1024 ** 4,
   };
   const f = factors[m[3]!];
   if (f === undefined) throw new Error(`unknown scale prefix in ${cell}`);

@@ -3,15 +3,27 @@ import { compareBenchmarks, mannWhitneyU, medianCiOrders, quantileSorted } from 
 import { parse } from '../../src/ingest/gobench.ts';
 import type { BenchmarkDiffRow } from '../../src/model/benchmark.ts';
 import { fixtureDir, gobenchSamples as samples, read } from '../helpers/parser-tests.ts';
-import { goFixed, goSignedFixed2, readBenchstatCsv, readBenchstatText, readScaled, type RefRow } from './benchstat-reference.ts';
+import {
+  goFixed,
+  goSignedFixed2,
+  readBenchstatCsv,
+  readBenchstatText,
+  readScaled,
+  type RefRow,
+} from './benchstat-reference.ts';
 
 const ours = fixtureDir('gobench');
 
 /** Every benchmark pair with the real benchstat's outputs: [folder, pair name, base file, target file]. */
 const PAIRS: [URL, string, string, string][] = [
-  ...['json-encode', 'string-concat', 'unchanged', 'unchanged-noisy', 'multi-pkg-metric', 'slice-prealloc-regression'].map(
-    (p) => [samples, p, `${p}-before.txt`, `${p}-after.txt`] as [URL, string, string, string],
-  ),
+  ...[
+    'json-encode',
+    'string-concat',
+    'unchanged',
+    'unchanged-noisy',
+    'multi-pkg-metric',
+    'slice-prealloc-regression',
+  ].map((p) => [samples, p, `${p}-before.txt`, `${p}-after.txt`] as [URL, string, string, string]),
   [ours, 'kvjoin', 'kvjoin-before.txt', 'kvjoin-after.txt'],
   [ours, 'kvjoin-rerun', 'kvjoin-before.txt', 'kvjoin-rerun.txt'],
 ];
@@ -66,7 +78,8 @@ describe.each(PAIRS)('benchstat reference %s / %s', (dir, pair, baseFile, target
         delta: ref.delta,
         pn: ref.pn,
       };
-      if (JSON.stringify(got) !== JSON.stringify(want)) mismatches.push(`${key(r)}: got ${JSON.stringify(got)} want ${JSON.stringify(want)}`);
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        mismatches.push(`${key(r)}: got ${JSON.stringify(got)} want ${JSON.stringify(want)}`);
     });
     expect(mismatches).toEqual([]);
   });
@@ -80,10 +93,12 @@ describe.each(PAIRS)('benchstat reference %s / %s', (dir, pair, baseFile, target
         [r.target.median, ref.target.center],
       ] as const) {
         const printed = readScaled(cell);
-        if (Math.abs(mine - printed.value) > printed.halfUlp * (1 + 1e-9)) mismatches.push(`${key(r)}: median ${mine} vs printed ${cell}`);
+        if (Math.abs(mine - printed.value) > printed.halfUlp * (1 + 1e-9))
+          mismatches.push(`${key(r)}: median ${mine} vs printed ${cell}`);
       }
       const cis = `${ciCell(r.base.ci)} ${ciCell(r.target.ci)}`;
-      if (cis !== `${ref.base.ci} ${ref.target.ci}`) mismatches.push(`${key(r)}: CI ${cis} vs ${ref.base.ci} ${ref.target.ci}`);
+      if (cis !== `${ref.base.ci} ${ref.target.ci}`)
+        mismatches.push(`${key(r)}: CI ${cis} vs ${ref.base.ci} ${ref.target.ci}`);
       if (deltaCell(r) !== ref.delta) mismatches.push(`${key(r)}: delta ${deltaCell(r)} vs ${ref.delta}`);
       if (pnCell(r) !== ref.pn) mismatches.push(`${key(r)}: ${pnCell(r)} vs ${ref.pn}`);
     });
@@ -94,7 +109,11 @@ describe.each(PAIRS)('benchstat reference %s / %s', (dir, pair, baseFile, target
 describe('benchstat verdicts named in the corpus README', () => {
   const verdicts = (pair: string) => {
     const d = diffOf(samples, `${pair}-before.txt`, `${pair}-after.txt`);
-    return { significant: d.rows.filter((r) => r.significant).length, unchanged: d.rows.filter((r) => !r.significant).length, d };
+    return {
+      significant: d.rows.filter((r) => r.significant).length,
+      unchanged: d.rows.filter((r) => !r.significant).length,
+      d,
+    };
   };
 
   it('unchanged: every row ~', () => {
@@ -105,7 +124,9 @@ describe('benchstat verdicts named in the corpus README', () => {
   it('unchanged-noisy: the same code, yet benchstat flags 5 rows (+3.91 %, +6.91 %, +58.23 % sec/op) and so do we', () => {
     const v = verdicts('unchanged-noisy');
     expect([v.unchanged, v.significant]).toEqual([6, 5]);
-    const secOp = v.d.rows.filter((r) => r.unit === 'sec/op').map((r) => [r.name, goSignedFixed2(r.deltaPercent!), r.significant]);
+    const secOp = v.d.rows
+      .filter((r) => r.unit === 'sec/op')
+      .map((r) => [r.name, goSignedFixed2(r.deltaPercent!), r.significant]);
     expect(secOp).toEqual([
       ['CRC32C-2', '+3.91', true],
       ['FNV64a-2', '+6.91', true],
@@ -126,8 +147,16 @@ describe('benchstat verdicts named in the corpus README', () => {
     const d = diffOf(samples, 'json-encode-before.txt', 'json-encode-after.txt');
     expect(d.kind).toBe('benchmark-diff');
     const r = JSON.parse(JSON.stringify(d.rows[0]));
-    expect(Object.keys(r)).toEqual(expect.arrayContaining(['pkg', 'name', 'unit', 'base', 'target', 'deltaPercent', 'p', 'n', 'significant']));
-    expect(r).toMatchObject({ pkg: 'benchcorpus/jsonenc', name: 'Encode/small-2', unit: 'sec/op', n: 10, significant: true });
+    expect(Object.keys(r)).toEqual(
+      expect.arrayContaining(['pkg', 'name', 'unit', 'base', 'target', 'deltaPercent', 'p', 'n', 'significant']),
+    );
+    expect(r).toMatchObject({
+      pkg: 'benchcorpus/jsonenc',
+      name: 'Encode/small-2',
+      unit: 'sec/op',
+      n: 10,
+      significant: true,
+    });
     expect(r.base.ci).toBeCloseTo(0.026, 3);
   });
 });
@@ -152,14 +181,22 @@ describe('statistics building blocks', () => {
     // Complete separation of 3 vs 3: p = 2 / C(6,3) = 0.1.
     expect(mannWhitneyU([1, 2, 3], [4, 5, 6]).p).toBeCloseTo(0.1, 12);
     // Complete separation of 10 vs 10: p = 2 / C(20,10).
-    expect(mannWhitneyU([...Array(10).keys()], [...Array(10).keys()].map((x) => x + 10)).p).toBeCloseTo(2 / 184756, 15);
+    expect(
+      mannWhitneyU(
+        [...Array(10).keys()],
+        [...Array(10).keys()].map((x) => x + 10),
+      ).p,
+    ).toBeCloseTo(2 / 184756, 15);
     // Ties across samples: 3 vs 3 with values {1,1,2} vs {1,2,2}.
     const tied = mannWhitneyU([1, 1, 2], [1, 2, 2]);
     expect(tied.method).toBe('exact');
     expect(tied.u).toBe(3);
     expect(tied.p).toBe(1);
     expect(mannWhitneyU([5, 5], [5, 5, 5])).toMatchObject({ p: 1, method: 'all-equal' });
-    const big = mannWhitneyU([...Array(60).keys()], [...Array(60).keys()].map((x) => x + 5));
+    const big = mannWhitneyU(
+      [...Array(60).keys()],
+      [...Array(60).keys()].map((x) => x + 5),
+    );
     expect(big.method).toBe('normal');
     // By hand: U1 = 1485 + 55·½ = 1512.5, μ = 1800, σ = √(3600·(121 − 330/14280)/12) = 190.507,
     // z = (−287.5 + ½)/σ = −1.5065, p = 2·Φ(z) = 0.1319.

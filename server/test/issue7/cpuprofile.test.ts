@@ -24,9 +24,12 @@ function ourName(p: Profile, f: ExpectedFunction): string {
   const base = f.functionName || '(anonymous)';
   const line = f.lineNumber >= 0 ? f.lineNumber + 1 : 0;
   const candidates = new Set(
-    p.frames.filter((fr) => fr.file === f.url && fr.line === line && (fr.name === base || fr.name.startsWith(`${base} (`))).map((fr) => fr.name),
+    p.frames
+      .filter((fr) => fr.file === f.url && fr.line === line && (fr.name === base || fr.name.startsWith(`${base} (`)))
+      .map((fr) => fr.name),
   );
-  if (candidates.size !== 1) throw new Error(`no unique frame for ${base} ${f.url}:${line}: ${[...candidates].join(' | ')}`);
+  if (candidates.size !== 1)
+    throw new Error(`no unique frame for ${base} ${f.url}:${line}: ${[...candidates].join(' | ')}`);
   return [...candidates][0]!;
 }
 
@@ -50,7 +53,10 @@ describe.each([
 
   it('has sample types samples/count and cpu/microseconds (default) and the reference totals', () => {
     expect(profile.format).toBe('cpuprofile');
-    expect(profile.sampleTypes).toEqual([{ type: 'samples', unit: 'count' }, { type: 'cpu', unit: 'microseconds' }]);
+    expect(profile.sampleTypes).toEqual([
+      { type: 'samples', unit: 'count' },
+      { type: 'cpu', unit: 'microseconds' },
+    ]);
     expect(profile.defaultSampleType).toBe('cpu');
     expect(total(profile, count)).toBe(expected.sampleCount);
     // Each tick weighs the next tick's delta: the total is last − first tick time.
@@ -67,11 +73,27 @@ describe.each([
     const countRows = byName(flatCum(profile, count));
     const got = top.map((f) => {
       const name = ourName(profile, f);
-      return { name, selfTimeUs: cpuRows.get(name)?.flat, totalTimeUs: cpuRows.get(name)?.cum, selfSamples: countRows.get(name)?.flat };
+      return {
+        name,
+        selfTimeUs: cpuRows.get(name)?.flat,
+        totalTimeUs: cpuRows.get(name)?.cum,
+        selfSamples: countRows.get(name)?.flat,
+      };
     });
-    expect(got).toEqual(top.map((f) => ({ name: ourName(profile, f), selfTimeUs: f.selfTimeUs, totalTimeUs: f.totalTimeUs, selfSamples: f.selfSamples })));
+    expect(got).toEqual(
+      top.map((f) => ({
+        name: ourName(profile, f),
+        selfTimeUs: f.selfTimeUs,
+        totalTimeUs: f.totalTimeUs,
+        selfSamples: f.selfSamples,
+      })),
+    );
     // And our own ranking (pprof's -top order) puts the same ten first.
-    expect(sortByFlat(flatCum(profile, cpu)).slice(0, 10).map((r) => r.name)).toEqual(got.map((g) => g.name));
+    expect(
+      sortByFlat(flatCum(profile, cpu))
+        .slice(0, 10)
+        .map((r) => r.name),
+    ).toEqual(got.map((g) => g.name));
   });
 
   it('has the reference top-10 by self samples', () => {
@@ -144,7 +166,10 @@ describe('.cpuprofile errors', () => {
 
   it('reports bad input as typed errors', () => {
     expect(ingestError(() => parse(Buffer.from(''))).code).toBe('empty');
-    expect(ingestError(() => parse(Buffer.from('{\n "nodes": [\n  oops\n]}')))).toMatchObject({ code: 'malformed', line: 3 });
+    expect(ingestError(() => parse(Buffer.from('{\n "nodes": [\n  oops\n]}')))).toMatchObject({
+      code: 'malformed',
+      line: 3,
+    });
     expect(ingestError(() => parse(Buffer.from('[{"name":"ProfileChunk"}]'))).code).toBe('unsupported');
     expect(ingestError(() => parse(Buffer.from('{"head":{"children":[]}}'))).code).toBe('unsupported');
     expect(ingestError(() => parse(Buffer.from('{"a":1}'))).code).toBe('not-a-profile');

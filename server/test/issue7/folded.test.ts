@@ -13,7 +13,8 @@ function toFolded(p: Profile): string[] {
   for (let s = 0; s < p.sampleStack.length; s++) {
     const st = p.sampleStack[s]!;
     const names: string[] = [];
-    for (let i = p.stackOffsets[st + 1]! - 1; i >= p.stackOffsets[st]!; i--) names.push(p.frames[p.stackFrames[i]!]!.name);
+    for (let i = p.stackOffsets[st + 1]! - 1; i >= p.stackOffsets[st]!; i--)
+      names.push(p.frames[p.stackFrames[i]!]!.name);
     out.push(`${names.join(';')} ${p.values[0]![s]}`);
   }
   return out;
@@ -39,23 +40,30 @@ describe.each([
     expect(total(profile, 0)).toBe(expected.total);
     expect(stackCount(profile)).toBe(expected.distinct_stacks);
     let depth = 0;
-    for (let s = 0; s < stackCount(profile); s++) depth = Math.max(depth, profile.stackOffsets[s + 1]! - profile.stackOffsets[s]!);
+    for (let s = 0; s < stackCount(profile); s++)
+      depth = Math.max(depth, profile.stackOffsets[s + 1]! - profile.stackOffsets[s]!);
     expect(depth).toBe(expected.max_depth);
     expect(flatCum(profile, 0).filter((r) => r.flat > 0)).toHaveLength(expected.leaf_functions);
   });
 
   it('has the reference top-10 leaf functions (flat) with their percentages', () => {
     const top = sortByFlat(flatCum(profile, 0)).slice(0, 10);
-    expect(top.map((r) => ({ name: r.name, value: r.flat, percent: Math.round((10000 * r.flat) / expected.total) / 100 }))).toEqual(expected.top10_leaf);
+    expect(
+      top.map((r) => ({ name: r.name, value: r.flat, percent: Math.round((10000 * r.flat) / expected.total) / 100 })),
+    ).toEqual(expected.top10_leaf);
   });
 
   it('keeps names with spaces and the producer\'s "," for ";" in generic shapes', () => {
     const names = new Set(profile.frames.map((f) => f.name));
-    for (const n of expected.functions_with_semicolon_in_name as string[]) expect(names).toContain(n.replaceAll(';', ','));
+    for (const n of expected.functions_with_semicolon_in_name as string[])
+      expect(names).toContain(n.replaceAll(';', ','));
   });
 
-  it('round-trips: writing the profile back gives the file\'s lines', () => {
-    const lines = bytes.toString('utf8').split('\n').filter((l) => l !== '');
+  it("round-trips: writing the profile back gives the file's lines", () => {
+    const lines = bytes
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     expect(toFolded(profile)).toEqual(lines);
   });
 });

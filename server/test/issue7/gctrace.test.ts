@@ -11,7 +11,13 @@ interface ExpectedCycle {
   at_s: number;
   cpu_percent: number;
   clock_ms: { sweep_termination: number; mark_scan: number; mark_termination: number };
-  cpu_ms: { sweep_termination: number; mark_assist: number; mark_background: number; mark_idle: number; mark_termination: number };
+  cpu_ms: {
+    sweep_termination: number;
+    mark_assist: number;
+    mark_background: number;
+    mark_idle: number;
+    mark_termination: number;
+  };
   heap_mb: { start: number; end: number; live: number };
   goal_mb: number;
   stacks_mb: number;
@@ -39,7 +45,11 @@ describe.each([
       gc: c.gc,
       atSeconds: c.at_s,
       cpuPercent: c.cpu_percent,
-      clockMs: { sweepTermination: c.clock_ms.sweep_termination, markScan: c.clock_ms.mark_scan, markTermination: c.clock_ms.mark_termination },
+      clockMs: {
+        sweepTermination: c.clock_ms.sweep_termination,
+        markScan: c.clock_ms.mark_scan,
+        markTermination: c.clock_ms.mark_termination,
+      },
       cpuMs: {
         sweepTermination: c.cpu_ms.sweep_termination,
         markAssist: c.cpu_ms.mark_assist,
@@ -65,7 +75,12 @@ describe.each([
     expect(trace.summary).toEqual({
       cycles: s.cycles,
       forcedCycles: s.forced_cycles,
-      stwPauseMs: { total: s.stw_pause_ms.total, p50: s.stw_pause_ms.p50_nearest_rank, p99: s.stw_pause_ms.p99_nearest_rank, max: s.stw_pause_ms.max },
+      stwPauseMs: {
+        total: s.stw_pause_ms.total,
+        p50: s.stw_pause_ms.p50_nearest_rank,
+        p99: s.stw_pause_ms.p99_nearest_rank,
+        max: s.stw_pause_ms.max,
+      },
       lastCpuPercent: s.last_cpu_percent,
       maxHeapMb: s.max_heap_start_mb,
       maxGoalMb: s.max_goal_mb,
@@ -77,10 +92,14 @@ describe('GC trace of our own gcchurn run', () => {
   const bytes = read(ours, 'gcchurn-gctrace.txt');
   const trace = parse(bytes);
   const memstats = Object.fromEntries(
-    [...read(ours, 'gcchurn-memstats.txt').toString('utf8').matchAll(/(\w+)=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]),
+    [
+      ...read(ours, 'gcchurn-memstats.txt')
+        .toString('utf8')
+        .matchAll(/(\w+)=(\d+)/g),
+    ].map((m) => [m[1]!, Number(m[2])]),
   );
 
-  it('agrees with the runtime\'s own counters: NumGC, NumForcedGC, PauseTotalNs', () => {
+  it("agrees with the runtime's own counters: NumGC, NumForcedGC, PauseTotalNs", () => {
     expect(detect(bytes.subarray(0, 2048))).toBeGreaterThanOrEqual(0.9);
     expect(trace.summary.cycles).toBe(memstats.NumGC);
     expect(trace.summary.forcedCycles).toBe(memstats.NumForcedGC);
@@ -101,7 +120,20 @@ describe('GC trace of our own gcchurn run', () => {
     expect(back).toEqual(trace);
     expect(back.kind).toBe('gctrace');
     expect(Object.keys(back.cycles[0]).sort()).toEqual(
-      ['atSeconds', 'clockMs', 'cpuMs', 'cpuPercent', 'forced', 'gc', 'globalsMb', 'goalMb', 'heapMb', 'procs', 'stacksMb', 'stwPauseMs'].sort(),
+      [
+        'atSeconds',
+        'clockMs',
+        'cpuMs',
+        'cpuPercent',
+        'forced',
+        'gc',
+        'globalsMb',
+        'goalMb',
+        'heapMb',
+        'procs',
+        'stacksMb',
+        'stwPauseMs',
+      ].sort(),
     );
     expect(trace.cycles[trace.cycles.length - 1]!.forced).toBe(true);
   });
@@ -121,7 +153,11 @@ describe('GC trace grammar variants and errors', () => {
       [2, 1, 0, true, 13.5],
       [3, 0, 0, false, 0.4],
     ]);
-    expect(t.summary).toMatchObject({ cycles: 3, forcedCycles: 1, stwPauseMs: { total: 13.93, p50: 0.4, p99: 13.5, max: 13.5 } });
+    expect(t.summary).toMatchObject({
+      cycles: 3,
+      forcedCycles: 1,
+      stwPauseMs: { total: 13.93, p50: 0.4, p99: 13.5, max: 13.5 },
+    });
   });
 
   it('reports bad input as typed errors with the line number', () => {

@@ -7,12 +7,22 @@ const ours = fixtureDir('gobench');
 
 const BENCH_FILES: [URL, string][] = [
   ...[
-    'json-encode-before.txt', 'json-encode-after.txt', 'string-concat-before.txt', 'string-concat-after.txt',
-    'unchanged-before.txt', 'unchanged-after.txt', 'unchanged-noisy-before.txt', 'unchanged-noisy-after.txt',
-    'multi-pkg-metric-before.txt', 'multi-pkg-metric-after.txt', 'slice-prealloc-regression-before.txt',
+    'json-encode-before.txt',
+    'json-encode-after.txt',
+    'string-concat-before.txt',
+    'string-concat-after.txt',
+    'unchanged-before.txt',
+    'unchanged-after.txt',
+    'unchanged-noisy-before.txt',
+    'unchanged-noisy-after.txt',
+    'multi-pkg-metric-before.txt',
+    'multi-pkg-metric-after.txt',
+    'slice-prealloc-regression-before.txt',
     'slice-prealloc-regression-after.txt',
   ].map((f) => [samples, f] as [URL, string]),
-  [ours, 'kvjoin-before.txt'], [ours, 'kvjoin-after.txt'], [ours, 'kvjoin-rerun.txt'],
+  [ours, 'kvjoin-before.txt'],
+  [ours, 'kvjoin-after.txt'],
+  [ours, 'kvjoin-rerun.txt'],
 ];
 
 describe('go test -bench importer', () => {
@@ -30,11 +40,24 @@ describe('go test -bench importer', () => {
 
   it('reads json-encode: config, names as benchstat prints them, tidied units and values', () => {
     const run = parse(read(samples, 'json-encode-before.txt'));
-    expect(run).toMatchObject({ kind: 'benchmark', format: 'go-bench', config: { goos: 'linux', goarch: 'amd64', pkg: 'benchcorpus/jsonenc', cpu: 'AMD EPYC' } });
+    expect(run).toMatchObject({
+      kind: 'benchmark',
+      format: 'go-bench',
+      config: { goos: 'linux', goarch: 'amd64', pkg: 'benchcorpus/jsonenc', cpu: 'AMD EPYC' },
+    });
     expect(run.benchmarks.map((b) => `${b.unit} ${b.name} ${b.values.length}`)).toEqual([
-      'sec/op Encode/small-2 10', 'B/s Encode/small-2 10', 'B/op Encode/small-2 10', 'allocs/op Encode/small-2 10',
-      'sec/op Encode/medium-2 10', 'B/s Encode/medium-2 10', 'B/op Encode/medium-2 10', 'allocs/op Encode/medium-2 10',
-      'sec/op Encode/large-2 10', 'B/s Encode/large-2 10', 'B/op Encode/large-2 10', 'allocs/op Encode/large-2 10',
+      'sec/op Encode/small-2 10',
+      'B/s Encode/small-2 10',
+      'B/op Encode/small-2 10',
+      'allocs/op Encode/small-2 10',
+      'sec/op Encode/medium-2 10',
+      'B/s Encode/medium-2 10',
+      'B/op Encode/medium-2 10',
+      'allocs/op Encode/medium-2 10',
+      'sec/op Encode/large-2 10',
+      'B/s Encode/large-2 10',
+      'B/op Encode/large-2 10',
+      'allocs/op Encode/large-2 10',
     ]);
     const small = run.benchmarks.filter((b) => b.name === 'Encode/small-2');
     // First line: 713.6 ns/op  316.70 MB/s  240 B/op  1 allocs/op.
@@ -60,16 +83,26 @@ describe('go test -bench importer', () => {
     const back = JSON.parse(JSON.stringify(run));
     expect(back).toEqual(run);
     expect(Object.keys(back.benchmarks[0]).sort()).toEqual(['median', 'name', 'pkg', 'unit', 'values']);
-    expect(run.benchmarks.map((b) => b.unit)).toEqual(expect.arrayContaining(['sec/op', 'B/s', 'pairs/op', 'B/op', 'allocs/op']));
+    expect(run.benchmarks.map((b) => b.unit)).toEqual(
+      expect.arrayContaining(['sec/op', 'B/s', 'pairs/op', 'B/op', 'allocs/op']),
+    );
   });
 
   it('skips the bare name lines `go test -v` prints before a benchmark log, and other output', () => {
     const text = [
-      'goos: linux', 'pkg: example.com/x', 'BenchmarkFoo', '    foo_test.go:12: warming up',
-      'BenchmarkFoo-8   \t 1000\t  1500 ns/op', 'BenchmarkFoo-8   \t 1000\t  1700 ns/op', 'PASS', 'ok  \texample.com/x\t1.2s',
+      'goos: linux',
+      'pkg: example.com/x',
+      'BenchmarkFoo',
+      '    foo_test.go:12: warming up',
+      'BenchmarkFoo-8   \t 1000\t  1500 ns/op',
+      'BenchmarkFoo-8   \t 1000\t  1700 ns/op',
+      'PASS',
+      'ok  \texample.com/x\t1.2s',
     ].join('\n');
     const run = parse(Buffer.from(text));
-    expect(run.benchmarks).toEqual([{ pkg: 'example.com/x', name: 'Foo-8', unit: 'sec/op', values: [1500e-9, 1700e-9], median: 1600e-9 }]);
+    expect(run.benchmarks).toEqual([
+      { pkg: 'example.com/x', name: 'Foo-8', unit: 'sec/op', values: [1500e-9, 1700e-9], median: 1600e-9 },
+    ]);
     expect(run.config).toEqual({ goos: 'linux', goarch: null, pkg: 'example.com/x', cpu: null });
   });
 

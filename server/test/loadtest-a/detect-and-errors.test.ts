@@ -107,7 +107,10 @@ describe('broken input gives a typed error naming the line', () => {
     expect((await errorOf(wrkImporter.parse(bufferSource(Buffer.from(text))))).code).toBe('no-run');
   });
   it('wrk: an unreadable Requests/sec line', async () => {
-    const text = readFileSync(join(FIXTURES, 'wrk/ok-latency.txt'), 'utf8').replace(/^Requests\/sec:.*$/m, 'Requests/sec:   lots');
+    const text = readFileSync(join(FIXTURES, 'wrk/ok-latency.txt'), 'utf8').replace(
+      /^Requests\/sec:.*$/m,
+      'Requests/sec:   lots',
+    );
     const e = await errorOf(wrkImporter.parse(bufferSource(Buffer.from(text))));
     expect([e.code, e.line]).toEqual(['malformed', 12]);
   });

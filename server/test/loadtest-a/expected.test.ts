@@ -16,7 +16,11 @@ describeExpectedSamples('group-A samples against expected.json', {
   fileCount: 79,
   // every group-A timeline is built from per-request rows: its buckets hold every request
   extraCheck(key, run) {
-    if (run.timeline) expect(run.timeline.reduce((a, b) => a + b.requests, 0), `${key} timeline total`).toBe(run.summary.requests);
+    if (run.timeline)
+      expect(
+        run.timeline.reduce((a, b) => a + b.requests, 0),
+        `${key} timeline total`,
+      ).toBe(run.summary.requests);
   },
 });
 

@@ -12,7 +12,12 @@ import { IngestError } from '../../src/ingest/errors.ts';
 import type { LoadTestRun } from '../../src/model/loadtest.ts';
 import { FIXTURES, best, close, parseFile } from './helpers.ts';
 
-type Want = Partial<Record<'requests' | 'durationSeconds' | 'rps' | 'errors' | 'non2xx' | 'transportErrors' | 'bytesPerSecond', number | null>> & {
+type Want = Partial<
+  Record<
+    'requests' | 'durationSeconds' | 'rps' | 'errors' | 'non2xx' | 'transportErrors' | 'bytesPerSecond',
+    number | null
+  >
+> & {
   format: string;
   latency?: Partial<Record<'min' | 'mean' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'p999' | 'max', number | null>>;
   distribution?: boolean;
@@ -22,72 +27,197 @@ const MB = 1024 * 1024;
 /** Figures copied from each file as the tool printed them (converted to ms, req/s, bytes/s). */
 const printed: Record<string, Want> = {
   'wrk/ok-latency.txt': {
-    format: 'wrk', requests: 65753, durationSeconds: 3.09, rps: 21305.85, errors: 0, non2xx: 0, transportErrors: 0,
-    bytesPerSecond: 3.78 * MB, distribution: true,
+    format: 'wrk',
+    requests: 65753,
+    durationSeconds: 3.09,
+    rps: 21305.85,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    bytesPerSecond: 3.78 * MB,
+    distribution: true,
     latency: { min: null, mean: 3.54, p50: 0.46, p75: 2.3, p90: 7.51, p95: null, p99: 52.05, max: 88.13 },
   },
   'wrk/errors-latency.txt': {
-    format: 'wrk', requests: 57951, durationSeconds: 3.08, rps: 18794.43, errors: 3424, non2xx: 2844, transportErrors: 580,
-    distribution: true, latency: { mean: 3.24, p50: 0.522, p75: 2.3, p90: 7.53, p99: 45.17, max: 83.82 },
+    format: 'wrk',
+    requests: 57951,
+    durationSeconds: 3.08,
+    rps: 18794.43,
+    errors: 3424,
+    non2xx: 2844,
+    transportErrors: 580,
+    distribution: true,
+    latency: { mean: 3.24, p50: 0.522, p75: 2.3, p90: 7.53, p99: 45.17, max: 83.82 },
   },
   'wrk/errors-plain.txt': {
-    format: 'wrk', requests: 45158, durationSeconds: 3.1, rps: 14575.72, errors: 2751, non2xx: 2286, transportErrors: 465,
-    bytesPerSecond: 2.59 * MB, distribution: false, latency: { mean: 14.38, p50: null, max: 256.72 },
+    format: 'wrk',
+    requests: 45158,
+    durationSeconds: 3.1,
+    rps: 14575.72,
+    errors: 2751,
+    non2xx: 2286,
+    transportErrors: 465,
+    bytesPerSecond: 2.59 * MB,
+    distribution: false,
+    latency: { mean: 14.38, p50: null, max: 256.72 },
   },
   'hey/ok-summary.txt': {
-    format: 'hey', requests: 51806, durationSeconds: 3.0024, rps: 17255.0412, errors: 0, non2xx: 0, transportErrors: 0,
-    distribution: true, latency: { min: 0, mean: 0.9, p50: 0.6, p75: 0.8, p90: 1.2, p95: 2.1, p99: 6.9, p999: null, max: 75.7 },
+    format: 'hey',
+    requests: 51806,
+    durationSeconds: 3.0024,
+    rps: 17255.0412,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    distribution: true,
+    latency: { min: 0, mean: 0.9, p50: 0.6, p75: 0.8, p90: 1.2, p95: 2.1, p99: 6.9, p999: null, max: 75.7 },
   },
   'hey/errors-summary.txt': {
-    format: 'hey', requests: 49343 + 2659 + 3, durationSeconds: 3.0008, rps: 17330.5206, errors: 2662, non2xx: 2659, transportErrors: 3,
-    distribution: true, latency: { mean: 0.9, p50: 0.7, p75: 0.9, p90: 1.3, p95: 1.7, p99: 4.3, max: 70.4 },
+    format: 'hey',
+    requests: 49343 + 2659 + 3,
+    durationSeconds: 3.0008,
+    rps: 17330.5206,
+    errors: 2662,
+    non2xx: 2659,
+    transportErrors: 3,
+    distribution: true,
+    latency: { mean: 0.9, p50: 0.7, p75: 0.9, p90: 1.3, p95: 1.7, p99: 4.3, max: 70.4 },
   },
   'ab/ok.txt': {
-    format: 'ab', requests: 30000, durationSeconds: 3.461, rps: 8668.44, errors: 0, non2xx: 0, transportErrors: 0,
-    bytesPerSecond: 1583.01 * 1024, distribution: true,
+    format: 'ab',
+    requests: 30000,
+    durationSeconds: 3.461,
+    rps: 8668.44,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    bytesPerSecond: 1583.01 * 1024,
+    distribution: true,
     latency: { min: 0, mean: 1, p50: 1, p75: 1, p90: 2, p95: 2, p99: 6, p999: null, max: 28 },
   },
   'ab/errors.txt': {
-    format: 'ab', requests: 30000, durationSeconds: 5.089, rps: 5894.62, errors: 1867, non2xx: 1536, transportErrors: 331,
-    bytesPerSecond: 1064.29 * 1024, distribution: true, latency: { min: 0, mean: 2, p50: 1, p90: 4, p95: 6, p99: 10, max: 45 },
+    format: 'ab',
+    requests: 30000,
+    durationSeconds: 5.089,
+    rps: 5894.62,
+    errors: 1867,
+    non2xx: 1536,
+    transportErrors: 331,
+    bytesPerSecond: 1064.29 * 1024,
+    distribution: true,
+    latency: { min: 0, mean: 2, p50: 1, p90: 4, p95: 6, p99: 10, max: 45 },
   },
   'bombardier/ok.json': {
-    format: 'bombardier', requests: 61179, durationSeconds: 3.047507393, rps: 20501.29006642164, errors: 0, non2xx: 0, transportErrors: 0,
-    bytesPerSecond: 11440473 / 3.047507393, distribution: true,
-    latency: { min: null, mean: 0.794463149119796, p50: 0.484, p75: 0.605, p90: 0.994, p95: 1.75, p99: 7.032, max: 87.498 },
+    format: 'bombardier',
+    requests: 61179,
+    durationSeconds: 3.047507393,
+    rps: 20501.29006642164,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    bytesPerSecond: 11440473 / 3.047507393,
+    distribution: true,
+    latency: {
+      min: null,
+      mean: 0.794463149119796,
+      p50: 0.484,
+      p75: 0.605,
+      p90: 0.994,
+      p95: 1.75,
+      p99: 7.032,
+      max: 87.498,
+    },
   },
   'bombardier/errors-count.json': {
-    format: 'bombardier', requests: 20000, durationSeconds: 0.687537824, rps: 29704.71187863329, errors: 1009, non2xx: 1009,
-    transportErrors: 0, distribution: true, latency: { mean: 0.5476721, p50: 0.196, p99: 10.351, max: 46.565 },
+    format: 'bombardier',
+    requests: 20000,
+    durationSeconds: 0.687537824,
+    rps: 29704.71187863329,
+    errors: 1009,
+    non2xx: 1009,
+    transportErrors: 0,
+    distribution: true,
+    latency: { mean: 0.5476721, p50: 0.196, p99: 10.351, max: 46.565 },
   },
   'bombardier/errors-result.txt': {
-    format: 'bombardier', requests: 63889, durationSeconds: null, rps: 21421.65, errors: 3197, non2xx: 3197, transportErrors: 0,
-    bytesPerSecond: 5.25 * MB, distribution: true, latency: { min: null, mean: 0.7488, p50: 0.49, p75: 0.691, p90: 1.25, p95: 2.52, p99: 5.44, max: 18.13 },
+    format: 'bombardier',
+    requests: 63889,
+    durationSeconds: null,
+    rps: 21421.65,
+    errors: 3197,
+    non2xx: 3197,
+    transportErrors: 0,
+    bytesPerSecond: 5.25 * MB,
+    distribution: true,
+    latency: { min: null, mean: 0.7488, p50: 0.49, p75: 0.691, p90: 1.25, p95: 2.52, p99: 5.44, max: 18.13 },
   },
   'bombardier/errors.txt': {
-    format: 'bombardier', requests: 93898, durationSeconds: null, rps: 31440.48, errors: 4815, non2xx: 4815, transportErrors: 0,
-    bytesPerSecond: 7.72 * MB, distribution: true, latency: { mean: 0.50938, p50: 0.403, p95: 1.07, p99: 3.74, max: 40.83 },
+    format: 'bombardier',
+    requests: 93898,
+    durationSeconds: null,
+    rps: 31440.48,
+    errors: 4815,
+    non2xx: 4815,
+    transportErrors: 0,
+    bytesPerSecond: 7.72 * MB,
+    distribution: true,
+    latency: { mean: 0.50938, p50: 0.403, p95: 1.07, p99: 3.74, max: 40.83 },
   },
   'autocannon/ok.json': {
-    format: 'autocannon', requests: 66439, durationSeconds: 3.04, rps: 22146.67, errors: 0, non2xx: 0, transportErrors: 0,
-    bytesPerSecond: 4141397.34, distribution: true,
+    format: 'autocannon',
+    requests: 66439,
+    durationSeconds: 3.04,
+    rps: 22146.67,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    bytesPerSecond: 4141397.34,
+    distribution: true,
     latency: { min: 1, mean: 0.22, p50: 0, p75: 0, p90: 1, p95: null, p99: 5, p999: 8, max: 30 },
   },
   'autocannon/errors.json': {
-    format: 'autocannon', requests: 55379, durationSeconds: 3.04, rps: 18462.67, errors: 2806, non2xx: 2806, transportErrors: 0,
-    distribution: true, latency: { min: 1, mean: 13.35, p50: 11, p75: 19, p90: 26, p99: 46, p999: 57, max: 61 },
+    format: 'autocannon',
+    requests: 55379,
+    durationSeconds: 3.04,
+    rps: 18462.67,
+    errors: 2806,
+    non2xx: 2806,
+    transportErrors: 0,
+    distribution: true,
+    latency: { min: 1, mean: 13.35, p50: 11, p75: 19, p90: 26, p99: 46, p999: 57, max: 61 },
   },
   'autocannon/ok-table.txt': {
-    format: 'autocannon', requests: 28380, durationSeconds: 3.08, rps: 9460.67, errors: 0, non2xx: 0, transportErrors: 0,
-    distribution: true, latency: { min: null, mean: 1.23, p50: 0, p75: 1, p90: 3, p95: null, p99: 12, p999: 59, max: 170 },
+    format: 'autocannon',
+    requests: 28380,
+    durationSeconds: 3.08,
+    rps: 9460.67,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    distribution: true,
+    latency: { min: null, mean: 1.23, p50: 0, p75: 1, p90: 3, p95: null, p99: 12, p999: 59, max: 170 },
   },
   'autocannon/errors-table.txt': {
-    format: 'autocannon', requests: 65585, rps: 21864, errors: 3274, non2xx: 3274, transportErrors: 0,
-    bytesPerSecond: 4.09e6, distribution: true, latency: { mean: 15.25, p50: 13, p75: 21, p90: 31, p99: 58, p999: 99, max: 129 },
+    format: 'autocannon',
+    requests: 65585,
+    rps: 21864,
+    errors: 3274,
+    non2xx: 3274,
+    transportErrors: 0,
+    bytesPerSecond: 4.09e6,
+    distribution: true,
+    latency: { mean: 15.25, p50: 13, p75: 21, p90: 31, p99: 58, p999: 99, max: 129 },
   },
   'autocannon/down-table.txt': {
-    format: 'autocannon', requests: 0, durationSeconds: 2.01, rps: 0, errors: 22000, non2xx: 0, transportErrors: 22000,
-    distribution: false, latency: { min: null, mean: null, p50: null, max: null },
+    format: 'autocannon',
+    requests: 0,
+    durationSeconds: 2.01,
+    rps: 0,
+    errors: 22000,
+    non2xx: 0,
+    transportErrors: 22000,
+    distribution: false,
+    latency: { min: null, mean: null, p50: null, max: null },
   },
 };
 
@@ -95,11 +225,22 @@ function check(run: LoadTestRun, w: Want): void {
   const tol = 1e-9;
   expect(run.format).toBe(w.format);
   const s = run.summary as unknown as Record<string, number | null>;
-  for (const k of ['requests', 'durationSeconds', 'rps', 'errors', 'non2xx', 'transportErrors', 'bytesPerSecond'] as const) {
+  for (const k of [
+    'requests',
+    'durationSeconds',
+    'rps',
+    'errors',
+    'non2xx',
+    'transportErrors',
+    'bytesPerSecond',
+  ] as const) {
     const want = w[k];
     if (want === undefined) continue;
     if (want === null) expect(s[k], k).toBeNull();
-    else expect(close(s[k], want, tol) || Math.abs((s[k] ?? NaN) - want) < 1e-6, `${k}: got ${s[k]}, want ${want}`).toBe(true);
+    else
+      expect(close(s[k], want, tol) || Math.abs((s[k] ?? NaN) - want) < 1e-6, `${k}: got ${s[k]}, want ${want}`).toBe(
+        true,
+      );
   }
   for (const [k, want] of Object.entries(w.latency ?? {})) {
     const got = run.summary.latencyMs[k as keyof LoadTestRun['summary']['latencyMs']];
@@ -123,9 +264,15 @@ describe('own fixtures: figures as the tool printed them', () => {
   it('every fixture file is covered by a test here', () => {
     const covered = new Set([
       ...Object.keys(printed),
-      'wrk/down.txt', 'ab/down.txt', 'ab/down-stderr.txt',
-      'hey/ok-requests.csv', 'hey/errors-requests.csv',
-      'ab/ok-gnuplot.tsv', 'ab/errors-gnuplot.tsv', 'ab/ok-percentiles.csv', 'ab/errors-percentiles.csv',
+      'wrk/down.txt',
+      'ab/down.txt',
+      'ab/down-stderr.txt',
+      'hey/ok-requests.csv',
+      'hey/errors-requests.csv',
+      'ab/ok-gnuplot.tsv',
+      'ab/errors-gnuplot.tsv',
+      'ab/ok-percentiles.csv',
+      'ab/errors-percentiles.csv',
     ]);
     for (const tool of ['wrk', 'hey', 'ab', 'bombardier', 'autocannon']) {
       for (const f of readdirSync(join(FIXTURES, tool))) {
@@ -157,7 +304,11 @@ describe('own fixtures: hey -o csv integrity', () => {
   for (const rel of ['hey/ok-requests.csv', 'hey/errors-requests.csv']) {
     it(rel, async () => {
       const path = join(FIXTURES, rel);
-      const rows = readFileSync(path, 'utf8').trim().split('\n').slice(1).map((l) => l.split(','));
+      const rows = readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(','));
       const run = await parseFile(path);
       expect(run.format).toBe('hey-csv');
       const s = run.summary;
@@ -168,7 +319,13 @@ describe('own fixtures: hey -o csv integrity', () => {
       expect(s.durationSeconds!).toBeGreaterThan(2.95);
       expect(s.durationSeconds!).toBeLessThan(3.2);
       const lat = rows.map((r) => Number(r[0]) * 1000).sort((a, b) => a - b);
-      for (const [k, p] of [['p50', 50], ['p75', 75], ['p90', 90], ['p95', 95], ['p99', 99]] as const) {
+      for (const [k, p] of [
+        ['p50', 50],
+        ['p75', 75],
+        ['p90', 90],
+        ['p95', 95],
+        ['p99', 99],
+      ] as const) {
         expect(s.latencyMs[k]).toBeCloseTo(heyNaive(lat, p), 9);
       }
       expect(s.latencyMs.mean).toBeCloseTo(lat.reduce((a, b) => a + b, 0) / lat.length, 9);
@@ -181,7 +338,7 @@ describe('own fixtures: hey -o csv integrity', () => {
   }
 });
 
-describe('own fixtures: ab -g and -e against the same run\'s text report', () => {
+describe("own fixtures: ab -g and -e against the same run's text report", () => {
   for (const stage of ['ok', 'errors']) {
     it(`${stage}: -g percentiles equal the report; duration bounds hold the report's`, async () => {
       const text = await parseFile(join(FIXTURES, `ab/${stage}.txt`));

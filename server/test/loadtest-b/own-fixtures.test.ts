@@ -41,7 +41,11 @@ describe('vegeta fixtures: raw results agree with vegeta report of the same run'
         expect(rel(s.meta.throughput as number, rep.throughput)).toBeLessThan(1e-12);
         const codes = rep.status_codes as Record<string, number>;
         expect(s.transportErrors).toBe(codes['0'] ?? 0);
-        expect(s.non2xx).toBe(Object.entries(codes).filter(([c]) => c !== '0' && !c.startsWith('2')).reduce((a, [, n]) => a + n, 0));
+        expect(s.non2xx).toBe(
+          Object.entries(codes)
+            .filter(([c]) => c !== '0' && !c.startsWith('2'))
+            .reduce((a, [, n]) => a + n, 0),
+        );
         expect(s.errors).toBe(s.transportErrors! + s.non2xx!);
         // timeline: every request in exactly one bucket
         expect(run.timeline!.reduce((a, b) => a + b.requests, 0)).toBe(rep.requests);
@@ -109,6 +113,9 @@ describe('k6 fixtures: points agree with the summary export of the same run', ()
 
   it('k6 console output is recognised and refused with a typed error', async () => {
     expect(detectB(fx('k6/errors-stdout.txt'))).not.toBeNull();
-    await expect(parseFile(fx('k6/errors-stdout.txt'))).rejects.toMatchObject({ name: 'IngestError', code: 'unsupported' });
+    await expect(parseFile(fx('k6/errors-stdout.txt'))).rejects.toMatchObject({
+      name: 'IngestError',
+      code: 'unsupported',
+    });
   });
 });

@@ -102,15 +102,26 @@ describe('ghz fixtures: JSON reports against their own per-call details', () => 
       const allSec = details.map((d) => d.latency / 1e9);
       expectNs(s.latencyMs.mean, (sum(allSec) / allSec.length) * 1e9, 'mean');
       expectNs(s.latencyMs.mean, o.average, 'mean (printed)');
-      const okSec = details.filter((d) => d.error === '').map((d) => d.latency / 1e9).sort((a, b) => a - b);
+      const okSec = details
+        .filter((d) => d.error === '')
+        .map((d) => d.latency / 1e9)
+        .sort((a, b) => a - b);
       expectNs(s.latencyMs.min, okSec[0]! * 1e9, 'min');
       expectNs(s.latencyMs.max, okSec[okSec.length - 1]! * 1e9, 'max');
       expectNs(s.latencyMs.min, o.fastest, 'min (printed)');
       expectNs(s.latencyMs.max, o.slowest, 'max (printed)');
-      const byP = { 50: s.latencyMs.p50, 75: s.latencyMs.p75, 90: s.latencyMs.p90, 95: s.latencyMs.p95, 99: s.latencyMs.p99 };
+      const byP = {
+        50: s.latencyMs.p50,
+        75: s.latencyMs.p75,
+        90: s.latencyMs.p90,
+        95: s.latencyMs.p95,
+        99: s.latencyMs.p99,
+      };
       for (const [p, ms] of Object.entries(byP)) {
         expectNs(ms, ghzRank(okSec, Number(p)) * 1e9, `p${p} recomputed from details`);
-        const printed = (o.latencyDistribution as { percentage: number; latency: number }[]).find((d) => d.percentage === Number(p));
+        const printed = (o.latencyDistribution as { percentage: number; latency: number }[]).find(
+          (d) => d.percentage === Number(p),
+        );
         expect(printed, `p${p} printed`).toBeDefined();
         expectNs(ms, printed!.latency, `p${p} printed`);
       }
@@ -181,10 +192,24 @@ function readGhzText(t: string): GhzText {
     fastestMs: ms(line('Fastest')),
     slowestMs: ms(line('Slowest')),
     averageMs: ms(line('Average')),
-    pct: new Map([...section('Latency distribution').matchAll(/^  (\d+) % in ([\d.]+) ms $/gm)].map((m) => [Number(m[1]), Number(m[2])])),
-    status: new Map([...section('Status code distribution').matchAll(/^  \[(\w+)\]\s+(\d+) responses/gm)].map((m) => [m[1]!, Number(m[2])])),
+    pct: new Map(
+      [...section('Latency distribution').matchAll(/^  (\d+) % in ([\d.]+) ms $/gm)].map((m) => [
+        Number(m[1]),
+        Number(m[2]),
+      ]),
+    ),
+    status: new Map(
+      [...section('Status code distribution').matchAll(/^  \[(\w+)\]\s+(\d+) responses/gm)].map((m) => [
+        m[1]!,
+        Number(m[2]),
+      ]),
+    ),
     histogram: [...section('Response time histogram').matchAll(/^  [\d.]+ \[(\d+)\]/gm)].map((m) => Number(m[1])),
-    errorLines: [...(t.includes('\nError distribution:\n') ? section('Error distribution') : '').matchAll(/^  \[(\d+)\]\s+rpc error/gm)].map((m) => Number(m[1])),
+    errorLines: [
+      ...(t.includes('\nError distribution:\n') ? section('Error distribution') : '').matchAll(
+        /^  \[(\d+)\]\s+rpc error/gm,
+      ),
+    ].map((m) => Number(m[1])),
   };
 }
 
@@ -215,7 +240,13 @@ describe('ghz fixtures: text summaries against their own lines', () => {
       expect(s.latencyMs.min).toBeCloseTo(g.fastestMs, 9);
       expect(s.latencyMs.max).toBeCloseTo(g.slowestMs, 9);
       expect(s.latencyMs.mean).toBeCloseTo(g.averageMs, 9);
-      for (const [p, got] of [[50, s.latencyMs.p50], [75, s.latencyMs.p75], [90, s.latencyMs.p90], [95, s.latencyMs.p95], [99, s.latencyMs.p99]] as const) {
+      for (const [p, got] of [
+        [50, s.latencyMs.p50],
+        [75, s.latencyMs.p75],
+        [90, s.latencyMs.p90],
+        [95, s.latencyMs.p95],
+        [99, s.latencyMs.p99],
+      ] as const) {
         expect(got, `p${p}`).toBeCloseTo(g.pct.get(p)!, 9);
       }
       expect(run.latencyDistribution).toHaveLength(7);
@@ -248,11 +279,16 @@ function csvRows(t: string): Record<string, string>[] {
     for (let i = 0; i < l.length; i++) {
       const c = l[i]!;
       if (q) {
-        if (c === '"' && l[i + 1] === '"') { cur += '"'; i++; } else if (c === '"') q = false;
+        if (c === '"' && l[i + 1] === '"') {
+          cur += '"';
+          i++;
+        } else if (c === '"') q = false;
         else cur += c;
       } else if (c === '"') q = true;
-      else if (c === ',') { out.push(cur); cur = ''; }
-      else cur += c;
+      else if (c === ',') {
+        out.push(cur);
+        cur = '';
+      } else cur += c;
     }
     out.push(cur);
     return out;
@@ -282,7 +318,8 @@ describe('Locust fixtures: CSVs, console and final JSON of the same run', () => 
       // one endpoint: the Aggregated row repeats it
       const ep = stats.filter((r) => r.Name !== 'Aggregated');
       expect(ep).toHaveLength(1);
-      for (const k of ['Request Count', 'Failure Count', 'Average Response Time', 'Requests/s', '99%']) expect(ep[0]![k]).toBe(agg[k]);
+      for (const k of ['Request Count', 'Failure Count', 'Average Response Time', 'Requests/s', '99%'])
+        expect(ep[0]![k]).toBe(agg[k]);
 
       const run = await parse(`locust/${stage}_stats.csv`);
       expect(run.format).toBe('locust');
@@ -341,7 +378,9 @@ describe('Locust fixtures: CSVs, console and final JSON of the same run', () => 
       const rows = csvRows(text(`locust/${stage}_failures.csv`));
       const occ = rows.map((r) => Number(r.Occurrences));
       expect(sum(occ)).toBe(e);
-      const http = sum(rows.filter((r) => (r.Error ?? '').startsWith("HTTPError('500 ")).map((r) => Number(r.Occurrences)));
+      const http = sum(
+        rows.filter((r) => (r.Error ?? '').startsWith("HTTPError('500 ")).map((r) => Number(r.Occurrences)),
+      );
       const run = await parse(`locust/${stage}_failures.csv`);
       expect(run.format).toBe('locust-failures');
       expect(run.summary.non2xx).toBe(http);
@@ -355,14 +394,18 @@ describe('Locust fixtures: CSVs, console and final JSON of the same run', () => 
 
     it(`${stage}_exceptions.csv: header only, refused with a typed error`, async () => {
       expect(text(`locust/${stage}_exceptions.csv`).trim()).toBe('Count,Message,Traceback,Nodes');
-      const r = await ingest({ name: '', bytes: readFileSync(fx(`locust/${stage}_exceptions.csv`)) }).catch((x: unknown) => x);
+      const r = await ingest({ name: '', bytes: readFileSync(fx(`locust/${stage}_exceptions.csv`)) }).catch(
+        (x: unknown) => x,
+      );
       expect(r).toBeInstanceOf(IngestError);
     });
 
     it(`${stage}-console.txt: the last table printed`, async () => {
       const t = text(`locust/${stage}-console.txt`);
       expect(t).toContain('Starting Locust 2.47.0');
-      const rows = [...t.matchAll(/^\s+Aggregated\s+(\d+)\s+(\d+)\(([\d.]+)%\)\s+\|\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\|/gm)];
+      const rows = [
+        ...t.matchAll(/^\s+Aggregated\s+(\d+)\s+(\d+)\(([\d.]+)%\)\s+\|\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\|/gm),
+      ];
       const last = rows[rows.length - 1]!;
       const run = await parse(`locust/${stage}-console.txt`);
       expect(run.format).toBe('locust');
@@ -411,7 +454,15 @@ describe('every ghz and Locust fixture file is covered here', () => {
     const covered = new Set<string>(['locust/README.md', 'locust/locustfile.py', 'ghz/README.md']);
     for (const s of ['ok', 'deadline']) for (const f of ['report.json', 'summary.txt']) covered.add(`ghz/${s}-${f}`);
     for (const s of Object.keys(LOCUST)) {
-      for (const f of ['_stats.csv', '_stats_history.csv', '_failures.csv', '_exceptions.csv', '-final.json', '-console.txt']) covered.add(`locust/${s}${f}`);
+      for (const f of [
+        '_stats.csv',
+        '_stats_history.csv',
+        '_failures.csv',
+        '_exceptions.csv',
+        '-final.json',
+        '-console.txt',
+      ])
+        covered.add(`locust/${s}${f}`);
     }
     for (const tool of ['ghz', 'locust']) {
       for (const f of readdirSync(fx(tool))) expect(covered.has(`${tool}/${f}`), `${tool}/${f} has no test`).toBe(true);

@@ -16,7 +16,10 @@ const sorted = (xs: number[]): Float64Array => Float64Array.from(xs).sort();
 
 async function parseText(text: string) {
   const head = Buffer.from(text);
-  const scored = importersB.map((imp) => ({ imp, s: imp.detect(head) })).filter((x) => x.s > 0).sort((a, b) => b.s - a.s);
+  const scored = importersB
+    .map((imp) => ({ imp, s: imp.detect(head) }))
+    .filter((x) => x.s > 0)
+    .sort((a, b) => b.s - a.s);
   if (!scored[0]) throw new Error('not detected');
   return scored[0].imp.parse(bufferSource(head));
 }
@@ -69,7 +72,10 @@ describe('vegeta t-digest', () => {
 
 describe('time helpers', () => {
   it('RFC 3339 with nanoseconds, trimmed fractions and offsets', () => {
-    expect(parseRfc3339('2026-11-22T01:39:41.764020722Z')).toEqual([Date.UTC(2026, 10, 22, 1, 39, 41) / 1000, 764020722]);
+    expect(parseRfc3339('2026-11-22T01:39:41.764020722Z')).toEqual([
+      Date.UTC(2026, 10, 22, 1, 39, 41) / 1000,
+      764020722,
+    ]);
     expect(parseRfc3339('2026-11-22T01:39:41.7Z')).toEqual([Date.UTC(2026, 10, 22, 1, 39, 41) / 1000, 700000000]);
     expect(parseRfc3339('2026-11-22T02:39:41+01:00')).toEqual([Date.UTC(2026, 10, 22, 1, 39, 41) / 1000, 0]);
     expect(parseRfc3339('yesterday')).toBeNull();
@@ -89,7 +95,11 @@ describe('time helpers', () => {
       rule: nearestRankRule,
       bucketMean: 'ascending',
     }).timeline;
-    expect(tl.map((b) => [b.t, b.requests, b.errors])).toEqual([[0, 2, 1], [1, 0, 0], [2, 1, 0]]);
+    expect(tl.map((b) => [b.t, b.requests, b.errors])).toEqual([
+      [0, 2, 1],
+      [1, 0, 0],
+      [2, 1, 0],
+    ]);
     expect(tl[0]!.latencyMs.mean).toBe(2);
     expect(tl[1]!.latencyMs.p50).toBeNull();
   });
@@ -103,14 +113,16 @@ describe('broken input gives typed errors naming the line', () => {
     await expect(parseText(text)).rejects.toMatchObject({ name: 'IngestError', code: 'malformed', line: 2 });
   });
   it('vegeta JSON: an unusual field order goes through JSON.parse and still counts', async () => {
-    const odd = '{"code":500,"timestamp":"2026-11-22T01:39:42.1Z","latency":3000,"attack":"a","error":"500 Internal Server Error","bytes_in":0,"bytes_out":0}';
+    const odd =
+      '{"code":500,"timestamp":"2026-11-22T01:39:42.1Z","latency":3000,"attack":"a","error":"500 Internal Server Error","bytes_in":0,"bytes_out":0}';
     const run = await parseText(`${row(0, '2026-11-22T01:39:41.1Z')}\n${odd}\n`);
     expect(run.summary.requests).toBe(2);
     expect(run.summary.non2xx).toBe(1);
     expect(run.timeline!.length).toBe(2);
   });
   it('vegeta CSV: a bad latency cell', async () => {
-    const text = '1795311581764020722,200,2369162,0,40,,,a,0,GET,http://x,\n1795311581765954753,200,abc,0,40,,,a,1,GET,http://x,\n';
+    const text =
+      '1795311581764020722,200,2369162,0,40,,,a,0,GET,http://x,\n1795311581765954753,200,abc,0,40,,,a,1,GET,http://x,\n';
     await expect(parseText(text)).rejects.toMatchObject({ code: 'malformed', line: 2 });
   });
   it('k6 CSV: a quoted field never closed', async () => {
@@ -118,15 +130,18 @@ describe('broken input gives typed errors naming the line', () => {
     await expect(parseText(text)).rejects.toMatchObject({ code: 'malformed', line: 2 });
   });
   it('k6 JSON without any HTTP request is no run', async () => {
-    const text = '{"type":"Metric","data":{"name":"vus","type":"gauge"},"metric":"vus"}\n{"metric":"vus","type":"Point","data":{"time":"2026-11-22T01:41:20.959325241Z","value":1,"tags":{}}}\n';
+    const text =
+      '{"type":"Metric","data":{"name":"vus","type":"gauge"},"metric":"vus"}\n{"metric":"vus","type":"Point","data":{"time":"2026-11-22T01:41:20.959325241Z","value":1,"tags":{}}}\n';
     await expect(parseText(text)).rejects.toMatchObject({ code: 'no-run' });
   });
   it('JMeter JTL with a header only is no run', async () => {
-    const text = 'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n';
+    const text =
+      'timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n';
     await expect(parseText(text)).rejects.toMatchObject({ code: 'no-run' });
   });
   it('JMeter JTL CSV: a non-numeric elapsed names its line', async () => {
-    const text = 'timeStamp,elapsed,label,responseCode,success\n1795313275160,23,GET,200,true\n1795313275161,x,GET,200,true\n';
+    const text =
+      'timeStamp,elapsed,label,responseCode,success\n1795313275160,23,GET,200,true\n1795313275161,x,GET,200,true\n';
     await expect(parseText(text)).rejects.toMatchObject({ code: 'malformed', line: 3 });
   });
   it('ghz stderr is no run', async () => {
@@ -135,7 +150,8 @@ describe('broken input gives typed errors naming the line', () => {
     expect(e.code).toBe('no-run');
   });
   it('vegeta report of zero requests is no run', async () => {
-    const text = 'Requests      [total, rate, throughput]         0, 0.00, 0.00\nDuration      [total, attack, wait]             0s, 0s, 0s\n';
+    const text =
+      'Requests      [total, rate, throughput]         0, 0.00, 0.00\nDuration      [total, attack, wait]             0s, 0s, 0s\n';
     await expect(parseText(text)).rejects.toMatchObject({ code: 'no-run' });
   });
 });

@@ -34,26 +34,52 @@ describe('stagediff inspect --json', () => {
   it('honours --sample-type and a go test -memprofile file opens on alloc_space', () => {
     const r = run('inspect', samplePath('pprof/go_bench_sort_mem.pb.gz'), '--json');
     expect(JSON.parse(r.stdout).sampleType).toBe('alloc_space');
-    const r2 = run('inspect', samplePath('pprof/go_bench_sort_mem.pb.gz'), '--json', '--sample-type', 'alloc_objects', '--top', '3');
+    const r2 = run(
+      'inspect',
+      samplePath('pprof/go_bench_sort_mem.pb.gz'),
+      '--json',
+      '--sample-type',
+      'alloc_objects',
+      '--top',
+      '3',
+    );
     const o = JSON.parse(r2.stdout);
     expect(o.sampleType).toBe('alloc_objects');
     expect(o.top).toHaveLength(3);
-    const alltypes = JSON.parse(readFileSync(samplePath('pprof/expected/alltypes.json'), 'utf8')) as { file: string; types: { type: string; functions: Record<string, [number, number]> }[] }[];
-    const fns = alltypes.find((e) => e.file === 'go_bench_sort_mem.pb.gz')!.types.find((t) => t.type === 'alloc_objects')!.functions;
+    const alltypes = JSON.parse(readFileSync(samplePath('pprof/expected/alltypes.json'), 'utf8')) as {
+      file: string;
+      types: { type: string; functions: Record<string, [number, number]> }[];
+    }[];
+    const fns = alltypes
+      .find((e) => e.file === 'go_bench_sort_mem.pb.gz')!
+      .types.find((t) => t.type === 'alloc_objects')!.functions;
     for (const row of o.top) expect([row.flat, row.cum]).toEqual(fns[row.name]);
   });
 });
 
 describe('stagediff diff --json', () => {
   it('equals go tool pprof -diff_base on the before/after CPU pair', () => {
-    const r = run('diff', samplePath('pprof/go_httpserver_before_cpu.pb.gz'), samplePath('pprof/go_httpserver_after_cpu.pb.gz'), '--json', '--top', '10');
+    const r = run(
+      'diff',
+      samplePath('pprof/go_httpserver_before_cpu.pb.gz'),
+      samplePath('pprof/go_httpserver_after_cpu.pb.gz'),
+      '--json',
+      '--top',
+      '10',
+    );
     expect(r.status, r.stderr).toBe(0);
     const o = JSON.parse(r.stdout);
     const ref = JSON.parse(readFileSync(samplePath('pprof/expected/diff/go_httpserver_cpu.diff.json'), 'utf8'));
     expect(o.sampleType).toBe('cpu');
     expect(o.baseTotal).toBe(ref.base_total);
     expect(o.targetTotal).toBe(ref.after_total);
-    expect(o.top.map((x: { name: string; deltaFlat: number; deltaCum: number }) => ({ name: x.name, flat: x.deltaFlat, cum: x.deltaCum }))).toEqual(ref.top10_by_flat);
+    expect(
+      o.top.map((x: { name: string; deltaFlat: number; deltaCum: number }) => ({
+        name: x.name,
+        flat: x.deltaFlat,
+        cum: x.deltaCum,
+      })),
+    ).toEqual(ref.top10_by_flat);
     for (const x of o.top) {
       expect(x.deltaFlat).toBe(x.target.flat - x.base.flat);
       expect(x.deltaCum).toBe(x.target.cum - x.base.cum);
@@ -64,11 +90,31 @@ describe('stagediff diff --json', () => {
 describe('bad input: exit code ≠ 0 and one clear line naming the file', () => {
   const cases: [string, string[], RegExp][] = [
     ['missing file', ['inspect', '/nonexistent/cpu.pb.gz'], /cpu\.pb\.gz: no such file/],
-    ['gzip bomb', ['inspect', samplePath('pprof/hostile/gzip_bomb_10GB_zeros.pb.gz')], /gzip_bomb_10GB_zeros\.pb\.gz: .*limit/],
-    ['truncated gzip', ['inspect', samplePath('pprof/hostile/truncated_gzip.pb.gz')], /truncated_gzip\.pb\.gz: corrupt gzip/],
-    ['bad reference', ['inspect', samplePath('pprof/hostile/missing_location_id.pb.gz')], /missing_location_id\.pb\.gz: .*location/],
-    ['unknown sample type', ['inspect', samplePath('pprof/go_httpserver_before_cpu.pb.gz'), '--sample-type', 'heap'], /no sample type "heap"/],
-    ['diff of mismatched kinds', ['diff', samplePath('pprof/go_httpserver_before_cpu.pb.gz'), samplePath('pprof/go_httpserver_after_heap.pb.gz')], /no sample type "inuse_space"/],
+    [
+      'gzip bomb',
+      ['inspect', samplePath('pprof/hostile/gzip_bomb_10GB_zeros.pb.gz')],
+      /gzip_bomb_10GB_zeros\.pb\.gz: .*limit/,
+    ],
+    [
+      'truncated gzip',
+      ['inspect', samplePath('pprof/hostile/truncated_gzip.pb.gz')],
+      /truncated_gzip\.pb\.gz: corrupt gzip/,
+    ],
+    [
+      'bad reference',
+      ['inspect', samplePath('pprof/hostile/missing_location_id.pb.gz')],
+      /missing_location_id\.pb\.gz: .*location/,
+    ],
+    [
+      'unknown sample type',
+      ['inspect', samplePath('pprof/go_httpserver_before_cpu.pb.gz'), '--sample-type', 'heap'],
+      /no sample type "heap"/,
+    ],
+    [
+      'diff of mismatched kinds',
+      ['diff', samplePath('pprof/go_httpserver_before_cpu.pb.gz'), samplePath('pprof/go_httpserver_after_heap.pb.gz')],
+      /no sample type "inuse_space"/,
+    ],
     ['usage', ['inspect'], /inspect needs exactly one FILE/],
   ];
   for (const [what, args, re] of cases) {

@@ -16,11 +16,15 @@ const haveGo = spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
 if (!haveGo) console.warn('\n*** go is not installed: the live go tool pprof comparison is SKIPPED ***\n');
 
 function pprofTop(args: string[]): Map<string, [number, number]> {
-  const r = spawnSync('go', ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' },
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    'go',
+    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);
   return parseTopAll(r.stdout);
 }
@@ -62,7 +66,11 @@ describe.skipIf(!haveGo)('go tool pprof agrees with us, live', () => {
     }, 120_000);
   }
 
-  const pairs: [string, string][] = [['go_httpserver_before_cpu', 'go_httpserver_after_cpu'], ['go_httpserver_before_allocs', 'go_httpserver_after_allocs'], ['go_httpserver_before_mutex', 'go_httpserver_after_mutex']];
+  const pairs: [string, string][] = [
+    ['go_httpserver_before_cpu', 'go_httpserver_after_cpu'],
+    ['go_httpserver_before_allocs', 'go_httpserver_after_allocs'],
+    ['go_httpserver_before_mutex', 'go_httpserver_after_mutex'],
+  ];
   for (const [b, a] of pairs) {
     for (const normalize of [false, true]) {
       it(`${normalize ? '-normalize ' : ''}-diff_base ${b} → ${a}`, () => {
@@ -73,7 +81,11 @@ describe.skipIf(!haveGo)('go tool pprof agrees with us, live', () => {
         const type = after.sampleTypes.find((t) => t.type === after.defaultSampleType)!;
         const ref = pprofTop([...(normalize ? ['-normalize'] : []), `-diff_base=${bf}`, `-unit=${type.unit}`, af]);
         const d = diffProfiles(base, after, { sampleType: type.type, mode: normalize ? 'normalize' : 'absolute' });
-        const ours = new Map(d.rows.filter((r) => r.deltaFlat !== 0 || r.deltaCum !== 0).map((r) => [r.name, [r.deltaFlat, r.deltaCum] as [number, number]]));
+        const ours = new Map(
+          d.rows
+            .filter((r) => r.deltaFlat !== 0 || r.deltaCum !== 0)
+            .map((r) => [r.name, [r.deltaFlat, r.deltaCum] as [number, number]]),
+        );
         expect(new Map([...ours].sort())).toEqual(new Map([...ref].sort()));
       }, 120_000);
     }

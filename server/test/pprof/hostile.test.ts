@@ -97,7 +97,11 @@ describe('decompression bombs stay within bounded memory', () => {
     it(`${file} with a ${cap / 2 ** 20} MiB cap: refused as too large, fast, well under 1 GB`, () => {
       const path = samplePath(`pprof/hostile/${file}`);
       expect(existsSync(path)).toBe(true);
-      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', runner, path, String(cap)], { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', runner, path, String(cap)],
+        { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 },
+      );
       expect(r.status, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { outcome: string; ms: number; maxRssKb: number };
       expect(out.outcome).toBe('too-large');

@@ -34,14 +34,20 @@ describe('every profile, every sample type, every function equals the reference'
       it(`${dir}${e.file}`, () => {
         const p = parsePprof(readFileSync(samplePath(dir + e.file)));
         expect(p.defaultSampleType).toBe(e.defaultSampleType);
-        expect(p.stats).toEqual({ numSamples: e.numSamples, numLocations: e.numLocations, numFunctions: e.numFunctions, numMappings: e.numMappings });
+        expect(p.stats).toEqual({
+          numSamples: e.numSamples,
+          numLocations: e.numLocations,
+          numFunctions: e.numFunctions,
+          numMappings: e.numMappings,
+        });
         expect(p.sampleTypes).toEqual(e.types.map((t) => ({ type: t.type, unit: t.unit })));
         e.types.forEach((t, i) => {
           expect(total(p, i)).toBe(t.total);
           const ours: Record<string, [number, number]> = {};
           for (const r of flatCum(p, i)) ours[r.name] = [r.flat, r.cum];
           // Compare as sorted entries so a failure shows which function differs.
-          const sorted = (o: Record<string, [number, number]>) => Object.entries(o).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+          const sorted = (o: Record<string, [number, number]>) =>
+            Object.entries(o).sort((a, b) => (a[0] < b[0] ? -1 : 1));
           expect(sorted(ours)).toEqual(sorted(t.functions));
         });
       }, 60_000);
@@ -70,7 +76,9 @@ interface Summary {
 
 describe('summaries, orderings and metadata equal the reference', () => {
   const index = json<{ profiles?: { file: string }[] } | { file: string }[]>('pprof/index.json');
-  const files = (Array.isArray(index) ? index : (index.profiles ?? [])).map((x) => x.file).filter((f) => !f.startsWith('hostile/'));
+  const files = (Array.isArray(index) ? index : (index.profiles ?? []))
+    .map((x) => x.file)
+    .filter((f) => !f.startsWith('hostile/'));
   it('index lists the profiles', () => expect(files.length).toBeGreaterThan(30));
   for (const file of files) {
     const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/') + 1) : '';
@@ -114,9 +122,15 @@ describe('summaries, orderings and metadata equal the reference', () => {
 describe('before/after diffs equal go tool pprof -diff_base', () => {
   for (const kind of ['cpu', 'heap', 'allocs', 'goroutine', 'mutex', 'block']) {
     it(kind, () => {
-      const ref = json<{ sample_types: { type: string }[]; sample_index: number; base_total: number; after_total: number; num_function_nodes: number; top10_by_flat: { name: string; flat: number; cum: number }[]; top10_by_cum: { name: string; flat: number; cum: number }[] }>(
-        `pprof/expected/diff/go_httpserver_${kind}.diff.json`,
-      );
+      const ref = json<{
+        sample_types: { type: string }[];
+        sample_index: number;
+        base_total: number;
+        after_total: number;
+        num_function_nodes: number;
+        top10_by_flat: { name: string; flat: number; cum: number }[];
+        top10_by_cum: { name: string; flat: number; cum: number }[];
+      }>(`pprof/expected/diff/go_httpserver_${kind}.diff.json`);
       const base = parsePprof(readFileSync(samplePath(`pprof/go_httpserver_before_${kind}.pb.gz`)));
       const after = parsePprof(readFileSync(samplePath(`pprof/go_httpserver_after_${kind}.pb.gz`)));
       const d = diffProfiles(base, after, { sampleType: ref.sample_types[ref.sample_index]!.type, mode: 'absolute' });
@@ -137,4 +151,3 @@ describe('before/after diffs equal go tool pprof -diff_base', () => {
     });
   }
 });
-

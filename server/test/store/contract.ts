@@ -7,8 +7,17 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  openStore, cacheGetJson, cachePutJson, PIN_TTL_MS, StoreError, TooLargeError,
-  type ByteSource, type CacheKey, type Store, type StoreConfig, type StoreStats,
+  openStore,
+  cacheGetJson,
+  cachePutJson,
+  PIN_TTL_MS,
+  StoreError,
+  TooLargeError,
+  type ByteSource,
+  type CacheKey,
+  type Store,
+  type StoreConfig,
+  type StoreStats,
 } from '../../src/store/index.ts';
 import { bytesOf } from './bytes.ts';
 
@@ -54,7 +63,16 @@ async function expectStoreError(p: Promise<unknown>, code: StoreError['code']): 
   expect((e as StoreError).code).toBe(code);
 }
 
-const EMPTY_COUNTS = { comparisons: 0, stages: 0, artifacts: 0, blobs: 0, blobBytes: 0, pins: 0, blobObjects: 0, tempFiles: 0 };
+const EMPTY_COUNTS = {
+  comparisons: 0,
+  stages: 0,
+  artifacts: 0,
+  blobs: 0,
+  blobBytes: 0,
+  pins: 0,
+  blobObjects: 0,
+  tempFiles: 0,
+};
 
 function counts(s: StoreStats): Omit<StoreStats, 'schemaVersion' | 'cacheEntries'> {
   const { schemaVersion: _v, cacheEntries: _c, ...rest } = s;
@@ -110,15 +128,27 @@ export function storeContract(name: string, harness: StoreHarness): void {
         config = await harness.freshConfig();
         const s = await open();
         const before = Date.now();
-        const { comparison, editToken } = await s.createComparison({ title: 'JSON encoding', description: 'reflection to codegen' });
-        expect(comparison).toMatchObject({ title: 'JSON encoding', description: 'reflection to codegen', readOnly: false, revision: 1 });
+        const { comparison, editToken } = await s.createComparison({
+          title: 'JSON encoding',
+          description: 'reflection to codegen',
+        });
+        expect(comparison).toMatchObject({
+          title: 'JSON encoding',
+          description: 'reflection to codegen',
+          readOnly: false,
+          revision: 1,
+        });
         expect(Date.parse(comparison.createdAt)).toBeGreaterThanOrEqual(before - 1000);
         expect(comparison.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
         expect(typeof editToken).toBe('string');
 
         expect(await s.getComparison(comparison.id)).toEqual(comparison);
         const updated = await s.updateComparison(comparison.id, { title: 'JSON encoding, again' });
-        expect(updated).toMatchObject({ title: 'JSON encoding, again', description: 'reflection to codegen', revision: 2 });
+        expect(updated).toMatchObject({
+          title: 'JSON encoding, again',
+          description: 'reflection to codegen',
+          revision: 2,
+        });
         expect((await s.updateComparison(comparison.id, { description: '' })).description).toBe('');
 
         expect(await s.getComparison('no-such-id')).toBeNull();
@@ -181,7 +211,9 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const b = await s.createStage(cid, { name: 'easyjson', note: 'generated encoders' });
         const c = await s.createStage(cid, { name: 'pools' });
         expect((await s.listStages(cid)).map((x) => [x.name, x.position, x.note])).toEqual([
-          ['baseline', 0, ''], ['easyjson', 1, 'generated encoders'], ['pools', 2, ''],
+          ['baseline', 0, ''],
+          ['easyjson', 1, 'generated encoders'],
+          ['pools', 2, ''],
         ]);
         const rev = (await s.getComparison(cid))!.revision;
         const renamed = await s.updateStage(cid, c.id, { name: 'sync.Pool' });
@@ -202,9 +234,19 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect(await s.listStages(other)).toEqual([]);
         await expectStoreError(s.updateStage(other, sid, { name: 'hijack' }), 'not-found');
         await expectStoreError(s.deleteStage(other, sid), 'not-found');
-        await expectStoreError(s.addArtifact({
-          comparisonId: other, stageId: sid, kind: 'profile', format: 'pprof', filename: 'x', summary: {}, src: chunked(Buffer.from('x')), maxBytes: 10,
-        }), 'not-found');
+        await expectStoreError(
+          s.addArtifact({
+            comparisonId: other,
+            stageId: sid,
+            kind: 'profile',
+            format: 'pprof',
+            filename: 'x',
+            summary: {},
+            src: chunked(Buffer.from('x')),
+            maxBytes: 10,
+          }),
+          'not-found',
+        );
         expect((await s.getStage(cid, sid))!.name).toBe('baseline');
         expect((await s.getComparison(other))!.revision).toBe(1);
         expect((await s.stats()).blobs).toBe(0);
@@ -216,7 +258,12 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const c = (await s.createStage(cid, { name: 'c' })).id;
         const d = (await s.createStage(cid, { name: 'd' })).id;
         const reordered = await s.reorderStages(cid, [c, a, d, b]);
-        expect(reordered.map((x) => [x.name, x.position])).toEqual([['c', 0], ['baseline', 1], ['d', 2], ['b', 3]]);
+        expect(reordered.map((x) => [x.name, x.position])).toEqual([
+          ['c', 0],
+          ['baseline', 1],
+          ['d', 2],
+          ['b', 3],
+        ]);
         expect((await s.listStages(cid)).map((x) => x.id)).toEqual([c, a, d, b]);
 
         const rev = (await s.getComparison(cid))!.revision;
@@ -229,11 +276,19 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect((await s.getComparison(cid))!.revision).toBe(rev);
 
         await s.deleteStage(cid, a);
-        expect((await s.listStages(cid)).map((x) => [x.name, x.position])).toEqual([['c', 0], ['d', 1], ['b', 2]]);
+        expect((await s.listStages(cid)).map((x) => [x.name, x.position])).toEqual([
+          ['c', 0],
+          ['d', 1],
+          ['b', 2],
+        ]);
         await s.deleteStage(cid, c);
         const e = await s.createStage(cid, { name: 'e' });
         expect(e.position).toBe(2);
-        expect((await s.listStages(cid)).map((x) => [x.name, x.position])).toEqual([['d', 0], ['b', 1], ['e', 2]]);
+        expect((await s.listStages(cid)).map((x) => [x.name, x.position])).toEqual([
+          ['d', 0],
+          ['b', 1],
+          ['e', 2],
+        ]);
         await expectStoreError(s.deleteStage(cid, a), 'not-found');
       });
 
@@ -248,11 +303,30 @@ export function storeContract(name: string, harness: StoreHarness): void {
       it('stores an upload byte for byte and reads it back whole and streamed', async () => {
         const { s, cid, sid } = await withStage();
         const bytes = bytesOf(1, 300_000);
-        const summary = { kind: 'profile', totals: { 'cpu/nanoseconds': 123456789 }, top: [{ name: 'main.handler', flat: 1, cum: 2 }] };
+        const summary = {
+          kind: 'profile',
+          totals: { 'cpu/nanoseconds': 123456789 },
+          top: [{ name: 'main.handler', flat: 1, cum: 2 }],
+        };
         const art = await s.addArtifact({
-          comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'cpu.pb.gz', summary, src: chunked(bytes, 7000), maxBytes: 64 * MiB,
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'cpu.pb.gz',
+          summary,
+          src: chunked(bytes, 7000),
+          maxBytes: 64 * MiB,
         });
-        expect(art).toMatchObject({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'cpu.pb.gz', size: bytes.length, sha256: sha256(bytes) });
+        expect(art).toMatchObject({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'cpu.pb.gz',
+          size: bytes.length,
+          sha256: sha256(bytes),
+        });
         expect(art.summary).toEqual(summary);
         expect(await s.getArtifact(art.id)).toEqual(art);
         expect(await s.listArtifacts(cid, sid)).toEqual([art]);
@@ -274,7 +348,17 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const kinds = ['loadtest', 'benchmark', 'gctrace'] as const;
         const added = [];
         for (let i = 0; i < 3; i++) {
-          added.push(await s.addArtifact({ comparisonId: cid, stageId: sid, kind: kinds[i]!, format: 'f', filename: `f${i}`, summary: { i }, blob: refs[i]! }));
+          added.push(
+            await s.addArtifact({
+              comparisonId: cid,
+              stageId: sid,
+              kind: kinds[i]!,
+              format: 'f',
+              filename: `f${i}`,
+              summary: { i },
+              blob: refs[i]!,
+            }),
+          );
         }
         expect((await s.listArtifacts(cid, sid)).map((a) => a.filename)).toEqual(['f0', 'f1', 'f2']);
         expect((await s.stats()).pins).toBe(0); // each add released its pin
@@ -282,12 +366,32 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect(tree.comparison.revision).toBe(5);
         expect(tree.stages).toHaveLength(1);
         expect(tree.stages[0]!.artifacts.map((a) => a.id)).toEqual(added.map((a) => a.id));
-        await expectStoreError(s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'nonsense' as 'profile', format: 'f', filename: 'x', summary: {}, blob: refs[0]! }), 'invalid');
+        await expectStoreError(
+          s.addArtifact({
+            comparisonId: cid,
+            stageId: sid,
+            kind: 'nonsense' as 'profile',
+            format: 'f',
+            filename: 'x',
+            summary: {},
+            blob: refs[0]!,
+          }),
+          'invalid',
+        );
       });
 
       it('stores an empty file', async () => {
         const { s, cid, sid } = await withStage();
-        const art = await s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'loadtest', format: 'wrk', filename: 'empty.txt', summary: null, src: chunked(Buffer.alloc(0)), maxBytes: 10 });
+        const art = await s.addArtifact({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'loadtest',
+          format: 'wrk',
+          filename: 'empty.txt',
+          summary: null,
+          src: chunked(Buffer.alloc(0)),
+          maxBytes: 10,
+        });
         expect(art.size).toBe(0);
         expect(art.summary).toBeNull();
         expect((await s.readBlob(art.sha256))!.length).toBe(0);
@@ -300,14 +404,25 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const { s, cid, sid } = await withStage();
         const bytes = bytesOf(64, 64 * MiB);
         const t0 = performance.now();
-        const art = await s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'big.pb.gz', summary: {}, src: chunked(bytes), maxBytes: 64 * MiB });
+        const art = await s.addArtifact({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'big.pb.gz',
+          summary: {},
+          src: chunked(bytes),
+          maxBytes: 64 * MiB,
+        });
         const writeMs = performance.now() - t0;
         expect(art.size).toBe(64 * MiB);
         expect(art.sha256).toBe(sha256(bytes));
         expect((await s.readBlob(art.sha256))!.equals(bytes)).toBe(true);
         const streamed = await collect((await s.openBlobStream(art.sha256))!);
         expect(streamed.equals(bytes)).toBe(true);
-        console.log(`[store ${name}] 64 MiB write ${writeMs.toFixed(0)} ms (${(64 / (writeMs / 1000)).toFixed(0)} MiB/s)`);
+        console.log(
+          `[store ${name}] 64 MiB write ${writeMs.toFixed(0)} ms (${(64 / (writeMs / 1000)).toFixed(0)} MiB/s)`,
+        );
       });
 
       it('refuses beyond maxBytes with a TooLargeError and keeps nothing', async () => {
@@ -317,7 +432,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect(e).toBeInstanceOf(TooLargeError);
         expect((e as TooLargeError).code).toBe('too-large');
         expect((e as TooLargeError).limit).toBe(2 * MiB);
-        const e2 = await rejection(s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'big', summary: {}, src: chunked(bytesOf(3, 5000), 1000), maxBytes: 4999 }));
+        const e2 = await rejection(
+          s.addArtifact({
+            comparisonId: cid,
+            stageId: sid,
+            kind: 'profile',
+            format: 'pprof',
+            filename: 'big',
+            summary: {},
+            src: chunked(bytesOf(3, 5000), 1000),
+            maxBytes: 4999,
+          }),
+        );
         expect(e2).toBeInstanceOf(TooLargeError);
         expect(counts(await s.stats())).toEqual(counts(before));
         expect((await s.stats()).blobs).toBe(0);
@@ -344,9 +470,36 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const other = (await s.createComparison({ title: 'other' })).comparison.id;
         const otherStage = (await s.createStage(other, { name: 'base' })).id;
         const bytes = bytesOf(5, 100_000);
-        const a1 = await s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'a', summary: {}, src: chunked(bytes), maxBytes: MiB });
-        const a2 = await s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'b', summary: {}, src: chunked(bytes, 999), maxBytes: MiB });
-        const a3 = await s.addArtifact({ comparisonId: other, stageId: otherStage, kind: 'profile', format: 'pprof', filename: 'c', summary: {}, src: chunked(bytes), maxBytes: MiB });
+        const a1 = await s.addArtifact({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'a',
+          summary: {},
+          src: chunked(bytes),
+          maxBytes: MiB,
+        });
+        const a2 = await s.addArtifact({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'b',
+          summary: {},
+          src: chunked(bytes, 999),
+          maxBytes: MiB,
+        });
+        const a3 = await s.addArtifact({
+          comparisonId: other,
+          stageId: otherStage,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'c',
+          summary: {},
+          src: chunked(bytes),
+          maxBytes: MiB,
+        });
         expect(new Set([a1.sha256, a2.sha256, a3.sha256]).size).toBe(1);
         expect(new Set([a1.id, a2.id, a3.id]).size).toBe(3);
         const st = await s.stats();
@@ -360,7 +513,16 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const shared = bytesOf(6, 50_000);
         const own = bytesOf(7, 60_000);
         const add = (c: string, st: string, b: Buffer) =>
-          s.addArtifact({ comparisonId: c, stageId: st, kind: 'profile', format: 'pprof', filename: 'f', summary: {}, src: chunked(b), maxBytes: MiB });
+          s.addArtifact({
+            comparisonId: c,
+            stageId: st,
+            kind: 'profile',
+            format: 'pprof',
+            filename: 'f',
+            summary: {},
+            src: chunked(b),
+            maxBytes: MiB,
+          });
         const aShared = await add(cid, sid, shared);
         const aOwn = await add(cid, sid, own);
         const bShared = await add(other, otherStage, shared);
@@ -374,7 +536,9 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect((await s.readBlob(bShared.sha256))!.equals(shared)).toBe(true);
         expect(await s.getArtifact(bShared.id)).toMatchObject({ comparisonId: other });
         let st = await s.stats();
-        expect([st.comparisons, st.stages, st.artifacts, st.blobs, st.blobObjects, st.cacheEntries]).toEqual([1, 1, 1, 1, 1, 0]);
+        expect([st.comparisons, st.stages, st.artifacts, st.blobs, st.blobObjects, st.cacheEntries]).toEqual([
+          1, 1, 1, 1, 1, 0,
+        ]);
 
         await s.deleteComparison(other);
         st = await s.stats();
@@ -385,7 +549,16 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const { s, cid, sid } = await withStage();
         const s2 = (await s.createStage(cid, { name: 'two' })).id;
         const add = (st: string, seed: number) =>
-          s.addArtifact({ comparisonId: cid, stageId: st, kind: 'loadtest', format: 'wrk', filename: `f${seed}`, summary: {}, src: chunked(bytesOf(seed, 1000)), maxBytes: MiB });
+          s.addArtifact({
+            comparisonId: cid,
+            stageId: st,
+            kind: 'loadtest',
+            format: 'wrk',
+            filename: `f${seed}`,
+            summary: {},
+            src: chunked(bytesOf(seed, 1000)),
+            maxBytes: MiB,
+          });
         const x = await add(sid, 20);
         const xAgain = await add(s2, 20);
         const y = await add(sid, 21);
@@ -420,7 +593,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect((await s.sweep({ now: Date.now() + PIN_TTL_MS / 2 })).orphanBlobs).toBe(0);
         const report = await s.sweep({ now: Date.now() + PIN_TTL_MS + 1000 });
         expect(report).toMatchObject({ expiredPins: 1, orphanBlobs: 1 });
-        await expectStoreError(s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'late', summary: {}, blob: r3 }), 'blob-missing');
+        await expectStoreError(
+          s.addArtifact({
+            comparisonId: cid,
+            stageId: sid,
+            kind: 'profile',
+            format: 'pprof',
+            filename: 'late',
+            summary: {},
+            blob: r3,
+          }),
+          'blob-missing',
+        );
         expect((await s.stats()).artifacts).toBe(0);
       });
 
@@ -428,10 +612,23 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const { s, cid, sid } = await withStage();
         const sid2 = (await s.createStage(cid, { name: 'two' })).id;
         // 50 uploads, 40 distinct contents (every 5th repeats an earlier one), across two stages.
-        const contents = Array.from({ length: 50 }, (_, i) => bytesOf(i % 5 === 4 ? 100 + i - 1 : 100 + i, 20_000 + i * 1000));
-        const arts = await Promise.all(contents.map((b, i) => s.addArtifact({
-          comparisonId: cid, stageId: i % 2 ? sid2 : sid, kind: 'profile', format: 'pprof', filename: `p${i}`, summary: { i }, src: chunked(b, 4096), maxBytes: MiB,
-        })));
+        const contents = Array.from({ length: 50 }, (_, i) =>
+          bytesOf(i % 5 === 4 ? 100 + i - 1 : 100 + i, 20_000 + i * 1000),
+        );
+        const arts = await Promise.all(
+          contents.map((b, i) =>
+            s.addArtifact({
+              comparisonId: cid,
+              stageId: i % 2 ? sid2 : sid,
+              kind: 'profile',
+              format: 'pprof',
+              filename: `p${i}`,
+              summary: { i },
+              src: chunked(b, 4096),
+              maxBytes: MiB,
+            }),
+          ),
+        );
         const distinct = new Set(contents.map(sha256));
         expect(new Set(arts.map((a) => a.id)).size).toBe(50);
         const tree = (await s.getComparisonTree(cid))!;
@@ -444,7 +641,13 @@ export function storeContract(name: string, harness: StoreHarness): void {
           expect(a.stageId).toBe(i % 2 ? sid2 : sid);
         }
         const st = await s.stats();
-        expect([st.artifacts, st.blobs, st.blobObjects, st.pins, st.tempFiles]).toEqual([50, distinct.size, distinct.size, 0, 0]);
+        expect([st.artifacts, st.blobs, st.blobObjects, st.pins, st.tempFiles]).toEqual([
+          50,
+          distinct.size,
+          distinct.size,
+          0,
+          0,
+        ]);
         for (const a of arts.slice(0, 10)) expect(sha256((await s.readBlob(a.sha256))!)).toBe(a.sha256);
       });
     });
@@ -488,7 +691,16 @@ export function storeContract(name: string, harness: StoreHarness): void {
 
       it('ties blob-scoped entries to their blob and keeps global ones', async () => {
         const { s, cid, sid } = await withStage();
-        const art = await s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'p', summary: {}, src: chunked(bytesOf(40, 500)), maxBytes: MiB });
+        const art = await s.addArtifact({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'p',
+          summary: {},
+          src: chunked(bytesOf(40, 500)),
+          maxBytes: MiB,
+        });
         const bk: CacheKey = { scope: { sha256: art.sha256 }, key: 'parsed', modelVersion: 1 };
         await s.cachePut(bk, 'model');
         await s.cachePut({ scope: 'global', key: 'g', modelVersion: 1 }, 'global');
@@ -512,13 +724,26 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect(await b.verifyEditToken(cid, editToken!)).toBe(true);
         const sid = (await b.createStage(cid, { name: 'baseline' })).id;
         const bytes = bytesOf(50, 3 * MiB + 17);
-        const art = await a.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'cpu', summary: { x: 1 }, src: chunked(bytes), maxBytes: 64 * MiB });
+        const art = await a.addArtifact({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'cpu',
+          summary: { x: 1 },
+          src: chunked(bytes),
+          maxBytes: 64 * MiB,
+        });
         expect((await b.readBlob(art.sha256))!.equals(bytes)).toBe(true);
         expect((await collect((await b.openBlobStream(art.sha256))!)).equals(bytes)).toBe(true);
 
         // Replica a computes and caches a result for the current revision; b sees the hit.
         const treeA = (await a.getComparisonTree(cid))!;
-        const key = (rev: number): CacheKey => ({ scope: { comparisonId: cid, revision: rev }, key: 'table', modelVersion: 1 });
+        const key = (rev: number): CacheKey => ({
+          scope: { comparisonId: cid, revision: rev },
+          key: 'table',
+          modelVersion: 1,
+        });
         await cachePutJson(a, key(treeA.comparison.revision), { stages: treeA.stages.length });
         const treeB = (await b.getComparisonTree(cid))!;
         expect(treeB.comparison.revision).toBe(treeA.comparison.revision);
@@ -550,10 +775,28 @@ export function storeContract(name: string, harness: StoreHarness): void {
           const bytes = bytesOf(500 + round, 200_000);
           const doomed = (await a.createComparison({ title: `doomed ${round}` })).comparison.id;
           const doomedStage = (await a.createStage(doomed, { name: 's' })).id;
-          await a.addArtifact({ comparisonId: doomed, stageId: doomedStage, kind: 'profile', format: 'pprof', filename: 'x', summary: {}, src: chunked(bytes), maxBytes: MiB });
+          await a.addArtifact({
+            comparisonId: doomed,
+            stageId: doomedStage,
+            kind: 'profile',
+            format: 'pprof',
+            filename: 'x',
+            summary: {},
+            src: chunked(bytes),
+            maxBytes: MiB,
+          });
           const [, art] = await Promise.all([
             a.deleteComparison(doomed),
-            b.addArtifact({ comparisonId: keep, stageId: keepStage, kind: 'profile', format: 'pprof', filename: `r${round}`, summary: {}, src: chunked(bytes, 8192), maxBytes: MiB }),
+            b.addArtifact({
+              comparisonId: keep,
+              stageId: keepStage,
+              kind: 'profile',
+              format: 'pprof',
+              filename: `r${round}`,
+              summary: {},
+              src: chunked(bytes, 8192),
+              maxBytes: MiB,
+            }),
           ]);
           expect((await a.readBlob(art.sha256))!.equals(bytes)).toBe(true);
         }
@@ -563,14 +806,23 @@ export function storeContract(name: string, harness: StoreHarness): void {
     });
 
     describe('crash consistency', () => {
-      interface CrashRun { marker: string; exitSignal: NodeJS.Signals | null }
+      interface CrashRun {
+        marker: string;
+        exitSignal: NodeJS.Signals | null;
+      }
 
       /** Runs crash-child.ts in `mode` and SIGKILLs it as soon as it reports being mid-operation. */
       function crashChild(cfg: StoreConfig, mode: string, cid: string, sid: string): Promise<CrashRun> {
         return new Promise((resolve, reject) => {
           const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD], {
             cwd: ROOT,
-            env: { ...process.env, CRASH_CONFIG: JSON.stringify(cfg), CRASH_MODE: mode, CRASH_COMPARISON: cid, CRASH_STAGE: sid },
+            env: {
+              ...process.env,
+              CRASH_CONFIG: JSON.stringify(cfg),
+              CRASH_MODE: mode,
+              CRASH_COMPARISON: cid,
+              CRASH_STAGE: sid,
+            },
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           let out = '';
@@ -588,7 +840,9 @@ export function storeContract(name: string, harness: StoreHarness): void {
               child.kill('SIGKILL');
             }
           });
-          child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+          child.stderr.on('data', (d: Buffer) => {
+            err += d.toString();
+          });
           child.on('exit', (_code, signal) => {
             clearTimeout(timer);
             if (!marker) reject(new Error(`crash child exited early: ${err}`));
@@ -629,7 +883,16 @@ export function storeContract(name: string, harness: StoreHarness): void {
           const after = await s.stats();
           expect(counts(after)).toEqual({ ...EMPTY_COUNTS, comparisons: 1, stages: 1 });
           // and the store works normally afterwards
-          const art = await s.addArtifact({ comparisonId: cid, stageId: sid, kind: 'profile', format: 'pprof', filename: 'ok', summary: {}, src: chunked(bytesOf(9, 1000)), maxBytes: MiB });
+          const art = await s.addArtifact({
+            comparisonId: cid,
+            stageId: sid,
+            kind: 'profile',
+            format: 'pprof',
+            filename: 'ok',
+            summary: {},
+            src: chunked(bytesOf(9, 1000)),
+            maxBytes: MiB,
+          });
           expect((await s.readBlob(art.sha256))!.equals(bytesOf(9, 1000))).toBe(true);
         });
       }

@@ -41,7 +41,14 @@ switch (mode) {
     break;
   case 'add-artifact-mid-stream':
     await store.addArtifact({
-      comparisonId, stageId, kind: 'profile', format: 'pprof', filename: 'cpu.pb.gz', summary: {}, src: endless(), maxBytes: 64 * 1024 * 1024,
+      comparisonId,
+      stageId,
+      kind: 'profile',
+      format: 'pprof',
+      filename: 'cpu.pb.gz',
+      summary: {},
+      src: endless(),
+      maxBytes: 64 * 1024 * 1024,
     });
     break;
   case 'between-blob-and-row': {

@@ -11,15 +11,17 @@ import { storeContract } from './contract.ts';
 const adminUrl = process.env.STAGEDIFF_TEST_DATABASE_URL;
 
 if (!adminUrl) {
-  console.warn([
-    '',
-    '**********************************************************************',
-    '*  PostgreSQL store contract SKIPPED: STAGEDIFF_TEST_DATABASE_URL is  *',
-    '*  not set. Start one with scripts/pg-test-cluster.sh and pass its    *',
-    '*  DATABASE_URL as STAGEDIFF_TEST_DATABASE_URL.                       *',
-    '**********************************************************************',
-    '',
-  ].join('\n'));
+  console.warn(
+    [
+      '',
+      '**********************************************************************',
+      '*  PostgreSQL store contract SKIPPED: STAGEDIFF_TEST_DATABASE_URL is  *',
+      '*  not set. Start one with scripts/pg-test-cluster.sh and pass its    *',
+      '*  DATABASE_URL as STAGEDIFF_TEST_DATABASE_URL.                       *',
+      '**********************************************************************',
+      '',
+    ].join('\n'),
+  );
   describe.skip('store contract: postgres', () => {
     it('needs STAGEDIFF_TEST_DATABASE_URL', () => {});
   });

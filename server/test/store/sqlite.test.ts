@@ -38,7 +38,12 @@ describe('sqlite store specifics', () => {
   it('keeps stagediff.db in WAL mode and blobs under blobs/<2 hex>/<sha256>', async () => {
     const dataDir = freshDir();
     const s = await openStore({ dataDir });
-    const ref = await s.putBlob((async function* () { yield Buffer.from('hello'); })(), 100);
+    const ref = await s.putBlob(
+      (async function* () {
+        yield Buffer.from('hello');
+      })(),
+      100,
+    );
     await s.close();
     const db = new Database(join(dataDir, 'stagediff.db'), { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -52,9 +57,13 @@ describe('sqlite store specifics', () => {
     const a = await openStore({ dataDir });
     const b = await openStore({ dataDir });
     let resume!: () => void;
-    const paused = new Promise<void>((r) => { resume = r; });
+    const paused = new Promise<void>((r) => {
+      resume = r;
+    });
     let reached!: () => void;
-    const midway = new Promise<void>((r) => { reached = r; });
+    const midway = new Promise<void>((r) => {
+      reached = r;
+    });
     async function* slow() {
       yield Buffer.from('first half, ');
       reached();

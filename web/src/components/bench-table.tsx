@@ -1,5 +1,13 @@
 import type { BenchmarkDiff } from '../lib/api-types.ts';
-import { benchKey, deltaText, formatBenchRow, geomeanRow, geomeanText, groupBenchRows, unitHeading } from '../lib/benchstat-format.ts';
+import {
+  benchKey,
+  deltaText,
+  formatBenchRow,
+  geomeanRow,
+  geomeanText,
+  groupBenchRows,
+  unitHeading,
+} from '../lib/benchstat-format.ts';
 import { Sparkline } from './sparkline.tsx';
 
 export interface BenchTableProps {
@@ -72,13 +80,24 @@ export function BenchTables(props: BenchTableProps) {
                         <td className="num" data-field="base" data-benchstat={f.base.benchstat} data-ci={f.base.ci}>
                           {f.base.display} <span className="muted">{f.base.ci}</span>
                         </td>
-                        <td className="num" data-field="target" data-benchstat={f.target.benchstat} data-ci={f.target.ci}>
+                        <td
+                          className="num"
+                          data-field="target"
+                          data-benchstat={f.target.benchstat}
+                          data-ci={f.target.ci}
+                        >
                           {f.target.display} <span className="muted">{f.target.ci}</span>
                         </td>
                         <td
                           className={`num delta-${f.verdict}`}
                           data-field="delta"
-                          title={f.delta === '~' ? 'not significant (p > 0.05)' : f.delta === '?' ? 'no percentage: the base median is 0' : undefined}
+                          title={
+                            f.delta === '~'
+                              ? 'not significant (p > 0.05)'
+                              : f.delta === '?'
+                                ? 'no percentage: the base median is 0'
+                                : undefined
+                          }
                         >
                           {f.delta}
                         </td>
@@ -103,10 +122,18 @@ export function BenchTables(props: BenchTableProps) {
                     <tr className="geomean" data-bench="geomean">
                       <th scope="row">geomean</th>
                       <td className="num" data-benchstat={geomeanText(g.base, t.unit).benchstat}>
-                        {geomeanText(g.base, t.unit).display || <span className="muted" title="summaries must be > 0 to compute geomean">—</span>}
+                        {geomeanText(g.base, t.unit).display || (
+                          <span className="muted" title="summaries must be > 0 to compute geomean">
+                            —
+                          </span>
+                        )}
                       </td>
                       <td className="num" data-benchstat={geomeanText(g.target, t.unit).benchstat}>
-                        {geomeanText(g.target, t.unit).display || <span className="muted" title="summaries must be > 0 to compute geomean">—</span>}
+                        {geomeanText(g.target, t.unit).display || (
+                          <span className="muted" title="summaries must be > 0 to compute geomean">
+                            —
+                          </span>
+                        )}
                       </td>
                       <td className="num" data-field="delta">
                         {deltaText({ significant: true, deltaPercent: g.deltaPercent })}

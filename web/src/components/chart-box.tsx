@@ -3,7 +3,17 @@ import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.
 import { EChart, type ChartHandle, type ChartOption } from './echart.tsx';
 
 /** Series colours shared by the load-test and GC charts (stage i gets colour i). */
-export const PALETTE = ['#5470c6', '#ee6666', '#91cc75', '#fac858', '#73c0de', '#3ba272', '#fc8452', '#9a60b4', '#ea7ccc'];
+export const PALETTE = [
+  '#5470c6',
+  '#ee6666',
+  '#91cc75',
+  '#fac858',
+  '#73c0de',
+  '#3ba272',
+  '#fc8452',
+  '#9a60b4',
+  '#ea7ccc',
+];
 
 /** A titled chart with SVG/PNG export buttons. */
 export function ChartBox(props: { title: string; option: ChartOption; dark: boolean; height?: number }) {
@@ -19,7 +29,9 @@ export function ChartBox(props: { title: string; option: ChartOption; dark: bool
           <button
             type="button"
             aria-label={`Download ${props.title} as SVG`}
-            onClick={() => handle.current && downloadText(`${slug(props.title)}.svg`, handle.current.svg(), 'image/svg+xml')}
+            onClick={() =>
+              handle.current && downloadText(`${slug(props.title)}.svg`, handle.current.svg(), 'image/svg+xml')
+            }
           >
             SVG
           </button>

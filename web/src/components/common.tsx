@@ -32,7 +32,12 @@ export interface TabDef<K extends string> {
 }
 
 /** Accessible tab list (roles tablist/tab, arrow keys move between tabs). */
-export function Tabs<K extends string>(props: { tabs: TabDef<K>[]; active: K; onChange: (k: K) => void; label: string }) {
+export function Tabs<K extends string>(props: {
+  tabs: TabDef<K>[];
+  active: K;
+  onChange: (k: K) => void;
+  label: string;
+}) {
   const { tabs, active, onChange, label } = props;
   return (
     <div className="tabs" role="tablist" aria-label={label}>
@@ -73,11 +78,7 @@ export function Select<V extends string>(props: {
   return (
     <label className="field">
       <span>{props.label}</span>
-      <select
-        value={props.value}
-        disabled={props.disabled}
-        onChange={(e) => props.onChange(e.target.value as V)}
-      >
+      <select value={props.value} disabled={props.disabled} onChange={(e) => props.onChange(e.target.value as V)}>
         {props.options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}

@@ -40,13 +40,13 @@ export function DiffLegend(props: {
           </span>
         ))}
         <span className="legend-stop">
-          name <span className="marker">[new]</span> / name <span className="marker">[removed]</span>: frame only in {targetName} /{' '}
-          {baseName}
+          name <span className="marker">[new]</span> / name <span className="marker">[removed]</span>: frame only in{' '}
+          {targetName} / {baseName}
         </span>
       </div>
       <div className="legend-totals">
-        Red = more in <strong>{targetName}</strong>, blue = less (vs <strong>{baseName}</strong>). Frame width ={' '}
-        |base| + |target|. Totals: {baseName} {formatValue(diff.baseTotal, diff.unit)} → {targetName}{' '}
+        Red = more in <strong>{targetName}</strong>, blue = less (vs <strong>{baseName}</strong>). Frame width = |base|
+        + |target|. Totals: {baseName} {formatValue(diff.baseTotal, diff.unit)} → {targetName}{' '}
         {formatValue(diff.targetTotal, diff.unit)} ({diff.sampleType}, unit {diff.unit}).
         {diff.mode === 'normalize' && diff.scale.base !== 1 && <> Base scaled ×{diff.scale.base.toPrecision(4)}.</>}
       </div>
@@ -62,9 +62,7 @@ export function DiffLegend(props: {
             aria-label="Noise floor"
             onChange={(e) => onNoise(Number(e.target.value))}
           />
-          <span className="muted">
-            changes under {formatShare(noise)} of the larger total are grey
-          </span>
+          <span className="muted">changes under {formatShare(noise)} of the larger total are grey</span>
         </label>
       )}
     </div>

@@ -31,7 +31,15 @@ export function EChart(props: {
     chartRef.current = chart;
     const ro = new ResizeObserver(() => chart.resize());
     ro.observe(el);
-    onHandle?.({ svg: () => chart.renderToSVGString(), get width() { return chart.getWidth(); }, get height() { return chart.getHeight(); } });
+    onHandle?.({
+      svg: () => chart.renderToSVGString(),
+      get width() {
+        return chart.getWidth();
+      },
+      get height() {
+        return chart.getHeight();
+      },
+    });
     return () => {
       ro.disconnect();
       onHandle?.(null);

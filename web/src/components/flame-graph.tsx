@@ -78,7 +78,13 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     if (!root) return;
     programmatic.current = true;
     try {
-      const node = name ? findWidest(root, (n) => n.data.name === name && n.depth > 0, (n) => n.value ?? 0) : null;
+      const node = name
+        ? findWidest(
+            root,
+            (n) => n.data.name === name && n.depth > 0,
+            (n) => n.value ?? 0,
+          )
+        : null;
       if (node) chart.zoomTo(node as FlameNodeD);
       else chart.resetZoom();
     } finally {

@@ -9,14 +9,30 @@ export function GcTable({ rows }: { rows: GcStageSummary[] }) {
         <thead>
           <tr>
             <th scope="col">Stage</th>
-            <th scope="col" className="num">Cycles</th>
-            <th scope="col" className="num">Forced</th>
-            <th scope="col" className="num">STW p50</th>
-            <th scope="col" className="num">STW p99</th>
-            <th scope="col" className="num">STW max</th>
-            <th scope="col" className="num">STW total</th>
-            <th scope="col" className="num" title="the runtime's cumulative GC CPU share at the last cycle">GC CPU</th>
-            <th scope="col" className="num" title="largest heap at the start of a cycle, and the largest goal">Max heap / goal</th>
+            <th scope="col" className="num">
+              Cycles
+            </th>
+            <th scope="col" className="num">
+              Forced
+            </th>
+            <th scope="col" className="num">
+              STW p50
+            </th>
+            <th scope="col" className="num">
+              STW p99
+            </th>
+            <th scope="col" className="num">
+              STW max
+            </th>
+            <th scope="col" className="num">
+              STW total
+            </th>
+            <th scope="col" className="num" title="the runtime's cumulative GC CPU share at the last cycle">
+              GC CPU
+            </th>
+            <th scope="col" className="num" title="largest heap at the start of a cycle, and the largest goal">
+              Max heap / goal
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -26,13 +42,27 @@ export function GcTable({ rows }: { rows: GcStageSummary[] }) {
                 {r.name}
                 {r.traces > 1 && <span className="muted small"> ({r.traces} traces pooled)</span>}
               </th>
-              <td className="num" data-field="cycles" data-value={r.cycles}>{formatInt(r.cycles)}</td>
-              <td className="num" data-field="forced" data-value={r.forcedCycles}>{formatInt(r.forcedCycles)}</td>
-              <td className="num" data-field="p50" data-value={r.stwPauseMs.p50}>{formatPauseMs(r.stwPauseMs.p50)}</td>
-              <td className="num" data-field="p99" data-value={r.stwPauseMs.p99}>{formatPauseMs(r.stwPauseMs.p99)}</td>
-              <td className="num" data-field="max" data-value={r.stwPauseMs.max}>{formatPauseMs(r.stwPauseMs.max)}</td>
-              <td className="num" data-field="total" data-value={r.stwPauseMs.total}>{formatPauseMs(r.stwPauseMs.total)}</td>
-              <td className="num" data-field="cpu" data-value={r.cpuPercent}>{Number.isFinite(r.cpuPercent) ? `${Number(r.cpuPercent.toFixed(1))} %` : DASH}</td>
+              <td className="num" data-field="cycles" data-value={r.cycles}>
+                {formatInt(r.cycles)}
+              </td>
+              <td className="num" data-field="forced" data-value={r.forcedCycles}>
+                {formatInt(r.forcedCycles)}
+              </td>
+              <td className="num" data-field="p50" data-value={r.stwPauseMs.p50}>
+                {formatPauseMs(r.stwPauseMs.p50)}
+              </td>
+              <td className="num" data-field="p99" data-value={r.stwPauseMs.p99}>
+                {formatPauseMs(r.stwPauseMs.p99)}
+              </td>
+              <td className="num" data-field="max" data-value={r.stwPauseMs.max}>
+                {formatPauseMs(r.stwPauseMs.max)}
+              </td>
+              <td className="num" data-field="total" data-value={r.stwPauseMs.total}>
+                {formatPauseMs(r.stwPauseMs.total)}
+              </td>
+              <td className="num" data-field="cpu" data-value={r.cpuPercent}>
+                {Number.isFinite(r.cpuPercent) ? `${Number(r.cpuPercent.toFixed(1))} %` : DASH}
+              </td>
               <td className="num" data-field="heap" data-value={r.maxHeapMb}>
                 {formatInt(r.maxHeapMb)} MB <span className="muted">/ {formatInt(r.maxGoalMb)} MB</span>
               </td>

@@ -28,14 +28,30 @@ export function HotPathTable(props: {
           <tr>
             <th scope="col">#</th>
             <th scope="col">Function</th>
-            <th scope="col" className="num">Flat {baseName}</th>
-            <th scope="col" className="num">Flat {targetName}</th>
-            <th scope="col" className="num">Δ flat</th>
-            <th scope="col" className="num">Δ flat %</th>
-            <th scope="col" className="num">Cum {baseName}</th>
-            <th scope="col" className="num">Cum {targetName}</th>
-            <th scope="col" className="num">Δ cum</th>
-            <th scope="col" className="num">Δ cum %</th>
+            <th scope="col" className="num">
+              Flat {baseName}
+            </th>
+            <th scope="col" className="num">
+              Flat {targetName}
+            </th>
+            <th scope="col" className="num">
+              Δ flat
+            </th>
+            <th scope="col" className="num">
+              Δ flat %
+            </th>
+            <th scope="col" className="num">
+              Cum {baseName}
+            </th>
+            <th scope="col" className="num">
+              Cum {targetName}
+            </th>
+            <th scope="col" className="num">
+              Δ cum
+            </th>
+            <th scope="col" className="num">
+              Δ cum %
+            </th>
             <th scope="col">Status</th>
           </tr>
         </thead>
@@ -49,15 +65,21 @@ export function HotPathTable(props: {
             >
               <td className="num muted">{rows.indexOf(r) + 1}</td>
               <td className="fn">
-                <button type="button" className="link-button fn-name" title={r.name} onClick={(e) => {
-                  e.stopPropagation();
-                  onSelect(r.name);
-                }}>
+                <button
+                  type="button"
+                  className="link-button fn-name"
+                  title={r.name}
+                  onClick={(e) => {
+                    e.stopPropagation();
+                    onSelect(r.name);
+                  }}
+                >
                   {r.name}
                 </button>
               </td>
               <td className="num">
-                {formatValue(r.base.flat, unit)} <span className="muted small">{share(r.base.flat, props.baseTotal)}</span>
+                {formatValue(r.base.flat, unit)}{' '}
+                <span className="muted small">{share(r.base.flat, props.baseTotal)}</span>
               </td>
               <td className="num">
                 {formatValue(r.target.flat, unit)}{' '}

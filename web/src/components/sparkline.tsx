@@ -1,7 +1,13 @@
 import { sparklinePoints } from '../lib/charts.ts';
 
 /** A tiny line of values with one highlighted point (e.g. QPS across stages, this stage marked). */
-export function Sparkline(props: { values: (number | null)[]; highlight?: number; label: string; width?: number; height?: number }) {
+export function Sparkline(props: {
+  values: (number | null)[];
+  highlight?: number;
+  label: string;
+  width?: number;
+  height?: number;
+}) {
   const { values, highlight, label, width = 90, height = 22 } = props;
   const points = sparklinePoints(values, width, height);
   const coords = points ? points.split(' ') : [];

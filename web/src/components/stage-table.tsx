@@ -6,9 +6,16 @@ import { Sparkline } from './sparkline.tsx';
 
 function RatioCell({ ratios, kind }: { ratios: StageRow['vsPrevious']; kind: 'prev' | 'base' }) {
   if (!ratios || Object.values(ratios).every((v) => v === null)) return <td className="num muted">{DASH}</td>;
-  const lat = ratios.p95 !== null ? { k: 'P95', v: ratios.p95 } : ratios.p99 !== null ? { k: 'P99', v: ratios.p99 } : null;
+  const lat =
+    ratios.p95 !== null ? { k: 'P95', v: ratios.p95 } : ratios.p99 !== null ? { k: 'P99', v: ratios.p99 } : null;
   const good = (r: number | null, higherIsBetter: boolean) =>
-    r === null ? '' : (higherIsBetter ? r > 1.02 : r < 0.98) ? 'good' : (higherIsBetter ? r < 0.98 : r > 1.02) ? 'bad' : '';
+    r === null
+      ? ''
+      : (higherIsBetter ? r > 1.02 : r < 0.98)
+        ? 'good'
+        : (higherIsBetter ? r < 0.98 : r > 1.02)
+          ? 'bad'
+          : '';
   return (
     <td className="num" data-kind={kind} data-rps-ratio={ratios.rps ?? ''}>
       <span className={good(ratios.rps, true)}>
@@ -36,21 +43,39 @@ function GcCells({ gc, stageId }: { gc: StageTableGc; stageId: string }) {
   const g = gc.byStage?.get(stageId);
   if (!g) {
     const text = gc.byStage ? DASH : gc.error ? '!' : '…';
-    const title = gc.byStage ? 'no GC trace in this stage' : gc.error ? 'GC traces failed to load' : 'loading GC traces';
+    const title = gc.byStage
+      ? 'no GC trace in this stage'
+      : gc.error
+        ? 'GC traces failed to load'
+        : 'loading GC traces';
     return (
       <>
-        <td className="num muted gc-col" title={title}>{text}</td>
-        <td className="num muted" title={title}>{text}</td>
+        <td className="num muted gc-col" title={title}>
+          {text}
+        </td>
+        <td className="num muted" title={title}>
+          {text}
+        </td>
       </>
     );
   }
   const pooled = g.traces > 1 ? ` (${g.traces} traces pooled)` : '';
   return (
     <>
-      <td className="num gc-col" data-field="gc-p99" data-value={g.stwPauseMs.p99} title={`p99 of ${g.cycles} stop-the-world pauses${pooled}`}>
+      <td
+        className="num gc-col"
+        data-field="gc-p99"
+        data-value={g.stwPauseMs.p99}
+        title={`p99 of ${g.cycles} stop-the-world pauses${pooled}`}
+      >
         {formatPauseMs(g.stwPauseMs.p99)}
       </td>
-      <td className="num" data-field="gc-cpu" data-value={g.cpuPercent} title={`the runtime's cumulative GC CPU share at the last cycle${pooled}`}>
+      <td
+        className="num"
+        data-field="gc-cpu"
+        data-value={g.cpuPercent}
+        title={`the runtime's cumulative GC CPU share at the last cycle${pooled}`}
+      >
         {Number(g.cpuPercent.toFixed(1))} %
       </td>
     </>
@@ -80,15 +105,23 @@ export function StageTable({ rows, gc = null }: { rows: StageRow[]; gc?: StageTa
           <tr>
             <th scope="col">Stage</th>
             <th scope="col">Key action</th>
-            <th scope="col" className="num">QPS</th>
+            <th scope="col" className="num">
+              QPS
+            </th>
             {lat.map((k) => (
               <th key={k} scope="col" className="num">
                 {k.toUpperCase()}
               </th>
             ))}
-            <th scope="col" className="num">Errors</th>
-            <th scope="col" className="num">vs previous</th>
-            <th scope="col" className="num">vs baseline</th>
+            <th scope="col" className="num">
+              Errors
+            </th>
+            <th scope="col" className="num">
+              vs previous
+            </th>
+            <th scope="col" className="num">
+              vs baseline
+            </th>
             <th scope="col">QPS trend</th>
             {gc && (
               <>

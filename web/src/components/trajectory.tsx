@@ -21,15 +21,19 @@ export function Trajectory(props: { data: TrajectoryResponse; selected: string; 
             </button>
             <svg width={W} height={H} role="img" aria-label={`${f.name}: share of total per stage`}>
               <polyline points={points} fill="none" stroke="currentColor" strokeWidth={1.6} />
-              {points.split(' ').filter(Boolean).map((pt, i) => {
-                const [x, y] = pt.split(',').map(Number);
-                return <circle key={i} cx={x} cy={y} r={2.2} className="spark-dot" />;
-              })}
+              {points
+                .split(' ')
+                .filter(Boolean)
+                .map((pt, i) => {
+                  const [x, y] = pt.split(',').map(Number);
+                  return <circle key={i} cx={x} cy={y} r={2.2} className="spark-dot" />;
+                })}
             </svg>
             <div className="traj-values small">
               {f.points.map((p, i) => (
                 <span key={i} title={data.stages[i]?.name}>
-                  {data.stages[i]?.name}: {p ? `${formatShare(p.cum / (p.total || 1))} (${formatValue(p.cum, data.unit)})` : '—'}
+                  {data.stages[i]?.name}:{' '}
+                  {p ? `${formatShare(p.cum / (p.total || 1))} (${formatValue(p.cum, data.unit)})` : '—'}
                 </span>
               ))}
             </div>

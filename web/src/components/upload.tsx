@@ -53,7 +53,11 @@ function EditableText(props: { label: string; value: string; onSave: (v: string)
 function ArtifactLine({ a }: { a: Artifact }) {
   return (
     <li className="artifact">
-      <a href={`/api/artifacts/${encodeURIComponent(a.id)}/raw`} download={a.filename} title="Download the original file">
+      <a
+        href={`/api/artifacts/${encodeURIComponent(a.id)}/raw`}
+        download={a.filename}
+        title="Download the original file"
+      >
         {a.filename}
       </a>{' '}
       <span className="badge">{a.format}</span> <span className="muted small">{formatFileSize(a.size)}</span>{' '}
@@ -62,7 +66,13 @@ function ArtifactLine({ a }: { a: Artifact }) {
   );
 }
 
-function StageCard(props: { stage: Stage; index: number; count: number; uploads: UploadItem[]; h: StageEditorHandlers }) {
+function StageCard(props: {
+  stage: Stage;
+  index: number;
+  count: number;
+  uploads: UploadItem[];
+  h: StageEditorHandlers;
+}) {
   const { stage, index, count, uploads, h } = props;
   const [over, setOver] = useState(false);
   const input = useRef<HTMLInputElement>(null);
@@ -78,14 +88,23 @@ function StageCard(props: { stage: Stage; index: number; count: number; uploads:
     <section className="stage-card" aria-label={`Stage ${stage.name}`}>
       <div className="stage-head">
         <span className="stage-index">{index + 1}</span>
-        <EditableText label={`Name of stage ${stage.name}`} value={stage.name} onSave={(v) => v && h.onRename(stage.id, v)} />
+        <EditableText
+          label={`Name of stage ${stage.name}`}
+          value={stage.name}
+          onSave={(v) => v && h.onRename(stage.id, v)}
+        />
         <EditableText
           label={`Key action of stage ${stage.name}`}
           value={stage.note}
           placeholder="key action, e.g. “generated JSON encoder”"
           onSave={(v) => h.onNote(stage.id, v)}
         />
-        <button type="button" aria-label={`Move ${stage.name} up`} disabled={index === 0} onClick={() => h.onMove(stage.id, -1)}>
+        <button
+          type="button"
+          aria-label={`Move ${stage.name} up`}
+          disabled={index === 0}
+          onClick={() => h.onMove(stage.id, -1)}
+        >
           ↑
         </button>
         <button
@@ -144,7 +163,11 @@ function StageCard(props: { stage: Stage; index: number; count: number; uploads:
                 {u.state === 'done' && u.artifact && (
                   <>
                     ✓ <span className="badge">{u.artifact.format}</span> {describeArtifact(u.artifact)}{' '}
-                    <a href={`/api/artifacts/${encodeURIComponent(u.artifact.id)}/raw`} download={u.artifact.filename} className="small">
+                    <a
+                      href={`/api/artifacts/${encodeURIComponent(u.artifact.id)}/raw`}
+                      download={u.artifact.filename}
+                      className="small"
+                    >
                       raw
                     </a>
                   </>
@@ -157,9 +180,11 @@ function StageCard(props: { stage: Stage; index: number; count: number; uploads:
       )}
       {stage.artifacts.some((a) => !shownAbove.has(a.id)) && (
         <ul className="artifacts" aria-label={`Files of ${stage.name}`}>
-          {stage.artifacts.filter((a) => !shownAbove.has(a.id)).map((a) => (
-            <ArtifactLine key={a.id} a={a} />
-          ))}
+          {stage.artifacts
+            .filter((a) => !shownAbove.has(a.id))
+            .map((a) => (
+              <ArtifactLine key={a.id} a={a} />
+            ))}
         </ul>
       )}
     </section>
@@ -175,7 +200,14 @@ export function StageEditor(props: { stages: Stage[]; uploads: UploadItem[]; han
   return (
     <div className="stage-editor">
       {sorted.map((s, i) => (
-        <StageCard key={s.id} stage={s} index={i} count={sorted.length} uploads={uploads.filter((u) => u.stageId === s.id)} h={handlers} />
+        <StageCard
+          key={s.id}
+          stage={s}
+          index={i}
+          count={sorted.length}
+          uploads={uploads.filter((u) => u.stageId === s.id)}
+          h={handlers}
+        />
       ))}
       <form
         className="add-stage"
@@ -190,7 +222,11 @@ export function StageEditor(props: { stages: Stage[]; uploads: UploadItem[]; han
       >
         <label className="field">
           <span>New stage name</span>
-          <input value={name} onChange={(e) => setName(e.target.value)} placeholder={stages.length ? 'e.g. easyjson' : 'baseline'} />
+          <input
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder={stages.length ? 'e.g. easyjson' : 'baseline'}
+          />
         </label>
         <label className="field grow">
           <span>New stage key action</span>

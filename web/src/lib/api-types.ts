@@ -5,11 +5,25 @@
  * views of them are declared here. All figures carry their unit explicitly (sample unit, ms, req/s, bytes).
  */
 import type { DiffMode, DiffNode, DiffRow, DiffStatus } from '../../../server/src/analysis/diff.ts';
-import type { BenchConfig, BenchmarkDiff, BenchmarkDiffRow, BenchSideSummary } from '../../../server/src/model/benchmark.ts';
+import type {
+  BenchConfig,
+  BenchmarkDiff,
+  BenchmarkDiffRow,
+  BenchSideSummary,
+} from '../../../server/src/model/benchmark.ts';
 import type { GcCycle, GcTrace, GcTraceSummary } from '../../../server/src/model/gctrace.ts';
-import type { LatencyMs, LoadTestSummary, PercentilePoint, TimelineBucket } from '../../../server/src/model/loadtest.ts';
+import type {
+  LatencyMs,
+  LoadTestSummary,
+  PercentilePoint,
+  TimelineBucket,
+} from '../../../server/src/model/loadtest.ts';
 import type { StageRow } from '../../../server/src/services/analysis.ts';
-import type { Artifact as StoredArtifact, ArtifactKind, Comparison as StoredComparison } from '../../../server/src/store/types.ts';
+import type {
+  Artifact as StoredArtifact,
+  ArtifactKind,
+  Comparison as StoredComparison,
+} from '../../../server/src/store/types.ts';
 
 export type {
   ArtifactKind,

@@ -1,4 +1,10 @@
-import type { Artifact, BenchmarkArtifactSummary, GcTraceSummary, LoadTestSummary, ProfileSummary } from './api-types.ts';
+import type {
+  Artifact,
+  BenchmarkArtifactSummary,
+  GcTraceSummary,
+  LoadTestSummary,
+  ProfileSummary,
+} from './api-types.ts';
 import { formatPauseMs } from './gc-summary.ts';
 import { formatInt, formatMs, formatNanos, formatRps, formatValue } from './format.ts';
 

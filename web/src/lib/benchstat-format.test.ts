@@ -22,7 +22,17 @@ const data = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
 function benchstatCells(text: string) {
   let pkg = '';
   let unit = '';
-  const rows: { pkg: string; unit: string; name: string; base: string; baseCi: string; target: string; targetCi: string; delta: string; pn: string }[] = [];
+  const rows: {
+    pkg: string;
+    unit: string;
+    name: string;
+    base: string;
+    baseCi: string;
+    target: string;
+    targetCi: string;
+    delta: string;
+    pn: string;
+  }[] = [];
   const geomeans: { pkg: string; unit: string; line: string }[] = [];
   for (const line of text.split('\n')) {
     const p = /^pkg: (\S+)/.exec(line);
@@ -30,7 +40,18 @@ function benchstatCells(text: string) {
     const u = /^\s+│\s+(\S+)\s+│\s+(\S+)\s+vs base/.exec(line);
     if (u) unit = u[1]!;
     const r = /^(\S+)\s+(\S+) ±\s+(\S+)\s+(\S+) ±\s+(\S+)\s+(\S+) \((p=\S+ n=\S+)\)/.exec(line);
-    if (r) rows.push({ pkg, unit, name: r[1]!, base: r[2]!, baseCi: r[3]!, target: r[4]!, targetCi: r[5]!, delta: r[6]!, pn: r[7]! });
+    if (r)
+      rows.push({
+        pkg,
+        unit,
+        name: r[1]!,
+        base: r[2]!,
+        baseCi: r[3]!,
+        target: r[4]!,
+        targetCi: r[5]!,
+        delta: r[6]!,
+        pn: r[7]!,
+      });
     if (line.startsWith('geomean')) geomeans.push({ pkg, unit, line });
   }
   return { rows, geomeans };
@@ -63,7 +84,11 @@ describe('benchstat formatting', () => {
           expect(line).toBeUndefined();
           continue;
         }
-        const cells = [geomeanText(g.base, t.unit).benchstat, geomeanText(g.target, t.unit).benchstat, deltaText({ significant: true, deltaPercent: g.deltaPercent })].filter(Boolean);
+        const cells = [
+          geomeanText(g.base, t.unit).benchstat,
+          geomeanText(g.target, t.unit).benchstat,
+          deltaText({ significant: true, deltaPercent: g.deltaPercent }),
+        ].filter(Boolean);
         expect(line!.replace(/[¹²³]/g, '').trim().split(/\s+/).slice(1)).toEqual(cells);
       }
     }
@@ -114,7 +139,19 @@ describe('benchstat formatting', () => {
   });
 
   it('lines up medians across stages', () => {
-    const row = (name: string, median: number) => ({ pkg: 'p', name, unit: 'sec/op', base: { median, ci: 0 }, target: { median, ci: 0 }, deltaPercent: 0, p: 1, n: 10, nBase: 10, nTarget: 10, significant: false });
+    const row = (name: string, median: number) => ({
+      pkg: 'p',
+      name,
+      unit: 'sec/op',
+      base: { median, ci: 0 },
+      target: { median, ci: 0 },
+      deltaPercent: 0,
+      p: 1,
+      n: 10,
+      nBase: 10,
+      nTarget: 10,
+      significant: false,
+    });
     const m = mediansAcrossStages([[row('A', 1), row('B', 2)], null, [row('A', 0.5)]]);
     expect(m.get('p\u0000A\u0000sec/op')).toEqual([1, null, 0.5]);
     expect(m.get('p\u0000B\u0000sec/op')).toEqual([2, null, null]);

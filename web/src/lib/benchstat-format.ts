@@ -39,7 +39,14 @@ interface Factor extends Scaler {
 
 const SI: Factor[] = ['T', 'G', 'M', 'k', '', 'm', 'µ', 'n'].map((prefix, i) => {
   const exp = 12 - 3 * i;
-  return { prec: 0, factor: 10 ** exp, prefix, t100: Number(`99.995e${exp}`), t10: Number(`9.9995e${exp}`), t1: Number(`.99995e${exp}`) };
+  return {
+    prec: 0,
+    factor: 10 ** exp,
+    prefix,
+    t100: Number(`99.995e${exp}`),
+    t10: Number(`9.9995e${exp}`),
+    t1: Number(`.99995e${exp}`),
+  };
 });
 
 const IEC: Factor[] = ['Ti', 'Gi', 'Mi', 'Ki', ''].map((prefix, i) => {
@@ -64,7 +71,8 @@ export function commonScale(values: readonly number[], cls: UnitClass): Scaler {
   // Below the smallest prefix: more digits after the point (up to 10).
   const last = factors[factors.length - 1]!;
   const v = min / last.factor;
-  for (let i = 0; i < 8; i++) if (v >= Number(`9.9995e${-1 - i}`) || i === 7) return { prec: i + 3, factor: last.factor, prefix: last.prefix };
+  for (let i = 0; i < 8; i++)
+    if (v >= Number(`9.9995e${-1 - i}`) || i === 7) return { prec: i + 3, factor: last.factor, prefix: last.prefix };
   return { prec: 10, factor: last.factor, prefix: last.prefix };
 }
 
@@ -109,7 +117,12 @@ export function displayText(v: number, s: Scaler, unit: string): string {
 
 /** The unit a benchstat table names in its header, readable: sec/op → "time/op". */
 export function unitHeading(unit: string): string {
-  const names: Record<string, string> = { 'sec/op': 'time per op (sec/op)', 'B/op': 'memory per op (B/op)', 'allocs/op': 'allocations per op (allocs/op)', 'B/s': 'throughput (B/s)' };
+  const names: Record<string, string> = {
+    'sec/op': 'time per op (sec/op)',
+    'B/op': 'memory per op (B/op)',
+    'allocs/op': 'allocations per op (allocs/op)',
+    'B/s': 'throughput (B/s)',
+  };
   return names[unit] ?? unit;
 }
 
@@ -148,9 +161,18 @@ export interface BenchRowText {
 
 export function formatBenchRow(row: BenchmarkDiffRow): BenchRowText {
   const s = commonScale([row.base.median, row.target.median], unitClass(row.unit));
-  const side = (x: BenchmarkDiffRow['base']) => ({ benchstat: scaleText(x.median, s), display: displayText(x.median, s, row.unit), ci: ciText(x.ci) });
+  const side = (x: BenchmarkDiffRow['base']) => ({
+    benchstat: scaleText(x.median, s),
+    display: displayText(x.median, s, row.unit),
+    ci: ciText(x.ci),
+  });
   const up = row.target.median > row.base.median;
-  const verdict = !row.significant || row.target.median === row.base.median ? 'same' : up === higherIsBetter(row.unit) ? 'better' : 'worse';
+  const verdict =
+    !row.significant || row.target.median === row.base.median
+      ? 'same'
+      : up === higherIsBetter(row.unit)
+        ? 'better'
+        : 'worse';
   return { base: side(row.base), target: side(row.target), delta: deltaText(row), pn: pnText(row), verdict };
 }
 
@@ -175,13 +197,18 @@ export function groupBenchRows(rows: readonly BenchmarkDiffRow[]): BenchTable[] 
  * benchstat's geomean row (tables of two or more rows): the geometric mean of each side's medians and of
  * the per-benchmark ratios; null where a value is ≤ 0 (benchstat leaves the cell empty or prints "?").
  */
-export function geomeanRow(rows: readonly BenchmarkDiffRow[]): { base: number | null; target: number | null; deltaPercent: number | null } | null {
+export function geomeanRow(
+  rows: readonly BenchmarkDiffRow[],
+): { base: number | null; target: number | null; deltaPercent: number | null } | null {
   if (rows.length < 2) return null;
-  const gm = (xs: number[]) => (xs.every((x) => x > 0) ? Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length) : null);
+  const gm = (xs: number[]) =>
+    xs.every((x) => x > 0) ? Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length) : null;
   const base = gm(rows.map((r) => r.base.median));
   const target = gm(rows.map((r) => r.target.median));
   // A benchmark that stayed at 0 (e.g. 0 allocs/op on both sides) counts as ratio 1, as in benchstat.
-  const ratios = rows.map((r) => (r.base.median === r.target.median ? 1 : r.base.median > 0 ? r.target.median / r.base.median : -1));
+  const ratios = rows.map((r) =>
+    r.base.median === r.target.median ? 1 : r.base.median > 0 ? r.target.median / r.base.median : -1,
+  );
   const ratio = gm(ratios);
   return { base, target, deltaPercent: ratio === null ? null : (ratio - 1) * 100 };
 }
@@ -202,12 +229,18 @@ export function benchKey(r: Pick<BenchmarkDiffRow, 'pkg' | 'name' | 'unit'>): st
  * Each benchmark's median at every stage (null where a stage lacks it), from one self-comparison per
  * stage (a stage compared with itself lists all its benchmarks; `null` = the stage has none).
  */
-export function mediansAcrossStages(perStage: readonly (readonly BenchmarkDiffRow[] | null)[]): Map<string, (number | null)[]> {
+export function mediansAcrossStages(
+  perStage: readonly (readonly BenchmarkDiffRow[] | null)[],
+): Map<string, (number | null)[]> {
   const out = new Map<string, (number | null)[]>();
   perStage.forEach((rows, i) => {
     for (const r of rows ?? []) {
       const k = benchKey(r);
-      if (!out.has(k)) out.set(k, perStage.map(() => null));
+      if (!out.has(k))
+        out.set(
+          k,
+          perStage.map(() => null),
+        );
       out.get(k)![i] = r.base.median;
     }
   });

@@ -104,5 +104,11 @@ export async function svgToPng(svgText: string, width: number, height: number): 
 
 /** A file-name-safe slug for downloads. */
 export function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'stagediff';
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 60) || 'stagediff'
+  );
 }

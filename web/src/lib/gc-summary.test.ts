@@ -27,7 +27,12 @@ function trace(cycles: GcCycle[]): GcTrace {
     summary: {
       cycles: cycles.length,
       forcedCycles: cycles.filter((c) => c.forced).length,
-      stwPauseMs: { total: p.reduce((a, v) => a + v, 0), p50: nearestRank(p, 50), p99: nearestRank(p, 99), max: p[p.length - 1]! },
+      stwPauseMs: {
+        total: p.reduce((a, v) => a + v, 0),
+        p50: nearestRank(p, 50),
+        p99: nearestRank(p, 99),
+        max: p[p.length - 1]!,
+      },
       lastCpuPercent: cycles[cycles.length - 1]!.cpuPercent,
       maxHeapMb: Math.max(...cycles.map((c) => c.heapMb.start)),
       maxGoalMb: Math.max(...cycles.map((c) => c.goalMb)),
@@ -47,7 +52,17 @@ describe('GC summaries', () => {
   it('takes one trace as the server summarised it, and pools the cycles of several', () => {
     const a = trace([cycle(1, 0.01, 0.3), cycle(2, 0.02, 1.5, true), cycle(3, 0.5, 0.5)]);
     const b = trace([cycle(1, 0.01, 4), cycle(2, 0.03, 0.2)]);
-    expect(summarizeTraces('s', 'one', [a])).toEqual({ stageId: 's', name: 'one', traces: 1, cycles: 3, forcedCycles: 1, stwPauseMs: a.summary.stwPauseMs, cpuPercent: 3, maxHeapMb: 30, maxGoalMb: 36 });
+    expect(summarizeTraces('s', 'one', [a])).toEqual({
+      stageId: 's',
+      name: 'one',
+      traces: 1,
+      cycles: 3,
+      forcedCycles: 1,
+      stwPauseMs: a.summary.stwPauseMs,
+      cpuPercent: 3,
+      maxHeapMb: 30,
+      maxGoalMb: 36,
+    });
     const both = summarizeTraces('s', 'two', [a, b])!;
     expect(both.cycles).toBe(5);
     expect(both.forcedCycles).toBe(1);
@@ -59,15 +74,25 @@ describe('GC summaries', () => {
   it('lists stages with traces and their chart series', () => {
     const gc: GcResponse = {
       stages: [
-        { stageId: 'a', name: 'before', traces: [{ artifactId: 'x', filename: 'gc.txt', trace: trace([cycle(1, 0.1, 1), cycle(2, 0.2, 2, true)]) }] },
+        {
+          stageId: 'a',
+          name: 'before',
+          traces: [{ artifactId: 'x', filename: 'gc.txt', trace: trace([cycle(1, 0.1, 1), cycle(2, 0.2, 2, true)]) }],
+        },
         { stageId: 'b', name: 'no trace', traces: [] },
       ],
     };
     expect(gcSummaries(gc).map((s) => s.stageId)).toEqual(['a']);
     const [s] = gcSeries(gc);
     expect(s!.label).toBe('before');
-    expect(s!.pauses).toEqual([[0.1, 1], [0.2, 2]]);
-    expect(s!.heapStart).toEqual([[0.1, 10], [0.2, 20]]);
+    expect(s!.pauses).toEqual([
+      [0.1, 1],
+      [0.2, 2],
+    ]);
+    expect(s!.heapStart).toEqual([
+      [0.1, 10],
+      [0.2, 20],
+    ]);
     expect(s!.forced).toEqual([[0.2, 2]]);
   });
 

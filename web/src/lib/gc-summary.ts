@@ -31,7 +31,17 @@ export function summarizeTraces(stageId: string, name: string, traces: readonly 
   if (traces.length === 0) return null;
   if (traces.length === 1) {
     const s = traces[0]!.summary;
-    return { stageId, name, traces: 1, cycles: s.cycles, forcedCycles: s.forcedCycles, stwPauseMs: { ...s.stwPauseMs }, cpuPercent: s.lastCpuPercent, maxHeapMb: s.maxHeapMb, maxGoalMb: s.maxGoalMb };
+    return {
+      stageId,
+      name,
+      traces: 1,
+      cycles: s.cycles,
+      forcedCycles: s.forcedCycles,
+      stwPauseMs: { ...s.stwPauseMs },
+      cpuPercent: s.lastCpuPercent,
+      maxHeapMb: s.maxHeapMb,
+      maxGoalMb: s.maxGoalMb,
+    };
   }
   const cycles = traces.flatMap((t) => t.cycles);
   const pauses = cycles.map((c) => c.stwPauseMs).sort((a, b) => a - b);
@@ -41,7 +51,12 @@ export function summarizeTraces(stageId: string, name: string, traces: readonly 
     traces: traces.length,
     cycles: cycles.length,
     forcedCycles: cycles.filter((c) => c.forced).length,
-    stwPauseMs: { total: pauses.reduce((a, v) => a + v, 0), p50: nearestRank(pauses, 50), p99: nearestRank(pauses, 99), max: pauses[pauses.length - 1] ?? 0 },
+    stwPauseMs: {
+      total: pauses.reduce((a, v) => a + v, 0),
+      p50: nearestRank(pauses, 50),
+      p99: nearestRank(pauses, 99),
+      max: pauses[pauses.length - 1] ?? 0,
+    },
     cpuPercent: traces.reduce((a, t) => a + t.summary.lastCpuPercent, 0) / traces.length,
     maxHeapMb: Math.max(...traces.map((t) => t.summary.maxHeapMb)),
     maxGoalMb: Math.max(...traces.map((t) => t.summary.maxGoalMb)),
@@ -50,7 +65,14 @@ export function summarizeTraces(stageId: string, name: string, traces: readonly 
 
 /** Every stage that has a GC trace, in stage order. */
 export function gcSummaries(gc: GcResponse): GcStageSummary[] {
-  return gc.stages.flatMap((s) => summarizeTraces(s.stageId, s.name, s.traces.map((t) => t.trace)) ?? []);
+  return gc.stages.flatMap(
+    (s) =>
+      summarizeTraces(
+        s.stageId,
+        s.name,
+        s.traces.map((t) => t.trace),
+      ) ?? [],
+  );
 }
 
 /** Whether any stage holds a GC trace (the GC tab and the stage table's GC columns appear then). */

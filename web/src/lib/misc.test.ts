@@ -10,13 +10,27 @@ describe('charts helpers', () => {
     expect(percentileToX(99.9)).toBeCloseTo(1000);
     expect(xToPercentileLabel(1000)).toBe('99.9 %');
     expect(xToPercentileLabel(2)).toBe('50 %');
-    expect(percentileCurve([{ percentile: 99, ms: 30 }, { percentile: 50, ms: 3 }, { percentile: 100, ms: 99 }])).toEqual([
+    expect(
+      percentileCurve([
+        { percentile: 99, ms: 30 },
+        { percentile: 50, ms: 3 },
+        { percentile: 100, ms: 99 },
+      ]),
+    ).toEqual([
       [2, 3],
       [expect.closeTo(100, 6), 30],
     ]);
   });
   it('builds relative series and sparklines', () => {
-    expect(relativeSeries([{ t: 10, v: 1 }, { t: 11, v: null }], (b) => b.v)).toEqual([
+    expect(
+      relativeSeries(
+        [
+          { t: 10, v: 1 },
+          { t: 11, v: null },
+        ],
+        (b) => b.v,
+      ),
+    ).toEqual([
       [0, 1],
       [1, null],
     ]);
@@ -53,8 +67,20 @@ describe('tree helpers', () => {
   };
   it('counts and finds the widest match', () => {
     expect(countNodes(tree)).toBe(5);
-    expect(findWidest(tree, (n) => n.name === 'x', (n) => n.value)?.value).toBe(6);
-    expect(findWidest(tree, (n) => n.name === 'zz', (n) => n.value)).toBeNull();
+    expect(
+      findWidest(
+        tree,
+        (n) => n.name === 'x',
+        (n) => n.value,
+      )?.value,
+    ).toBe(6);
+    expect(
+      findWidest(
+        tree,
+        (n) => n.name === 'zz',
+        (n) => n.value,
+      ),
+    ).toBeNull();
   });
   it('matches by regex or by substring when the regex is invalid', () => {
     expect(makeMatcher('json\\.M')('encoding/json.Marshal')).toBe(true);
@@ -69,7 +95,11 @@ describe('pruneTree', () => {
       name: 'root',
       value: 100,
       children: [
-        { name: 'big', value: 90, children: [{ name: 'tiny', value: 0.5, children: [{ name: 'tinier', value: 0.1, children: [] }] }] },
+        {
+          name: 'big',
+          value: 90,
+          children: [{ name: 'tiny', value: 0.5, children: [{ name: 'tinier', value: 0.1, children: [] }] }],
+        },
         { name: 'small', value: 0.9, children: [] },
       ],
     };

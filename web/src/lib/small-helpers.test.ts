@@ -36,10 +36,25 @@ describe('describeArtifact', () => {
       }),
     ).toBe('8,590 req/s · 43,389 requests · P50 3.19 ms · P99 34.3 ms · 2 errors');
     // The summaries the server stores for a GC trace (GcTraceSummary) and a go test -bench output.
-    const gc = { cycles: 73, forcedCycles: 1, stwPauseMs: { total: 48.77, p50: 0.567, p99: 8.62, max: 8.62 }, lastCpuPercent: 2, maxHeapMb: 60, maxGoalMb: 70 };
-    expect(describeArtifact({ kind: 'gctrace', format: 'gctrace', summary: gc })).toBe('gctrace · 73 GC cycles · 1 forced · STW p99 8.62 ms');
-    const bench = { config: { goos: 'linux', goarch: 'amd64', pkg: 'benchcorpus/jsonenc', cpu: 'AMD EPYC' }, benchmarks: 12, names: ['Encode/small-2', 'Encode/medium-2', 'Encode/large-2'] };
-    expect(describeArtifact({ kind: 'benchmark', format: 'go-bench', summary: bench })).toBe('go test -bench · 3 benchmarks · 12 series · benchcorpus/jsonenc');
+    const gc = {
+      cycles: 73,
+      forcedCycles: 1,
+      stwPauseMs: { total: 48.77, p50: 0.567, p99: 8.62, max: 8.62 },
+      lastCpuPercent: 2,
+      maxHeapMb: 60,
+      maxGoalMb: 70,
+    };
+    expect(describeArtifact({ kind: 'gctrace', format: 'gctrace', summary: gc })).toBe(
+      'gctrace · 73 GC cycles · 1 forced · STW p99 8.62 ms',
+    );
+    const bench = {
+      config: { goos: 'linux', goarch: 'amd64', pkg: 'benchcorpus/jsonenc', cpu: 'AMD EPYC' },
+      benchmarks: 12,
+      names: ['Encode/small-2', 'Encode/medium-2', 'Encode/large-2'],
+    };
+    expect(describeArtifact({ kind: 'benchmark', format: 'go-bench', summary: bench })).toBe(
+      'go test -bench · 3 benchmarks · 12 series · benchcorpus/jsonenc',
+    );
   });
 });
 

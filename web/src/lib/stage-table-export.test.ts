@@ -3,7 +3,11 @@ import type { StageRow } from './api-types.ts';
 import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from './stage-table-export.ts';
 
 /** The bookkeeping fields of a stage whose figures come from one wrk run. */
-const single = (id: string) => ({ loadTests: 1, aggregated: false, source: { format: 'wrk', artifactIds: [id], otherRuns: 0, headline: true } });
+const single = (id: string) => ({
+  loadTests: 1,
+  aggregated: false,
+  source: { format: 'wrk', artifactIds: [id], otherRuns: 0, headline: true },
+});
 
 const rows: StageRow[] = [
   {
@@ -40,7 +44,9 @@ describe('stage table export', () => {
     expect(lines[0]).toBe(
       '| Stage | Key action | QPS | P50 | P95 | P99 | Errors | QPS vs prev | P95 vs prev | QPS vs baseline | P95 vs baseline |',
     );
-    expect(lines[2]).toBe('| baseline | encoding/json \\| reflection | 8,590 req/s | 3.19 ms | — | 34.3 ms | 0 | — | — | — | — |');
+    expect(lines[2]).toBe(
+      '| baseline | encoding/json \\| reflection | 8,590 req/s | 3.19 ms | — | 34.3 ms | 0 | — | — | — | — |',
+    );
     expect(lines[3]).toContain('| ×10.5 (+950 %) |');
   });
   it('renders CSV with raw numbers and neutralised formulas', () => {

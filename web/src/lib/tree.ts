@@ -17,7 +17,11 @@ export function countNodes<T extends TreeLike<T>>(root: T): number {
 }
 
 /** The widest node matching `match` (ties: the shallowest, then the first), or null. */
-export function findWidest<T extends TreeLike<T>>(root: T, match: (n: T) => boolean, value: (n: T) => number): T | null {
+export function findWidest<T extends TreeLike<T>>(
+  root: T,
+  match: (n: T) => boolean,
+  value: (n: T) => number,
+): T | null {
   let best: T | null = null;
   let bestValue = -Infinity;
   const stack: T[] = [root];

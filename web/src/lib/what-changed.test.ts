@@ -53,7 +53,9 @@ describe('what changed', () => {
     expect(picks.map((p) => p.name)).toEqual(['encoding/json.Marshal', 'main.fastEncode']);
   });
   it('writes the sentence', () => {
-    expect(whatChanged(stage, diff)).toBe('encoding/json.Marshal: 68 % → 4 % of CPU; main.fastEncode: new, 20 % of CPU; QPS ×10.5; P95 −78 %');
+    expect(whatChanged(stage, diff)).toBe(
+      'encoding/json.Marshal: 68 % → 4 % of CPU; main.fastEncode: new, 20 % of CPU; QPS ×10.5; P95 −78 %',
+    );
   });
   it('falls back to P99 and describes the first stage', () => {
     const s = { ...stage, vsPrevious: { rps: 2, p50: null, p95: null, p99: 0.5 } };
@@ -62,7 +64,17 @@ describe('what changed', () => {
     expect(whatChanged(first, null)).toBe('QPS 8,590 req/s; P99 34.3 ms; 3 errors');
   });
   it('adds the GC pause change', () => {
-    const g = (p99: number) => ({ stageId: 'x', name: 'x', traces: 1, cycles: 4, forcedCycles: 1, stwPauseMs: { total: 3, p50: 0.5, p99, max: p99 }, cpuPercent: 1, maxHeapMb: 30, maxGoalMb: 57 });
+    const g = (p99: number) => ({
+      stageId: 'x',
+      name: 'x',
+      traces: 1,
+      cycles: 4,
+      forcedCycles: 1,
+      stwPauseMs: { total: 3, p50: 0.5, p99, max: p99 },
+      cpuPercent: 1,
+      maxHeapMb: 30,
+      maxGoalMb: 57,
+    });
     expect(gcChange(g(8.62), g(1.53))).toEqual(['GC STW p99 8.62 ms → 1.53 ms']);
     expect(gcChange(undefined, g(8.62))).toEqual(['GC STW p99 8.62 ms']);
     expect(gcChange(g(1), undefined)).toEqual([]);

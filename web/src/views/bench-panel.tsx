@@ -28,15 +28,28 @@ export function BenchPanel(props: PanelProps & { base: Stage | undefined; target
   const pairUrl = base && target && base.id !== target.id ? benchUrl(comparisonId, base.id, target.id) : null;
   const pair = useFetch<BenchmarkDiff>(pairUrl);
   // A stage compared with itself lists every benchmark it has: its medians for the small lines.
-  const selfUrls = useMemo(() => benchStages.map((s) => benchUrl(comparisonId, s.id, s.id)), [comparisonId, benchStages.map((s) => s.id).join()]);
+  const selfUrls = useMemo(
+    () => benchStages.map((s) => benchUrl(comparisonId, s.id, s.id)),
+    [comparisonId, benchStages.map((s) => s.id).join()],
+  );
   const selves = useFetchAll<BenchmarkDiff>(selfUrls);
-  const across = useMemo(() => (selves.data ? mediansAcrossStages(selves.data.map((d) => d?.rows ?? null)) : null), [selves.data]);
+  const across = useMemo(
+    () => (selves.data ? mediansAcrossStages(selves.data.map((d) => d?.rows ?? null)) : null),
+    [selves.data],
+  );
 
   if (benchStages.length === 0) return <Empty>No stage has go test -bench output yet.</Empty>;
   if (!pairUrl || !base || !target) {
-    return <Empty>Only “{benchStages[0]!.name}” has go test -bench output: upload benchmark results to a second stage to compare them.</Empty>;
+    return (
+      <Empty>
+        Only “{benchStages[0]!.name}” has go test -bench output: upload benchmark results to a second stage to compare
+        them.
+      </Empty>
+    );
   }
-  const configs = [base, target].map((s) => s.artifacts.find((a) => a.kind === 'benchmark')?.summary as BenchmarkArtifactSummary | undefined);
+  const configs = [base, target].map(
+    (s) => s.artifacts.find((a) => a.kind === 'benchmark')?.summary as BenchmarkArtifactSummary | undefined,
+  );
   const cfg = configs[0]?.config;
   return (
     <div className="bench-panel">
@@ -46,9 +59,12 @@ export function BenchPanel(props: PanelProps & { base: Stage | undefined; target
         </p>
       )}
       <p className="muted small">
-        benchstat-style comparison of “{base.name}” (base) and “{target.name}”: median ± 95 % confidence interval, change of the medians, Mann-Whitney
-        U test; “~” means not significant (p &gt; {pair.data?.alpha ?? 0.05}), “?” that the base is 0.
-        {cfg && [cfg.goos, cfg.goarch, cfg.cpu].some(Boolean) && ` Base ran on ${[cfg.goos, cfg.goarch, cfg.cpu].filter(Boolean).join(' · ')}.`}
+        benchstat-style comparison of “{base.name}” (base) and “{target.name}”: median ± 95 % confidence interval,
+        change of the medians, Mann-Whitney U test; “~” means not significant (p &gt; {pair.data?.alpha ?? 0.05}), “?”
+        that the base is 0.
+        {cfg &&
+          [cfg.goos, cfg.goarch, cfg.cpu].some(Boolean) &&
+          ` Base ran on ${[cfg.goos, cfg.goarch, cfg.cpu].filter(Boolean).join(' · ')}.`}
       </p>
       {pair.data ? (
         pair.data.rows.length === 0 ? (

@@ -29,7 +29,9 @@ export const MIN_FRAME_PX = 2;
 const CLIENT_PRUNE_ABOVE = 20_000;
 
 /** The tree to draw: as sent, or pruned at MIN_FRACTION of its root when it is huge. */
-function useDrawableTree<T extends { name: string; value: number; children: T[] }>(tree: T | undefined): { tree: T | undefined; dropped: number } {
+function useDrawableTree<T extends { name: string; value: number; children: T[] }>(
+  tree: T | undefined,
+): { tree: T | undefined; dropped: number } {
   return useMemo(() => {
     if (!tree || countNodes(tree) <= CLIENT_PRUNE_ABOVE) return { tree, dropped: 0 };
     return pruneTree(tree, Math.abs(tree.value) * MIN_FRACTION);
@@ -52,7 +54,15 @@ function hasProfile(s: Stage | undefined): boolean {
 }
 
 /** SVG/PNG export buttons for the flamegraph inside `scope`. */
-function FlameExport({ scope, name, dark }: { scope: React.RefObject<HTMLElement | null>; name: string; dark: boolean }) {
+function FlameExport({
+  scope,
+  name,
+  dark,
+}: {
+  scope: React.RefObject<HTMLElement | null>;
+  name: string;
+  dark: boolean;
+}) {
   const getSvg = () => scope.current?.querySelector<SVGSVGElement>('.flame-graph svg') ?? null;
   return (
     <span className="export-buttons">
@@ -88,7 +98,12 @@ function flameTooltip(unit: string, total: number) {
 }
 
 /** The flamegraph request of one stage (shared with the prefetch in the comparison view). */
-export function flameGraphUrl(comparisonId: string, stageId: string, sampleType: string, filters: PanelProps['filters']): string {
+export function flameGraphUrl(
+  comparisonId: string,
+  stageId: string,
+  sampleType: string,
+  filters: PanelProps['filters'],
+): string {
   return apiUrl(`/api/comparisons/${enc(comparisonId)}/flamegraph`, {
     stage: stageId,
     sampleType,
@@ -106,8 +121,8 @@ function TrimNote({ r }: { r: FlameGraphResponse }) {
   if (!r.trim.prunedNodes && !r.trim.depthTruncatedNodes) return null;
   return (
     <p className="muted small">
-      {r.trim.nodes.toLocaleString()} frames shown; {r.trim.prunedNodes.toLocaleString()} frames under {formatShare(MIN_FRACTION)} of
-      the total merged away ({formatValue(r.trim.prunedValue, r.unit)})
+      {r.trim.nodes.toLocaleString()} frames shown; {r.trim.prunedNodes.toLocaleString()} frames under{' '}
+      {formatShare(MIN_FRACTION)} of the total merged away ({formatValue(r.trim.prunedValue, r.unit)})
       {r.trim.depthTruncatedNodes ? `; ${r.trim.depthTruncatedNodes} frames beyond the depth limit` : ''}.
     </p>
   );
@@ -122,7 +137,8 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
   const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
   const onFocus = useCallback((fn: string) => setView({ fn }), [setView]);
   const onSearchResult = useCallback(
-    (sum: number, total: number) => setMatch(view.search ? `search matches ${formatShare(total ? sum / total : 0)}` : ''),
+    (sum: number, total: number) =>
+      setMatch(view.search ? `search matches ${formatShare(total ? sum / total : 0)}` : ''),
     [view.search],
   );
   return (
@@ -141,7 +157,10 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
       {!stage || !hasProfile(stage) ? (
         <Empty>This stage has no profile.</Empty>
       ) : data && data.total === 0 ? (
-        <Empty>No samples{props.filters.focus || props.filters.ignore ? ' match the focus/ignore filters' : ''} for {data.sampleType} in this stage.</Empty>
+        <Empty>
+          No samples{props.filters.focus || props.filters.ignore ? ' match the focus/ignore filters' : ''} for{' '}
+          {data.sampleType} in this stage.
+        </Empty>
       ) : data ? (
         <>
           <FlameGraph<FlameNode>
@@ -231,7 +250,14 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
           ))}
         </div>
       )}
-      <DiffLegend diff={data} baseName={bName} targetName={tName} noise={view.noise} onNoise={(v) => setView({ noise: v })} dark={dark} />
+      <DiffLegend
+        diff={data}
+        baseName={bName}
+        targetName={tName}
+        noise={view.noise}
+        onNoise={(v) => setView({ noise: v })}
+        dark={dark}
+      />
       <div className="panel-head">
         <h3>
           Diff: {bName} → {tName}
@@ -277,8 +303,8 @@ export function TrendsPanel(props: PanelProps) {
   return (
     <>
       <p className="muted small">
-        Cumulative share of {data.sampleType} ({data.unit}) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}. Click a
-        function to focus it.
+        Cumulative share of {data.sampleType} ({data.unit}) per stage, in stage order:{' '}
+        {data.stages.map((s) => s.name).join(' → ')}. Click a function to focus it.
       </p>
       <Trajectory data={data} selected={view.fn} onSelect={(fn) => setView({ fn })} />
     </>
@@ -305,9 +331,27 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
       {side}: {stage?.name ?? '—'}
     </h3>
   );
-  if (!stage || !hasProfile(stage)) return <div>{head}<Empty>This stage has no profile.</Empty></div>;
-  if (!data) return <div>{head}{loading ? <Loading what="sandwich" /> : <ErrorBox error={error} onRetry={reload} />}</div>;
-  if (data.cum === 0 && data.flat === 0) return <div>{head}<Empty>The function does not appear in this stage.</Empty></div>;
+  if (!stage || !hasProfile(stage))
+    return (
+      <div>
+        {head}
+        <Empty>This stage has no profile.</Empty>
+      </div>
+    );
+  if (!data)
+    return (
+      <div>
+        {head}
+        {loading ? <Loading what="sandwich" /> : <ErrorBox error={error} onRetry={reload} />}
+      </div>
+    );
+  if (data.cum === 0 && data.flat === 0)
+    return (
+      <div>
+        {head}
+        <Empty>The function does not appear in this stage.</Empty>
+      </div>
+    );
   return (
     <div className="sandwich">
       {head}
@@ -317,16 +361,33 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
         {formatShare(data.total ? data.cum / data.total : 0)}).
       </p>
       <h4>Callers (who calls it; the function on top)</h4>
-      <FlameGraph<FlameNode> tree={data.callers} label={`Callers of ${data.name} in ${stage.name}`} tooltipFor={tooltip} search={view.search} focus="" onFocus={onFocus} />
+      <FlameGraph<FlameNode>
+        tree={data.callers}
+        label={`Callers of ${data.name} in ${stage.name}`}
+        tooltipFor={tooltip}
+        search={view.search}
+        focus=""
+        onFocus={onFocus}
+      />
       <h4>Callees (what it calls)</h4>
-      <FlameGraph<FlameNode> tree={data.callees} label={`Callees of ${data.name} in ${stage.name}`} tooltipFor={tooltip} search={view.search} focus="" onFocus={onFocus} />
+      <FlameGraph<FlameNode>
+        tree={data.callees}
+        label={`Callees of ${data.name} in ${stage.name}`}
+        tooltipFor={tooltip}
+        search={view.search}
+        focus=""
+        onFocus={onFocus}
+      />
     </div>
   );
 }
 
 /** The focused function's callers and callees in both chosen stages. */
 export function SandwichPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
-  if (!props.view.fn) return <Empty>Select a function (click a frame, a hot-path row or a trajectory) to see its callers and callees.</Empty>;
+  if (!props.view.fn)
+    return (
+      <Empty>Select a function (click a frame, a hot-path row or a trajectory) to see its callers and callees.</Empty>
+    );
   return (
     <div className="side-by-side">
       <OneSandwich {...props} stage={props.base} side="Left" />
@@ -334,4 +395,3 @@ export function SandwichPanel(props: PanelProps & { base: Stage | undefined; tar
     </div>
   );
 }
-

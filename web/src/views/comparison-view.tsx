@@ -9,7 +9,15 @@ import { copyText, downloadText, slug } from '../lib/export-files.ts';
 import { navigate } from '../lib/navigation.ts';
 import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
 import { forget, getToken, renameRecent } from '../lib/tokens.ts';
-import { MODES, parseViewState, regexError, resolveStages, serializeViewState, type Tab, type ViewState } from '../lib/url-state.ts';
+import {
+  MODES,
+  parseViewState,
+  regexError,
+  resolveStages,
+  serializeViewState,
+  type Tab,
+  type ViewState,
+} from '../lib/url-state.ts';
 import { gcSummaries, hasGcTrace, type GcStageSummary } from '../lib/gc-summary.ts';
 import { gcChange, whatChanged } from '../lib/what-changed.ts';
 import { lazy, Suspense } from 'react';
@@ -62,7 +70,9 @@ function profileSampleTypes(stages: Stage[]): { type: string; unit: string }[] {
   const seen = new Map<string, string>();
   for (const s of stages)
     for (const a of s.artifacts)
-      if (a.kind === 'profile') for (const t of (a.summary as ProfileSummary | null)?.sampleTypes ?? []) if (!seen.has(t.type)) seen.set(t.type, t.unit);
+      if (a.kind === 'profile')
+        for (const t of (a.summary as ProfileSummary | null)?.sampleTypes ?? [])
+          if (!seen.has(t.type)) seen.set(t.type, t.unit);
   return [...seen].map(([type, unit]) => ({ type, unit }));
 }
 
@@ -100,7 +110,8 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   useState(() => {
     if (view.tab !== 'flame') return;
     const f = validFilters(view);
-    for (const stage of new Set([view.base, view.target])) if (stage) prefetchJson(flameGraphUrl(id, stage, view.sampleType, f));
+    for (const stage of new Set([view.base, view.target]))
+      if (stage) prefetchJson(flameGraphUrl(id, stage, view.sampleType, f));
   });
   const compUrl = `/api/comparisons/${encodeURIComponent(id)}`;
   const { data: comparison, error, loading, reload } = useFetch<Comparison>(compUrl);
@@ -121,7 +132,10 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const withGc = hasGcTrace(stages);
   // GC figures for the stage table's GC columns (pooled per stage; fetched only when some stage has a trace).
   const gcFetch = useFetch<GcResponse>(withGc ? `${gcUrl(id)}?rev=${comparison?.revision ?? 0}` : null);
-  const gcByStage = useMemo(() => (gcFetch.data ? new Map(gcSummaries(gcFetch.data).map((g) => [g.stageId, g])) : null), [gcFetch.data]);
+  const gcByStage = useMemo(
+    () => (gcFetch.data ? new Map(gcSummaries(gcFetch.data).map((g) => [g.stageId, g])) : null),
+    [gcFetch.data],
+  );
   // Pin the stages shown into the address, so a shared link keeps showing them if stages are added later.
   useEffect(() => {
     if (stages.length > 0 && (view.base !== base || view.target !== target)) setView({ base, target });
@@ -131,7 +145,8 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement | null;
-      const typing = !!t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+      const typing =
+        !!t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
       if (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
         e.preventDefault();
         searchRef.current?.focus();
@@ -151,7 +166,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   };
 
   if (!comparison) {
-    return <div className="page">{loading ? <Loading what="comparison" /> : <ErrorBox error={error} onRetry={reload} />}</div>;
+    return (
+      <div className="page">
+        {loading ? <Loading what="comparison" /> : <ErrorBox error={error} onRetry={reload} />}
+      </div>
+    );
   }
 
   const rows = comparison.stageTable;
@@ -266,22 +285,39 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           <div className="section-head">
             <h2 id="stages-h">Stages</h2>
             <div className="actions">
-              <button type="button" onClick={async () => (await copyText(stageTableMarkdown(rows)), flash('Markdown copied'))}>
+              <button
+                type="button"
+                onClick={async () => (await copyText(stageTableMarkdown(rows)), flash('Markdown copied'))}
+              >
                 Copy Markdown
               </button>
-              <button type="button" onClick={() => downloadText(`${slug(comparison.title)}-stages.md`, stageTableMarkdown(rows), 'text/markdown')}>
+              <button
+                type="button"
+                onClick={() =>
+                  downloadText(`${slug(comparison.title)}-stages.md`, stageTableMarkdown(rows), 'text/markdown')
+                }
+              >
                 Download Markdown
               </button>
               <button type="button" onClick={async () => (await copyText(stageTableCsv(rows)), flash('CSV copied'))}>
                 Copy CSV
               </button>
-              <button type="button" onClick={() => downloadText(`${slug(comparison.title)}-stages.csv`, stageTableCsv(rows), 'text/csv')}>
+              <button
+                type="button"
+                onClick={() => downloadText(`${slug(comparison.title)}-stages.csv`, stageTableCsv(rows), 'text/csv')}
+              >
                 Download CSV
               </button>
             </div>
           </div>
           <StageTable rows={rows} gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null} />
-          <WhatChanged comparisonId={id} stages={stages} comparison={comparison} sampleType={view.sampleType} gc={gcByStage} />
+          <WhatChanged
+            comparisonId={id}
+            stages={stages}
+            comparison={comparison}
+            sampleType={view.sampleType}
+            gc={gcByStage}
+          />
           <details className="files">
             <summary>Raw files</summary>
             {stages.map((s) => (
@@ -297,23 +333,59 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
       {stages.length > 0 && (
         <section className="card" aria-label="Analysis">
           <div className="controls" role="group" aria-label="View controls">
-            <Select label={tab === 'diff' || tab === 'bench' ? 'Base stage' : 'Left stage'} value={base} options={stageOptions} onChange={(v) => setView({ base: v, fn: view.fn })} />
-            <Select label={tab === 'diff' || tab === 'bench' ? 'Target stage' : 'Right stage'} value={target} options={stageOptions} onChange={(v) => setView({ target: v })} />
+            <Select
+              label={tab === 'diff' || tab === 'bench' ? 'Base stage' : 'Left stage'}
+              value={base}
+              options={stageOptions}
+              onChange={(v) => setView({ base: v, fn: view.fn })}
+            />
+            <Select
+              label={tab === 'diff' || tab === 'bench' ? 'Target stage' : 'Right stage'}
+              value={target}
+              options={stageOptions}
+              onChange={(v) => setView({ target: v })}
+            />
             {profileTab && (
               <>
                 <Select
                   label="Sample type"
                   value={view.sampleType}
-                  options={[{ value: '', label: 'default' }, ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` }))]}
+                  options={[
+                    { value: '', label: 'default' },
+                    ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` })),
+                  ]}
                   onChange={(v) => setView({ sampleType: v })}
                 />
                 {tab === 'diff' && (
-                  <Select label="Diff mode" value={view.mode} options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))} onChange={(v) => setView({ mode: v })} />
+                  <Select
+                    label="Diff mode"
+                    value={view.mode}
+                    options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))}
+                    onChange={(v) => setView({ mode: v })}
+                  />
                 )}
                 <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
-                <RegexField label="Focus" hint="keep only stacks through matching functions" value={view.focus} error={filterErrors.focus} onChange={(v) => setView({ focus: v })} />
-                <RegexField label="Ignore" hint="drop stacks through matching functions" value={view.ignore} error={filterErrors.ignore} onChange={(v) => setView({ ignore: v })} />
-                <RegexField label="Hide" hint="remove matching frames, keep their stacks" value={view.hide} error={filterErrors.hide} onChange={(v) => setView({ hide: v })} />
+                <RegexField
+                  label="Focus"
+                  hint="keep only stacks through matching functions"
+                  value={view.focus}
+                  error={filterErrors.focus}
+                  onChange={(v) => setView({ focus: v })}
+                />
+                <RegexField
+                  label="Ignore"
+                  hint="drop stacks through matching functions"
+                  value={view.ignore}
+                  error={filterErrors.ignore}
+                  onChange={(v) => setView({ ignore: v })}
+                />
+                <RegexField
+                  label="Hide"
+                  hint="remove matching frames, keep their stacks"
+                  value={view.hide}
+                  error={filterErrors.hide}
+                  onChange={(v) => setView({ hide: v })}
+                />
               </>
             )}
           </div>
@@ -363,7 +435,12 @@ function DescriptionEditor({ value, onSave }: { value: string; onSave: (v: strin
   return (
     <label className="field description-field">
       <span>Description</span>
-      <textarea rows={2} value={v} onChange={(e) => setV(e.target.value)} onBlur={() => v.trim() !== value && onSave(v.trim())} />
+      <textarea
+        rows={2}
+        value={v}
+        onChange={(e) => setV(e.target.value)}
+        onBlur={() => v.trim() !== value && onSave(v.trim())}
+      />
     </label>
   );
 }
@@ -385,7 +462,11 @@ function TitleEditor({ value, onSave }: { value: string; onSave: (v: string) => 
 }
 
 /** The shared flamegraph search; typing is debounced so both graphs re-render once per pause. */
-function SearchField(props: { inputRef: React.RefObject<HTMLInputElement | null>; value: string; onChange: (v: string) => void }) {
+function SearchField(props: {
+  inputRef: React.RefObject<HTMLInputElement | null>;
+  value: string;
+  onChange: (v: string) => void;
+}) {
   const [v, setV] = useState(props.value);
   const [last, setLast] = useState(props.value);
   if (props.value !== last) {
@@ -415,7 +496,13 @@ function SearchField(props: { inputRef: React.RefObject<HTMLInputElement | null>
 }
 
 /** A regex filter field that applies on Enter or blur and shows a syntax error inline. */
-function RegexField(props: { label: string; hint: string; value: string; error: string | null; onChange: (v: string) => void }) {
+function RegexField(props: {
+  label: string;
+  hint: string;
+  value: string;
+  error: string | null;
+  onChange: (v: string) => void;
+}) {
   const [v, setV] = useState(props.value);
   const [last, setLast] = useState(props.value);
   if (props.value !== last) {
@@ -447,7 +534,13 @@ function RegexField(props: { label: string; hint: string; value: string; error: 
 const WHAT_CHANGED_ROWS = 20;
 
 /** Fetches the diff of each stage against the previous one and renders the generated summaries. */
-function WhatChanged(props: { comparisonId: string; stages: Stage[]; comparison: Comparison; sampleType: string; gc: Map<string, GcStageSummary> | null }) {
+function WhatChanged(props: {
+  comparisonId: string;
+  stages: Stage[];
+  comparison: Comparison;
+  sampleType: string;
+  gc: Map<string, GcStageSummary> | null;
+}) {
   const { comparisonId, stages, comparison, sampleType } = props;
   const [diffs, setDiffs] = useState<Record<string, DiffResponse | null>>({});
   const key = `${comparison.createdAt}|${stages.map((s) => `${s.id}:${s.artifacts.length}`).join(',')}|${sampleType}`;

@@ -50,8 +50,21 @@ export function GcPanel(props: PanelProps) {
       tooltip: itemTooltip((v) => `${v} MB`),
       yAxis: { type: 'value', name: 'MB' },
       series: series.flatMap((s) => [
-        { type: 'line', name: `${s.label} heap at GC start`, showSymbol: false, itemStyle: { color: colorOf.get(s.stageId) }, data: s.heapStart },
-        { type: 'line', name: `${s.label} goal`, showSymbol: false, itemStyle: { color: colorOf.get(s.stageId) }, lineStyle: { type: 'dashed' }, data: s.goal },
+        {
+          type: 'line',
+          name: `${s.label} heap at GC start`,
+          showSymbol: false,
+          itemStyle: { color: colorOf.get(s.stageId) },
+          data: s.heapStart,
+        },
+        {
+          type: 'line',
+          name: `${s.label} goal`,
+          showSymbol: false,
+          itemStyle: { color: colorOf.get(s.stageId) },
+          lineStyle: { type: 'dashed' },
+          data: s.goal,
+        },
       ]),
     };
     return { rows: gcSummaries(data), pauses, heap };
@@ -61,8 +74,9 @@ export function GcPanel(props: PanelProps) {
   return (
     <div className="gc-panel">
       <p className="muted small">
-        Stop-the-world (STW) pause per GC cycle = sweep termination + mark termination wall clock, as the runtime printed them; percentiles are
-        nearest-rank over the cycles; GC CPU is the runtime's cumulative share at the last cycle.
+        Stop-the-world (STW) pause per GC cycle = sweep termination + mark termination wall clock, as the runtime
+        printed them; percentiles are nearest-rank over the cycles; GC CPU is the runtime's cumulative share at the last
+        cycle.
       </p>
       <GcTable rows={view.rows} />
       <ChartBox title="STW pause per GC cycle" option={view.pauses} dark={dark} />

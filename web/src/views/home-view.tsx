@@ -91,7 +91,8 @@ function EditComparison({ id }: { id: string }) {
       <section>
         <h1>Not editable here</h1>
         <p>
-          This browser has no edit token for this comparison. <Link href={`/c/${encodeURIComponent(id)}`}>View it</Link>.
+          This browser has no edit token for this comparison. <Link href={`/c/${encodeURIComponent(id)}`}>View it</Link>
+          .
         </p>
       </section>
     );
@@ -119,7 +120,9 @@ function RecentList() {
     <section aria-labelledby="recent-h" className="recent">
       <h2 id="recent-h">Your comparisons</h2>
       {recent.length === 0 ? (
-        <p className="muted">Comparisons created in this browser appear here (their edit tokens stay in this browser).</p>
+        <p className="muted">
+          Comparisons created in this browser appear here (their edit tokens stay in this browser).
+        </p>
       ) : (
         <ul>
           {recent.map((r) => (

@@ -13,7 +13,9 @@ const enc = encodeURIComponent;
 /** Load-test timelines (QPS, latency per second) overlaid on relative time, and percentile curves. */
 export function LoadPanel(props: PanelProps) {
   const { dark } = props;
-  const { data, error, loading, reload } = useFetch<TimelineResponse>(`/api/comparisons/${enc(props.comparisonId)}/timeline`);
+  const { data, error, loading, reload } = useFetch<TimelineResponse>(
+    `/api/comparisons/${enc(props.comparisonId)}/timeline`,
+  );
   const charts = useMemo(() => {
     if (!data) return null;
     const runs = data.stages.flatMap((s, si) =>
@@ -36,7 +38,10 @@ export function LoadPanel(props: PanelProps) {
     const seriesTooltip = (fmt: (v: number) => string) => ({
       trigger: 'axis',
       formatter: (params: unknown) => {
-        const list = (Array.isArray(params) ? params : [params]) as { seriesName: string; value: [number, number | null] }[];
+        const list = (Array.isArray(params) ? params : [params]) as {
+          seriesName: string;
+          value: [number, number | null];
+        }[];
         const t = list[0]?.value[0];
         return textTooltip([
           `t = ${t ?? '?'} s`,
@@ -102,7 +107,14 @@ export function LoadPanel(props: PanelProps) {
         data: percentileCurve(r.latencyDistribution ?? []),
       })),
     };
-    return { qps, latency, curves, hasTimeline: withTimeline.length > 0, hasDist: withDist.length > 0, runs: runs.length };
+    return {
+      qps,
+      latency,
+      curves,
+      hasTimeline: withTimeline.length > 0,
+      hasDist: withDist.length > 0,
+      runs: runs.length,
+    };
   }, [data, dark]);
   if (!data || !charts) return loading ? <Loading what="timelines" /> : <ErrorBox error={error} onRetry={reload} />;
   if (charts.runs === 0) return <Empty>No load-test runs uploaded yet.</Empty>;
@@ -111,16 +123,26 @@ export function LoadPanel(props: PanelProps) {
       {charts.hasTimeline ? (
         <>
           <ChartBox title="Throughput per second (QPS)" option={charts.qps} dark={dark} />
-          <ChartBox title="Latency per second (p50 solid, p95 dashed, p99 dotted)" option={charts.latency} dark={dark} height={340} />
+          <ChartBox
+            title="Latency per second (p50 solid, p95 dashed, p99 dotted)"
+            option={charts.latency}
+            dark={dark}
+            height={340}
+          />
         </>
       ) : (
         <Empty>
-          No per-second data: these load tests only print a summary (wrk, ab text). Upload hey CSV, vegeta results, k6 JSON,
-          Locust history or JMeter JTL for timelines.
+          No per-second data: these load tests only print a summary (wrk, ab text). Upload hey CSV, vegeta results, k6
+          JSON, Locust history or JMeter JTL for timelines.
         </Empty>
       )}
       {charts.hasDist ? (
-        <ChartBox title="Latency by percentile (HdrHistogram-style, x = 1/(1−p))" option={charts.curves} dark={dark} height={340} />
+        <ChartBox
+          title="Latency by percentile (HdrHistogram-style, x = 1/(1−p))"
+          option={charts.curves}
+          dark={dark}
+          height={340}
+        />
       ) : (
         <Empty>No latency distribution in these load tests (wrk --latency, wrk2, k6 and vegeta give one).</Empty>
       )}

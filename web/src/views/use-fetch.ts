@@ -61,9 +61,17 @@ export function useFetch<T>(url: string | null): FetchState<T> {
  * GET several JSON URLs together; `data` holds each result, or null for a URL that failed with a 4xx
  * (e.g. a stage without the artifact asked for). Any other failure is the state's error.
  */
-export function useFetchAll<T>(urls: readonly string[]): { data: (T | null)[] | null; error: unknown; loading: boolean } {
+export function useFetchAll<T>(urls: readonly string[]): {
+  data: (T | null)[] | null;
+  error: unknown;
+  loading: boolean;
+} {
   const key = urls.join('\n');
-  const [state, setState] = useState<{ key: string; data: (T | null)[] | null; error: unknown }>({ key: '', data: null, error: null });
+  const [state, setState] = useState<{ key: string; data: (T | null)[] | null; error: unknown }>({
+    key: '',
+    data: null,
+    error: null,
+  });
   useEffect(() => {
     const ctrl = new AbortController();
     const list = key ? key.split('\n') : [];

@@ -34,7 +34,8 @@ const BANNER = /This is ApacheBench, Version (\S+)/;
 const GNUPLOT_HEADER = /^starttime\tseconds\tctime\tdtime\tttime\twait\s*$/;
 const CSV_HEADER = /^Percentage served,Time in ms\s*$/;
 /** ab's stderr: progress lines and apr_* error lines, nothing else. */
-const STDERR_LINE = /^(?:Completed \d+ requests|Finished \d+ requests|apr_\w+: .*|Test aborted after .*|Total of \d+ requests completed|)$/;
+const STDERR_LINE =
+  /^(?:Completed \d+ requests|Finished \d+ requests|apr_\w+: .*|Test aborted after .*|Total of \d+ requests completed|)$/;
 
 function isAbStderr(text: string): boolean {
   const ls = text.split(/\r?\n/);
@@ -54,7 +55,10 @@ export function parseAbText(text: string): LoadTestRun {
   if (!/^Complete requests:/m.test(text)) {
     if (isAbStderr(text)) {
       const reason = /^apr_\w+: .*$/m.exec(text)?.[0];
-      throw new IngestError('no-run', `this is ab's stderr (progress or error lines), not a result${reason ? `: ${reason}` : ''}`);
+      throw new IngestError(
+        'no-run',
+        `this is ab's stderr (progress or error lines), not a result${reason ? `: ${reason}` : ''}`,
+      );
     }
     if (banner) throw new IngestError('no-run', 'ab aborted before printing results (only the banner is in the file)');
     throw new IngestError('no-run', 'not an ab report: no "Complete requests:" line');
@@ -79,7 +83,12 @@ export function parseAbText(text: string): LoadTestRun {
     } else if ((m = /^\s*(\d+)%\s+(\d+)/.exec(line))) {
       dist.push({ percentile: Number(m[1]), ms: Number(m[2]) });
     } else if ((m = /^\s*\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)/.exec(line))) {
-      failedBreakdown = { connect: Number(m[1]), receive: Number(m[2]), length: Number(m[3]), exceptions: Number(m[4]) };
+      failedBreakdown = {
+        connect: Number(m[1]),
+        receive: Number(m[2]),
+        length: Number(m[3]),
+        exceptions: Number(m[4]),
+      };
     } else if ((m = /^Time per request:\s+([\d.]+) \[ms\] \(mean\)\s*$/.exec(line))) {
       perRequestMs = Number(m[1]);
     } else if ((m = /^Time per request:\s+([\d.]+) \[ms\] \(mean, across/.exec(line))) {
@@ -145,7 +154,13 @@ export function parseAbText(text: string): LoadTestRun {
   }
   setPrintedPercentiles(summary.latencyMs, dist, [50, 75, 90, 95, 99]);
   summary.latencyMs.max = printedAt(dist, 100) ?? (total ? total[4]! : null);
-  return { kind: 'loadtest', format: 'ab', summary, timeline: null, latencyDistribution: dist.length > 0 ? dist : null };
+  return {
+    kind: 'loadtest',
+    format: 'ab',
+    summary,
+    timeline: null,
+    latencyDistribution: dist.length > 0 ? dist : null,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -157,7 +172,10 @@ export function parseAbText(text: string): LoadTestRun {
  * requests / rate is the run's length. The result is clamped to what the stamps allow:
  * [spanSeconds − 2, spanSeconds + longest request] where spanSeconds = distinct seconds covered.
  */
-export function estimateDuration(counts: readonly number[], maxLatencyMs: number): { seconds: number; lo: number; hi: number } {
+export function estimateDuration(
+  counts: readonly number[],
+  maxLatencyMs: number,
+): { seconds: number; lo: number; hi: number } {
   const span = counts.length;
   const n = counts.reduce((a, b) => a + b, 0);
   const lo = Math.max(span - 2, 0);
@@ -221,7 +239,12 @@ export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
       const ls = batch.start[k]!;
       const le = batch.end[k]!;
       if (lineNo === 1) {
-        if (!GNUPLOT_HEADER.test(buf.toString('utf8', ls, le))) throw new IngestError('malformed', 'ab -g file: expected the header "starttime seconds ctime dtime ttime wait"', 1);
+        if (!GNUPLOT_HEADER.test(buf.toString('utf8', ls, le)))
+          throw new IngestError(
+            'malformed',
+            'ab -g file: expected the header "starttime seconds ctime dtime ttime wait"',
+            1,
+          );
         continue;
       }
       if (le === ls) continue;
@@ -231,13 +254,18 @@ export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
       for (let i = ls; i < le && nf < 6; i++) if (buf[i] === 9) tabAt[++nf] = i;
       let count = nf + 1;
       if (count > 6) for (let i = tabAt[6]! + 1; i < le; i++) if (buf[i] === 9) count++;
-      if (count !== 6) throw new IngestError('malformed', `ab -g file: expected 6 tab-separated fields, found ${count}`, lineNo);
+      if (count !== 6)
+        throw new IngestError('malformed', `ab -g file: expected 6 tab-separated fields, found ${count}`, lineNo);
       tabAt[6] = le;
       const secs = fieldInt(buf, tabAt[1]! + 1, tabAt[2]!);
       const ttime = fieldInt(buf, tabAt[4]! + 1, tabAt[5]!);
       if (!Number.isInteger(secs) || !Number.isFinite(ttime) || ttime < 0 || isBlank(buf, tabAt[4]! + 1, tabAt[5]!)) {
         const line = buf.toString('utf8', ls, le);
-        throw new IngestError('malformed', `ab -g file: "seconds" and "ttime" must be numbers: "${line.slice(0, 120)}"`, lineNo);
+        throw new IngestError(
+          'malformed',
+          `ab -g file: "seconds" and "ttime" must be numbers: "${line.slice(0, 120)}"`,
+          lineNo,
+        );
       }
       if (base !== base) base = secs;
       const r = secs - base;
@@ -294,7 +322,8 @@ export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
  */
 export function parseAbPercentiles(text: string): LoadTestRun {
   const ls = text.split(/\r?\n/);
-  if (!CSV_HEADER.test(ls[0] ?? '')) throw new IngestError('malformed', 'ab -e file: expected the header "Percentage served,Time in ms"', 1);
+  if (!CSV_HEADER.test(ls[0] ?? ''))
+    throw new IngestError('malformed', 'ab -e file: expected the header "Percentage served,Time in ms"', 1);
   const dist: PercentilePoint[] = [];
   for (let i = 1; i < ls.length; i++) {
     const line = ls[i]!.trim();

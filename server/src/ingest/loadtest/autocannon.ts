@@ -62,7 +62,7 @@ export function parseAutocannonJson(text: string): LoadTestRun {
     statusCodeStats: doc.statusCodeStats ?? null,
     notes: [
       'autocannon --json: requests = requests.total (responses); rps = requests.average (mean of one-second samples).',
-      'Latency from autocannon\'s 1 ms-resolution histogram; it has no p95.',
+      "Latency from autocannon's 1 ms-resolution histogram; it has no p95.",
     ],
   });
   const total = num(req.total);
@@ -94,9 +94,15 @@ export function parseAutocannonJson(text: string): LoadTestRun {
     }
     dist.sort((a, b) => a.percentile - b.percentile);
   } else {
-    summary.meta.notes!.push('No response arrived: autocannon\'s latency fields are 0 placeholders, kept as null.');
+    summary.meta.notes!.push("No response arrived: autocannon's latency fields are 0 placeholders, kept as null.");
   }
-  return { kind: 'loadtest', format: 'autocannon', summary, timeline: null, latencyDistribution: dist && dist.length > 0 ? dist : null };
+  return {
+    kind: 'loadtest',
+    format: 'autocannon',
+    summary,
+    timeline: null,
+    latencyDistribution: dist && dist.length > 0 ? dist : null,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,12 +173,14 @@ export function parseAutocannonTable(text: string): LoadTestRun {
       else if (kind === 'Stat' && c[0] === 'Bytes/Sec') row.forEach((v, k) => bytesRow.set(k, v));
       else if (kind === 'Code') {
         const n = parseNumber(c[1] ?? '');
-        if (n === null) throw new IngestError('malformed', `autocannon table: unreadable status-code row "${line.trim()}"`, ln);
+        if (n === null)
+          throw new IngestError('malformed', `autocannon table: unreadable status-code row "${line.trim()}"`, ln);
         codes[c[0]!] = n;
       } else if (kind === 'Percentile') {
         const p = parseNumber(c[0] ?? '');
         const v = parseNumber(c[1] ?? '');
-        if (p === null || v === null) throw new IngestError('malformed', `autocannon table: unreadable percentile row "${line.trim()}"`, ln);
+        if (p === null || v === null)
+          throw new IngestError('malformed', `autocannon table: unreadable percentile row "${line.trim()}"`, ln);
         pctl.push({ percentile: p, ms: v });
       }
       continue;
@@ -191,7 +199,10 @@ export function parseAutocannonTable(text: string): LoadTestRun {
     }
   }
   if (!sawRunning || !sawTotals) {
-    throw new IngestError('no-run', 'autocannon output has no "Running … test @" header or no "requests in …s" totals line');
+    throw new IngestError(
+      'no-run',
+      'autocannon output has no "Running … test @" header or no "requests in …s" totals line',
+    );
   }
   if (sawCodeTable) {
     let total = 0;
@@ -235,13 +246,24 @@ export function parseAutocannonTable(text: string): LoadTestRun {
       }
     }
   }
-  return { kind: 'loadtest', format: 'autocannon', summary, timeline: null, latencyDistribution: dist && dist.length > 0 ? dist : null };
+  return {
+    kind: 'loadtest',
+    format: 'autocannon',
+    summary,
+    timeline: null,
+    latencyDistribution: dist && dist.length > 0 ? dist : null,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 
 function looksLikeAutocannonJson(text: string): boolean {
-  return /^\s*\{/.test(text) && /"sampleInt"\s*:/.test(text) && /"latency"\s*:\s*\{/.test(text) && /"requests"\s*:\s*\{/.test(text);
+  return (
+    /^\s*\{/.test(text) &&
+    /"sampleInt"\s*:/.test(text) &&
+    /"latency"\s*:\s*\{/.test(text) &&
+    /"requests"\s*:\s*\{/.test(text)
+  );
 }
 
 function looksLikeAutocannonTable(text: string): boolean {

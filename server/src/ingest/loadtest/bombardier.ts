@@ -50,7 +50,8 @@ function setPercentiles(run: LoadTestRun, dist: PercentilePoint[]): void {
 // ---------------------------------------------------------------------------------------------
 
 function finiteOr(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new IngestError('malformed', `bombardier JSON: ${what} is not a number`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw new IngestError('malformed', `bombardier JSON: ${what} is not a number`);
   return v;
 }
 
@@ -86,14 +87,23 @@ export function parseBombardierJson(text: string): LoadTestRun {
     }),
   );
   const n = (k: string) => finiteOr(r[k] ?? 0, k);
-  fillCounts(run, { c1xx: n('req1xx'), c2xx: n('req2xx'), c3xx: n('req3xx'), c4xx: n('req4xx'), c5xx: n('req5xx'), others: n('others') });
+  fillCounts(run, {
+    c1xx: n('req1xx'),
+    c2xx: n('req2xx'),
+    c3xx: n('req3xx'),
+    c4xx: n('req4xx'),
+    c5xx: n('req5xx'),
+    others: n('others'),
+  });
   const s = run.summary;
   const taken = finiteOr(r.timeTakenSeconds, 'timeTakenSeconds');
   s.durationSeconds = taken;
   const rps = r.rps as { mean?: unknown } | undefined;
   s.rps = rps && typeof rps.mean === 'number' ? rps.mean : taken > 0 ? (s.meta.responses as number) / taken : null;
   s.bytesPerSecond = typeof r.bytesRead === 'number' && taken > 0 ? r.bytesRead / taken : null;
-  const lat = r.latency as { mean?: unknown; max?: unknown; stddev?: unknown; percentiles?: Record<string, unknown> } | undefined;
+  const lat = r.latency as
+    | { mean?: unknown; max?: unknown; stddev?: unknown; percentiles?: Record<string, unknown> }
+    | undefined;
   if (lat) {
     s.latencyMs.mean = typeof lat.mean === 'number' ? lat.mean / 1000 : null;
     s.latencyMs.max = typeof lat.max === 'number' ? lat.max / 1000 : null;
@@ -165,7 +175,8 @@ export function parseBombardierText(text: string): LoadTestRun {
       }
     } else if ((m = /^\s*([\d.]+)%\s+(\S+)\s*$/.exec(line))) {
       const ms = parseDurationMs(m[2]!);
-      if (ms === null) throw new IngestError('malformed', `bombardier report: unreadable percentile "${line.trim()}"`, ln);
+      if (ms === null)
+        throw new IngestError('malformed', `bombardier report: unreadable percentile "${line.trim()}"`, ln);
       dist.push({ percentile: Number(m[1]), ms });
     } else if ((m = /^\s*1xx - (\d+), 2xx - (\d+), 3xx - (\d+), 4xx - (\d+), 5xx - (\d+)/.exec(line))) {
       codes = { ...(codes ?? {}), c1xx: +m[1]!, c2xx: +m[2]!, c3xx: +m[3]!, c4xx: +m[4]!, c5xx: +m[5]! };
@@ -180,8 +191,10 @@ export function parseBombardierText(text: string): LoadTestRun {
       errs.push({ description: m[1]!, count: Number(m[2]) });
     }
   }
-  if (!sawStats) throw new IngestError('no-run', 'bombardier output has no "Statistics" table (the run did not finish?)');
-  if (!codes || codes.c2xx === undefined) throw new IngestError('malformed', 'bombardier report: no "HTTP codes" lines');
+  if (!sawStats)
+    throw new IngestError('no-run', 'bombardier output has no "Statistics" table (the run did not finish?)');
+  if (!codes || codes.c2xx === undefined)
+    throw new IngestError('malformed', 'bombardier report: no "HTTP codes" lines');
   fillCounts(run, { c1xx: 0, c2xx: 0, c3xx: 0, c4xx: 0, c5xx: 0, others: 0, ...codes });
   if (errs.length > 0) s.meta.errorMessages = errs;
   setPercentiles(run, dist);
@@ -191,7 +204,11 @@ export function parseBombardierText(text: string): LoadTestRun {
 // ---------------------------------------------------------------------------------------------
 
 function looksLikeBombardierJson(text: string): boolean {
-  return /"spec"\s*:\s*\{/.test(text) && /"result"\s*:\s*\{/.test(text) && /"req2xx"|"numberOfConnections"|"timeTakenSeconds"/.test(text);
+  return (
+    /"spec"\s*:\s*\{/.test(text) &&
+    /"result"\s*:\s*\{/.test(text) &&
+    /"req2xx"|"numberOfConnections"|"timeTakenSeconds"/.test(text)
+  );
 }
 
 export const bombardierImporter: LoadTestImporter = {
@@ -206,7 +223,8 @@ export const bombardierImporter: LoadTestImporter = {
   async parse(src: ByteSource): Promise<LoadTestRun> {
     const text = await readText(src, 'bombardier output');
     // JSON alone, or (without -p r) after the intro and progress lines.
-    if (looksLikeBombardierJson(text) || /^\s*\{/.test(text) || /^\{"spec"/m.test(text)) return parseBombardierJson(text);
+    if (looksLikeBombardierJson(text) || /^\s*\{/.test(text) || /^\{"spec"/m.test(text))
+      return parseBombardierJson(text);
     return parseBombardierText(text);
   },
 };

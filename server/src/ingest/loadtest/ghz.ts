@@ -26,7 +26,12 @@ const NOTES = [
   "ghz's own mix: mean over all calls (errors included); min/max and percentiles over OK calls only",
 ];
 
-function latencyFromDist(dist: PercentilePoint[], min: number | null, mean: number | null, max: number | null): LatencyMs {
+function latencyFromDist(
+  dist: PercentilePoint[],
+  min: number | null,
+  mean: number | null,
+  max: number | null,
+): LatencyMs {
   const at = (p: number): number | null => printedAt(dist, p);
   return { ...emptyLatency(), min, mean, max, p50: at(50), p75: at(75), p90: at(90), p95: at(95), p99: at(99) };
 }
@@ -65,7 +70,9 @@ function parseReport(text: string): LoadTestRun {
   let latency: LatencyMs;
   if (okCalls === 0 || dist.length === 0) {
     latency = emptyLatency();
-    notes.push('no successful call: latency left null (ghz average is the mean duration of the failed calls, see meta.averageMs)');
+    notes.push(
+      'no successful call: latency left null (ghz average is the mean duration of the failed calls, see meta.averageMs)',
+    );
   } else latency = latencyFromDist(dist, ms(o.fastest), ms(o.average), ms(o.slowest));
 
   // timeline from per-call details, when present
@@ -90,9 +97,17 @@ function parseReport(text: string): LoadTestRun {
     const tv = t.view();
     const startSec = new Float64Array(tv.length);
     for (let i = 0; i < tv.length; i++) startSec[i] = (tv[i]! - min) / 1e9;
-    const tl = timelineAndSorted({ second: secondsOf(startSec), latencyMs: lat.view(), error: out.view(), rule: nearestRankRule, bucketMean: 'ascending' });
+    const tl = timelineAndSorted({
+      second: secondsOf(startSec),
+      latencyMs: lat.view(),
+      error: out.view(),
+      rule: nearestRankRule,
+      bucketMean: 'ascending',
+    });
     timeline = tl.timeline.length > 0 ? tl.timeline : null;
-    notes.push('timeline from the per-call details (call start times); bucket percentiles are nearest-rank over all calls of the second');
+    notes.push(
+      'timeline from the per-call details (call start times); bucket percentiles are nearest-rank over all calls of the second',
+    );
   }
   const options = isObj(o.options) ? o.options : {};
   const totalNs = num(o.total);
@@ -141,7 +156,10 @@ function parseSummaryText(text: string): LoadTestRun {
     else errors += Number(m[2]);
   }
   const totalMs = dur('Total');
-  const latency = ok === 0 || dist.length === 0 ? emptyLatency() : latencyFromDist(dist, dur('Fastest'), dur('Average'), dur('Slowest'));
+  const latency =
+    ok === 0 || dist.length === 0
+      ? emptyLatency()
+      : latencyFromDist(dist, dur('Fastest'), dur('Average'), dur('Slowest'));
   const s = summary({
     requests: count,
     durationSeconds: totalMs === null ? null : totalMs / 1000,
@@ -185,7 +203,8 @@ function parseDetailsCsv(text: string): LoadTestRun {
   const sorted = Float64Array.from(ok).sort();
   const dist = sorted.length ? GHZ_PCTS.map((p) => ({ percentile: p, ms: nearestRankRule(sorted, p)! })) : [];
   const mean = all.reduce((a, b) => a + b, 0) / all.length;
-  const latency = sorted.length === 0 ? emptyLatency() : latencyFromDist(dist, sorted[0]!, mean, sorted[sorted.length - 1]!);
+  const latency =
+    sorted.length === 0 ? emptyLatency() : latencyFromDist(dist, sorted[0]!, mean, sorted[sorted.length - 1]!);
   const s = summary({
     requests: recs.length,
     errors,
@@ -194,7 +213,11 @@ function parseDetailsCsv(text: string): LoadTestRun {
       tool: 'ghz',
       source: 'computed',
       variant: 'details csv',
-      notes: ['ghz -O csv: one row per call (ms, 2 decimals), no timestamps: no rate, duration or timeline', ...NOTES, "percentiles with ghz's rank rule"],
+      notes: [
+        'ghz -O csv: one row per call (ms, 2 decimals), no timestamps: no rate, duration or timeline',
+        ...NOTES,
+        "percentiles with ghz's rank rule",
+      ],
     },
   });
   return run('ghz', s, null, dist.length ? dist : null);
@@ -204,7 +227,13 @@ type Kind = 'json' | 'text' | 'csv' | 'stderr';
 
 function kindOf(text: string): Kind | null {
   const t = text.replace(/^\uFEFF/, '');
-  if (/^\s*\{/.test(t) && /"(statusCodeDistribution|latencyDistribution)"/.test(t) && /"count"\s*:/.test(t) && /"fastest"\s*:/.test(t)) return 'json';
+  if (
+    /^\s*\{/.test(t) &&
+    /"(statusCodeDistribution|latencyDistribution)"/.test(t) &&
+    /"count"\s*:/.test(t) &&
+    /"fastest"\s*:/.test(t)
+  )
+    return 'json';
   if (/^\s*Summary:\s*\n\s+(Name:.*\n\s+)?Count:/.test(t)) return 'text';
   if (t.trimStart().startsWith('duration (ms),status,error')) return 'csv';
   if (/^rpc error: code = \w+ desc = /.test(t.trim()) && t.trim().split('\n').length <= 3) return 'stderr';

@@ -9,4 +9,10 @@ import { locustImporters } from './locust.ts';
 import type { LoadTestImporter } from './types.ts';
 import { vegetaImporters } from './vegeta.ts';
 
-export const importersB: LoadTestImporter[] = [...vegetaImporters, ...k6Importers, ...jmeterImporters, ...locustImporters, ...ghzImporters];
+export const importersB: LoadTestImporter[] = [
+  ...vegetaImporters,
+  ...k6Importers,
+  ...jmeterImporters,
+  ...locustImporters,
+  ...ghzImporters,
+];

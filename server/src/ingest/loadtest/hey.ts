@@ -63,7 +63,8 @@ export function parseHeySummary(text: string): LoadTestRun {
       case 'Summary':
         if ((m = /^\s*(Total|Slowest|Fastest|Average):\s*(\S+) secs/.exec(line))) {
           const v = parseNumber(m[2]!); // " NaN" when nothing arrived
-          if (v === null && !/nan/i.test(m[2]!)) throw new IngestError('malformed', `hey summary: unreadable ${m[1]} "${m[2]}"`, ln);
+          if (v === null && !/nan/i.test(m[2]!))
+            throw new IngestError('malformed', `hey summary: unreadable ${m[1]} "${m[2]}"`, ln);
           if (m[1] === 'Total') total = v;
           else if (m[1] === 'Slowest') slowest = v;
           else if (m[1] === 'Fastest') fastest = v;
@@ -81,23 +82,41 @@ export function parseHeySummary(text: string): LoadTestRun {
       case 'Latency distribution':
         if ((m = /^\s*(\d+)%{1,2} in (\S+) secs/.exec(line))) {
           const ms = secsToMs(m[2]!);
-          if (ms === null) throw new IngestError('malformed', `hey summary: unreadable percentile line "${line.trim()}"`, ln);
+          if (ms === null)
+            throw new IngestError('malformed', `hey summary: unreadable percentile line "${line.trim()}"`, ln);
           dist.push({ percentile: Number(m[1]), ms });
-        } else throw new IngestError('malformed', `hey summary: unexpected line in Latency distribution: "${line.trim()}"`, ln);
+        } else
+          throw new IngestError(
+            'malformed',
+            `hey summary: unexpected line in Latency distribution: "${line.trim()}"`,
+            ln,
+          );
         break;
       case 'Status code distribution':
-        if ((m = /^\s*\[(\d+)\]\s+(\d+) responses?/.exec(line))) statusCodes[m[1]!] = (statusCodes[m[1]!] ?? 0) + Number(m[2]);
-        else throw new IngestError('malformed', `hey summary: unexpected line in Status code distribution: "${line.trim()}"`, ln);
+        if ((m = /^\s*\[(\d+)\]\s+(\d+) responses?/.exec(line)))
+          statusCodes[m[1]!] = (statusCodes[m[1]!] ?? 0) + Number(m[2]);
+        else
+          throw new IngestError(
+            'malformed',
+            `hey summary: unexpected line in Status code distribution: "${line.trim()}"`,
+            ln,
+          );
         break;
       case 'Error distribution':
         if ((m = /^\s*\[(\d+)\]\s+(.*)$/.exec(line))) errorsList.push({ count: Number(m[1]), message: m[2]!.trim() });
-        else throw new IngestError('malformed', `hey summary: unexpected line in Error distribution: "${line.trim()}"`, ln);
+        else
+          throw new IngestError(
+            'malformed',
+            `hey summary: unexpected line in Error distribution: "${line.trim()}"`,
+            ln,
+          );
         break;
       default:
         break;
     }
   }
-  if (!sawSummary || total === null) throw new IngestError('no-run', 'not a hey summary: no "Summary:" section with a Total');
+  if (!sawSummary || total === null)
+    throw new IngestError('no-run', 'not a hey summary: no "Summary:" section with a Total');
   if (rps === null) throw new IngestError('no-run', 'hey summary has no Requests/sec line');
 
   let responses = 0;
@@ -138,13 +157,20 @@ export function parseHeySummary(text: string): LoadTestRun {
   } else {
     summary.meta.notes!.push('No response arrived: hey printed NaN/0 placeholders, so every latency figure is null.');
   }
-  return { kind: 'loadtest', format: 'hey', summary, timeline: null, latencyDistribution: dist.length > 0 && responses > 0 ? dist : null };
+  return {
+    kind: 'loadtest',
+    format: 'hey',
+    summary,
+    timeline: null,
+    latencyDistribution: dist.length > 0 && responses > 0 ? dist : null,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // CSV (-o csv)
 
-export const HEY_CSV_HEADER = 'response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset';
+export const HEY_CSV_HEADER =
+  'response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset';
 
 /**
  * Parses the decimal number in bytes b[from, to) without allocating ("0.0042", "200", "5.0015").
@@ -246,7 +272,11 @@ export async function parseHeyCsv(src: ByteSource): Promise<LoadTestRun> {
       if (col !== nCols) throw new IngestError('malformed', `hey CSV: expected ${nCols} fields, found ${col}`, lineNo);
       if (!(rt >= 0) || !(off >= 0) || !(sc >= 0)) {
         const line = buf.toString('utf8', ls, le);
-        throw new IngestError('malformed', `hey CSV: response-time, status-code and offset must be numbers: "${line.slice(0, 120)}"`, lineNo);
+        throw new IngestError(
+          'malformed',
+          `hey CSV: response-time, status-code and offset must be numbers: "${line.slice(0, 120)}"`,
+          lineNo,
+        );
       }
       const ms = rt * 1000;
       lat.push(ms);
@@ -375,7 +405,8 @@ export const heyImporter: LoadTestImporter = {
     if (text.startsWith('response-time,') && text.slice(0, 200).split(/\r?\n/)[0]!.includes('status-code')) {
       return text.startsWith(HEY_CSV_HEADER) ? 0.98 : 0.8;
     }
-    if (looksLikeHeySummary(text)) return /Latency distribution:|Status code distribution:|Error distribution:/.test(text) ? 0.95 : 0.8;
+    if (looksLikeHeySummary(text))
+      return /Latency distribution:|Status code distribution:|Error distribution:/.test(text) ? 0.95 : 0.8;
     return 0;
   },
   async parse(src: ByteSource): Promise<LoadTestRun> {

@@ -26,8 +26,23 @@ import type { LoadTestImporter } from './types.ts';
 
 /** JMeter's default CSV columns, used when the file has no header line. */
 const DEFAULT_COLUMNS = [
-  'timeStamp', 'elapsed', 'label', 'responseCode', 'responseMessage', 'threadName', 'dataType', 'success',
-  'failureMessage', 'bytes', 'sentBytes', 'grpThreads', 'allThreads', 'URL', 'Latency', 'IdleTime', 'Connect',
+  'timeStamp',
+  'elapsed',
+  'label',
+  'responseCode',
+  'responseMessage',
+  'threadName',
+  'dataType',
+  'success',
+  'failureMessage',
+  'bytes',
+  'sentBytes',
+  'grpThreads',
+  'allThreads',
+  'URL',
+  'Latency',
+  'IdleTime',
+  'Connect',
 ];
 
 class JtlSamples {
@@ -46,7 +61,14 @@ class JtlSamples {
   private labels = new Set<string>();
   url: string | null = null;
 
-  add(tsMs: number, elapsedMs: number, success: boolean, code: string, bytes: number | null, label: string | null): void {
+  add(
+    tsMs: number,
+    elapsedMs: number,
+    success: boolean,
+    code: string,
+    bytes: number | null,
+    label: string | null,
+  ): void {
     if (Number.isNaN(this.base)) this.base = tsMs;
     const start = tsMs - this.base;
     this.n++;
@@ -171,7 +193,8 @@ async function parseJtlCsv(src: ByteSource): Promise<LoadTestRun> {
     let success = true;
     if (row.has(cSuccess)) {
       if (row.equals(cSuccess, FALSE, 'false')) success = false;
-      else if (!row.equals(cSuccess, TRUE, 'true')) throw new IngestError('malformed', `JTL sample with success="${row.text(cSuccess)}"`, row.line);
+      else if (!row.equals(cSuccess, TRUE, 'true'))
+        throw new IngestError('malformed', `JTL sample with success="${row.text(cSuccess)}"`, row.line);
     }
     if (acc.url === null && row.has(cUrl) && !row.isEmpty(cUrl)) acc.url = row.text(cUrl)!;
     const tsMs = row.isDigits(cTs) ? digitsValue(row, cTs) : parseTimestamp(row.text(cTs)!, row.line);
@@ -206,7 +229,10 @@ function attrs(tag: string): Map<string, string> {
 }
 
 function unescapeXml(s: string): string {
-  return s.replace(/&(lt|gt|quot|apos|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e]!);
+  return s.replace(
+    /&(lt|gt|quot|apos|amp);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[e]!,
+  );
 }
 
 async function parseJtlXml(src: ByteSource): Promise<LoadTestRun> {
@@ -217,49 +243,57 @@ async function parseJtlXml(src: ByteSource): Promise<LoadTestRun> {
   let pending: string | null = null;
   let pendingLine = 0;
   let expectUrl = false;
-  for await (const batch of lineBatches(src)) for (const raw of batch) {
-    lineNo++;
-    let line = raw.trim();
-    if (pending !== null) {
-      pending += ' ' + line;
-      if (!line.includes('>')) continue;
-      line = pending;
-      pending = null;
-    }
-    if (line.startsWith('<testResults')) sawRoot = true;
-    const open = /^<(httpSample|sample)\s/.exec(line);
-    if (open) {
-      if (!line.includes('>')) {
-        pending = line;
-        pendingLine = lineNo;
+  for await (const batch of lineBatches(src))
+    for (const raw of batch) {
+      lineNo++;
+      let line = raw.trim();
+      if (pending !== null) {
+        pending += ' ' + line;
+        if (!line.includes('>')) continue;
+        line = pending;
+        pending = null;
+      }
+      if (line.startsWith('<testResults')) sawRoot = true;
+      const open = /^<(httpSample|sample)\s/.exec(line);
+      if (open) {
+        if (!line.includes('>')) {
+          pending = line;
+          pendingLine = lineNo;
+          continue;
+        }
+        const selfClosing = /\/>\s*$/.test(line.slice(0, line.indexOf('>') + 1));
+        if (depth === 0) {
+          const a = attrs(line);
+          const t = a.get('t');
+          const ts = a.get('ts');
+          if (t === undefined || ts === undefined || !/^\d+$/.test(t)) {
+            throw new IngestError('malformed', 'JTL XML sample without t/ts attributes', pendingLine || lineNo);
+          }
+          const by = a.get('by');
+          acc.add(
+            parseTimestamp(ts, lineNo),
+            Number(t),
+            a.get('s') !== 'false',
+            unescapeXml(a.get('rc') ?? ''),
+            by === undefined ? null : Number(by),
+            a.get('lb') ?? null,
+          );
+          expectUrl = acc.url === null;
+        }
+        pendingLine = 0;
+        if (!selfClosing) depth++;
         continue;
       }
-      const selfClosing = /\/>\s*$/.test(line.slice(0, line.indexOf('>') + 1));
-      if (depth === 0) {
-        const a = attrs(line);
-        const t = a.get('t');
-        const ts = a.get('ts');
-        if (t === undefined || ts === undefined || !/^\d+$/.test(t)) {
-          throw new IngestError('malformed', 'JTL XML sample without t/ts attributes', pendingLine || lineNo);
-        }
-        const by = a.get('by');
-        acc.add(parseTimestamp(ts, lineNo), Number(t), a.get('s') !== 'false', unescapeXml(a.get('rc') ?? ''), by === undefined ? null : Number(by), a.get('lb') ?? null);
-        expectUrl = acc.url === null;
+      if (line.startsWith('</httpSample>') || line.startsWith('</sample>')) {
+        depth--;
+        if (depth < 0) throw new IngestError('malformed', 'unbalanced sample end tag in JTL XML', lineNo);
+        continue;
       }
-      pendingLine = 0;
-      if (!selfClosing) depth++;
-      continue;
+      if (expectUrl && depth === 1 && line.startsWith('<java.net.URL>')) {
+        acc.url = unescapeXml(line.replace(/<\/?java\.net\.URL>/g, ''));
+        expectUrl = false;
+      }
     }
-    if (line.startsWith('</httpSample>') || line.startsWith('</sample>')) {
-      depth--;
-      if (depth < 0) throw new IngestError('malformed', 'unbalanced sample end tag in JTL XML', lineNo);
-      continue;
-    }
-    if (expectUrl && depth === 1 && line.startsWith('<java.net.URL>')) {
-      acc.url = unescapeXml(line.replace(/<\/?java\.net\.URL>/g, ''));
-      expectUrl = false;
-    }
-  }
   if (pending !== null) throw new IngestError('malformed', 'JTL XML ends inside a sample tag', pendingLine);
   if (!sawRoot) throw new IngestError('malformed', 'not a JMeter XML JTL (no <testResults>)');
   return acc.finish('XML');
@@ -270,7 +304,8 @@ async function parseJtlXml(src: ByteSource): Promise<LoadTestRun> {
 
 function parseStatistics(text: string): LoadTestRun {
   const o = parseJson(text, 'JMeter statistics.json');
-  if (!isObj(o) || !isObj(o.Total)) throw new IngestError('not-a-profile', 'not a JMeter dashboard statistics.json (no Total entry)');
+  if (!isObj(o) || !isObj(o.Total))
+    throw new IngestError('not-a-profile', 'not a JMeter dashboard statistics.json (no Total entry)');
   const t = o.Total;
   const requests = num(t.sampleCount);
   if (!requests) throw new IngestError('no-run', 'JMeter statistics.json with zero samples');
@@ -286,8 +321,13 @@ function parseStatistics(text: string): LoadTestRun {
     non2xx: errors === 0 ? 0 : null,
     latencyMs: {
       ...emptyLatency(),
-      min: num(t.minResTime), mean: num(t.meanResTime), p50: num(t.medianResTime),
-      p90: num(t.pct1ResTime), p95: num(t.pct2ResTime), p99: num(t.pct3ResTime), max: num(t.maxResTime),
+      min: num(t.minResTime),
+      mean: num(t.meanResTime),
+      p50: num(t.medianResTime),
+      p90: num(t.pct1ResTime),
+      p95: num(t.pct2ResTime),
+      p99: num(t.pct3ResTime),
+      max: num(t.maxResTime),
     },
     bytesPerSecond: recvKB === null ? null : recvKB * 1024,
     meta: {
@@ -305,7 +345,8 @@ function parseStatistics(text: string): LoadTestRun {
 }
 
 function parseConsole(text: string): LoadTestRun {
-  const re = /^summary =\s+(\d+) in (\d+):(\d\d):(\d\d) =\s+([\d.]+)\/s Avg:\s+(-?\d+) Min:\s+(-?\d+) Max:\s+(-?\d+) Err:\s+(\d+)/gm;
+  const re =
+    /^summary =\s+(\d+) in (\d+):(\d\d):(\d\d) =\s+([\d.]+)\/s Avg:\s+(-?\d+) Min:\s+(-?\d+) Max:\s+(-?\d+) Err:\s+(\d+)/gm;
   let m: RegExpExecArray | null;
   let last: RegExpExecArray | null = null;
   while ((m = re.exec(text))) last = m;
@@ -341,7 +382,7 @@ export const jmeterCsvImporter: LoadTestImporter = {
   formats: ['jmeter'],
   detect(head) {
     const t = headText(head).replace(/^\uFEFF/, '');
-    if (/^timeStamp,elapsed,/.test(t) || /^timeStamp,/.test(t) && /,elapsed,/.test(t.slice(0, 300))) return 0.95;
+    if (/^timeStamp,elapsed,/.test(t) || (/^timeStamp,/.test(t) && /,elapsed,/.test(t.slice(0, 300)))) return 0.95;
     if (/^\d{13},\d+,[^,\n]*,[^,\n]*,[^,\n]*,[^,\n]*,[^,\n]*,(true|false),/.test(t)) return 0.8;
     return 0;
   },
@@ -360,8 +401,10 @@ export const jmeterReportImporter: LoadTestImporter = {
   formats: ['jmeter'],
   detect(head) {
     const t = headText(head);
-    if (/^\s*\{/.test(t) && t.includes('"Total"') && t.includes('"sampleCount"') && t.includes('"meanResTime"')) return 0.9;
-    if (/Creating summariser <summary>|^summary [=+] /m.test(t) && /jmeter|Starting standalone test/i.test(t)) return 0.8;
+    if (/^\s*\{/.test(t) && t.includes('"Total"') && t.includes('"sampleCount"') && t.includes('"meanResTime"'))
+      return 0.9;
+    if (/Creating summariser <summary>|^summary [=+] /m.test(t) && /jmeter|Starting standalone test/i.test(t))
+      return 0.8;
     return 0;
   },
   async parse(src) {

@@ -132,7 +132,8 @@ class K6Points {
   }
 
   finish(format: 'k6-json' | 'k6-csv', resolutionNote: string, coarseClock = false): LoadTestRun {
-    if (this.requests === 0 && this.durV.length === 0) throw new IngestError('no-run', 'no http_reqs or http_req_duration points: no HTTP request in this k6 output');
+    if (this.requests === 0 && this.durV.length === 0)
+      throw new IngestError('no-run', 'no http_reqs or http_req_duration points: no HTTP request in this k6 output');
     const requests = this.requests > 0 ? this.requests : this.durV.length;
     const notes = [...K6_NOTES];
     // run duration: first iteration start .. last iteration end (k6 divides by the test-run duration)
@@ -140,7 +141,9 @@ class K6Points {
     // with whole-second stamps, subtracting sub-second iteration durations only adds error
     if (!coarseClock && Number.isFinite(this.iterStart) && this.iterEnd > this.iterStart) {
       spanNs = this.iterEnd - this.iterStart;
-      notes.push('durationSeconds = first iteration start to last iteration end (iteration_duration points), an estimate of the test-run duration k6 divides http_reqs by');
+      notes.push(
+        'durationSeconds = first iteration start to last iteration end (iteration_duration points), an estimate of the test-run duration k6 divides http_reqs by',
+      );
     } else {
       spanNs = this.lastReqT - this.firstReqT;
       notes.push('durationSeconds = span of http_reqs timestamps (no iteration_duration points)');
@@ -157,14 +160,22 @@ class K6Points {
       latency = latencyFromSorted(values, k6Rule, meanOf(values));
       distribution = curve(values, k6Rule);
     } else {
-      notes.push('no request got a response: k6 records http_req_duration 0 for them, which is not a latency, so latency is left null');
+      notes.push(
+        'no request got a response: k6 records http_req_duration 0 for them, which is not a latency, so latency is left null',
+      );
     }
     // timeline: buckets on the run's clock, t = 0 at the first iteration start (or first point)
     const t0 = Number.isFinite(this.iterStart) ? Math.min(this.iterStart, this.minDurT()) : this.minDurT();
     const dt = this.durT.view();
     const startSec = new Float64Array(dt.length);
     for (let i = 0; i < dt.length; i++) startSec[i] = (dt[i]! - t0) / 1e9;
-    const tl = timelineAndSorted({ second: secondsOf(startSec), latencyMs: this.durV.view(), error: outcomes, rule: k6Rule, bucketMean: 'ascending' });
+    const tl = timelineAndSorted({
+      second: secondsOf(startSec),
+      latencyMs: this.durV.view(),
+      error: outcomes,
+      rule: k6Rule,
+      bucketMean: 'ascending',
+    });
     const timeline = tl.timeline.length > 0 ? tl.timeline : null;
     notes.push('timeline buckets by each http_req_duration point time (k6 stamps a request when it completes)');
     const meta: LoadTestMeta = {
@@ -203,9 +214,14 @@ class K6Points {
 // JSON points
 
 /** The metrics we read; a point's index in this list is what `K6Points.point` dispatches on. */
-const WANTED_LIST = ['http_reqs', 'http_req_duration', 'http_req_failed', 'iteration_duration', 'data_received'] as const;
+const WANTED_LIST = [
+  'http_reqs',
+  'http_req_duration',
+  'http_req_failed',
+  'iteration_duration',
+  'data_received',
+] as const;
 type WantedMetric = (typeof WANTED_LIST)[number];
-
 
 const lit = (t: string): Uint8Array => Buffer.from(t, 'latin1');
 const K_METRIC = lit('{"metric":"');
@@ -238,7 +254,17 @@ function stringEnd(b: Uint8Array, p: number, e: number): number {
 }
 
 /** What the fast path read from one point line (spans are -1 when a tag is absent). */
-const pt = { tsFrom: 0, tsTo: 0, value: 0, statusFrom: -1, statusTo: -1, scenarioFrom: -1, scenarioTo: -1, urlFrom: -1, urlTo: -1 };
+const pt = {
+  tsFrom: 0,
+  tsTo: 0,
+  value: 0,
+  statusFrom: -1,
+  statusTo: -1,
+  scenarioFrom: -1,
+  scenarioTo: -1,
+  urlFrom: -1,
+  urlTo: -1,
+};
 
 /**
  * Reads a point line of a wanted metric in place, for the exact shape k6's JSON output writes:
@@ -356,11 +382,13 @@ async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
         }
         if (end < le && fastK6Point(buf, end, le)) {
           sawK6 = true;
-          if (!parseRfc3339Bytes(buf, pt.tsFrom, pt.tsTo)) throw new IngestError('malformed', 'k6 Point with a bad time or value', lineNo);
+          if (!parseRfc3339Bytes(buf, pt.tsFrom, pt.tsTo))
+            throw new IngestError('malformed', 'k6 Point with a bad time or value', lineNo);
           const t = acc.rel(rfc3339.sec, rfc3339.ns);
           const status = pt.statusFrom < 0 ? undefined : statusText.get(buf, pt.statusFrom, pt.statusTo);
           acc.scenario(pt.scenarioFrom < 0 ? undefined : scenarioText.get(buf, pt.scenarioFrom, pt.scenarioTo));
-          const url = metric !== 0 || pt.urlFrom < 0 || acc.hasUrl() ? undefined : urlText.get(buf, pt.urlFrom, pt.urlTo);
+          const url =
+            metric !== 0 || pt.urlFrom < 0 || acc.hasUrl() ? undefined : urlText.get(buf, pt.urlFrom, pt.urlTo);
           acc.point(metric, t, pt.value, status, url);
           continue;
         }
@@ -372,7 +400,8 @@ async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
       } catch {
         throw new IngestError('malformed', 'not a k6 JSON output line (invalid JSON)', lineNo);
       }
-      if (!isObj(o) || typeof o.type !== 'string') throw new IngestError('malformed', 'not a k6 JSON output line', lineNo);
+      if (!isObj(o) || typeof o.type !== 'string')
+        throw new IngestError('malformed', 'not a k6 JSON output line', lineNo);
       sawK6 = true;
       if (o.type !== 'Point') continue;
       const metric = o.metric;
@@ -388,7 +417,13 @@ async function parseK6Json(src: ByteSource): Promise<LoadTestRun> {
       const tags = isObj(data.tags) ? data.tags : {};
       const status = typeof tags.status === 'string' ? tags.status : undefined;
       acc.scenario(typeof tags.scenario === 'string' ? tags.scenario : undefined);
-      acc.point(WANTED_LIST.indexOf(metric as WantedMetric), t, value, status, typeof tags.url === 'string' ? tags.url : undefined);
+      acc.point(
+        WANTED_LIST.indexOf(metric as WantedMetric),
+        t,
+        value,
+        status,
+        typeof tags.url === 'string' ? tags.url : undefined,
+      );
     }
   }
   if (!sawK6) throw new IngestError('empty', 'the file is empty');
@@ -546,7 +581,8 @@ function parseK6Summary(text: string): LoadTestRun {
   let version: string | null = null;
   if (o.version !== undefined && isObj(o.results) && Array.isArray(o.results.metrics)) {
     schema = 'new machine-readable summary (--new-machine-readable-summary)';
-    for (const m of o.results.metrics) if (isObj(m) && typeof m.name === 'string' && isObj(m.values)) metrics.set(m.name, m.values);
+    for (const m of o.results.metrics)
+      if (isObj(m) && typeof m.name === 'string' && isObj(m.values)) metrics.set(m.name, m.values);
     if (isObj(o.config)) durationSeconds = num(o.config.duration);
     if (isObj(o.metadata) && typeof o.metadata.k6_version === 'string') version = o.metadata.k6_version;
   } else if (isObj(o.metrics)) {
@@ -574,7 +610,7 @@ function parseK6Summary(text: string): LoadTestRun {
   const rps = rate ?? (durationSeconds ? requests / durationSeconds : null);
   const failed = metrics.get('http_req_failed');
   // Rate metric: legacy/handleSummary count failures as "passes"; the new schema as "matches"
-  const errors = failed ? num(failed.passes) ?? num(failed.matches) : null;
+  const errors = failed ? (num(failed.passes) ?? num(failed.matches)) : null;
   const dur = metrics.get('http_req_duration');
   let { latency, dist } = dur ? trendLatency(dur) : { latency: emptyLatency(), dist: null };
   const notes = [
@@ -660,7 +696,10 @@ export const k6StdoutImporter: LoadTestImporter = {
     return /\/\\\s+Grafana|execution: local/.test(t) && /http_reqs|scenarios:/.test(t) ? 0.6 : 0;
   },
   async parse() {
-    throw new IngestError('unsupported', 'k6 console output is not supported: upload --summary-export JSON or --out json/csv instead');
+    throw new IngestError(
+      'unsupported',
+      'k6 console output is not supported: upload --summary-export JSON or --out json/csv instead',
+    );
   },
 };
 

@@ -51,7 +51,11 @@ function latencyFromPercentiles(pts: PercentilePoint[], base: Partial<LatencyMs>
   const at = (p: number): number | null => printedAt(pts, p);
   return {
     ...emptyLatency(),
-    p75: at(75), p90: at(90), p95: at(95), p99: at(99), p999: at(99.9),
+    p75: at(75),
+    p90: at(90),
+    p95: at(95),
+    p99: at(99),
+    p999: at(99.9),
     ...base,
   };
 }
@@ -86,14 +90,20 @@ function parseStats(text: string): LoadTestRun {
     errors,
     ...splitKnownZero(errors),
     latencyMs: latencyFromPercentiles(dist, {
-      min: c('Min Response Time'), mean: c('Average Response Time'), p50: c('50%') ?? c('Median Response Time'), max: c('Max Response Time'),
+      min: c('Min Response Time'),
+      mean: c('Average Response Time'),
+      p50: c('50%') ?? c('Median Response Time'),
+      max: c('Max Response Time'),
     }),
     bytesPerSecond: size !== null && rps !== null ? size * rps : null,
     meta: {
       tool: 'locust',
       source: 'printed',
       variant: 'stats',
-      endpoints: recs.slice(1).filter((r) => r !== agg).map((r) => `${r.fields[0]} ${r.fields[1]}`),
+      endpoints: recs
+        .slice(1)
+        .filter((r) => r !== agg)
+        .map((r) => `${r.fields[0]} ${r.fields[1]}`),
       notes: [
         'Locust --csv _stats.csv, Aggregated row, as printed',
         "rps = Locust's total_rps (requests / (last request - start)); durationSeconds = requests / rps",
@@ -127,7 +137,8 @@ function parseHistory(text: string): LoadTestRun {
   // timeline: per-second differences of the cumulative totals (rows are about 1 s apart)
   const buckets: TimelineBucket[] = [];
   const nb = Math.max(0, Math.round(span)) + 1;
-  for (let t = 0; t < nb; t++) buckets.push({ t, requests: 0, rps: 0, errors: 0, latencyMs: { mean: null, p50: null, p95: null, p99: null } });
+  for (let t = 0; t < nb; t++)
+    buckets.push({ t, requests: 0, rps: 0, errors: 0, latencyMs: { mean: null, p50: null, p95: null, p99: null } });
   let prevN = 0;
   let prevE = 0;
   let prevSum = 0;
@@ -261,8 +272,13 @@ function parseFinalJson(text: string): LoadTestRun {
     const lr = num(e.last_request_timestamp);
     if (st !== null && st < start) start = st;
     if (lr !== null && lr > lastReq) lastReq = lr;
-    if (isObj(e.response_times)) for (const [k, v] of Object.entries(e.response_times)) rt.set(Number(k), (rt.get(Number(k)) ?? 0) + (num(v) ?? 0));
-    for (const [field, key] of [['num_reqs_per_sec', 'n'], ['num_fail_per_sec', 'e']] as const) {
+    if (isObj(e.response_times))
+      for (const [k, v] of Object.entries(e.response_times))
+        rt.set(Number(k), (rt.get(Number(k)) ?? 0) + (num(v) ?? 0));
+    for (const [field, key] of [
+      ['num_reqs_per_sec', 'n'],
+      ['num_fail_per_sec', 'e'],
+    ] as const) {
       const d = e[field];
       if (!isObj(d)) continue;
       for (const [k, v] of Object.entries(d)) {
@@ -286,7 +302,13 @@ function parseFinalJson(text: string): LoadTestRun {
     timeline = [];
     for (let t = 0; t <= secs[secs.length - 1]! - first; t++) {
       const v = perSec.get(first + t) ?? { n: 0, e: 0 };
-      timeline.push({ t, requests: v.n, rps: v.n, errors: v.e, latencyMs: { mean: null, p50: null, p95: null, p99: null } });
+      timeline.push({
+        t,
+        requests: v.n,
+        rps: v.n,
+        errors: v.e,
+        latencyMs: { mean: null, p50: null, p95: null, p99: null },
+      });
     }
   }
   const span = lastReq - start;
@@ -295,8 +317,15 @@ function parseFinalJson(text: string): LoadTestRun {
     errors: failures,
     ...splitKnownZero(failures),
     latencyMs: {
-      min, mean: totalRt / requests, p50: medianFromDict(requests, counts), p75: pct(0.75), p90: pct(0.9), p95: pct(0.95),
-      p99: pct(0.99), p999: pct(0.999), max,
+      min,
+      mean: totalRt / requests,
+      p50: medianFromDict(requests, counts),
+      p75: pct(0.75),
+      p90: pct(0.9),
+      p95: pct(0.95),
+      p99: pct(0.99),
+      p999: pct(0.999),
+      max,
     },
     meta: {
       tool: 'locust',
@@ -319,13 +348,20 @@ function parseConsole(text: string): LoadTestRun {
   let m: RegExpExecArray | null;
   let last: RegExpExecArray | null = null;
   while ((m = re.exec(text))) last = m;
-  if (!last || Number(last[1]) === 0) throw new IngestError('no-run', 'Locust console output without a request table holding requests');
+  if (!last || Number(last[1]) === 0)
+    throw new IngestError('no-run', 'Locust console output without a request table holding requests');
   const errors = Number(last[2]);
   const s = summary({
     requests: Number(last[1]),
     errors,
     ...splitKnownZero(errors),
-    latencyMs: { ...emptyLatency(), mean: Number(last[3]), min: Number(last[4]), max: Number(last[5]), p50: Number(last[6]) },
+    latencyMs: {
+      ...emptyLatency(),
+      mean: Number(last[3]),
+      min: Number(last[4]),
+      max: Number(last[5]),
+      p50: Number(last[6]),
+    },
     meta: {
       tool: 'locust',
       source: 'printed',
@@ -360,7 +396,10 @@ export const locustImporter: LoadTestImporter = {
       case 'console':
         return parseConsole(text);
       case 'exceptions':
-        throw new IngestError('unsupported', 'Locust _exceptions.csv holds no run figures: upload _stats.csv or _stats_history.csv');
+        throw new IngestError(
+          'unsupported',
+          'Locust _exceptions.csv holds no run figures: upload _stats.csv or _stats_history.csv',
+        );
       default:
         throw new IngestError('not-a-profile', 'not a Locust output file');
     }

@@ -30,14 +30,13 @@ import type { LoadTestImporter } from './types.ts';
 
 /** The quantiles `vegeta report -type=hdrplot` prints (its "logarithmic" list), as fractions. */
 export const VEGETA_HDRPLOT_QUANTILES = [
-  0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.775, 0.8, 0.825, 0.85, 0.875, 0.8875, 0.9,
-  0.9125, 0.925, 0.9375, 0.94375, 0.95, 0.95625, 0.9625, 0.96875, 0.971875, 0.975, 0.978125, 0.98125,
-  0.984375, 0.985938, 0.9875, 0.989062, 0.990625, 0.992188, 0.992969, 0.99375, 0.994531, 0.995313,
-  0.996094, 0.996484, 0.996875, 0.997266, 0.997656, 0.998047, 0.998242, 0.998437, 0.998633, 0.998828,
-  0.999023, 0.999121, 0.999219, 0.999316, 0.999414, 0.999512, 0.999561, 0.999609, 0.999658, 0.999707,
-  0.999756, 0.99978, 0.999805, 0.999829, 0.999854, 0.999878, 0.99989, 0.999902, 0.999915, 0.999927,
-  0.999939, 0.999945, 0.999951, 0.999957, 0.999963, 0.999969, 0.999973, 0.999976, 0.999979, 0.999982,
-  0.999985, 0.999986, 0.999988, 0.999989, 0.999991, 0.999992, 0.999993, 0.999994, 0.999995, 0.999996,
+  0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.775, 0.8, 0.825, 0.85, 0.875, 0.8875, 0.9, 0.9125, 0.925,
+  0.9375, 0.94375, 0.95, 0.95625, 0.9625, 0.96875, 0.971875, 0.975, 0.978125, 0.98125, 0.984375, 0.985938, 0.9875,
+  0.989062, 0.990625, 0.992188, 0.992969, 0.99375, 0.994531, 0.995313, 0.996094, 0.996484, 0.996875, 0.997266, 0.997656,
+  0.998047, 0.998242, 0.998437, 0.998633, 0.998828, 0.999023, 0.999121, 0.999219, 0.999316, 0.999414, 0.999512,
+  0.999561, 0.999609, 0.999658, 0.999707, 0.999756, 0.99978, 0.999805, 0.999829, 0.999854, 0.999878, 0.99989, 0.999902,
+  0.999915, 0.999927, 0.999939, 0.999945, 0.999951, 0.999957, 0.999963, 0.999969, 0.999973, 0.999976, 0.999979,
+  0.999982, 0.999985, 0.999986, 0.999988, 0.999989, 0.999991, 0.999992, 0.999993, 0.999994, 0.999995, 0.999996,
   0.999997, 0.999998, 0.999999, 1.0,
 ];
 
@@ -72,7 +71,15 @@ class VegetaResults {
   private attack: string | null = null;
   private url: string | null = null;
 
-  add(sec: number, nanos: number, code: number, latencyNs: number, bytesOut: number, bytesIn: number, error: string | boolean): void {
+  add(
+    sec: number,
+    nanos: number,
+    code: number,
+    latencyNs: number,
+    bytesOut: number,
+    bytesIn: number,
+    error: string | boolean,
+  ): void {
     if (Number.isNaN(this.baseSec)) this.baseSec = sec;
     const rel = (sec - this.baseSec) * 1e9 + nanos;
     this.n++;
@@ -142,7 +149,13 @@ class VegetaResults {
     const latMs = new Float64Array(n);
     const lv = this.lats.view();
     for (let i = 0; i < n; i++) latMs[i] = lv[i]! / 1e6;
-    const tl = timelineAndSorted({ second: secondsOf(startSec), latencyMs: latMs, error: this.outcome.view(), rule: nearestRankRule, bucketMean: 'ascending' });
+    const tl = timelineAndSorted({
+      second: secondsOf(startSec),
+      latencyMs: latMs,
+      error: this.outcome.view(),
+      rule: nearestRankRule,
+      bucketMean: 'ascending',
+    });
     const timeline = tl.timeline;
     // All latencies in ms, ascending (the timeline's by-product). ns -> ms is monotonic, so its
     // order statistics are exactly those of the nanoseconds divided by 1e6.
@@ -150,7 +163,12 @@ class VegetaResults {
     const exact = (p: number): number | null => nearestRankRule(sortedMs, p);
     const exactLatencyMs = {
       min: sortedMs[0]!,
-      p50: exact(50), p75: exact(75), p90: exact(90), p95: exact(95), p99: exact(99), p999: exact(99.9),
+      p50: exact(50),
+      p75: exact(75),
+      p90: exact(90),
+      p95: exact(95),
+      p99: exact(99),
+      p999: exact(99.9),
       max: sortedMs[n - 1]!,
     };
     const distribution: PercentilePoint[] = [];
@@ -314,10 +332,12 @@ async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
       if (fastVegetaJson(buf, s, e, row)) {
         if (!contextSet) {
           const o = parseJson(buf.toString('utf8', s, e), `line ${lineNo}`);
-          if (isObj(o)) acc.setContext(typeof o.attack === 'string' ? o.attack : null, typeof o.url === 'string' ? o.url : null);
+          if (isObj(o))
+            acc.setContext(typeof o.attack === 'string' ? o.attack : null, typeof o.url === 'string' ? o.url : null);
           contextSet = true;
         }
-        if (!parseRfc3339Bytes(buf, row.tsFrom, row.tsTo)) throw badLine(lineNo, `bad timestamp "${buf.toString('utf8', row.tsFrom, row.tsTo)}"`);
+        if (!parseRfc3339Bytes(buf, row.tsFrom, row.tsTo))
+          throw badLine(lineNo, `bad timestamp "${buf.toString('utf8', row.tsFrom, row.tsTo)}"`);
         acc.add(rfc3339.sec, rfc3339.ns, row.code, row.latency, row.bytesOut, row.bytesIn, row.hasError);
         continue;
       }
@@ -357,7 +377,12 @@ async function parseVegetaCsv(src: ByteSource): Promise<LoadTestRun> {
   const acc = new VegetaResults();
   let contextSet = false;
   await forEachCsvRow(src, (row) => {
-    if (!row.has(5)) throw new IngestError('malformed', `not a vegeta CSV result: expected at least 6 fields, got ${row.count}`, row.line);
+    if (!row.has(5))
+      throw new IngestError(
+        'malformed',
+        `not a vegeta CSV result: expected at least 6 fields, got ${row.count}`,
+        row.line,
+      );
     // timestamp: Unix nanoseconds, split into seconds and nanoseconds (the whole exceeds 2^53)
     let sec: number;
     let nanos: number;
@@ -373,7 +398,8 @@ async function parseVegetaCsv(src: ByteSource): Promise<LoadTestRun> {
       for (let i = cut; i < cut + 9; i++) nanos = nanos * 10 + (b[i]! - 48);
     } else {
       const ts = row.text(0)!;
-      if (!/^-?\d{1,19}$/.test(ts)) throw new IngestError('malformed', `not a vegeta CSV result: bad timestamp "${ts}"`, row.line);
+      if (!/^-?\d{1,19}$/.test(ts))
+        throw new IngestError('malformed', `not a vegeta CSV result: bad timestamp "${ts}"`, row.line);
       sec = ts.length > 9 ? Number(ts.slice(0, ts.length - 9)) : 0;
       nanos = Number(ts.length > 9 ? ts.slice(ts.length - 9) : ts);
     }
@@ -381,8 +407,17 @@ async function parseVegetaCsv(src: ByteSource): Promise<LoadTestRun> {
     const latency = csvNumber(row, 2);
     const bytesOut = csvNumber(row, 3);
     const bytesIn = csvNumber(row, 4);
-    if (!Number.isInteger(code) || !Number.isFinite(latency) || !Number.isFinite(bytesOut) || !Number.isFinite(bytesIn)) {
-      throw new IngestError('malformed', 'not a vegeta CSV result: code, latency and byte counts must be numbers', row.line);
+    if (
+      !Number.isInteger(code) ||
+      !Number.isFinite(latency) ||
+      !Number.isFinite(bytesOut) ||
+      !Number.isFinite(bytesIn)
+    ) {
+      throw new IngestError(
+        'malformed',
+        'not a vegeta CSV result: code, latency and byte counts must be numbers',
+        row.line,
+      );
     }
     if (!contextSet) {
       acc.setContext(row.text(7) ?? null, row.text(10) ?? null);
@@ -436,7 +471,11 @@ function parseTextReport(text: string): LoadTestRun {
     }
     const values = m[3]!.split(',').map((s) => s.trim());
     if (values.length !== names.length) {
-      throw new IngestError('malformed', `vegeta report line "${key}" has ${values.length} values for ${names.length} names`, i + 1);
+      throw new IngestError(
+        'malformed',
+        `vegeta report line "${key}" has ${values.length} values for ${names.length} names`,
+        i + 1,
+      );
     }
     names.forEach((n, j) => rows.set(`${key}.${n}`, [values[j]!]));
   }
@@ -506,7 +545,8 @@ function parseJsonReport(text: string): LoadTestRun {
     return n === null ? null : n / 1e6;
   };
   const codes: Record<string, number> = {};
-  if (isObj(o.status_codes)) for (const [c, k] of Object.entries(o.status_codes)) if (typeof k === 'number') codes[c] = k;
+  if (isObj(o.status_codes))
+    for (const [c, k] of Object.entries(o.status_codes)) if (typeof k === 'number') codes[c] = k;
   const hasCodes = Object.keys(codes).length > 0;
   const split = statusSplit(codes);
   const durNs = num(o.duration);
@@ -533,7 +573,13 @@ function parseJsonReport(text: string): LoadTestRun {
     non2xx: hasCodes ? split.non2xx : null,
     latencyMs: {
       ...emptyLatency(),
-      min: ns(l.min), mean: ns(l.mean), p50: ns(l['50th']), p90: ns(l['90th']), p95: ns(l['95th']), p99: ns(l['99th']), max: ns(l.max),
+      min: ns(l.min),
+      mean: ns(l.mean),
+      p50: ns(l['50th']),
+      p90: ns(l['90th']),
+      p95: ns(l['95th']),
+      p99: ns(l['99th']),
+      max: ns(l.max),
     },
     meta,
   });
@@ -560,7 +606,9 @@ function parseHist(text: string): LoadTestRun {
       tool: 'vegeta',
       source: 'printed',
       histogram: buckets,
-      notes: ['vegeta report -type=hist: bucket counts only; requests = sum of the counts. No latency figure can be read exactly from buckets, and no rate, duration or error split is printed.'],
+      notes: [
+        'vegeta report -type=hist: bucket counts only; requests = sum of the counts. No latency figure can be read exactly from buckets, and no rate, duration or error split is printed.',
+      ],
     },
   });
   return run('vegeta-hist', s);
@@ -598,7 +646,12 @@ function parseHdrPlot(text: string): LoadTestRun {
       ],
     },
   });
-  return run('vegeta-report', s, null, pts.map((p) => ({ percentile: Math.round(p.q * 100 * 1e6) / 1e6, ms: p.ms })));
+  return run(
+    'vegeta-report',
+    s,
+    null,
+    pts.map((p) => ({ percentile: Math.round(p.q * 100 * 1e6) / 1e6, ms: p.ms })),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -616,7 +669,14 @@ export const vegetaJsonImporter: LoadTestImporter = {
   detect(head) {
     const l = firstLine(headText(head));
     if (l.startsWith('{"attack":"') && l.includes('"latency":')) return 0.95;
-    if (l.startsWith('{') && /"code":\d/.test(l) && /"timestamp":"/.test(l) && /"latency":\d/.test(l) && l.includes('"bytes_in"')) return 0.8;
+    if (
+      l.startsWith('{') &&
+      /"code":\d/.test(l) &&
+      /"timestamp":"/.test(l) &&
+      /"latency":\d/.test(l) &&
+      l.includes('"bytes_in"')
+    )
+      return 0.8;
     return 0;
   },
   parse: (src) => parseVegetaJson(src),
@@ -632,7 +692,13 @@ export const vegetaCsvImporter: LoadTestImporter = {
 
 function isGob(head: Buffer): boolean {
   const s = head.subarray(0, 400).toString('latin1');
-  return s.includes('Result') && s.includes('Attack') && s.includes('Timestamp') && s.includes('Latency') && s.includes('BytesIn');
+  return (
+    s.includes('Result') &&
+    s.includes('Attack') &&
+    s.includes('Timestamp') &&
+    s.includes('Latency') &&
+    s.includes('BytesIn')
+  );
 }
 
 function reportKind(head: Buffer): 'text' | 'json' | 'hist' | 'hdrplot' | 'plot' | 'gob' | null {
@@ -666,9 +732,15 @@ export const vegetaReportImporter: LoadTestImporter = {
       case 'hdrplot':
         return parseHdrPlot(text);
       case 'plot':
-        throw new IngestError('unsupported', 'vegeta plot HTML is not supported: upload the results (vegeta encode -to=json) or the report instead');
+        throw new IngestError(
+          'unsupported',
+          'vegeta plot HTML is not supported: upload the results (vegeta encode -to=json) or the report instead',
+        );
       case 'gob':
-        throw new IngestError('unsupported', "vegeta's binary results (gob) are not supported: convert them with `vegeta encode -to=json`");
+        throw new IngestError(
+          'unsupported',
+          "vegeta's binary results (gob) are not supported: convert them with `vegeta encode -to=json`",
+        );
       default:
         throw new IngestError('not-a-profile', 'not a vegeta report');
     }

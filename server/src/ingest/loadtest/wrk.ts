@@ -87,7 +87,11 @@ export function parseWrkText(text: string, tool: 'wrk' | 'wrk2'): WrkText {
   const lines = text.split(/\r?\n/);
   const unable = UNABLE.exec(text);
   if (!RUNNING.test(text)) {
-    if (unable) throw new IngestError('no-run', `${tool} wrote no results: unable to connect to ${unable[1]} (${unable[2]!.trim()})`);
+    if (unable)
+      throw new IngestError(
+        'no-run',
+        `${tool} wrote no results: unable to connect to ${unable[1]} (${unable[2]!.trim()})`,
+      );
     throw new IngestError('no-run', `not a ${tool} report: no "Running … test @ URL" line`);
   }
   const out: Partial<WrkText> & { calibration: string[] } = {
@@ -169,7 +173,8 @@ export function parseWrkText(text: string, tool: 'wrk' | 'wrk2'): WrkText {
   if (requests === null || duration === null) {
     throw new IngestError('no-run', `${tool} report has no "N requests in T" totals line (the run did not finish?)`);
   }
-  if (rps === null) throw new IngestError('no-run', `${tool} report has no "Requests/sec:" line (the run did not finish?)`);
+  if (rps === null)
+    throw new IngestError('no-run', `${tool} report has no "Requests/sec:" line (the run did not finish?)`);
   return { ...(out as WrkText), requests, durationSeconds: duration, rps };
 }
 
@@ -239,7 +244,13 @@ export function wrkRunFromText(w: WrkText, format: LoadTestFormat, tool: string)
   if (w.reqPerThreadAvg !== null) summary.meta.reqPerSecPerThread = w.reqPerThreadAvg;
   const dist = w.distribution;
   if (dist) setPrintedPercentiles(summary.latencyMs, dist, [50, 75, 90, 95, 99, 99.9]);
-  return { kind: 'loadtest', format, summary, timeline: null, latencyDistribution: dist && dist.length > 0 ? dist : null };
+  return {
+    kind: 'loadtest',
+    format,
+    summary,
+    timeline: null,
+    latencyDistribution: dist && dist.length > 0 ? dist : null,
+  };
 }
 
 export const wrkImporter: LoadTestImporter = {

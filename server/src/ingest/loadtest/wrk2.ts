@@ -74,7 +74,8 @@ export function wrk2RunFromText(text: string): LoadTestRun {
     };
     notes.push('The -U "Uncorrected Latency" histogram is kept in meta.uncorrected; it is not the headline figure.');
   }
-  if (w.reqPerThreadAvg === null) notes.push('Req/Sec printed -nan (run too short for calibration); rps is Requests/sec.');
+  if (w.reqPerThreadAvg === null)
+    notes.push('Req/Sec printed -nan (run too short for calibration); rps is Requests/sec.');
   return run;
 }
 

@@ -25,7 +25,10 @@ export function isGzip(head: Uint8Array): boolean {
 export function unwrap(bytes: Uint8Array, limits: ContainerLimits = defaultContainerLimits): Uint8Array {
   if (bytes.length === 0) throw new IngestError('empty', 'empty file');
   if (bytes.length > limits.maxInputBytes) {
-    throw new IngestError('too-large', `file is ${bytes.length} bytes, over the ${limits.maxInputBytes}-byte upload limit`);
+    throw new IngestError(
+      'too-large',
+      `file is ${bytes.length} bytes, over the ${limits.maxInputBytes}-byte upload limit`,
+    );
   }
   if (!isGzip(bytes)) return bytes;
   const out = inflate(bytes, limits.maxDecompressedBytes);
@@ -50,7 +53,8 @@ const MAX_DEFLATE_RATIO = 1100;
  */
 function inflate(input: Uint8Array, cap: number): Buffer {
   const n = input.length;
-  const hint = n >= 18 ? (input[n - 4]! | (input[n - 3]! << 8) | (input[n - 2]! << 16) | (input[n - 1]! << 24)) >>> 0 : 0;
+  const hint =
+    n >= 18 ? (input[n - 4]! | (input[n - 3]! << 8) | (input[n - 2]! << 16) | (input[n - 1]! << 24)) >>> 0 : 0;
   const plausible = hint > 0 && hint <= n * MAX_DEFLATE_RATIO + 1024;
   if (plausible && hint > cap) {
     const size = inflateRaw(input, cap, 'count', 0);
@@ -63,7 +67,15 @@ function inflate(input: Uint8Array, cap: number): Buffer {
 
 /** The synchronous zlib handle behind a Gunzip stream (what node's own gunzipSync drives). */
 interface ZlibHandle {
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+  writeSync(
+    flush: number,
+    input: Uint8Array,
+    inOff: number,
+    inLen: number,
+    out: Uint8Array,
+    outOff: number,
+    outLen: number,
+  ): void;
   onerror: (message: string, errno: number, code?: string) => void;
   close(): void;
 }

@@ -104,7 +104,8 @@ class ByteInterner {
     // FNV-style, four bytes per multiply (keys are packed varints, a few dozen bytes), then a final mix.
     let h = 0x811c9dc5 ^ len;
     let i = start;
-    for (; i + 4 <= end; i += 4) h = Math.imul(h ^ (src[i]! | (src[i + 1]! << 8) | (src[i + 2]! << 16) | (src[i + 3]! << 24)), 0x01000193);
+    for (; i + 4 <= end; i += 4)
+      h = Math.imul(h ^ (src[i]! | (src[i + 1]! << 8) | (src[i + 2]! << 16) | (src[i + 3]! << 24)), 0x01000193);
     for (; i < end; i++) h = Math.imul(h ^ src[i]!, 0x01000193);
     h ^= h >>> 16;
     h = Math.imul(h, 0x85ebca6b);
@@ -172,7 +173,8 @@ class ByteInterner {
     const old = this.table;
     this.table = new Int32Array(old.length * 2);
     this.mask = old.length - 1;
-    for (let slot = 0; slot < old.length; slot += 2) if (old[slot + 1] !== 0) this.place(old[slot + 1]! - 1, old[slot]!);
+    for (let slot = 0; slot < old.length; slot += 2)
+      if (old[slot + 1] !== 0) this.place(old[slot + 1]! - 1, old[slot]!);
   }
 }
 
@@ -245,7 +247,8 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
   if (input.length === 0) throw new IngestError('empty', 'empty profile: the file holds no data');
   // A plain Uint8Array view even when handed a Buffer: the hot loops then see one kind of byte array
   // (the scratch buffers are Uint8Arrays too) and their element loads stay monomorphic.
-  const buf = input.constructor === Uint8Array ? input : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  const buf =
+    input.constructor === Uint8Array ? input : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
 
   const strings: string[] = [];
   const sampleTypesRaw: [number, number][] = [];
@@ -420,7 +423,8 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
   locLineStart.push(lineFn.length);
 
   const str = (i: number, what: string): string => {
-    if (!(i >= 0 && i < strings.length)) malformed(`${what} refers to string ${i}, outside the string table (${strings.length} entries)`);
+    if (!(i >= 0 && i < strings.length))
+      malformed(`${what} refers to string ${i}, outside the string table (${strings.length} entries)`);
     return strings[i]!;
   };
 
@@ -430,10 +434,18 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
     }
     malformed('missing sample type information');
   }
-  const sampleTypes: ValueType[] = sampleTypesRaw.map(([t, u]) => ({ type: str(t, 'sample_type.type'), unit: str(u, 'sample_type.unit') }));
-  const periodType = periodTypeRaw ? { type: str(periodTypeRaw[0], 'period_type.type'), unit: str(periodTypeRaw[1], 'period_type.unit') } : null;
+  const sampleTypes: ValueType[] = sampleTypesRaw.map(([t, u]) => ({
+    type: str(t, 'sample_type.type'),
+    unit: str(u, 'sample_type.unit'),
+  }));
+  const periodType = periodTypeRaw
+    ? { type: str(periodTypeRaw[0], 'period_type.type'), unit: str(periodTypeRaw[1], 'period_type.unit') }
+    : null;
   const defaultName = str(defaultSampleType, 'default_sample_type');
-  const defaultType = defaultName !== '' && sampleTypes.some((t) => t.type === defaultName) ? defaultName : sampleTypes[sampleTypes.length - 1]!.type;
+  const defaultType =
+    defaultName !== '' && sampleTypes.some((t) => t.type === defaultName)
+      ? defaultName
+      : sampleTypes[sampleTypes.length - 1]!.type;
 
   const mappingIndex = new IdIndex(mappingIds, 'mapping');
   const functionIndex = new IdIndex(fnIds, 'function');
@@ -464,7 +476,11 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
       const fi = fid !== 0 ? functionIndex.get(fid) : -1;
       if (fi < 0) malformed(`location id ${locIds[li]} has a line with a missing function (id ${fid})`);
       const name = str(fnName[fi]!, 'function.name');
-      frames.push({ name: name === '' ? fallback : name, file: str(fnFile[fi]!, 'function.filename'), line: lineNo[i]! });
+      frames.push({
+        name: name === '' ? fallback : name,
+        file: str(fnFile[fi]!, 'function.filename'),
+        line: lineNo[i]!,
+      });
       fnNames?.push(name);
     }
     if (fnNames) locFunctionNames!.push(fnNames);
@@ -473,7 +489,15 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
 
   // drop_frames / keep_frames: pprof prunes each location at the outermost matching line and cuts
   // every sample's stack beneath the outermost pruned location (see applyPrune).
-  const prune = dropFrames !== 0 ? buildPrune(str(dropFrames, 'drop_frames'), keepFrames !== 0 ? str(keepFrames, 'keep_frames') : '', locFunctionNames!, locFrameStart) : null;
+  const prune =
+    dropFrames !== 0
+      ? buildPrune(
+          str(dropFrames, 'drop_frames'),
+          keepFrames !== 0 ? str(keepFrames, 'keep_frames') : '',
+          locFunctionNames!,
+          locFrameStart,
+        )
+      : null;
 
   // Pass 2: samples.
   const numTypes = sampleTypes.length;
@@ -554,7 +578,11 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
     if (nvalues !== numTypes) {
       throw new IngestError('value-count-mismatch', `sample ${s} has ${nvalues} values for ${numTypes} sample types`);
     }
-    sampleStack[s] = scratchKey ? stacks.intern(keyScratch.a, 0, keyScratch.n) : keyStart >= 0 ? stacks.intern(buf, keyStart, keyEnd) : stacks.intern(buf, 0, 0);
+    sampleStack[s] = scratchKey
+      ? stacks.intern(keyScratch.a, 0, keyScratch.n)
+      : keyStart >= 0
+        ? stacks.intern(buf, keyStart, keyEnd)
+        : stacks.intern(buf, 0, 0);
 
     if (labelSpans.n > 0) {
       labelScratch.n = 0;
@@ -571,7 +599,10 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
 
   for (let t = 0; t < numTypes; t++) {
     if (absSums[t]! > Number.MAX_SAFE_INTEGER) {
-      throw new IngestError('value-out-of-range', `the ${sampleTypes[t]!.type} values add up beyond 2^53 and cannot be summed exactly`);
+      throw new IngestError(
+        'value-out-of-range',
+        `the ${sampleTypes[t]!.type} values add up beyond 2^53 and cannot be summed exactly`,
+      );
     }
   }
 
@@ -619,9 +650,14 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
       const li = locScratch.a[i]!;
       depth += locFrameStart[li + 1]! - firstFrame[li]!;
     }
-    if (depth > limits.maxStackDepth) throw new IngestError('too-large', `sample ${sampleStack.indexOf(st)} has a stack of ${depth} frames (limit ${limits.maxStackDepth})`);
+    if (depth > limits.maxStackDepth)
+      throw new IngestError(
+        'too-large',
+        `sample ${sampleStack.indexOf(st)} has a stack of ${depth} frames (limit ${limits.maxStackDepth})`,
+      );
     stored += depth;
-    if (stored > limits.maxStoredFrames) throw new IngestError('too-large', `profile stacks hold more than ${limits.maxStoredFrames} frames`);
+    if (stored > limits.maxStoredFrames)
+      throw new IngestError('too-large', `profile stacks hold more than ${limits.maxStoredFrames} frames`);
     stackOffsets[st + 1] = stored;
   }
   const stackFrames = new Uint32Array(stored);
@@ -681,7 +717,8 @@ function decodeSmallIds(kb: Uint8Array, p: number, end: number, dense: Int32Arra
 
 function storeValue(w: Wire, values: Float64Array[], absSums: Float64Array, s: number, n: number): number {
   const v = w.i64();
-  if (w.unsafe) throw new IngestError('value-out-of-range', `sample ${s} has value ${v}, beyond ±2^53: it cannot be shown exactly`);
+  if (w.unsafe)
+    throw new IngestError('value-out-of-range', `sample ${s} has value ${v}, beyond ±2^53: it cannot be shown exactly`);
   const col = values[n];
   if (col) {
     col[s] = v;
@@ -773,7 +810,11 @@ function buildPrune(drop: string, keep: string, fnNames: string[][], locFrameSta
     throw new IngestError('malformed', `drop_frames/keep_frames is not a valid regular expression: ${drop}`);
   }
   const n = fnNames.length;
-  const p: Prune = { drop: new Uint8Array(n), beneath: new Uint8Array(n), firstFrame: Uint32Array.from(locFrameStart.subarray(0, n)) };
+  const p: Prune = {
+    drop: new Uint8Array(n),
+    beneath: new Uint8Array(n),
+    firstFrame: Uint32Array.from(locFrameStart.subarray(0, n)),
+  };
   for (let li = 0; li < n; li++) {
     const names = fnNames[li]!;
     let i = names.length - 1;

@@ -12,7 +12,9 @@ export const defaultPprofLimits: PprofLimits = { ...defaultContainerLimits, ...d
  * — what Go's encoder writes first.
  */
 export function detect(head: Uint8Array, fileName?: string): number {
-  const byName = fileName !== undefined && /\.(pb\.gz|pprof|prof|pb)$|^(cpu|heap|allocs|mutex|block|goroutine|profile)(\.\w+)?$/i.test(basename(fileName));
+  const byName =
+    fileName !== undefined &&
+    /\.(pb\.gz|pprof|prof|pb)$|^(cpu|heap|allocs|mutex|block|goroutine|profile)(\.\w+)?$/i.test(basename(fileName));
   if (isGzip(head)) return byName ? 0.95 : 0.6;
   if (head.length >= 2 && head[0] === 0x0a && head[1]! < 0x80 && head[1]! > 0) return byName ? 0.9 : 0.5;
   return byName ? 0.05 : 0;

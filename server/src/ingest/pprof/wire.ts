@@ -151,7 +151,9 @@ export class Wire {
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 // Node's native one-byte decoder; on pure ASCII it equals UTF-8 decoding and needs no Buffer view.
-const latin1Slice: ((this: Uint8Array, start: number, end: number) => string) | undefined = (Buffer.prototype as unknown as { latin1Slice?: (this: Uint8Array, start: number, end: number) => string }).latin1Slice;
+const latin1Slice: ((this: Uint8Array, start: number, end: number) => string) | undefined = (
+  Buffer.prototype as unknown as { latin1Slice?: (this: Uint8Array, start: number, end: number) => string }
+).latin1Slice;
 
 /** Decodes UTF-8 leniently: invalid bytes become U+FFFD, so names are always valid text. */
 export function decodeUtf8(buf: Uint8Array, start: number, end: number): string {

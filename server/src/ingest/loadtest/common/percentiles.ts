@@ -124,7 +124,11 @@ export const CURVE_PERCENTILES = [0, 10, 25, 50, 75, 90, 95, 97.5, 99, 99.5, 99.
  * A latency curve (percentile 0..100 → ms) from ascending latencies: 0 and 100 are the exact
  * min and max, the other points follow `rule`. Null for an empty array.
  */
-export function curve(sorted: Float64Array, rule: PercentileRule, points = CURVE_PERCENTILES): PercentilePoint[] | null {
+export function curve(
+  sorted: Float64Array,
+  rule: PercentileRule,
+  points = CURVE_PERCENTILES,
+): PercentilePoint[] | null {
   if (sorted.length === 0) return null;
   const out: PercentilePoint[] = [];
   for (const p of points) {
@@ -148,6 +152,10 @@ export type HeadlinePercentile = keyof typeof FIELD_OF;
  * Copies the printed lines for the percentiles `which` into `latency` (ms, each null when the
  * distribution has no line at exactly that percentile). The other fields are left as they are.
  */
-export function setPrintedPercentiles(latency: LatencyMs, dist: readonly PercentilePoint[], which: readonly HeadlinePercentile[]): void {
+export function setPrintedPercentiles(
+  latency: LatencyMs,
+  dist: readonly PercentilePoint[],
+  which: readonly HeadlinePercentile[],
+): void {
   for (const p of which) latency[FIELD_OF[p]] = printedAt(dist, p);
 }

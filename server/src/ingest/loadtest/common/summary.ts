@@ -5,7 +5,15 @@
  * an importer passes `errors` itself only when its source gives a total it cannot split.
  * Units are the model's: ms, seconds, requests per second, bytes per second.
  */
-import type { LatencyMs, LoadTestFormat, LoadTestMeta, LoadTestRun, LoadTestSummary, PercentilePoint, TimelineBucket } from '../../../model/loadtest.ts';
+import type {
+  LatencyMs,
+  LoadTestFormat,
+  LoadTestMeta,
+  LoadTestRun,
+  LoadTestSummary,
+  PercentilePoint,
+  TimelineBucket,
+} from '../../../model/loadtest.ts';
 import { emptyLatency } from '../../../model/loadtest.ts';
 
 /** transportErrors + non2xx, null only when neither part is known. */

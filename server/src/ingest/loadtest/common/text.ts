@@ -48,7 +48,11 @@ export function nameHints(fileName: string | undefined, re: RegExp): boolean {
  * `bytes`) and a source that replays that chunk and then the rest, so a CSV can still be streamed
  * after an importer chose between its tool's outputs.
  */
-export async function peekSource(src: ByteSource, what: string, bytes = 4096): Promise<{ head: string; src: ByteSource }> {
+export async function peekSource(
+  src: ByteSource,
+  what: string,
+  bytes = 4096,
+): Promise<{ head: string; src: ByteSource }> {
   const it = src[Symbol.asyncIterator]();
   let first = await it.next();
   while (!first.done && first.value.length === 0) first = await it.next();

@@ -22,8 +22,12 @@ export function parseRfc3339(s: string, from = 0, to = s.length): [number, numbe
   if (cachedPrefix.length === 19 && s.startsWith(cachedPrefix, from)) sec = cachedPrefixSec;
   else {
     const prefix = s.slice(from, from + 19);
-    const y = +prefix.slice(0, 4), mo = +prefix.slice(5, 7), d = +prefix.slice(8, 10);
-    const h = +prefix.slice(11, 13), mi = +prefix.slice(14, 16), se = +prefix.slice(17, 19);
+    const y = +prefix.slice(0, 4),
+      mo = +prefix.slice(5, 7),
+      d = +prefix.slice(8, 10);
+    const h = +prefix.slice(11, 13),
+      mi = +prefix.slice(14, 16),
+      se = +prefix.slice(17, 19);
     if (![y, mo, d, h, mi, se].every(Number.isInteger)) return null;
     sec = Date.UTC(y, mo - 1, d, h, mi, se) / 1000;
     if (!Number.isFinite(sec)) return null;

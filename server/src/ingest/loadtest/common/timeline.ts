@@ -115,7 +115,8 @@ export function timelineAndSorted(rows: TimelineRows): { timeline: TimelineBucke
  */
 function mergeRuns(a: Float64Array, runStarts: Int32Array, scratch: Float64Array | null): Float64Array {
   let runs: number[] = [];
-  for (let i = 0; i < runStarts.length; i++) if (i === 0 || runStarts[i]! !== runStarts[i - 1]!) runs.push(runStarts[i]!);
+  for (let i = 0; i < runStarts.length; i++)
+    if (i === 0 || runStarts[i]! !== runStarts[i - 1]!) runs.push(runStarts[i]!);
   if (runs.length <= 2) return a;
   let src: Float64Array = a;
   let dst: Float64Array = scratch ? scratch.subarray(0, a.length) : new Float64Array(a.length);

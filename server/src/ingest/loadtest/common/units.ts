@@ -11,8 +11,8 @@
 export const TIME_TO_MS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,
-  'µs': 1e-3,
-  'μs': 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
   ms: 1,
   s: 1000,
   m: 60_000,
