@@ -165,7 +165,7 @@ export function medianCiOrders(n: number, confidence: number): { lo: number; hi:
   let l: number;
   let r: number;
   if (n <= QUANTILE_CI_EXACT_LIMIT) {
-    const pmf = (k: number) => (k < 0 || k > n ? 0 : choose(n, k) * Math.pow(0.5, k) * Math.pow(0.5, n - k));
+    const pmf = (k: number) => (k < 0 || k > n ? 0 : choose(n, k) * 0.5 ** k * 0.5 ** (n - k));
     const mode = Math.ceil((n + 1) * 0.5) - 1; // the lower mode when there are two
     let accum = pmf(mode);
     l = mode;

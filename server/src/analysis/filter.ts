@@ -37,12 +37,12 @@ export function filterProfile(p: Profile, f: FrameFilters): Profile {
     let ignored = false;
     for (let i = a; i < b; i++) {
       const n = frameName[p.stackFrames[i]!]!;
-      if (focus && focus[n]) focused = true;
-      if (ignore && ignore[n]) ignored = true;
+      if (focus?.[n]) focused = true;
+      if (ignore?.[n]) ignored = true;
     }
     keepStack[st] = focused && !ignored ? 1 : 0;
     if (keepStack[st])
-      for (let i = a; i < b; i++) if (!hide || !hide[frameName[p.stackFrames[i]!]!]) frames.push(p.stackFrames[i]!);
+      for (let i = a; i < b; i++) if (!hide?.[frameName[p.stackFrames[i]!]!]) frames.push(p.stackFrames[i]!);
     offsets[st + 1] = frames.length;
   }
   const kept: number[] = [];

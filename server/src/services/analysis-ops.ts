@@ -1,6 +1,6 @@
 import type { ComparisonTree } from '../store/index.ts';
 import type { DiffMode } from '../analysis/diff.ts';
-import { type FrameFilters } from '../analysis/filter.ts';
+import type { FrameFilters } from '../analysis/filter.ts';
 import { ApiError, userRegExp } from '../routes/errors.ts';
 import type { AnalysisService } from './analysis.ts';
 import { compareNames } from '../analysis/names.ts';

@@ -347,7 +347,7 @@ export class SqliteStore implements Store {
     const row = this.db.prepare('SELECT edit_token_hash, read_only FROM comparisons WHERE id = ?').get(id) as
       | { edit_token_hash: string | null; read_only: number }
       | undefined;
-    if (!row || row.read_only !== 0) return false;
+    if (row?.read_only !== 0) return false;
     return editTokenMatches(row.edit_token_hash, token);
   }
 

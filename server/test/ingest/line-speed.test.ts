@@ -39,7 +39,7 @@ async function batchLines(src: ByteSource): Promise<string[]> {
 
 /** What the old TextDecoder-based splitter returned (the reference behaviour). */
 function reference(bytes: Buffer): string[] {
-  let text = new TextDecoder('utf-8').decode(bytes);
+  const text = new TextDecoder('utf-8').decode(bytes);
   const out = text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
   if (text.endsWith('\n') || text === '') out.pop();
   return out;
@@ -98,7 +98,7 @@ describe('lineSpans / lines / lineBatches', () => {
 
   it('handles many lines per chunk (batch arrays grow)', async () => {
     const rows = Array.from({ length: 50_000 }, (_, i) => `${i},${i * 2}`);
-    const bytes = Buffer.from(rows.join('\n') + '\n');
+    const bytes = Buffer.from(`${rows.join('\n')}\n`);
     const got = await spanLines(chunked(bytes, [1 << 20]));
     expect(got.length).toBe(rows.length);
     expect(got[49_999]).toEqual({ text: '49999,99998', line: 50_000 });

@@ -193,21 +193,21 @@ function readGhzText(t: string): GhzText {
     slowestMs: ms(line('Slowest')),
     averageMs: ms(line('Average')),
     pct: new Map(
-      [...section('Latency distribution').matchAll(/^  (\d+) % in ([\d.]+) ms $/gm)].map((m) => [
+      [...section('Latency distribution').matchAll(/^ {2}(\d+) % in ([\d.]+) ms $/gm)].map((m) => [
         Number(m[1]),
         Number(m[2]),
       ]),
     ),
     status: new Map(
-      [...section('Status code distribution').matchAll(/^  \[(\w+)\]\s+(\d+) responses/gm)].map((m) => [
+      [...section('Status code distribution').matchAll(/^ {2}\[(\w+)\]\s+(\d+) responses/gm)].map((m) => [
         m[1]!,
         Number(m[2]),
       ]),
     ),
-    histogram: [...section('Response time histogram').matchAll(/^  [\d.]+ \[(\d+)\]/gm)].map((m) => Number(m[1])),
+    histogram: [...section('Response time histogram').matchAll(/^ {2}[\d.]+ \[(\d+)\]/gm)].map((m) => Number(m[1])),
     errorLines: [
       ...(t.includes('\nError distribution:\n') ? section('Error distribution') : '').matchAll(
-        /^  \[(\d+)\]\s+rpc error/gm,
+        /^ {2}\[(\d+)\]\s+rpc error/gm,
       ),
     ].map((m) => Number(m[1])),
   };

@@ -23,7 +23,7 @@ export type Route = { name: 'home' } | { name: 'comparison'; id: string } | { na
 export function matchRoute(pathname: string): Route {
   if (pathname === '/' || pathname === '') return { name: 'home' };
   const m = /^\/c\/([^/]+)\/?$/.exec(pathname);
-  if (m && m[1]) {
+  if (m?.[1]) {
     try {
       return { name: 'comparison', id: decodeURIComponent(m[1]) };
     } catch {

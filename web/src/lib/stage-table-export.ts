@@ -45,7 +45,7 @@ export function stageTableMarkdown(rows: StageRow[]): string {
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 function csvCell(v: string | number | null | undefined): string {
@@ -101,7 +101,7 @@ export function stageTableCsv(rows: StageRow[]): string {
         .join(','),
     );
   }
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }
 
 /** The latency columns some stage has a figure for (wrk prints no P95: that column is left out). */

@@ -105,7 +105,7 @@ export function parseAbText(text: string): LoadTestRun {
     }
     const v = parseNumber(raw.split(/\s+/)[0]!);
     if (v === null) {
-      const ln = ls.findIndex((l) => l.startsWith(key + ':')) + 1;
+      const ln = ls.findIndex((l) => l.startsWith(`${key}:`)) + 1;
       throw new IngestError('malformed', `ab report: unreadable "${key}: ${raw}"`, ln || undefined);
     }
     return v;
@@ -147,7 +147,7 @@ export function parseAbText(text: string): LoadTestRun {
   if (perRequestMs !== null) summary.meta.timePerRequestMs = perRequestMs;
   if (perRequestAcrossMs !== null) summary.meta.timePerRequestAcrossMs = perRequestAcrossMs;
   summary.meta.connectionTimesMs = rows;
-  const total = rows['Total'];
+  const total = rows.Total;
   if (total) {
     summary.latencyMs.min = total[0]!;
     summary.latencyMs.mean = total[1]!;

@@ -341,7 +341,7 @@ export async function* syntheticHeyCsv(rows: number, rate = 20_000): ByteSource 
     seed = (seed * 1103515245 + 12345) >>> 0;
     return seed / 4294967296;
   };
-  let chunk = HEY_CSV_HEADER + '\n';
+  let chunk = `${HEY_CSV_HEADER}\n`;
   for (let i = 0; i < rows; i++) {
     const rt = 0.0002 + rnd() * rnd() * 0.02;
     const status = rnd() < 0.01 ? 500 : 200;

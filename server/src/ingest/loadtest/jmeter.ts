@@ -248,7 +248,7 @@ async function parseJtlXml(src: ByteSource): Promise<LoadTestRun> {
       lineNo++;
       let line = raw.trim();
       if (pending !== null) {
-        pending += ' ' + line;
+        pending += ` ${line}`;
         if (!line.includes('>')) continue;
         line = pending;
         pending = null;

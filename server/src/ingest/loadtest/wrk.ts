@@ -225,7 +225,7 @@ export function wrkRunFromText(w: WrkText, format: LoadTestFormat, tool: string)
     source: 'printed',
     configuredDuration: w.configuredDuration,
     notes: [
-      'Figures as printed by ' + tool + ' (two-decimal values with a unit per value), converted to ms and req/s.',
+      `Figures as printed by ${tool} (two-decimal values with a unit per value), converted to ms and req/s.`,
       'rps is the total Requests/sec line; Req/Sec in Thread Stats is per thread.',
     ],
   });

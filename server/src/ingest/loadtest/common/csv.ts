@@ -43,7 +43,7 @@ export async function* csvRecordBatches(src: ByteSource): AsyncGenerator<CsvReco
         pendingStart = lineNo;
         quotes = countQuotes(line);
       } else {
-        pending += '\n' + line;
+        pending += `\n${line}`;
         quotes += countQuotes(line);
       }
       if (quotes % 2 === 0) {
@@ -275,7 +275,7 @@ export async function forEachCsvRow(src: ByteSource, fn: (row: CsvRow) => void):
         quotes = countQuotes(line);
       } else {
         const line = buf.toString('utf8', ls, le);
-        pending += '\n' + line;
+        pending += `\n${line}`;
         quotes += countQuotes(line);
       }
       if (quotes % 2 === 0) {
