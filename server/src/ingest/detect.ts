@@ -45,7 +45,7 @@ const loadTestImporters: LoadTestImporter[] = [];
 const wholeFileImporters: WholeFileImporter[] = [];
 
 /** Registers load-test importers (each tool group adds its own). */
-export function registerLoadTestImporters(list: LoadTestImporter[]): void {
+export function registerLoadTestImporters(list: readonly LoadTestImporter[]): void {
   loadTestImporters.push(...list);
 }
 

@@ -3,14 +3,13 @@
  * makes `ingest` recognise all supported formats.
  */
 import { registerLoadTestImporters, registerWholeFileImporters } from './detect.ts';
-import { importersA } from './loadtest/group-a.ts';
-import { importersB } from './loadtest/group-b.ts';
+import { loadTestImporters } from './loadtest/index.ts';
 import * as gobench from './gobench.ts';
 import * as gctrace from './gctrace.ts';
 import * as folded from './folded.ts';
 import * as cpuprofile from './cpuprofile.ts';
 
-registerLoadTestImporters([...importersA, ...importersB]);
+registerLoadTestImporters(loadTestImporters);
 registerWholeFileImporters([
   {
     detect: gobench.detect,

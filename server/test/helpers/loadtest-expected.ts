@@ -10,6 +10,7 @@ import { readFileHead } from '../../src/ingest/detect.ts';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../src/ingest/errors.ts';
+import { loadTestImporters } from '../../src/ingest/loadtest/index.ts';
 import type { LoadTestImporter } from '../../src/ingest/loadtest/types.ts';
 import { fileSource } from '../../src/ingest/source.ts';
 import type { LoadTestRun } from '../../src/model/loadtest.ts';
@@ -205,4 +206,14 @@ export function describeExpectedSamples(title: string, suite: ExpectedSuite): vo
       });
     }
   });
+}
+
+/** The most confident of every registered importer for a file, judged on content (and the name, when given). */
+export function best(path: string, fileName?: string): { importer: LoadTestImporter | null; confidence: number } {
+  return bestImporter(loadTestImporters, path, fileName);
+}
+
+/** Parses a file with the most confident of every registered importer. */
+export function parseFile(path: string): Promise<LoadTestRun> {
+  return parseWith(loadTestImporters, path);
 }

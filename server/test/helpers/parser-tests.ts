@@ -1,5 +1,5 @@
 /**
- * Setup shared by the parser suites of server/test/issue7 (go test -bench, gctrace, folded stacks,
+ * Setup shared by the parser suites of server/test/ingest and server/test/analysis (go test -bench, gctrace, folded stacks,
  * .cpuprofile, benchstat): where their sample files live, reading one, and catching the typed
  * error a parser throws.
  */

@@ -444,7 +444,7 @@ function csvTime(v: string): [number, number] | null {
   }
   if (/^\d+\.\d+$/.test(v)) {
     const [a, b] = v.split('.');
-    return [Number(a), Number((`${b!}000000000`).slice(0, 9))];
+    return [Number(a), Number(`${b!}000000000`.slice(0, 9))];
   }
   return parseRfc3339(v);
 }

@@ -820,7 +820,7 @@ function buildPrune(drop: string, keep: string, fnNames: string[][], locFrameSta
     let i = names.length - 1;
     for (; i >= 0; i--) {
       const name = names[i]!;
-      if (name !== '' && dropRx.test(name) && !(keepRx?.test(name))) break;
+      if (name !== '' && dropRx.test(name) && !keepRx?.test(name)) break;
     }
     if (i >= 0) {
       p.beneath[li] = 1;

@@ -5,11 +5,11 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { parsePprof } from '../../src/ingest/pprof/index.ts';
-import { IngestError } from '../../src/ingest/errors.ts';
-import { flatCum, sortByCum, sortByFlat, total } from '../../src/analysis/flat-cum.ts';
-import { callTree } from '../../src/analysis/call-tree.ts';
-import { repoRoot, samplePath } from '../helpers/paths.ts';
+import { parsePprof } from '../../../src/ingest/pprof/index.ts';
+import { IngestError } from '../../../src/ingest/errors.ts';
+import { flatCum, sortByCum, sortByFlat, total } from '../../../src/analysis/flat-cum.ts';
+import { callTree } from '../../../src/analysis/call-tree.ts';
+import { repoRoot, samplePath } from '../../helpers/paths.ts';
 
 interface Entry {
   file: string;
@@ -86,7 +86,7 @@ describe('decompression bombs stay within bounded memory', () => {
     catch (e) { outcome = e.code ?? 'crash:' + e.message; }
     // Peak RSS of this process alone: ru_maxrss is inherited from the parent across fork/exec on
     // Linux, VmHWM is not.
-    const hwm = /VmHWM:s+(d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    const hwm = /VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
     console.log(JSON.stringify({ outcome, ms: Date.now() - t0, maxRssKb: hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS }));
   `;
   for (const [file, cap] of [

@@ -1,22 +1,24 @@
 /**
- * Every wrk, wrk2, hey, ab, bombardier and autocannon sample in ../shared/samples/loadtests is
- * checked against expected.json: detected format (content only), every figure within its
- * tolerance, alternatives, bounds, timeline/distribution presence and the printed distribution
- * points; files that hold no run must give an IngestError.
+ * Every sample of the reference corpus (fixtures/reference/loadtests, eleven tools) is checked
+ * against its expected.json entry: detected by content alone among every importer, parsed from a
+ * streamed file source, every figure within its tolerance, alternatives, bounds,
+ * timeline/distribution presence and the printed distribution points; files that hold no run must
+ * give an IngestError.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importersA } from '../../src/ingest/loadtest/group-a.ts';
-import { describeExpectedSamples } from '../helpers/loadtest-expected.ts';
-import { SAMPLES, parseFile } from './helpers.ts';
+import { loadTestImporters } from '../../../src/ingest/loadtest/index.ts';
+import { LOADTEST_SAMPLES as SAMPLES, describeExpectedSamples, parseFile } from '../../helpers/loadtest-expected.ts';
 
-describeExpectedSamples('group-A samples against expected.json', {
-  tools: ['wrk', 'wrk2', 'hey', 'ab', 'bombardier', 'autocannon'],
-  importers: importersA,
-  fileCount: 79,
-  // every group-A timeline is built from per-request rows: its buckets hold every request
+/** Tools whose timelines are built from per-request rows, so their buckets hold every request. */
+const perRequestTimelines = new Set(['wrk', 'wrk2', 'hey', 'ab', 'bombardier', 'autocannon']);
+
+describeExpectedSamples('reference load-test outputs against expected.json', {
+  tools: ['wrk', 'wrk2', 'hey', 'ab', 'bombardier', 'autocannon', 'vegeta', 'k6', 'locust', 'jmeter', 'ghz'],
+  importers: loadTestImporters,
+  fileCount: 211,
   extraCheck(key, run) {
-    if (run.timeline)
+    if (run.timeline && perRequestTimelines.has(key.split('/')[0]!))
       expect(
         run.timeline.reduce((a, b) => a + b.requests, 0),
         `${key} timeline total`,

@@ -1,22 +1,22 @@
 /**
- * Small logic tests for the group-B helpers and the typed errors of broken input.
+ * Small logic tests for the importers' shared helpers and the typed errors of broken input.
  */
 import { describe, expect, it } from 'vitest';
-import { IngestError } from '../../src/ingest/errors.ts';
-import { VegetaTDigest } from '../../src/ingest/loadtest/vegeta-tdigest.ts';
-import { importersB } from '../../src/ingest/loadtest/group-b.ts';
-import { commonsMathLegacyRule, k6Rule, nearestRankRule } from '../../src/ingest/loadtest/common/percentiles.ts';
-import { NON2XX, OK } from '../../src/ingest/loadtest/common/rows.ts';
-import { parseRfc3339 } from '../../src/ingest/loadtest/common/time.ts';
-import { secondsOf, timelineAndSorted } from '../../src/ingest/loadtest/common/timeline.ts';
-import { parseGoDurationMs } from '../../src/ingest/loadtest/common/units.ts';
-import { bufferSource } from '../../src/ingest/source.ts';
+import { IngestError } from '../../../../src/ingest/errors.ts';
+import { VegetaTDigest } from '../../../../src/ingest/loadtest/vegeta-tdigest.ts';
+import { loadTestImporters } from '../../../../src/ingest/loadtest/index.ts';
+import { commonsMathLegacyRule, k6Rule, nearestRankRule } from '../../../../src/ingest/loadtest/common/percentiles.ts';
+import { NON2XX, OK } from '../../../../src/ingest/loadtest/common/rows.ts';
+import { parseRfc3339 } from '../../../../src/ingest/loadtest/common/time.ts';
+import { secondsOf, timelineAndSorted } from '../../../../src/ingest/loadtest/common/timeline.ts';
+import { parseGoDurationMs } from '../../../../src/ingest/loadtest/common/units.ts';
+import { bufferSource } from '../../../../src/ingest/source.ts';
 
 const sorted = (xs: number[]): Float64Array => Float64Array.from(xs).sort();
 
 async function parseText(text: string) {
   const head = Buffer.from(text);
-  const scored = importersB
+  const scored = loadTestImporters
     .map((imp) => ({ imp, s: imp.detect(head) }))
     .filter((x) => x.s > 0)
     .sort((a, b) => b.s - a.s);
@@ -157,9 +157,9 @@ describe('broken input gives typed errors naming the line', () => {
 });
 
 describe('detection needs content, not names', () => {
-  it('nothing in group B claims plain text or an empty file', () => {
+  it('no load-test importer claims plain text or an empty file', () => {
     for (const t of ['', 'hello world\n', '{"a":1}\n', 'a,b,c\n1,2,3\n']) {
-      for (const imp of importersB) expect(imp.detect(Buffer.from(t))).toBe(0);
+      for (const imp of loadTestImporters) expect(imp.detect(Buffer.from(t))).toBe(0);
     }
   });
 });

@@ -15,12 +15,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import '../../src/ingest/registry.ts';
-import { ingest } from '../../src/ingest/detect.ts';
-import { IngestError } from '../../src/ingest/errors.ts';
-import type { LoadTestRun } from '../../src/model/loadtest.ts';
+import '../../../src/ingest/registry.ts';
+import { ingest } from '../../../src/ingest/detect.ts';
+import { IngestError } from '../../../src/ingest/errors.ts';
+import type { LoadTestRun } from '../../../src/model/loadtest.ts';
 
-const FIX = new URL('../../../fixtures/loadtests/', import.meta.url);
+const FIX = new URL('../../../../fixtures/loadtests/', import.meta.url);
 const fx = (rel: string): string => fileURLToPath(new URL(rel, FIX));
 const text = (rel: string): string => readFileSync(fx(rel), 'utf8');
 

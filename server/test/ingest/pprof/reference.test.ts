@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parsePprof } from '../../src/ingest/pprof/index.ts';
-import { flatCum, sortByCum, sortByFlat, total } from '../../src/analysis/flat-cum.ts';
-import { diffProfiles } from '../../src/analysis/diff.ts';
-import { samplePath } from '../helpers/paths.ts';
-import { parseTopAll } from '../helpers/pprof-text.ts';
+import { parsePprof } from '../../../src/ingest/pprof/index.ts';
+import { flatCum, sortByCum, sortByFlat, total } from '../../../src/analysis/flat-cum.ts';
+import { diffProfiles } from '../../../src/analysis/diff.ts';
+import { samplePath } from '../../helpers/paths.ts';
+import { parseTopAll } from '../../helpers/pprof-text.ts';
 
 interface AllTypes {
   file: string;

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseFile, detectB } from './harness.ts';
+import { best, parseFile } from '../../helpers/loadtest-expected.ts';
 
-const FIX = new URL('../../../fixtures/loadtests/', import.meta.url);
+const FIX = new URL('../../../../fixtures/loadtests/', import.meta.url);
 const fx = (rel: string): string => fileURLToPath(new URL(rel, FIX));
 const json = (rel: string): Record<string, any> => JSON.parse(readFileSync(fx(rel), 'utf8'));
 
@@ -112,7 +112,7 @@ describe('k6 fixtures: points agree with the summary export of the same run', ()
   });
 
   it('k6 console output is recognised and refused with a typed error', async () => {
-    expect(detectB(fx('k6/errors-stdout.txt'))).not.toBeNull();
+    expect(best(fx('k6/errors-stdout.txt')).importer).not.toBeNull();
     await expect(parseFile(fx('k6/errors-stdout.txt'))).rejects.toMatchObject({
       name: 'IngestError',
       code: 'unsupported',

@@ -8,9 +8,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { IngestError } from '../../src/ingest/errors.ts';
-import type { LoadTestRun } from '../../src/model/loadtest.ts';
-import { FIXTURES, best, close, parseFile } from './helpers.ts';
+import { IngestError } from '../../../src/ingest/errors.ts';
+import type { LoadTestRun } from '../../../src/model/loadtest.ts';
+import { LOADTEST_FIXTURES as FIXTURES, best, close, parseFile } from '../../helpers/loadtest-expected.ts';
 
 type Want = Partial<
   Record<
