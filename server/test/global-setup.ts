@@ -15,7 +15,7 @@ function havePostgres(): boolean {
   return existsSync(base) && readdirSync(base).some((v) => existsSync(`${base}/${v}/bin/initdb`));
 }
 
-export default function setup(): (() => void) | void {
+export default function setup(): (() => void) | undefined {
   if (process.env.STAGEDIFF_TEST_DATABASE_URL || !havePostgres()) return;
   const env = { ...process.env, PG_TEST_DIR: `${process.env.TMPDIR ?? '/tmp'}/stagediff-vitest-pg-${process.pid}` };
   try {

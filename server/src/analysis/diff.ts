@@ -224,7 +224,10 @@ function diffTree(
       for (let i = p.stackOffsets[st + 1]! - 1; i >= stop; i--) {
         const n = fn[p.stackFrames[i]!]!;
         let kids = index.get(node);
-        if (!kids) index.set(node, (kids = new Map()));
+        if (!kids) {
+          kids = new Map();
+          index.set(node, kids);
+        }
         let c = kids.get(n);
         if (!c) {
           c = { name: names[n]!, value: 0, delta: 0, base: 0, target: 0, children: [] };

@@ -50,7 +50,9 @@ export function mergeProfiles(profiles: Profile[]): Profile {
       const ls = p.sampleLabelSet[s]!;
       sampleLabelSet[sOff + s] = ls === 0 ? 0 : ls + lsOff;
     }
-    p.values.forEach((col, t) => values[t]!.set(col, sOff));
+    p.values.forEach((col, t) => {
+      values[t]!.set(col, sOff);
+    });
     fOff += p.frames.length;
     stOff += ns;
     sfOff += p.stackFrames.length;

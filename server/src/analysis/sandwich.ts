@@ -32,7 +32,10 @@ export function sandwich(p: Profile, sampleIndex: number, fn: string): Sandwich 
     for (const n of path.slice(0, MAX_TREE_DEPTH)) {
       const name = names[n]!;
       let c = node.children.find((x) => x.name === name);
-      if (!c) node.children.push((c = { name, value: 0, children: [] }));
+      if (!c) {
+        c = { name, value: 0, children: [] };
+        node.children.push(c);
+      }
       c.value += v;
       node = c;
     }

@@ -35,7 +35,7 @@ export async function diffCommand(args: string[]): Promise<number> {
   } catch (e) {
     throw new FileError(targetFile, e);
   }
-  let d;
+  let d: ReturnType<typeof diffProfiles>;
   try {
     d = diffProfiles(base.profile, target.profile, {
       sampleType,

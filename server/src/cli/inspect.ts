@@ -24,7 +24,9 @@ export function profileInspection(p: Profile, sampleTypeName: string | undefined
   const i = pickSampleType(p, sampleTypeName);
   const rows = flatCum(p, i);
   const totals: Record<string, number> = {};
-  p.sampleTypes.forEach((t, k) => (totals[t.type] = total(p, k)));
+  p.sampleTypes.forEach((t, k) => {
+    totals[t.type] = total(p, k);
+  });
   return {
     kind: 'profile' as const,
     format: p.format,

@@ -5,7 +5,7 @@ import { UsageError } from './main.ts';
 export async function serveCommand(args: string[]): Promise<number> {
   if (args.length > 0)
     throw new UsageError('serve takes no arguments; configure it with PORT, HOST, DATA_DIR, DATABASE_URL, ...');
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (e) {

@@ -302,7 +302,10 @@ function jsonErrorOffset(text: string): number {
         fail();
       }
     }
-    if (c === '"') return string();
+    if (c === '"') {
+      string();
+      return;
+    }
     const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400));
     if (!m) fail();
     i += m![0].length;

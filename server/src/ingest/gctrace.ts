@@ -26,7 +26,7 @@ const GC_LINE = new RegExp(
   String.raw`gc ${INT} @${NUM}s ${INT}%( \(checking for goroutine leaks\))?: ` +
     String.raw`${NUM}\+${NUM}\+${NUM} ms clock, ` +
     String.raw`${NUM}\+${NUM}/${NUM}/${NUM}\+${NUM} ms cpu, ` +
-    String.raw`${INT}->${INT}->${INT} MB, ${INT} MB goal, ` +
+    `${INT}->${INT}->${INT} MB, ${INT} MB goal, ` +
     String.raw`(?:${INT} MB stacks, )?(?:${INT} MB globals, )?${INT} P( \(forced\))?\s*$`,
 );
 

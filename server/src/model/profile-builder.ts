@@ -58,7 +58,9 @@ export class ProfileBuilder {
     }
     const ids = stack.map((f) => (typeof f === 'number' ? f : this.frameId(f.name, f.file ?? '', f.line ?? 0)));
     this.sampleStack.push(this.stackId(ids));
-    values.forEach((v, i) => this.values[i]!.push(v));
+    values.forEach((v, i) => {
+      this.values[i]!.push(v);
+    });
     this.sampleLabelSet.push(labels && labels.length > 0 ? this.labelSetId(labels) : 0);
   }
 

@@ -26,9 +26,9 @@ const params = {
 /** A file name from a client: its last path component, printable, bounded. */
 function cleanName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const s = base
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+  const s = [...base]
+    .filter((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '\x7f')
+    .join('')
     .slice(0, 255)
     .trim();
   return s === '' ? 'upload' : s;

@@ -39,7 +39,9 @@ export interface StageRow {
 /** Summary stored with a profile artifact (what the stage view lists without re-parsing). */
 export function profileSummary(p: Profile) {
   const totals: Record<string, number> = {};
-  p.sampleTypes.forEach((t, i) => (totals[t.type] = total(p, i)));
+  p.sampleTypes.forEach((t, i) => {
+    totals[t.type] = total(p, i);
+  });
   const d = describeProfile(p);
   return {
     sampleTypes: p.sampleTypes,

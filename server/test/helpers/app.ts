@@ -75,7 +75,7 @@ export async function upload(
 declare global {
   // Tests read API responses as loose JSON; the API's shapes are asserted value by value.
   interface Response {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    // biome-ignore lint/suspicious/noExplicitAny: tests read many response shapes by path; a wrong path fails the assertion
     json(): Promise<any>;
   }
 }

@@ -14,7 +14,9 @@ import '../helpers/app.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'stagediff-crash-'));
 const children: ChildProcess[] = [];
-afterAll(() => children.forEach((c) => c.kill('SIGKILL')));
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 async function startServer(): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(process.execPath, [`${repoRoot}server/bin/stagediff.mjs`, 'serve'], {

@@ -21,7 +21,7 @@ export function DiffLegend(props: {
   const { diff, baseName, targetName, noise, onNoise, dark } = props;
   const modeName = diff.mode === 'per-request' ? 'per request' : diff.mode;
   return (
-    <div className="diff-legend" aria-label="Diff legend">
+    <aside className="diff-legend" aria-label="Diff legend">
       <div className="legend-mode">
         <strong>Mode: {modeName}</strong> — {MODE_TEXT[diff.mode]}
         {diff.perRequest && (
@@ -65,6 +65,6 @@ export function DiffLegend(props: {
           <span className="muted">changes under {formatShare(noise)} of the larger total are grey</span>
         </label>
       )}
-    </div>
+    </aside>
   );
 }

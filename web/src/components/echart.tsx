@@ -24,6 +24,7 @@ export function EChart(props: {
   const ref = useRef<HTMLDivElement>(null);
   const chartRef = useRef<echarts.ECharts | null>(null);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one chart instance per theme; the parent's onHandle callback may change identity on every render without needing a new chart
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
@@ -48,6 +49,7 @@ export function EChart(props: {
     };
   }, [dark]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a theme change makes a new chart instance (the effect above), which needs the option set again
   useEffect(() => {
     chartRef.current?.setOption({ backgroundColor: 'transparent', ...option }, { notMerge: true });
   }, [option, dark]);

@@ -30,7 +30,7 @@ export interface FlameGraphProps<T extends FlameDatum> {
 export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
   const { tree, label, inverted = true, minFrameSize = 1 } = props;
   const hostRef = useRef<HTMLDivElement>(null);
-  const graphRef = useRef<HTMLDivElement>(null);
+  const graphRef = useRef<HTMLElement>(null);
   const tipRef = useRef<HTMLDivElement>(null);
   const chartRef = useRef<FlameGraphChart | null>(null);
   const latest = useRef(props);
@@ -60,7 +60,7 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
    * d3-flame-graph grows new frames and sets labels through d3 transitions (250 ms even with a zero
    * transitionDuration). Finish them at once so the graph is complete when we say it is drawn.
    */
-  function settle(el: HTMLDivElement) {
+  function settle(el: HTMLElement) {
     const nameFor = latest.current.nameFor;
     select(el)
       .selectAll<SVGGElement, FlameNodeD>('g.frame')
@@ -73,7 +73,7 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
       });
   }
 
-  function applyFocus(chart: FlameGraphChart, el: HTMLDivElement, name: string) {
+  function applyFocus(chart: FlameGraphChart, el: HTMLElement, name: string) {
     const root = select(el).datum() as FlameNodeD | undefined;
     if (!root) return;
     programmatic.current = true;
@@ -93,13 +93,14 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     settle(el);
   }
 
-  function applySearch(chart: FlameGraphChart, el: HTMLDivElement, term: string) {
+  function applySearch(chart: FlameGraphChart, el: HTMLElement, term: string) {
     if (term) chart.search(term);
     else chart.clear();
     settle(el);
   }
 
   // The single imperative effect: (re)build the chart when the data or the width changes.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: rebuilt only when the data, size or colouring changes; callbacks and the current search/focus are read through `latest`, and settle/applySearch/applyFocus only touch refs
   useEffect(() => {
     const el = graphRef.current;
     const tipEl = tipRef.current;
@@ -161,12 +162,14 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     };
   }, [tree, width, inverted, minFrameSize, props.colorFor]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: applySearch only touches refs; re-run when the search term changes
   useEffect(() => {
     const chart = chartRef.current;
     const el = graphRef.current;
     if (chart && el) applySearch(chart, el, props.search);
   }, [props.search]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: applyFocus only touches refs; re-run when the focused frame changes
   useEffect(() => {
     const chart = chartRef.current;
     const el = graphRef.current;
@@ -175,10 +178,9 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
 
   return (
     <div className="flame-host" ref={hostRef}>
-      <div
+      <figure
         className="flame-graph"
         ref={graphRef}
-        role="figure"
         aria-label={label}
         data-flame-drawn={drawn ? '1' : undefined}
         onMouseLeave={() => {

@@ -8,14 +8,14 @@ export function Trajectory(props: { data: TrajectoryResponse; selected: string; 
   const W = 220;
   const H = 56;
   return (
-    <div className="trajectory" role="list" aria-label="Trajectory of top functions across stages">
+    <ul className="trajectory" aria-label="Trajectory of top functions across stages">
       {data.functions.map((f) => {
         const shares = f.points.map((p) => (p && p.total > 0 ? p.cum / p.total : null));
         const points = sparklinePoints(shares, W, H, 4);
         const first = shares.find((s) => s !== null) ?? null;
         const last = [...shares].reverse().find((s) => s !== null) ?? null;
         return (
-          <div role="listitem" key={f.name} className={f.name === selected ? 'traj-card selected' : 'traj-card'}>
+          <li key={f.name} className={f.name === selected ? 'traj-card selected' : 'traj-card'}>
             <button type="button" className="link-button fn-name" title={f.name} onClick={() => onSelect(f.name)}>
               {f.name}
             </button>
@@ -24,14 +24,14 @@ export function Trajectory(props: { data: TrajectoryResponse; selected: string; 
               {points
                 .split(' ')
                 .filter(Boolean)
-                .map((pt, i) => {
+                .map((pt) => {
                   const [x, y] = pt.split(',').map(Number);
-                  return <circle key={i} cx={x} cy={y} r={2.2} className="spark-dot" />;
+                  return <circle key={pt} cx={x} cy={y} r={2.2} className="spark-dot" />;
                 })}
             </svg>
             <div className="traj-values small">
               {f.points.map((p, i) => (
-                <span key={i} title={data.stages[i]?.name}>
+                <span key={data.stages[i]?.stageId ?? i} title={data.stages[i]?.name}>
                   {data.stages[i]?.name}:{' '}
                   {p ? `${formatShare(p.cum / (p.total || 1))} (${formatValue(p.cum, data.unit)})` : '—'}
                 </span>
@@ -40,9 +40,9 @@ export function Trajectory(props: { data: TrajectoryResponse; selected: string; 
             <div className="muted small">
               {formatShare(first)} → {formatShare(last)} cum
             </div>
-          </div>
+          </li>
         );
       })}
-    </div>
+    </ul>
   );
 }

@@ -187,7 +187,10 @@ export function groupBenchRows(rows: readonly BenchmarkDiffRow[]): BenchTable[] 
   const tables: BenchTable[] = [];
   for (const r of rows) {
     let t = tables.find((x) => x.pkg === r.pkg && x.unit === r.unit);
-    if (!t) tables.push((t = { pkg: r.pkg, unit: r.unit, rows: [] }));
+    if (!t) {
+      t = { pkg: r.pkg, unit: r.unit, rows: [] };
+      tables.push(t);
+    }
     t.rows.push(r);
   }
   return tables;

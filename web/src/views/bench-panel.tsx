@@ -28,6 +28,7 @@ export function BenchPanel(props: PanelProps & { base: Stage | undefined; target
   const pairUrl = base && target && base.id !== target.id ? benchUrl(comparisonId, base.id, target.id) : null;
   const pair = useFetch<BenchmarkDiff>(pairUrl);
   // A stage compared with itself lists every benchmark it has: its medians for the small lines.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on the stage ids, so a re-fetched comparison with the same stages keeps the same URL list (and its fetches)
   const selfUrls = useMemo(
     () => benchStages.map((s) => benchUrl(comparisonId, s.id, s.id)),
     [comparisonId, benchStages.map((s) => s.id).join()],

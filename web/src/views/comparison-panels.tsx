@@ -245,8 +245,8 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     <div className="diff-panel" ref={scope}>
       {data.warnings.length > 0 && (
         <div className="warnings" role="alert" aria-label="Warnings">
-          {data.warnings.map((w, i) => (
-            <p key={i}>⚠ {w}</p>
+          {data.warnings.map((w) => (
+            <p key={w}>⚠ {w}</p>
           ))}
         </div>
       )}

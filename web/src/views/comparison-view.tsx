@@ -287,7 +287,10 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             <div className="actions">
               <button
                 type="button"
-                onClick={async () => (await copyText(stageTableMarkdown(rows)), flash('Markdown copied'))}
+                onClick={async () => {
+                  await copyText(stageTableMarkdown(rows));
+                  flash('Markdown copied');
+                }}
               >
                 Copy Markdown
               </button>
@@ -299,7 +302,13 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               >
                 Download Markdown
               </button>
-              <button type="button" onClick={async () => (await copyText(stageTableCsv(rows)), flash('CSV copied'))}>
+              <button
+                type="button"
+                onClick={async () => {
+                  await copyText(stageTableCsv(rows));
+                  flash('CSV copied');
+                }}
+              >
                 Copy CSV
               </button>
               <button
@@ -332,7 +341,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
 
       {stages.length > 0 && (
         <section className="card" aria-label="Analysis">
-          <div className="controls" role="group" aria-label="View controls">
+          <fieldset className="controls" aria-label="View controls">
             <Select
               label={tab === 'diff' || tab === 'bench' ? 'Base stage' : 'Left stage'}
               value={base}
@@ -388,7 +397,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
                 />
               </>
             )}
-          </div>
+          </fieldset>
           {profileTab && (
             <div className="focus-row">
               {view.fn ? (
@@ -544,6 +553,7 @@ function WhatChanged(props: {
   const { comparisonId, stages, comparison, sampleType } = props;
   const [diffs, setDiffs] = useState<Record<string, DiffResponse | null>>({});
   const key = `${comparison.createdAt}|${stages.map((s) => `${s.id}:${s.artifacts.length}`).join(',')}|${sampleType}`;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on the stages' content (ids, file counts, sample type), so a re-fetched but unchanged comparison does not start the diff chain again
   useEffect(() => {
     const ctrl = new AbortController();
     const needsDiff = (i: number) => {

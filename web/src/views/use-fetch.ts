@@ -36,6 +36,7 @@ export function useFetch<T>(url: string | null): FetchState<T> {
     url,
   });
   const [nonce, setNonce] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `nonce` is the reload trigger: bumping it fetches the same URL again
   useEffect(() => {
     if (url === null) {
       setState({ data: null, error: null, loading: false, url });

@@ -267,7 +267,7 @@ export async function parseAbGnuplot(src: ByteSource): Promise<LoadTestRun> {
           lineNo,
         );
       }
-      if (base !== base) base = secs;
+      if (Number.isNaN(base)) base = secs;
       const r = secs - base;
       if (r < minRel) minRel = r;
       rel.push(r);

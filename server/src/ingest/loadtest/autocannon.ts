@@ -167,10 +167,21 @@ export function parseAutocannonTable(text: string): LoadTestRun {
       }
       if (!header) continue;
       const row = new Map<string, string>();
-      header.forEach((h, j) => row.set(h, c[j] ?? ''));
-      if (kind === 'Stat' && c[0] === 'Latency') row.forEach((v, k) => latencyShort.set(k, v));
-      else if (kind === 'Stat' && c[0] === 'Req/Sec') row.forEach((v, k) => reqRow.set(k, v));
-      else if (kind === 'Stat' && c[0] === 'Bytes/Sec') row.forEach((v, k) => bytesRow.set(k, v));
+      header.forEach((h, j) => {
+        row.set(h, c[j] ?? '');
+      });
+      if (kind === 'Stat' && c[0] === 'Latency')
+        row.forEach((v, k) => {
+          latencyShort.set(k, v);
+        });
+      else if (kind === 'Stat' && c[0] === 'Req/Sec')
+        row.forEach((v, k) => {
+          reqRow.set(k, v);
+        });
+      else if (kind === 'Stat' && c[0] === 'Bytes/Sec')
+        row.forEach((v, k) => {
+          bytesRow.set(k, v);
+        });
       else if (kind === 'Code') {
         const n = parseNumber(c[1] ?? '');
         if (n === null)

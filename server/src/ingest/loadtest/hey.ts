@@ -205,7 +205,7 @@ function fastDecimal(b: Uint8Array, from: number, to: number): number {
 
 function numberAt(b: Buffer, from: number, to: number): number {
   const v = fastDecimal(b, from, to);
-  if (v === v) return v;
+  if (!Number.isNaN(v)) return v;
   const t = b.toString('utf8', from, to).trim();
   return t === '' ? NaN : Number(t);
 }

@@ -151,7 +151,7 @@ function parseTimestamp(v: string, line: number): number {
 /** Number(text) of a field that is all digits (as JMeter writes times), read in place when short. */
 function digitsValue(row: CsvRow, i: number): number {
   const v = row.decimal(i);
-  return v === v ? v : Number(row.text(i));
+  return Number.isNaN(v) ? Number(row.text(i)) : v;
 }
 
 /**
@@ -203,7 +203,7 @@ async function parseJtlCsv(src: ByteSource): Promise<LoadTestRun> {
     let bytes: number | null = null;
     if (row.has(cBytes)) {
       bytes = row.decimal(cBytes);
-      if (bytes !== bytes) bytes = num(row.text(cBytes));
+      if (Number.isNaN(bytes)) bytes = num(row.text(cBytes));
     }
     // the label is kept in a set: decode it only when it differs from the previous row's
     let label: string | null = null;

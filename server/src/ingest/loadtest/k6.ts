@@ -519,7 +519,7 @@ async function parseK6Csv(src: ByteSource): Promise<LoadTestRun> {
       ns = ts[1];
     }
     let value = row.decimal(cValue);
-    if (value !== value) {
+    if (Number.isNaN(value)) {
       const v = num(row.text(cValue));
       if (v === null) throw new IngestError('malformed', 'k6 CSV row with a bad timestamp or value', row.line);
       value = v;

@@ -370,7 +370,7 @@ async function parseVegetaJson(src: ByteSource): Promise<LoadTestRun> {
 /** A number field of a vegeta CSV row: read from the bytes when plain, else as Number(text). */
 function csvNumber(row: CsvRow, i: number): number {
   const v = row.decimal(i);
-  return v === v ? v : Number(row.text(i));
+  return Number.isNaN(v) ? Number(row.text(i)) : v;
 }
 
 async function parseVegetaCsv(src: ByteSource): Promise<LoadTestRun> {
@@ -477,7 +477,9 @@ function parseTextReport(text: string): LoadTestRun {
         i + 1,
       );
     }
-    names.forEach((n, j) => rows.set(`${key}.${n}`, [values[j]!]));
+    names.forEach((n, j) => {
+      rows.set(`${key}.${n}`, [values[j]!]);
+    });
   }
   const get = (k: string): string | undefined => rows.get(k)?.[0];
   const requests = num(get('Requests.total'));

@@ -70,6 +70,7 @@ describe('ghz fixtures: JSON reports against their own per-call details', () => 
   for (const stage of ['ok', 'deadline']) {
     const rel = `ghz/${stage}-report.json`;
     it(`${rel}`, async () => {
+      // biome-ignore lint/suspicious/noExplicitAny: ghz's report JSON, read by path; a wrong path fails the assertion
       const o = JSON.parse(text(rel)) as Record<string, any>;
       const details = o.details as GhzDetail[];
       const run = await parse(rel);
@@ -309,6 +310,7 @@ describe('Locust fixtures: CSVs, console and final JSON of the same run', () => 
     const agg = stats.find((r) => r.Name === 'Aggregated')!;
     const history = csvRows(text(`locust/${stage}_stats_history.csv`)).filter((r) => r.Name === 'Aggregated');
     const lastHist = history[history.length - 1]!;
+    // biome-ignore lint/suspicious/noExplicitAny: Locust's final JSON, read by path; a wrong path fails the assertion
     const final = JSON.parse(text(`locust/${stage}-final.json`)) as Record<string, any>[];
     const n = Number(agg['Request Count']);
     const e = Number(agg['Failure Count']);

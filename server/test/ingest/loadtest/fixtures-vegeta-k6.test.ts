@@ -10,6 +10,7 @@ import { best, parseFile } from '../../helpers/loadtest-expected.ts';
 
 const FIX = new URL('../../../../fixtures/loadtests/', import.meta.url);
 const fx = (rel: string): string => fileURLToPath(new URL(rel, FIX));
+// biome-ignore lint/suspicious/noExplicitAny: the tools' own JSON reports, read by path; a wrong path fails the assertion
 const json = (rel: string): Record<string, any> => JSON.parse(readFileSync(fx(rel), 'utf8'));
 
 function rel(a: number | null | undefined, b: number): number {

@@ -332,7 +332,9 @@ describe('own fixtures: hey -o csv integrity', () => {
       const tl = run.timeline!;
       expect(tl.reduce((a, b) => a + b.requests, 0)).toBe(rows.length);
       expect(tl.reduce((a, b) => a + b.errors, 0)).toBe(s.non2xx);
-      tl.forEach((b, i) => expect(b.t).toBe(i));
+      tl.forEach((b, i) => {
+        expect(b.t).toBe(i);
+      });
       expect(tl.length).toBe(Math.floor(Math.max(...rows.map((r) => Number(r[7])))) + 1);
     });
   }
