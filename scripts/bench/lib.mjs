@@ -128,3 +128,13 @@ export const fmtRate = (r) =>
 
 /** Node with tsx's loader, for the TypeScript workers. */
 export const nodeTsx = (script, args = []) => [process.execPath, ['--import', 'tsx', join(repoRoot, script), ...args]];
+
+/** Path of a generated test input (scripts/testdata), made on first use and cached. */
+export function generatedInput(name) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/testdata/make.ts', name], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`could not generate ${name}: ${r.stderr}`);
+  return r.stdout.trim();
+}

@@ -10,8 +10,8 @@ import { chromium, type Browser } from 'playwright-core';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ARTIFACTS = join(REPO, 'test-artifacts');
-/** The shared sample corpus beside the repository (../shared/samples). */
-export const SAMPLES = join(REPO, '..', 'shared', 'samples');
+/** The reference corpus the repository carries (fixtures/reference). */
+export const SAMPLES = join(REPO, 'fixtures', 'reference');
 
 /**
  * Build the web client into a fresh temporary directory (served through WEB_DIST), so a test never runs

@@ -30,7 +30,7 @@ function topSelf(path, n = 8) {
 }
 
 export async function run({ reps, quick }) {
-  const samples = process.env.STAGEDIFF_BENCH_SAMPLES ?? join(repoRoot, '..', 'shared', 'samples', 'loadtests');
+  const samples = process.env.STAGEDIFF_BENCH_SAMPLES ?? join(repoRoot, 'fixtures', 'reference', 'loadtests');
   const scratch = process.env.STAGEDIFF_BENCH_TMP ?? '/tmp/stagediff-bench';
   const kinds = [
     { kind: 'hey', source: join(samples, 'hey', 'baseline-requests.csv') },

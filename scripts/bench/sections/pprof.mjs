@@ -2,7 +2,7 @@
 // peak memory, plus protobufjs (reflection and generated code) decoding the same files.
 import { spawnSync } from 'node:child_process';
 import { closeSync, createReadStream, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import {
   fmtMB,
@@ -16,6 +16,7 @@ import {
   runJson,
   startWorker,
   timeCommand,
+  generatedInput,
 } from '../lib.mjs';
 
 const WORKER = 'scripts/bench/pprof-worker.ts';
@@ -46,11 +47,13 @@ function generateStatic() {
 }
 
 export async function run({ reps, quick }) {
-  const dir = process.env.STAGEDIFF_BENCH_PPROF_DIR ?? join(repoRoot, '..', 'shared', 'samples', 'pprof', 'large');
+  const dir = process.env.STAGEDIFF_BENCH_PPROF_DIR ?? join(repoRoot, 'fixtures', 'reference', 'pprof', 'large');
   const files = readdirSync(dir)
     .filter((f) => /\.pb(\.gz)?$/.test(f))
     .sort()
     .map((f) => join(dir, f));
+  // The 1M-sample profile is generated (seeded) rather than carried.
+  if (!process.env.STAGEDIFF_BENCH_PPROF_DIR) files.push(generatedInput('synthetic-huge'));
   const haveGo = spawnSync('go', ['version']).status === 0;
   if (!haveGo) console.log('!! go is not installed: the go tool pprof reference is skipped, ratios are missing');
   const haveStatic = generateStatic();
@@ -66,7 +69,7 @@ export async function run({ reps, quick }) {
   const results = [];
   try {
     for (const file of files) {
-      const name = file.slice(dir.length + 1);
+      const name = basename(file);
       process.stdout.write(`pprof: ${name} `);
       const decompressed = await decompressedSize(file);
       // Warm-up: file cache for every command, JIT for the warm worker.

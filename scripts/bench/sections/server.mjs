@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { register } from 'tsx/esm/api';
 import { fmtMs, median, printTable, repoRoot } from '../lib.mjs';
 
-const SAMPLES = join(repoRoot, '..', 'shared', 'samples');
+const SAMPLES = join(repoRoot, 'fixtures', 'reference');
 const WRK_SECONDS = 6;
 
 function startServer(dataDir, webDist) {

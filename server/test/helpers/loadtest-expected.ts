@@ -1,7 +1,7 @@
 /**
  * The load-test importer suites' shared harness: detection by content among a group of importers,
  * parsing a real file through the streaming source, and checking every sample of a set of tools
- * against its reference figures in ../shared/samples/loadtests/expected.json (see EXPECTED.md).
+ * against its reference figures in fixtures/reference/loadtests/expected.json (see its README.md).
  *
  * Tolerances are relative (default 0.5 %) and an expected 0 must be exactly 0.
  */
@@ -16,7 +16,7 @@ import { fileSource } from '../../src/ingest/source.ts';
 import type { LoadTestRun } from '../../src/model/loadtest.ts';
 import { fixturesDir, samplesDir } from './paths.ts';
 
-/** ../shared/samples/loadtests/, with a trailing slash. */
+/** fixtures/reference/loadtests/, with a trailing slash. */
 export const LOADTEST_SAMPLES = join(samplesDir, 'loadtests/');
 /** fixtures/loadtests/ of this repository, with a trailing slash. */
 export const LOADTEST_FIXTURES = join(fixturesDir, 'loadtests/');
@@ -140,7 +140,9 @@ export function checkRun(key: string, run: LoadTestRun, e: Expected): void {
     expect(s.errors, `${key} errors = transportErrors + non2xx`).toBe((s.transportErrors ?? 0) + (s.non2xx ?? 0));
   }
   if (run.timeline) {
-    run.timeline.forEach((b, i) => expect(b.t).toBe(i));
+    run.timeline.forEach((b, i) => {
+      expect(b.t).toBe(i);
+    });
     expect(typeof s.meta.source).toBe('string');
   }
 }

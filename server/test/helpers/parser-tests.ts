@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { IngestError } from '../../src/ingest/errors.ts';
 
-/** ../shared/samples/gobench/: real files and, under expected/, their reference outputs. */
-export const gobenchSamples = new URL('../../../../shared/samples/gobench/', import.meta.url);
+/** fixtures/reference/gobench/: real files and, under expected/, their reference outputs. */
+export const gobenchSamples = new URL('../../../fixtures/reference/gobench/', import.meta.url);
 
 /** fixtures/<name>/ of this repository (our own files, with their references). */
 export function fixtureDir(name: string): URL {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
-import { samplePath } from '../helpers/paths.ts';
+import { syntheticProfilePath } from '../../../scripts/testdata/index.ts';
 
 let app: StagediffApp;
 beforeAll(async () => {
@@ -17,7 +17,7 @@ it('answers /healthz within 250 ms while a 1M-sample profile is parsed and its t
   expect(app.ctx.pool.size).toBe(1);
   const { id, auth } = await createComparison(app, 'large');
   const a = await addStage(app, id, auth, 'a');
-  expect((await upload(app, id, a, auth, [samplePath('pprof/large/synthetic_huge_cpu.pb.gz')])).statusCode).toBe(200);
+  expect((await upload(app, id, a, auth, [syntheticProfilePath()])).statusCode).toBe(200);
   const t0 = performance.now();
   const diff = app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${a}&sampleType=cpu&minFraction=0.001` });
   let done = false;

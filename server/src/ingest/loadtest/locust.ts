@@ -7,7 +7,7 @@
  * Locust's histogram of rounded response times (whole ms below 100 ms, then coarser), so they are
  * buckets rather than exact values. Failures are split into HTTP errors (non2xx) and transport
  * errors only where the failures CSV names them.
- * Note: the history file is returned with format `locust`, as ../shared/samples/loadtests/expected.json
+ * Note: the history file is returned with format `locust`, as fixtures/reference/loadtests/expected.json
  * pins it (the design's list also names `locust-history`).
  */
 import type { LatencyMs, LoadTestRun, PercentilePoint, TimelineBucket } from '../../model/loadtest.ts';

@@ -1,0 +1,42 @@
+/**
+ * Generated test inputs, made on first use and cached under the repository's ignored
+ * `.testdata-cache/` folder: the big or synthetic files the suites and benchmarks need, which the
+ * repository does not carry (they are larger than a fixture should be, and a seeded generator
+ * makes them the same every time). Writes go to a temporary name first, so parallel test workers
+ * never read a half-written file.
+ */
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipBombValidProto, gzipBombZeros } from './bombs.ts';
+import { generateSyntheticProfile, SYNTHETIC_HUGE, type SyntheticOptions } from './synthetic-profile.ts';
+
+export const cacheDir = fileURLToPath(new URL('../../.testdata-cache/', import.meta.url));
+
+/** Bump when a generator's output changes, so stale cached files are made again. */
+const GENERATOR_VERSION = 1;
+
+function cached(name: string, make: () => Buffer): string {
+  mkdirSync(cacheDir, { recursive: true });
+  const path = join(cacheDir, `v${GENERATOR_VERSION}-${name}`);
+  if (!existsSync(path)) {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, make());
+    renameSync(tmp, path);
+  }
+  return path;
+}
+
+/** The hostile inputs that are generated rather than committed, by their corpus file names. */
+export const generatedHostile: Record<string, () => string> = {
+  'gzip_bomb_10GB_zeros.pb.gz': () => cached('gzip_bomb_10GB_zeros.pb.gz', gzipBombZeros),
+  'gzip_bomb_1GiB_valid_proto.pb.gz': () => cached('gzip_bomb_1GiB_valid_proto.pb.gz', gzipBombValidProto),
+};
+
+/** A synthetic CPU profile with the given shape (gzip), cached by its options. */
+export function syntheticProfilePath(o: SyntheticOptions = SYNTHETIC_HUGE): string {
+  const name = `synthetic_${o.seed}_${o.samples}_${o.stacks}_${o.functions}_${o.locations}_${o.deepShare}.pb.gz`;
+  return cached(name, () => generateSyntheticProfile(o).gz);
+}
+
+export { generateSyntheticProfile, SYNTHETIC_HUGE, type SyntheticOptions };
