@@ -1,6 +1,7 @@
 import type { Store, Artifact } from '../store/index.ts';
 import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
+import { CODE_VERSION } from './code-version.ts';
 import type { Metrics } from './metrics.ts';
 
 /** A stored blob as a byte stream (opened when first read). */
@@ -11,10 +12,10 @@ export async function* blobSource(store: Store, sha256: string, filename: string
 }
 
 /**
- * Bump when a parser or the analysis changes its output: cached derived results carry this
- * version, so a fix re-derives from the stored originals instead of serving old numbers.
+ * The version cached derived results carry: a hash of the parsers, model and analysis code (see
+ * code-version.ts), so a fix re-derives from the stored originals instead of serving old numbers.
  */
-export const MODEL_VERSION = 1;
+export const MODEL_VERSION = CODE_VERSION;
 
 /**
  * Parsed models of stored blobs. Parsing is a pure function of the bytes, so an entry keyed by

@@ -629,7 +629,7 @@ export class PostgresStore implements Store {
           WHERE EXCLUDED.revision >= cache.revision`,
         [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, Date.now()],
       );
-      await db.query('DELETE FROM cache WHERE scope = $1 AND key = $2 AND model_version < $3', [
+      await db.query('DELETE FROM cache WHERE scope = $1 AND key = $2 AND model_version <> $3', [
         c.scope,
         k.key,
         k.modelVersion,

@@ -234,7 +234,9 @@ export class SqliteStore implements Store {
   private renumber(comparisonId: string, ids: readonly string[]): void {
     this.db.prepare('UPDATE stages SET position = -1 - position WHERE comparison_id = ?').run(comparisonId);
     const set = this.db.prepare('UPDATE stages SET position = ? WHERE id = ?');
-    ids.forEach((id, i) => set.run(i, id));
+    ids.forEach((id, i) => {
+      set.run(i, id);
+    });
   }
 
   /**
@@ -620,7 +622,7 @@ export class SqliteStore implements Store {
           WHERE excluded.revision >= cache.revision`)
           .run({ ...c, key: k.key, modelVersion: k.modelVersion, value: bytes, now: Date.now() });
         this.db
-          .prepare('DELETE FROM cache WHERE scope = ? AND key = ? AND model_version < ?')
+          .prepare('DELETE FROM cache WHERE scope = ? AND key = ? AND model_version <> ?')
           .run(c.scope, k.key, k.modelVersion);
       })
       .immediate();
