@@ -14,7 +14,7 @@ import { generateSyntheticProfile, SYNTHETIC_HUGE, type SyntheticOptions } from 
 export const cacheDir = fileURLToPath(new URL('../../.testdata-cache/', import.meta.url));
 
 /** Bump when a generator's output changes, so stale cached files are made again. */
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 
 function cached(name: string, make: () => Buffer): string {
   mkdirSync(cacheDir, { recursive: true });

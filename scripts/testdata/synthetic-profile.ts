@@ -74,7 +74,7 @@ export function generateSyntheticProfile(o: SyntheticOptions): SyntheticProfile 
   const stacks: number[][] = [];
   while (stacks.length < o.stacks) {
     let parent = stacks.length === 0 ? roots : stacks[int(stacks.length)]!;
-    if (parent.length > 48) parent = roots;
+    if (parent.length > 20) parent = roots;
     const st: number[] = [];
     if (rnd() < o.deepShare) {
       const depth = 200 + int(201);

@@ -17,7 +17,7 @@ interface StageFiles {
   cpu: string;
 }
 
-/** Three stages from fixtures/demo when captured, else from the shared samples. */
+/** Three stages from fixtures/demo when captured, else from the reference corpus. */
 function pickStages(): StageFiles[] {
   const demo = join(REPO, 'fixtures/demo');
   const usable = (f: string) => existsSync(f) && statSync(f).size > 0;
