@@ -116,7 +116,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     {
       schema: {
         summary:
-          'Diff of two stages: a tree with delta per node and functions ranked by change (absolute equals go tool pprof -diff_base); `top` holds the first `limit` of `rowsTotal` rows',
+          "Diff of two stages: a tree with delta per node and functions ranked by change (absolute equals go tool pprof -diff_base); `top` holds the first `limit` of `rowsTotal` rows. When a stage holds several profiles of the type (repeated runs), `noise` says how they were normalised (per-request, per-second or raw) and each row and tree node carries `noise`: the benchstat verdict (Mann–Whitney U p-value, significant at p ≤ 0.05, need-more-runs, single-run) of the function's flat and cum across the profiles; nodes carry their function's cum verdict",
         params: idParams,
         querystring: {
           type: 'object',
@@ -178,7 +178,8 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     '/api/comparisons/:id/trajectory',
     {
       schema: {
-        summary: "The top functions' flat/cum at every stage",
+        summary:
+          "The top functions' flat/cum at every stage; with several profiles in a stage, `spread` gives the function's cum share of each profile: n, min, max, median and benchstat's 95 % interval",
         params: idParams,
         querystring: {
           type: 'object',

@@ -36,6 +36,48 @@ const ratios = {
   },
 } as const;
 
+const nullableNumber = { type: ['number', 'null'] } as const;
+
+const estimateSchema = {
+  type: ['object', 'null'],
+  description:
+    "Median across the stage's runs with benchstat's distribution-free 95 % confidence interval for the median (null bounds: too few runs for a 95 % interval, benchstat's ± ∞).",
+  properties: {
+    n: { type: 'integer', description: 'runs with this figure' },
+    values: { type: 'array', items: { type: 'number' }, description: 'one value per run, in run order' },
+    median: { type: 'number' },
+    lo: nullableNumber,
+    hi: nullableNumber,
+    ci: { ...nullableNumber, description: "benchstat's ± as a fraction of the median (0.05 = ± 5 %)" },
+  },
+} as const;
+
+const verdictSchema = {
+  type: 'object',
+  description:
+    'benchstat-style verdict of a change: two-sided Mann–Whitney U test of the per-run values, significant when p ≤ alpha.',
+  properties: {
+    status: {
+      type: 'string',
+      enum: ['significant', 'no-change', 'need-more-runs', 'single-run', 'missing'],
+      description:
+        'no-change and need-more-runs are both "~"; need-more-runs: both sides have fewer than runsNeeded runs, so no change could reach significance; single-run: a side has one run (no noise estimate)',
+    },
+    significant: { type: 'boolean' },
+    ratio: { ...nullableNumber, description: 'target median / base median' },
+    p: { ...nullableNumber, description: 'Mann–Whitney U p-value (null without runs to test)' },
+    nBase: { type: 'integer' },
+    nTarget: { type: 'integer' },
+    alpha: { type: 'number' },
+    runsNeeded: { type: 'integer' },
+  },
+} as const;
+
+const verdictSet = {
+  type: ['object', 'null'],
+  properties: { rps: verdictSchema, p50: verdictSchema, p95: verdictSchema, p99: verdictSchema },
+} as const;
+
 export const comparisonSchema = {
   type: 'object',
   properties: {
@@ -83,6 +125,40 @@ export const comparisonSchema = {
           vsBaseline: ratios,
           loadTests: { type: 'integer' },
           aggregated: { type: 'boolean' },
+          summary: {
+            type: 'string',
+            enum: ['single-run', 'median', 'aggregate', 'none'],
+            description:
+              'median: repeated runs of one tool and settings, figures are medians across runs; aggregate: runs with different settings, request-weighted; single-run: as the tool printed it',
+          },
+          runs: {
+            type: 'array',
+            description: 'the load-test runs behind the row, each with its own figures (req/s, ms)',
+            items: {
+              type: 'object',
+              properties: {
+                artifactId: { type: 'string' },
+                filename: { type: 'string' },
+                rps: nullableNumber,
+                requests: nullableNumber,
+                errors: nullableNumber,
+                latencyMs: {
+                  type: 'object',
+                  properties: { p50: nullableNumber, p95: nullableNumber, p99: nullableNumber },
+                },
+              },
+            },
+          },
+          estimates: {
+            type: ['object', 'null'],
+            description: 'per figure across the runs (median rows only)',
+            properties: { rps: estimateSchema, p50: estimateSchema, p95: estimateSchema, p99: estimateSchema },
+          },
+          significance: {
+            type: 'object',
+            description: 'verdicts against the previous stage and the baseline (null for the first stage)',
+            properties: { vsPrevious: verdictSet, vsBaseline: verdictSet },
+          },
           source: {
             type: 'object',
             properties: {

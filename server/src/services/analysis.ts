@@ -7,17 +7,55 @@ import type { GcTrace } from '../model/gctrace.ts';
 import { mergeProfiles } from '../analysis/merge.ts';
 import { flatCum, sortByFlat, total } from '../analysis/flat-cum.ts';
 import { callTree } from '../analysis/call-tree.ts';
-import { type DiffMode, diffProfiles } from '../analysis/diff.ts';
+import { type DiffMode, type DiffNode, diffProfiles } from '../analysis/diff.ts';
 import { toFolded } from '../analysis/folded.ts';
 import { type FrameFilters, filterProfile } from '../analysis/filter.ts';
 import { sandwich } from '../analysis/sandwich.ts';
 import { describeProfile, isCumulativeSinceStart } from '../analysis/sample-types.ts';
-import { compareBenchmarks } from '../analysis/benchstat.ts';
+import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
+import { estimate, type RunEstimate, runsNeeded, type Verdict, verdict } from '../analysis/significance.ts';
 import { ApiError } from '../routes/errors.ts';
 import type { ModelCache } from './models.ts';
 
 type Latency3 = { p50: number | null; p95: number | null; p99: number | null };
 type Ratios = { rps: number | null; p50: number | null; p95: number | null; p99: number | null };
+
+/** One load-test run behind a stage row, with its own figures (req/s, ms). */
+export interface StageRun {
+  artifactId: string;
+  filename: string;
+  rps: number | null;
+  requests: number | null;
+  errors: number | null;
+  latencyMs: Latency3;
+}
+
+/** Median and 95 % interval across a stage's runs, per figure (null where no run has the figure). */
+export interface StageEstimates {
+  rps: RunEstimate | null;
+  p50: RunEstimate | null;
+  p95: RunEstimate | null;
+  p99: RunEstimate | null;
+}
+
+/** benchstat-style verdicts of one stage against another, per figure. */
+export interface StageVerdicts {
+  rps: Verdict;
+  p50: Verdict;
+  p95: Verdict;
+  p99: Verdict;
+}
+
+/**
+ * How a row's figures summarise its runs:
+ * - `single-run`: one run, its figures as the tool printed them (no noise estimate);
+ * - `median`: several runs of the same tool and settings: each figure is the median across runs, with
+ *   benchstat's 95 % interval in `estimates`, and verdicts against other stages;
+ * - `aggregate`: several runs with different settings: requests/duration and request-weighted latency
+ *   (no noise estimate: the runs measure different things);
+ * - `none`: the stage has no load test.
+ */
+export type StageSummaryKind = 'single-run' | 'median' | 'aggregate' | 'none';
 
 export interface StageRow {
   stageId: string;
@@ -29,9 +67,17 @@ export interface StageRow {
   latencyMs: Latency3;
   vsPrevious: Ratios | null;
   vsBaseline: Ratios | null;
-  /** Load tests behind the figures; above 1 the figures are their request-weighted aggregate. */
+  /** Load tests behind the figures. */
   loadTests: number;
+  /** True for `aggregate` rows (request-weighted figures of runs with different settings). */
   aggregated: boolean;
+  summary: StageSummaryKind;
+  /** The runs behind the figures, each with its own figures, in upload order. */
+  runs: StageRun[];
+  /** Median and 95 % interval across `runs` (`median` rows; null otherwise). */
+  estimates: StageEstimates | null;
+  /** Mann–Whitney U verdicts of this stage against the previous stage and the baseline (null for the first). */
+  significance: { vsPrevious: StageVerdicts | null; vsBaseline: StageVerdicts | null };
   /** Which runs the figures come from: their format, ids, how many other runs the stage holds. */
   source: { format: string | null; artifactIds: string[]; otherRuns: number; headline: boolean };
 }
@@ -101,6 +147,33 @@ function weighted(runs: LoadTestRun['summary'][], pick: (s: LoadTestRun['summary
 }
 
 /**
+ * What makes two runs repeats of one measurement: the tool, the target and the load it applied
+ * (connections, threads, constant rate, configured duration). Runs that differ in any of these
+ * measure different things and are never treated as samples of one distribution.
+ */
+export function runSettingsKey(format: string, s: LoadTestRun['summary']): string {
+  const m = s.meta ?? ({} as LoadTestRun['summary']['meta']);
+  const pick = (v: unknown) => (v === undefined || v === null ? '' : String(v));
+  return [format, m.targetUrl, m.connections, m.threads, m.rate, m.configuredDuration].map(pick).join('\u0000');
+}
+
+/** The per-run figures a verdict compares: one value per run (req/s, ms). */
+function perRun(row: StageRow, k: 'rps' | 'p50' | 'p95' | 'p99'): (number | null)[] {
+  // An aggregate row holds runs of different settings: its one figure stands alone, like a single run.
+  if (row.summary !== 'median') {
+    const v = k === 'rps' ? row.rps : row.latencyMs[k];
+    return v === null ? [] : [v];
+  }
+  return row.runs.map((r) => (k === 'rps' ? r.rps : r.latencyMs[k]));
+}
+
+function verdicts(cur: StageRow, old: StageRow | undefined): StageVerdicts | null {
+  if (!old) return null;
+  const v = (k: 'rps' | 'p50' | 'p95' | 'p99') => verdict(perRun(old, k), perRun(cur, k));
+  return { rps: v('rps'), p50: v('p50'), p95: v('p95'), p99: v('p99') };
+}
+
+/**
  * The load-test format the stage table reads: the one present in the most stages (ties: the one
  * with more requests). Runs of different tools measure different things — a closed-loop wrk run
  * saturates the service, a constant-rate vegeta run holds a fixed load — so a row never mixes them;
@@ -127,9 +200,11 @@ export function headlineFormat(tree: ComparisonTree): string | null {
 /**
  * The stage table: one row per stage from its load tests' summaries (read from the store, no
  * re-parsing), all rows from the same tool (see headlineFormat); a stage without a run of that
- * tool uses its own largest run, and says so in `source`. Several runs of the tool in one stage
- * are combined: requests and errors add up, rps is total requests over total duration, latency
- * percentiles are request-weighted means (an approximation, flagged by `aggregated`).
+ * tool uses its own largest run, and says so in `source`. Several runs of the tool in one stage:
+ * - all with the same settings (repeated runs): each figure is the median across runs with benchstat's
+ *   95 % interval, and every stage-to-stage change gets a Mann–Whitney U verdict (`significance`);
+ * - with different settings: requests and errors add up, rps is total requests over total duration,
+ *   latency percentiles are request-weighted means (an approximation, flagged by `aggregated`).
  */
 export function stageTable(tree: ComparisonTree): StageRow[] {
   const headline = headlineFormat(tree);
@@ -147,41 +222,120 @@ export function stageTable(tree: ComparisonTree): StageRow[] {
     const sum = (pick: (s: LoadTestRun['summary']) => number | null) =>
       runs.some((r) => pick(r) !== null) ? runs.reduce((a, r) => a + (pick(r) ?? 0), 0) : null;
     const requests = sum((s) => s.requests);
-    const duration = runs.every((r) => r.durationSeconds !== null) ? sum((s) => s.durationSeconds) : null;
-    return {
+    const errors = sum((s) => s.errors);
+    const stageRuns: StageRun[] = used.map((a, i) => ({
+      artifactId: a.id,
+      filename: a.filename,
+      rps: runs[i]!.rps,
+      requests: runs[i]!.requests,
+      errors: runs[i]!.errors,
+      latencyMs: { p50: runs[i]!.latencyMs.p50, p95: runs[i]!.latencyMs.p95, p99: runs[i]!.latencyMs.p99 },
+    }));
+    const repeated = runs.length > 1 && new Set(used.map((a, i) => runSettingsKey(a.format, runs[i]!))).size === 1;
+    const summary: StageSummaryKind =
+      runs.length === 0 ? 'none' : runs.length === 1 ? 'single-run' : repeated ? 'median' : 'aggregate';
+    const source = {
+      format: used[0]?.format ?? null,
+      artifactIds: used.map((a) => a.id),
+      otherRuns: all.length - used.length,
+      headline: used[0]?.format === headline,
+    };
+    const base = {
       stageId: st.id,
       name: st.name,
       note: st.note,
+      requests,
+      errors,
+      vsPrevious: null,
+      vsBaseline: null,
+      loadTests: runs.length,
+      aggregated: summary === 'aggregate',
+      summary,
+      runs: stageRuns,
+      significance: { vsPrevious: null, vsBaseline: null },
+      source,
+    };
+    if (summary === 'median') {
+      const est: StageEstimates = {
+        rps: estimate(stageRuns.map((r) => r.rps)),
+        p50: estimate(stageRuns.map((r) => r.latencyMs.p50)),
+        p95: estimate(stageRuns.map((r) => r.latencyMs.p95)),
+        p99: estimate(stageRuns.map((r) => r.latencyMs.p99)),
+      };
+      return {
+        ...base,
+        rps: est.rps?.median ?? null,
+        latencyMs: { p50: est.p50?.median ?? null, p95: est.p95?.median ?? null, p99: est.p99?.median ?? null },
+        estimates: est,
+      };
+    }
+    const duration = runs.every((r) => r.durationSeconds !== null) ? sum((s) => s.durationSeconds) : null;
+    return {
+      ...base,
       rps:
         runs.length === 1
           ? runs[0]!.rps
           : requests !== null && duration
             ? requests / duration
             : weighted(runs, (s) => s.rps),
-      requests,
-      errors: sum((s) => s.errors),
       latencyMs: {
         p50: weighted(runs, (s) => s.latencyMs.p50),
         p95: weighted(runs, (s) => s.latencyMs.p95),
         p99: weighted(runs, (s) => s.latencyMs.p99),
       },
-      vsPrevious: null,
-      vsBaseline: null,
-      loadTests: runs.length,
-      aggregated: runs.length > 1,
-      source: {
-        format: used[0]?.format ?? null,
-        artifactIds: used.map((a) => a.id),
-        otherRuns: all.length - used.length,
-        headline: used[0]?.format === headline,
-      },
+      estimates: null,
     };
   });
   rows.forEach((r, i) => {
     r.vsPrevious = ratios(r, rows[i - 1]);
     r.vsBaseline = i === 0 ? null : ratios(r, rows[0]);
+    r.significance = { vsPrevious: verdicts(r, rows[i - 1]), vsBaseline: i === 0 ? null : verdicts(r, rows[0]) };
   });
   return rows;
+}
+
+/**
+ * The spread of a function's cum share of each profile across a stage's profiles (fractions 0..1):
+ * the median with benchstat's interval, and the extremes.
+ */
+export interface ShareSpread {
+  n: number;
+  min: number;
+  max: number;
+  median: number;
+  lo: number | null;
+  hi: number | null;
+}
+
+function shareSpread(shares: number[]): ShareSpread | null {
+  const e = estimate(shares);
+  if (!e) return null;
+  return { n: e.n, min: Math.min(...shares), max: Math.max(...shares), median: e.median, lo: e.lo, hi: e.hi };
+}
+
+/** A diff tree node with its function's cum verdict across the stages' profiles. */
+export type NoisyDiffNode = DiffNode & {
+  noise?: Pick<Verdict, 'status' | 'significant' | 'p'> | null;
+  children: NoisyDiffNode[];
+};
+
+/**
+ * Marks every node of a diff tree with its function's cum verdict (a call path's own runs are not
+ * tested: the function's cum across all its paths stands for it). Iterative: trees can be deep.
+ */
+function withNodeNoise(root: DiffNode, functions: Map<string, FunctionNoise>): NoisyDiffNode {
+  const copy = (n: DiffNode): NoisyDiffNode => ({ ...n, noise: functions.get(n.name)?.cum ?? null, children: [] });
+  const out = copy(root);
+  const stack: [DiffNode, NoisyDiffNode][] = [[root, out]];
+  while (stack.length > 0) {
+    const [src, dst] = stack.pop()!;
+    for (const c of src.children) {
+      const cc = copy(c);
+      dst.children.push(cc);
+      stack.push([c, cc]);
+    }
+  }
+  return out;
 }
 
 /** Picks and merges the profiles of a stage that hold a sample type. */
@@ -191,6 +345,39 @@ export interface StageProfile {
   sampleType: string;
   sampleIndex: number;
   unit: string;
+}
+
+/**
+ * How per-profile figures are made comparable across runs before the U test:
+ * - `per-request`: each profile divided by the requests its run served while it was taken (the run's
+ *   req/s × the profile's duration; profiles pair with the stage's runs in upload order, so it needs as
+ *   many runs as profiles);
+ * - `per-second`: divided by the profile's duration;
+ * - `raw`: as recorded (snapshots and cumulative profiles have no duration).
+ */
+export type ProfileNormalisation = 'per-request' | 'per-second' | 'raw';
+
+/** One function's flat and cum verdicts across the stages' profiles (see significance.ts). */
+export interface FunctionNoise {
+  flat: Pick<Verdict, 'status' | 'significant' | 'p'>;
+  cum: Pick<Verdict, 'status' | 'significant' | 'p'>;
+}
+
+/** Noise across several profiles per stage, attached to a diff. */
+export interface DiffNoise {
+  normalisation: ProfileNormalisation;
+  unit: string;
+  nBase: number;
+  nTarget: number;
+  alpha: number;
+  runsNeeded: number;
+}
+
+/** A stage's profiles one by one: per function, its flat and cum normalised per `normalisation`. */
+interface ProfileRuns {
+  perProfile: Map<string, { flat: number; cum: number }>[];
+  /** The divisor of each profile for each normalisation (null where unavailable). */
+  divisors: { 'per-request': (number | null)[]; 'per-second': (number | null)[] };
 }
 
 export class AnalysisService {
@@ -369,6 +556,89 @@ export class AnalysisService {
     );
   }
 
+  /** Each of the stage's chosen profiles on its own: flat and cum per function, and its divisors. */
+  async profileRuns(
+    tree: ComparisonTree,
+    stageId: string,
+    sp: StageProfile,
+    filters: FrameFilters,
+  ): Promise<ProfileRuns> {
+    const st = this.stage(tree, stageId);
+    const row = stageTable({ ...tree, stages: [st] })[0];
+    const runs = row?.runs ?? [];
+    const perProfile: ProfileRuns['perProfile'] = [];
+    const perRequest: (number | null)[] = [];
+    const perSecond: (number | null)[] = [];
+    for (const [i, a] of sp.artifacts.entries()) {
+      const parsed = (await this.models.get(a)) as Extract<Parsed, { kind: 'profile' }>;
+      const p = filterProfile(parsed.profile, filters);
+      const idx = p.sampleTypes.findIndex((t) => t.type === sp.sampleType);
+      perProfile.push(
+        new Map(idx < 0 ? [] : flatCum(p, idx).map((r) => [r.name, { flat: r.flat, cum: r.cum }] as const)),
+      );
+      const seconds = p.durationNanos > 0 ? p.durationNanos / 1e9 : null;
+      perSecond.push(seconds);
+      const rps = runs.length === sp.artifacts.length ? runs[i]!.rps : null;
+      perRequest.push(seconds !== null && rps !== null && rps > 0 ? rps * seconds : null);
+    }
+    return { perProfile, divisors: { 'per-request': perRequest, 'per-second': perSecond } };
+  }
+
+  /**
+   * Per function, the benchstat test of its flat and cum between the stages' profiles, one value per
+   * profile (normalised the same way on both sides); null unless a side has several profiles.
+   */
+  async profileNoise(
+    tree: ComparisonTree,
+    base: { stageId: string; sp: StageProfile },
+    target: { stageId: string; sp: StageProfile },
+    filters: FrameFilters,
+  ): Promise<{ noise: DiffNoise; functions: Map<string, FunctionNoise> } | null> {
+    if (base.sp.artifacts.length < 2 && target.sp.artifacts.length < 2) return null;
+    const b = await this.profileRuns(tree, base.stageId, base.sp, filters);
+    const t = await this.profileRuns(tree, target.stageId, target.sp, filters);
+    const usable = (k: 'per-request' | 'per-second') =>
+      [...b.divisors[k], ...t.divisors[k]].every((d) => d !== null && d > 0);
+    const normalisation: ProfileNormalisation = usable('per-request')
+      ? 'per-request'
+      : usable('per-second')
+        ? 'per-second'
+        : 'raw';
+    const divide = (r: ProfileRuns) =>
+      r.perProfile.map((_, i) => (normalisation === 'raw' ? 1 : r.divisors[normalisation][i]!));
+    const bd = divide(b);
+    const td = divide(t);
+    const names = new Set<string>();
+    for (const m of [...b.perProfile, ...t.perProfile]) for (const k of m.keys()) names.add(k);
+    const functions = new Map<string, FunctionNoise>();
+    const brief = (v: Verdict) => ({ status: v.status, significant: v.significant, p: v.p });
+    for (const name of names) {
+      const side = (r: ProfileRuns, d: number[], k: 'flat' | 'cum') =>
+        r.perProfile.map((m, i) => (m.get(name)?.[k] ?? 0) / d[i]!);
+      functions.set(name, {
+        flat: brief(verdict(side(b, bd, 'flat'), side(t, td, 'flat'))),
+        cum: brief(verdict(side(b, bd, 'cum'), side(t, td, 'cum'))),
+      });
+    }
+    const unit =
+      normalisation === 'per-request'
+        ? `${base.sp.unit}/request`
+        : normalisation === 'per-second'
+          ? `${base.sp.unit}/s`
+          : base.sp.unit;
+    return {
+      noise: {
+        normalisation,
+        unit,
+        nBase: b.perProfile.length,
+        nTarget: t.perProfile.length,
+        alpha: BENCHSTAT_ALPHA,
+        runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+      },
+      functions,
+    };
+  }
+
   async diff(
     tree: ComparisonTree,
     baseId: string,
@@ -396,6 +666,12 @@ export class AnalysisService {
       minFraction,
       ...(perRequest ? { baseRequests: perRequest.baseRequests, targetRequests: perRequest.targetRequests } : {}),
     });
+    const noise = await this.profileNoise(
+      tree,
+      { stageId: baseId, sp: base },
+      { stageId: targetId, sp: target },
+      filters,
+    );
     const warnings: string[] = [];
     if (isCumulativeSinceStart(base.sampleType) && (mode === 'absolute' || mode === 'normalize')) {
       warnings.push(
@@ -423,25 +699,40 @@ export class AnalysisService {
       scale: d.scale,
       warnings,
       perRequest,
-      tree: d.tree,
+      noise: noise?.noise ?? null,
+      tree: noise ? withNodeNoise(d.tree, noise.functions) : d.tree,
       trim: d.trim,
-      top: d.rows,
+      top: noise ? d.rows.map((r) => ({ ...r, noise: noise.functions.get(r.name) ?? null })) : d.rows,
     };
   }
 
   /** The top functions' cost at every stage: the part of the story no single diff shows. */
   async trajectory(tree: ComparisonTree, sampleType: string | undefined, n: number) {
     const type = sampleType ?? this.defaultSampleType(tree);
-    const perStage: ({ rows: Map<string, { flat: number; cum: number }>; total: number } | null)[] = [];
+    const perStage: ({
+      rows: Map<string, { flat: number; cum: number }>;
+      total: number;
+      /** With several profiles: each profile's per-function figures and total. */
+      runs: { rows: Map<string, { flat: number; cum: number }>; total: number }[] | null;
+    } | null)[] = [];
     let unit = '';
     for (const st of tree.stages) {
       try {
         const sp = await this.stageProfile(tree, st.id, type ?? undefined);
         unit = sp.unit;
         const t = total(sp.profile, sp.sampleIndex);
+        let runs = null;
+        if (sp.artifacts.length > 1) {
+          const pr = await this.profileRuns(tree, st.id, sp, {});
+          runs = pr.perProfile.map((rows) => ({
+            rows,
+            total: [...rows.values()].reduce((a, r) => a + r.flat, 0),
+          }));
+        }
         perStage.push({
           rows: new Map(flatCum(sp.profile, sp.sampleIndex).map((r) => [r.name, { flat: r.flat, cum: r.cum }])),
           total: t,
+          runs,
         });
       } catch (e) {
         if (e instanceof ApiError && e.status === 404) perStage.push(null);
@@ -472,6 +763,7 @@ export class AnalysisService {
                 flat: s.rows.get(name)?.flat ?? 0,
                 cum: s.rows.get(name)?.cum ?? 0,
                 total: s.total,
+                spread: s.runs ? shareSpread(s.runs.map((r) => (r.rows.get(name)?.cum ?? 0) / r.total || 0)) : null,
               }
             : null,
         ),

@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StagediffApp } from '../../src/app.ts';
+import { mannWhitneyU } from '../../src/analysis/benchstat.ts';
+import { flatCum } from '../../src/analysis/flat-cum.ts';
+import { parsePprof } from '../../src/ingest/pprof/index.ts';
+import { testApp } from '../helpers/app.ts';
+import { PRINTED_RPS, runFiles, uploadRepeatedRuns } from '../helpers/repeated-runs.ts';
+
+/* Profile noise on real repeated runs (fixtures/repeated-runs: a CPU profile taken during each wrk run). */
+let app: StagediffApp;
+let id: string;
+let stageIds: string[];
+beforeAll(async () => {
+  app = await testApp();
+  ({ id, stageIds } = await uploadRepeatedRuns(app));
+});
+afterAll(async () => {
+  await app.close();
+});
+
+type Row = {
+  name: string;
+  base: { cum: number };
+  target: { cum: number };
+  noise: { cum: { status: string; significant: boolean; p: number | null } } | null;
+};
+
+async function diff(b: number, t: number) {
+  const r = await app.inject({
+    url: `/api/comparisons/${id}/diff?base=${stageIds[b]}&target=${stageIds[t]}&sort=cum&limit=100000`,
+  });
+  expect(r.statusCode).toBe(200);
+  return r.json();
+}
+
+/** CPU nanoseconds per request of `fn` (cum) in each run's profile, computed here from the files. */
+function cumPerRequest(stage: 'fast-json' | 'pooled' | 'pooled-rerun', fn: string): number[] {
+  const files = runFiles(stage, 'cpu.pb.gz');
+  const out: number[] = [];
+  for (const [i, f] of files.entries()) {
+    const p = parsePprof(readFileSync(f));
+    const idx = p.sampleTypes.findIndex((t) => t.type === 'cpu');
+    const cum = flatCum(p, idx).find((r) => r.name === fn)?.cum ?? 0;
+    out.push(cum / (PRINTED_RPS[stage][i]! * (p.durationNanos / 1e9)));
+  }
+  return out;
+}
+
+describe('diff noise across several profiles per stage', () => {
+  it('fast-json → pooled: the per-request test flags the dialling that pooling removed', async () => {
+    const d = await diff(0, 1);
+    expect(d.noise).toEqual({
+      normalisation: 'per-request',
+      unit: 'nanoseconds/request',
+      nBase: 5,
+      nTarget: 5,
+      alpha: 0.05,
+      runsNeeded: 4,
+    });
+    const dial = d.top.find((r: Row) => r.name === 'net.(*Dialer).DialContext') as Row;
+    expect(dial.target.cum).toBe(0);
+    expect(dial.noise!.cum).toMatchObject({ status: 'significant', significant: true });
+    // The same p from the files themselves: each profile's cum over the requests its run served in it.
+    const ref = mannWhitneyU(
+      cumPerRequest('fast-json', 'net.(*Dialer).DialContext'),
+      cumPerRequest('pooled', 'net.(*Dialer).DialContext'),
+    );
+    expect(dial.noise!.cum.p).toBeCloseTo(ref.p, 15);
+    // The tree carries each node's function verdict for the tooltips.
+    const stack = [d.tree];
+    let found = null;
+    while (stack.length > 0 && !found) {
+      const n = stack.pop();
+      if (n.name === 'net.(*Dialer).DialContext') found = n;
+      stack.push(...n.children);
+    }
+    expect(found?.noise).toEqual(dial.noise!.cum);
+  });
+
+  it('pooled → its re-run: almost nothing moves beyond the noise', async () => {
+    const sig = (d: { top: Row[]; baseTotal: number; targetTotal: number }) => {
+      const big = d.top.filter((r) => Math.max(r.base.cum / d.baseTotal, r.target.cum / d.targetTotal) > 0.01);
+      return { big: big.length, significant: big.filter((r) => r.noise?.cum.significant).length };
+    };
+    const real = sig(await diff(0, 1));
+    const same = sig(await diff(1, 2));
+    // Recorded: 127 of 204 functions above 1 % change significantly for fast-json → pooled, 5 of 160 for
+    // the re-run — about what α = 0.05 lets through by chance.
+    expect(real.significant / real.big).toBeGreaterThan(0.5);
+    expect(same.significant / same.big).toBeLessThan(0.1);
+    const handler = (await diff(1, 2)).top.find((r: Row) => r.name === 'main.(*service).handleOrders') as Row;
+    expect(handler.noise!.cum).toMatchObject({ status: 'no-change', significant: false });
+  });
+
+  it('the trajectory shows the spread of each function across a stage’s profiles', async () => {
+    const t = (await app.inject({ url: `/api/comparisons/${id}/trajectory` })).json();
+    for (const f of t.functions)
+      for (const p of f.points) {
+        expect(p.spread.n).toBe(5);
+        expect(p.spread.min).toBeLessThanOrEqual(p.spread.median);
+        expect(p.spread.median).toBeLessThanOrEqual(p.spread.max);
+      }
+  });
+});
