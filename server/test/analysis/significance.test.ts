@@ -4,7 +4,7 @@ import { mannWhitneyU } from '../../src/analysis/benchstat.ts';
 import { estimate, minimumUTestP, runsNeeded, verdict } from '../../src/analysis/significance.ts';
 import { parse } from '../../src/ingest/gobench.ts';
 import { fixturesDir } from '../helpers/paths.ts';
-import { goFixed, readBenchstatCsv } from '../issue7/benchstat-reference.ts';
+import { goFixed, readBenchstatCsv } from './benchstat-reference.ts';
 
 /*
  * The per-run figures of real wrk runs (fixtures/repeated-runs), written as benchmark files with custom
