@@ -32,6 +32,14 @@ export function DiffLegend(props: {
           </span>
         )}
       </div>
+      {diff.noise && (
+        <div className="legend-noise small" data-noise-normalisation={diff.noise.normalisation}>
+          Noise: {diff.noise.nBase} + {diff.noise.nTarget} profiles; each function's flat and cum{' '}
+          {diff.noise.normalisation === 'raw' ? 'as recorded' : diff.noise.normalisation} per profile, Mann–Whitney U
+          test (as benchstat). Frames and rows whose change is inside the noise (p &gt; {diff.noise.alpha}) are grey;
+          hover for p.
+        </div>
+      )}
       <div className="legend-scale">
         {legendStops(dark).map((s) => (
           <span key={s.label} className="legend-stop">

@@ -1,8 +1,24 @@
 import { useState } from 'react';
 import type { DiffRow } from '../lib/api-types.ts';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
+import { formatP } from '../lib/significance.ts';
 
-/** Functions ranked by change, flat and cum for both stages; a click focuses the function. */
+/** A change neither flat nor cum of which is significant across the stages' profiles. */
+function inNoise(r: DiffRow): boolean {
+  return !!r.noise && !r.noise.flat.significant && !r.noise.cum.significant;
+}
+
+function noiseTitle(r: DiffRow): string | undefined {
+  if (!r.noise) return undefined;
+  const one = (label: string, v: NonNullable<DiffRow['noise']>['flat']) =>
+    `${label}: ${v.significant ? 'significant' : v.status === 'single-run' ? 'one profile: no noise estimate' : '~ within the noise'}${v.p !== null ? ` (${formatP(v.p)})` : ''}`;
+  return `${one('flat', r.noise.flat)}; ${one('cum', r.noise.cum)} — Mann–Whitney U over the stages' profiles`;
+}
+
+/**
+ * Functions ranked by change, flat and cum for both stages; a click focuses the function. With several
+ * profiles per stage, rows whose change is inside the noise are greyed (p-values in the row's title).
+ */
 export function HotPathTable(props: {
   rows: DiffRow[];
   unit: string;
@@ -59,8 +75,12 @@ export function HotPathTable(props: {
           {shown.map((r) => (
             <tr
               key={r.name}
-              className={r.name === selected ? 'selected' : undefined}
+              className={
+                [r.name === selected ? 'selected' : '', inNoise(r) ? 'in-noise' : ''].join(' ').trim() || undefined
+              }
               aria-selected={r.name === selected}
+              data-noise={r.noise ? r.noise.cum.status : undefined}
+              title={noiseTitle(r)}
               onClick={() => onSelect(r.name)}
             >
               <td className="num muted">{rows.indexOf(r) + 1}</td>

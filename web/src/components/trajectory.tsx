@@ -2,7 +2,10 @@ import type { TrajectoryResponse } from '../lib/api-types.ts';
 import { sparklinePoints } from '../lib/charts.ts';
 import { formatShare, formatValue } from '../lib/format.ts';
 
-/** Small multiples: each top function's cumulative share of the profile across all stages. */
+/**
+ * Small multiples: each top function's cumulative share of the profile across all stages; with several
+ * profiles in a stage, a vertical whisker spans the share's range across them.
+ */
 export function Trajectory(props: { data: TrajectoryResponse; selected: string; onSelect: (name: string) => void }) {
   const { data, selected, onSelect } = props;
   const W = 220;
@@ -11,7 +14,10 @@ export function Trajectory(props: { data: TrajectoryResponse; selected: string; 
     <ul className="trajectory" aria-label="Trajectory of top functions across stages">
       {data.functions.map((f) => {
         const shares = f.points.map((p) => (p && p.total > 0 ? p.cum / p.total : null));
-        const points = sparklinePoints(shares, W, H, 4);
+        // The height spans the shares and, with several profiles per stage, their spread.
+        const tops = [...shares, ...f.points.map((p) => p?.spread?.max ?? null)].filter((v): v is number => v !== null);
+        const range = { min: 0, max: tops.length > 0 ? Math.max(...tops) : 1 };
+        const points = sparklinePoints(shares, W, H, 4, range);
         const first = shares.find((s) => s !== null) ?? null;
         const last = [...shares].reverse().find((s) => s !== null) ?? null;
         return (
@@ -20,6 +26,35 @@ export function Trajectory(props: { data: TrajectoryResponse; selected: string; 
               {f.name}
             </button>
             <svg width={W} height={H} role="img" aria-label={`${f.name}: share of total per stage`}>
+              {/* With several profiles per stage: the range of the function's share across them. */}
+              {f.points.map((p, i) => {
+                if (!p?.spread || p.spread.n < 2) return null;
+                const at = (v: number) =>
+                  sparklinePoints(
+                    shares.map((_, j) => (j === i ? v : null)),
+                    W,
+                    H,
+                    4,
+                    range,
+                  );
+                const lo = at(p.spread.min);
+                const hi = at(p.spread.max);
+                const [x1, y1] = lo.trim().split(',').map(Number);
+                const [, y2] = hi.trim().split(',').map(Number);
+                return (
+                  <line
+                    key={`w-${p.stageId}`}
+                    x1={x1}
+                    x2={x1}
+                    y1={y1}
+                    y2={y2}
+                    className="traj-whisker"
+                    data-spread-n={p.spread.n}
+                  >
+                    <title>{`${data.stages[i]?.name}: ${formatShare(p.spread.min)} – ${formatShare(p.spread.max)} over ${p.spread.n} profiles`}</title>
+                  </line>
+                );
+              })}
               <polyline points={points} fill="none" stroke="currentColor" strokeWidth={1.6} />
               {points
                 .split(' ')
@@ -34,6 +69,9 @@ export function Trajectory(props: { data: TrajectoryResponse; selected: string; 
                 <span key={data.stages[i]?.stageId ?? i} title={data.stages[i]?.name}>
                   {data.stages[i]?.name}:{' '}
                   {p ? `${formatShare(p.cum / (p.total || 1))} (${formatValue(p.cum, data.unit)})` : '—'}
+                  {p?.spread && p.spread.n > 1
+                    ? ` · ${formatShare(p.spread.min)}–${formatShare(p.spread.max)} over ${p.spread.n} profiles`
+                    : ''}
                 </span>
               ))}
             </div>

@@ -4,7 +4,7 @@
  * bundle never contains server code); only response envelopes the server builds inline and web-only
  * views of them are declared here. All figures carry their unit explicitly (sample unit, ms, req/s, bytes).
  */
-import type { DiffMode, DiffNode, DiffRow, DiffStatus } from '../../../server/src/analysis/diff.ts';
+import type { DiffMode, DiffRow as PlainDiffRow, DiffStatus } from '../../../server/src/analysis/diff.ts';
 import type {
   BenchConfig,
   BenchmarkDiff,
@@ -18,21 +18,33 @@ import type {
   PercentilePoint,
   TimelineBucket,
 } from '../../../server/src/model/loadtest.ts';
-import type { StageRow } from '../../../server/src/services/analysis.ts';
+import type {
+  DiffNoise,
+  FunctionNoise,
+  NoisyDiffNode,
+  ShareSpread,
+  StageRow,
+} from '../../../server/src/services/analysis.ts';
 import type {
   Artifact as StoredArtifact,
   ArtifactKind,
   Comparison as StoredComparison,
 } from '../../../server/src/store/types.ts';
 
+/** A diff row; `noise` is the function's verdict across several profiles per stage (see DiffNoise). */
+export type DiffRow = PlainDiffRow & { noise?: FunctionNoise | null };
+/** A diff tree node; `noise` is its function's cum verdict across several profiles per stage. */
+export type DiffNode = NoisyDiffNode;
+
 export type {
+  DiffNoise,
+  FunctionNoise,
+  ShareSpread,
   ArtifactKind,
   BenchmarkDiff,
   BenchmarkDiffRow,
   BenchSideSummary,
   DiffMode,
-  DiffNode,
-  DiffRow,
   DiffStatus,
   GcCycle,
   GcTrace,
@@ -125,6 +137,8 @@ export interface DiffResponse {
   scale: { base: number; target: number };
   warnings: string[];
   perRequest: { baseRequests: number; targetRequests: number; method: string } | null;
+  /** Set when a stage holds several profiles of the type: how rows' and nodes' `noise` was tested. */
+  noise?: DiffNoise | null;
   tree: DiffNode;
   /** The first `limit` rows (by |deltaFlat|) of `rowsTotal`. */
   top: DiffRow[];
@@ -142,6 +156,8 @@ export interface TrajectoryPoint {
   flat: number;
   cum: number;
   total: number;
+  /** The function's cum share of each of the stage's profiles, when it holds several. */
+  spread?: ShareSpread | null;
 }
 
 export interface TrajectoryResponse {

@@ -37,11 +37,18 @@ export function relativeSeries<T extends { t: number }>(
 }
 
 /** SVG polyline points for a sparkline of values (nulls skipped), in a width × height box. */
-export function sparklinePoints(values: (number | null)[], width: number, height: number, pad = 2): string {
+export function sparklinePoints(
+  values: (number | null)[],
+  width: number,
+  height: number,
+  pad = 2,
+  /** The value range the height spans (default: 0 or below to the largest value). */
+  range?: { min: number; max: number },
+): string {
   const present = values.filter((v): v is number => v !== null && Number.isFinite(v));
   if (present.length === 0) return '';
-  const max = Math.max(...present);
-  const min = Math.min(0, ...present);
+  const max = range?.max ?? Math.max(...present);
+  const min = range?.min ?? Math.min(0, ...present);
   const span = max - min || 1;
   const n = values.length;
   const pts: string[] = [];

@@ -44,8 +44,24 @@ const stage: StageRow = {
   vsBaseline: { rps: 10.5, p50: 0.5, p95: 0.22, p99: 0.3 },
   loadTests: 1,
   aggregated: false,
+  summary: 'single-run',
+  runs: [],
+  estimates: null,
+  significance: { vsPrevious: null, vsBaseline: null },
   source: { format: 'wrk', artifactIds: ['w'], otherRuns: 0, headline: true },
 };
+
+/** A verdict of 5 runs against 5 (as the server reports fixtures/repeated-runs). */
+const v = (ratio: number, p: number, status: 'significant' | 'no-change' | 'need-more-runs' = 'significant') => ({
+  status,
+  significant: status === 'significant',
+  ratio,
+  p,
+  nBase: status === 'need-more-runs' ? 3 : 5,
+  nTarget: status === 'need-more-runs' ? 3 : 5,
+  alpha: 0.05,
+  runsNeeded: 4,
+});
 
 describe('what changed', () => {
   it('picks the biggest share change, skipping roots and the same call chain (ties go to the larger flat change)', () => {
@@ -54,12 +70,54 @@ describe('what changed', () => {
   });
   it('writes the sentence', () => {
     expect(whatChanged(stage, diff)).toBe(
-      'encoding/json.Marshal: 68 % → 4 % of CPU; main.fastEncode: new, 20 % of CPU; QPS ×10.5; P95 −78 %',
+      'encoding/json.Marshal: 68 % → 4 % of CPU; main.fastEncode: new, 20 % of CPU; QPS ×10.5 (1 run: no noise estimate); P95 −78 % (1 run: no noise estimate)',
     );
+  });
+  it('with repeated runs, words only significant changes as changes', () => {
+    const s: StageRow = {
+      ...stage,
+      summary: 'median',
+      loadTests: 5,
+      vsPrevious: { rps: 2.38, p50: 0.4, p95: null, p99: 0.58 },
+      significance: {
+        vsPrevious: {
+          rps: v(2.38, 0.0079),
+          p50: v(0.4, 0.0079),
+          p95: { ...v(1, 1), status: 'missing', ratio: null, p: null, significant: false },
+          p99: v(0.58, 0.0556, 'no-change'),
+        },
+        vsBaseline: null,
+      },
+    };
+    expect(whatChanged(s, null)).toBe('QPS ×2.38 (p=0.008); P99 ~ within the noise (p=0.056, n=5+5)');
+    const rerun = { ...s, vsPrevious: { rps: 0.92, p50: null, p95: null, p99: null } };
+    rerun.significance = {
+      vsPrevious: { ...s.significance.vsPrevious!, rps: v(0.92, 0.151, 'no-change') },
+      vsBaseline: null,
+    };
+    expect(whatChanged(rerun, null)).toBe('QPS ~ within the noise (p=0.151, n=5+5)');
+    const few = { ...rerun };
+    few.significance = {
+      vsPrevious: { ...s.significance.vsPrevious!, rps: v(3, 0.1, 'need-more-runs') },
+      vsBaseline: null,
+    };
+    expect(whatChanged(few, null)).toBe('QPS ~ within the noise (p=0.100, n=3+3; need ≥ 4 runs)');
+  });
+  it('skips profile changes inside the noise', () => {
+    const noisy: DiffResponse = {
+      ...diff,
+      top: diff.top.map((r) =>
+        r.name === 'encoding/json.Marshal'
+          ? { ...r, noise: { flat: v(1, 0.3, 'no-change'), cum: v(1, 0.3, 'no-change') } }
+          : { ...r, noise: { flat: v(1, 0.008), cum: v(1, 0.008) } },
+      ),
+    };
+    // Marshal's fall is noise here; main.handler (same chain, until now skipped as its duplicate) takes its place.
+    expect(biggestShareChanges(noisy).map((p) => p.name)).toEqual(['main.handler', 'main.fastEncode']);
   });
   it('falls back to P99 and describes the first stage', () => {
     const s = { ...stage, vsPrevious: { rps: 2, p50: null, p95: null, p99: 0.5 } };
-    expect(whatChanged(s, null)).toBe('QPS ×2; P99 −50 %');
+    expect(whatChanged(s, null)).toBe('QPS ×2 (1 run: no noise estimate); P99 −50 % (1 run: no noise estimate)');
     const first = { ...stage, vsPrevious: null, latencyMs: { p50: 3, p95: null, p99: 34.32 }, rps: 8589.5, errors: 3 };
     expect(whatChanged(first, null)).toBe('QPS 8,590 req/s; P99 34.3 ms; 3 errors');
   });

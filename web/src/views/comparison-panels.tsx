@@ -14,9 +14,10 @@ import type {
   Stage,
   TrajectoryResponse,
 } from '../lib/api-types.ts';
-import { diffColor } from '../lib/diff-color.ts';
+import { diffColor, neutralColor } from '../lib/diff-color.ts';
 import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '../lib/export-files.ts';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
+import { formatP } from '../lib/significance.ts';
 import { countNodes, pruneTree } from '../lib/tree.ts';
 import type { ViewState } from '../lib/url-state.ts';
 import { useFetch } from './use-fetch.ts';
@@ -214,7 +215,11 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
   const scope = useRef<HTMLDivElement>(null);
   const reference = data ? Math.max(Math.abs(data.baseTotal), Math.abs(data.targetTotal)) : 1;
   const colorFor = useCallback(
-    (d: DiffNode) => diffColor(d, { noiseFloor: view.noise, reference, dark }),
+    // A frame whose function's change is inside the run-to-run noise is drawn grey, like the noise floor.
+    (d: DiffNode) =>
+      d.noise && !d.noise.significant && d.noise.status !== 'single-run'
+        ? neutralColor(dark)
+        : diffColor(d, { noiseFloor: view.noise, reference, dark }),
     [view.noise, reference, dark],
   );
   const nameFor = useCallback((d: DiffNode) => {
@@ -234,6 +239,11 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         `${bName}: ${formatValue(d.base, data.unit)}${sh(d.base, data.baseTotal)}`,
         `${tName}: ${formatValue(d.target, data.unit)}${sh(d.target, data.targetTotal)}`,
         `Δ ${formatSignedValue(d.delta, data.unit)} (${formatDeltaPercent(d.base, d.target)}) · unit: ${data.unit}`,
+        ...(d.noise && data.noise
+          ? [
+              `${d.noise.significant ? 'significant' : d.noise.status === 'single-run' ? 'one profile: no noise estimate' : '~ within the noise (greyed)'}${d.noise.p !== null ? `: ${formatP(d.noise.p)}` : ''}, n=${data.noise.nBase}+${data.noise.nTarget} profiles, the function's cum ${data.noise.normalisation}`,
+            ]
+          : []),
       ].join('\n');
   }, [data, base, target]);
   const onFocus = useCallback((fn: string) => setView({ fn }), [setView]);

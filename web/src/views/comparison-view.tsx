@@ -1,10 +1,19 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
-import { StageTable, WhatChangedList } from '../components/stage-table.tsx';
+import { HowToRead, StageTable, WhatChangedList } from '../components/stage-table.tsx';
 import { ArtifactList, StageEditor } from '../components/upload.tsx';
 import { apiSend, apiUrl, gcUrl } from '../lib/api.ts';
-import type { Comparison, DiffMode, DiffResponse, GcResponse, ProfileSummary, Stage } from '../lib/api-types.ts';
+import type {
+  BenchmarkDiff,
+  Comparison,
+  DiffMode,
+  DiffResponse,
+  GcResponse,
+  ProfileSummary,
+  Stage,
+} from '../lib/api-types.ts';
+import { benchVerdicts, type StageBenchVerdict } from '../lib/significance.ts';
 import { copyText, downloadText, slug } from '../lib/export-files.ts';
 import { navigate } from '../lib/navigation.ts';
 import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
@@ -19,7 +28,7 @@ import {
   type ViewState,
 } from '../lib/url-state.ts';
 import { gcSummaries, hasGcTrace, type GcStageSummary } from '../lib/gc-summary.ts';
-import { gcChange, whatChanged } from '../lib/what-changed.ts';
+import { benchChange, gcChange, whatChanged } from '../lib/what-changed.ts';
 import { lazy, Suspense } from 'react';
 import { BenchPanel } from './bench-panel.tsx';
 import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
@@ -27,7 +36,7 @@ import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from
 // ECharts is only needed on the load-test tab: keep it out of the first bundle.
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
 const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.GcPanel })));
-import { prefetchJson, useFetch } from './use-fetch.ts';
+import { prefetchJson, useFetch, useFetchAll } from './use-fetch.ts';
 import { useStageEditor } from './use-stage-editor.ts';
 
 const TAB_DEFS: { key: Tab; label: string }[] = [
@@ -136,6 +145,34 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
     () => (gcFetch.data ? new Map(gcSummaries(gcFetch.data).map((g) => [g.stageId, g])) : null),
     [gcFetch.data],
   );
+  // benchstat verdicts of each stage's go test -bench output against the previous stage's, for the table.
+  const benchPairs = useMemo(
+    () =>
+      stages.flatMap((s, i) => {
+        const prev = stages[i - 1];
+        const has = (x: Stage | undefined) => !!x && x.artifacts.some((a) => a.kind === 'benchmark');
+        return prev && has(prev) && has(s) ? [{ stageId: s.id, prev: prev.id }] : [];
+      }),
+    [stages],
+  );
+  const benchFetch = useFetchAll<BenchmarkDiff>(
+    useMemo(
+      () =>
+        benchPairs.map((p) =>
+          apiUrl(`/api/comparisons/${encodeURIComponent(id)}/benchmarks`, { base: p.prev, target: p.stageId }),
+        ),
+      [benchPairs, id],
+    ),
+  );
+  const benchByStage = useMemo(() => {
+    if (benchPairs.length === 0 || !benchFetch.data) return null;
+    const m = new Map<string, StageBenchVerdict[]>();
+    benchPairs.forEach((p, i) => {
+      const d = benchFetch.data?.[i];
+      if (d) m.set(p.stageId, benchVerdicts(d));
+    });
+    return m;
+  }, [benchPairs, benchFetch.data]);
   // Pin the stages shown into the address, so a shared link keeps showing them if stages are added later.
   useEffect(() => {
     if (stages.length > 0 && (view.base !== base || view.target !== target)) setView({ base, target });
@@ -319,13 +356,19 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </button>
             </div>
           </div>
-          <StageTable rows={rows} gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null} />
+          <StageTable
+            rows={rows}
+            gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null}
+            bench={benchByStage}
+          />
+          <HowToRead />
           <WhatChanged
             comparisonId={id}
             stages={stages}
             comparison={comparison}
             sampleType={view.sampleType}
             gc={gcByStage}
+            bench={benchByStage}
           />
           <details className="files">
             <summary>Raw files</summary>
@@ -549,6 +592,7 @@ function WhatChanged(props: {
   comparison: Comparison;
   sampleType: string;
   gc: Map<string, GcStageSummary> | null;
+  bench: Map<string, StageBenchVerdict[]> | null;
 }) {
   const { comparisonId, stages, comparison, sampleType } = props;
   const [diffs, setDiffs] = useState<Record<string, DiffResponse | null>>({});
@@ -598,7 +642,12 @@ function WhatChanged(props: {
     const d = diffs[s.id];
     const prev = stages[i - 1];
     const gc = props.gc ? gcChange(prev && props.gc.get(prev.id), props.gc.get(s.id)) : [];
-    return { stageId: s.id, name: s.name, text: row && d !== undefined ? whatChanged(row, d, gc) : null };
+    const bench = benchChange(props.bench?.get(s.id));
+    return {
+      stageId: s.id,
+      name: s.name,
+      text: row && d !== undefined ? whatChanged(row, d, [...gc, ...bench]) : null,
+    };
   });
   return (
     <>
