@@ -167,9 +167,32 @@ function perRun(row: StageRow, k: 'rps' | 'p50' | 'p95' | 'p99'): (number | null
   return row.runs.map((r) => (k === 'rps' ? r.rps : r.latencyMs[k]));
 }
 
+/*
+ * The exact U test costs up to ~40 ms for 50 runs against 50 (benchstat's exact limit), and the stage
+ * table is rebuilt on every read of a comparison: verdicts are kept by their inputs, so a read costs
+ * nothing new and an upload recomputes only the pairs whose runs changed. Bounded: least recently used
+ * entries go first.
+ */
+const VERDICT_MEMO_MAX = 4096;
+const verdictMemo = new Map<string, Verdict>();
+
+function memoVerdict(base: (number | null)[], target: (number | null)[]): Verdict {
+  const key = `${base.join(',')}|${target.join(',')}`;
+  const hit = verdictMemo.get(key);
+  if (hit) {
+    verdictMemo.delete(key);
+    verdictMemo.set(key, hit);
+    return hit;
+  }
+  const v = verdict(base, target);
+  verdictMemo.set(key, v);
+  if (verdictMemo.size > VERDICT_MEMO_MAX) verdictMemo.delete(verdictMemo.keys().next().value!);
+  return v;
+}
+
 function verdicts(cur: StageRow, old: StageRow | undefined): StageVerdicts | null {
   if (!old) return null;
-  const v = (k: 'rps' | 'p50' | 'p95' | 'p99') => verdict(perRun(old, k), perRun(cur, k));
+  const v = (k: 'rps' | 'p50' | 'p95' | 'p99') => memoVerdict(perRun(old, k), perRun(cur, k));
   return { rps: v('rps'), p50: v('p50'), p95: v('p95'), p99: v('p99') };
 }
 
@@ -372,6 +395,9 @@ export interface DiffNoise {
   alpha: number;
   runsNeeded: number;
 }
+
+/** Functions (by their largest cum) whose change a diff tests against the noise. */
+export const NOISE_MAX_FUNCTIONS = 2000;
 
 /** A stage's profiles one by one: per function, its flat and cum normalised per `normalisation`. */
 interface ProfileRuns {
@@ -608,8 +634,21 @@ export class AnalysisService {
       r.perProfile.map((_, i) => (normalisation === 'raw' ? 1 : r.divisors[normalisation][i]!));
     const bd = divide(b);
     const td = divide(t);
-    const names = new Set<string>();
-    for (const m of [...b.perProfile, ...t.perProfile]) for (const k of m.keys()) names.add(k);
+    // Each function's largest cum in any one profile ranks it; only the first NOISE_MAX_FUNCTIONS are
+    // tested (an exact U test of 25+25 runs with ties takes milliseconds; a profile can hold 10^5
+    // functions), the rest carry no verdict.
+    const weight = new Map<string, number>();
+    for (const [r, d] of [
+      [b, bd],
+      [t, td],
+    ] as const)
+      r.perProfile.forEach((m, i) => {
+        for (const [k, v] of m) weight.set(k, Math.max(weight.get(k) ?? 0, Math.abs(v.cum) / d[i]!));
+      });
+    const names = [...weight]
+      .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+      .slice(0, NOISE_MAX_FUNCTIONS)
+      .map(([k]) => k);
     const functions = new Map<string, FunctionNoise>();
     const brief = (v: Verdict) => ({ status: v.status, significant: v.significant, p: v.p });
     for (const name of names) {
