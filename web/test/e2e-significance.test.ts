@@ -103,6 +103,14 @@ describe.skipIf(!available)('significance end to end', () => {
     await shot(page, 'significance-diff-1440');
     await page.locator('.diff-panel').screenshot({ path: join(REPO, 'test-artifacts', 'significance-diff-panel.png') });
 
+    // Trajectory: each function's share with its range over the 5 profiles of every stage.
+    await page.goto(`${env.server.url}/c/${id}?tab=trends`);
+    const traj = page.getByRole('list', { name: 'Trajectory of top functions across stages' });
+    await traj.waitFor();
+    await expect.poll(() => traj.locator('line.traj-whisker').count()).toBeGreaterThan(12);
+    expect(await traj.locator('.traj-values').first().textContent()).toMatch(/over 5 profiles/);
+    await traj.screenshot({ path: join(REPO, 'test-artifacts', 'significance-trajectory.png') });
+
     // Phone: stage, QPS, P99 and the verdicts, without scrolling sideways.
     const phone = await env.browser.newContext({ viewport: { width: 390, height: 900 }, deviceScaleFactor: 2 });
     const p2 = await phone.newPage();
