@@ -4,6 +4,7 @@ import type { LoadTestRun } from '../model/loadtest.ts';
 import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import { IngestError } from './errors.ts';
+import { gunzipHead, gunzipText, looksLikeText, utf16Order, utf16ToUtf8 } from './encoding.ts';
 import { type ByteSource, bufferSource, fileSource, readAllBytes } from './source.ts';
 import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
 import * as pprof from './pprof/index.ts';
@@ -108,6 +109,19 @@ async function allBytes(f: InputFile, limit: number): Promise<Buffer> {
 export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): Promise<Parsed> {
   const head = await readHead(f);
   if (head.length === 0) throw new IngestError('empty', 'empty file');
+  // UTF-16 text (PowerShell's `>`) and gzip'd text reports: undone once, then detected as usual
+  const order = utf16Order(head);
+  if (order) {
+    const text = utf16ToUtf8(await allBytes(f, MAX_WHOLE_FILE_BYTES), order);
+    return ingest({ name: f.name, bytes: text }, limits);
+  }
+  const inner = gunzipHead(head);
+  if (inner && inner.length > 0 && (looksLikeText(inner) || utf16Order(inner))) {
+    const maxIn = limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes;
+    const maxOut = limits.maxDecompressedBytes ?? pprof.defaultPprofLimits.maxDecompressedBytes;
+    const text = gunzipText(await allBytes(f, maxIn), maxIn, maxOut);
+    return ingest({ name: f.name.replace(/\.gz$/i, ''), bytes: text }, limits);
+  }
   const candidates: Candidate[] = [];
   const pc = pprof.detect(head, f.name);
   if (pc > 0) {

@@ -15,6 +15,7 @@ export type LoadTestFormat =
   | 'k6-json'
   | 'k6-csv'
   | 'k6-summary'
+  | 'k6-console'
   | 'ab'
   | 'ab-gnuplot'
   | 'ab-csv'

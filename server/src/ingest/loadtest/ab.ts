@@ -26,7 +26,7 @@ import type { LoadTestImporter } from './types.ts';
 import { abRule, latencyFromSorted, printedAt, setPrintedPercentiles } from './common/percentiles.ts';
 import { GrowableF64, GrowableI32 } from './common/rows.ts';
 import { blankSummary, sumErrors } from './common/summary.ts';
-import { headText, peekSource, readText } from './common/text.ts';
+import { headText, peekSource, readText, refuseSeveralRuns } from './common/text.ts';
 import { timelineAndSorted } from './common/timeline.ts';
 import { parseNumber } from './common/units.ts';
 
@@ -51,6 +51,7 @@ function isAbStderr(text: string): boolean {
 // Text report
 
 export function parseAbText(text: string): LoadTestRun {
+  refuseSeveralRuns(text, /^Complete requests:/, 'ab');
   const banner = BANNER.exec(text);
   if (!/^Complete requests:/m.test(text)) {
     if (isAbStderr(text)) {

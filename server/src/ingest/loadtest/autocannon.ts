@@ -9,8 +9,10 @@
  *
  * The human tables (stderr; `-l` adds the percentile table, `--renderStatusCodes` the code table):
  * figures as printed. requests = the status-code table's sum (exact) or the "N 2xx responses, M non
- * 2xx responses" line; the closing "17k requests in 5.07s" counts requests sent, abbreviated, so it
- * only gives the duration. "N errors (M timeouts)" gives transportErrors.
+ * 2xx responses" line; autocannon prints that line only when some response is not 2xx, so without
+ * it non2xx = 0 and requests is the closing "500 requests in 1.19s" count when it is exact (below
+ * 1000, no error), else null ("17k requests" is rounded; kept as meta.requestsSentApprox). The
+ * closing line gives the duration; "N errors (M timeouts)" gives transportErrors.
  *
  * With no response at all, autocannon prints 0 placeholders for latency: those become null.
  */
@@ -20,7 +22,7 @@ import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { setPrintedPercentiles } from './common/percentiles.ts';
 import { blankSummary, sumErrors } from './common/summary.ts';
-import { headText, readText } from './common/text.ts';
+import { headText, readText, refuseSeveralRuns } from './common/text.ts';
 import { parseAbbrevCount, parseNumber, parseSiBytes } from './common/units.ts';
 
 function num(v: unknown): number | null {
@@ -118,6 +120,7 @@ function cells(line: string): string[] | null {
 }
 
 export function parseAutocannonTable(text: string): LoadTestRun {
+  refuseSeveralRuns(text, /^\S+ requests in [\d.]+s, /, 'autocannon');
   const ls = text.split(/\r?\n/);
   const summary = blankSummary({
     tool: 'autocannon',
@@ -145,7 +148,7 @@ export function parseAutocannonTable(text: string): LoadTestRun {
     const line = ls[i]!;
     const ln = i + 1;
     let m: RegExpExecArray | null;
-    if ((m = /^Running (\S+) test @ (\S+)/.exec(line))) {
+    if ((m = /^Running (\S+(?: requests)?) test @ (\S+)/.exec(line))) {
       sawRunning = true;
       summary.meta.configuredDuration = m[1]!;
       summary.meta.targetUrl = m[2]!;
@@ -228,9 +231,25 @@ export function parseAutocannonTable(text: string): LoadTestRun {
   } else if (ok2xx !== null && bad2xx !== null) {
     summary.requests = ok2xx + bad2xx;
     summary.non2xx = bad2xx;
-  } else {
-    summary.requests = 0; // autocannon omits the 2xx line when nothing answered
+  } else if (noResponse(reqRow, latencyShort)) {
+    summary.requests = 0; // nothing answered: every figure is a 0 placeholder
     summary.non2xx = 0;
+  } else {
+    // autocannon prints the "N 2xx responses, M non 2xx responses" line only when some response
+    // is not 2xx: without it every response was 2xx. The exact count is then printed only below
+    // 1000 ("500 requests in …"); above, "11k requests" is rounded, so requests stays unknown.
+    summary.non2xx = 0;
+    const sent = summary.meta.requestsSentApprox as number | null;
+    if (sent !== null && sent < 1000 && summary.transportErrors === null) {
+      summary.requests = sent;
+      summary.meta.notes!.push(
+        'every response was 2xx (no "non 2xx" line); requests = the exact "N requests in" count',
+      );
+    } else {
+      summary.meta.notes!.push(
+        'every response was 2xx (no "non 2xx" line); the table prints no exact request count (only a rounded one in meta.requestsSentApprox), so requests is null',
+      );
+    }
   }
   if (summary.transportErrors === null) summary.transportErrors = 0;
   summary.errors = sumErrors(summary.transportErrors, summary.non2xx);
@@ -240,7 +259,7 @@ export function parseAutocannonTable(text: string): LoadTestRun {
   summary.bytesPerSecond = bavg === undefined ? null : parseSiBytes(bavg);
   const ms = (v: string | undefined) => (v === undefined ? null : parseNumber(v.replace(/\s*ms$/, '')));
   let dist: PercentilePoint[] | null = null;
-  if ((summary.requests ?? 0) > 0) {
+  if (summary.requests !== 0) {
     const L = summary.latencyMs;
     L.mean = ms(latencyShort.get('Avg'));
     L.max = ms(latencyShort.get('Max'));
@@ -266,6 +285,12 @@ export function parseAutocannonTable(text: string): LoadTestRun {
   };
 }
 
+/** True when the tables show no response at all: every Req/Sec and latency figure is 0. */
+function noResponse(reqRow: Map<string, string>, latency: Map<string, string>): boolean {
+  const zero = (v: string | undefined) => v !== undefined && parseNumber(v.replace(/\s*ms$/, '')) === 0;
+  return zero(reqRow.get('Avg')) && zero(reqRow.get('Max') ?? reqRow.get('Min')) && zero(latency.get('Max'));
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function looksLikeAutocannonJson(text: string): boolean {
@@ -278,7 +303,11 @@ function looksLikeAutocannonJson(text: string): boolean {
 }
 
 function looksLikeAutocannonTable(text: string): boolean {
-  return /^Running \S+ test @ /m.test(text) && /│\s*Stat\s*│/.test(text) && /│\s*(Req\/Sec|Latency)\s*│/.test(text);
+  return (
+    /^Running \S+(?: requests)? test @ /m.test(text) &&
+    /│\s*Stat\s*│/.test(text) &&
+    /│\s*(Req\/Sec|Latency)\s*│/.test(text)
+  );
 }
 
 export const autocannonImporter: LoadTestImporter = {

@@ -34,6 +34,12 @@ function secsToMs(token: string): number | null {
   return v === null ? null : v * 1000;
 }
 
+/** The one integer in [lo, hi], or null when there is none or more than one. */
+function onlyIntegerBetween(lo: number, hi: number): number | null {
+  const a = Math.ceil(lo);
+  return a <= hi && a + 1 > hi ? a : null;
+}
+
 export function parseHeySummary(text: string): LoadTestRun {
   const ls = text.split(/\r?\n/);
   let total: number | null = null;
@@ -44,6 +50,8 @@ export function parseHeySummary(text: string): LoadTestRun {
   let totalData: number | null = null;
   let section = '';
   let sawSummary = false;
+  const summaryLines: number[] = [];
+  const sawSection = new Set<string>();
   const dist: PercentilePoint[] = [];
   const histogram: { ms: number; count: number }[] = [];
   const statusCodes: Record<string, number> = {};
@@ -55,7 +63,11 @@ export function parseHeySummary(text: string): LoadTestRun {
     let m: RegExpExecArray | null;
     if (/^\S.*:\s*$/.test(line)) {
       section = line.trim().replace(/:$/, '');
-      if (section === 'Summary') sawSummary = true;
+      sawSection.add(section);
+      if (section === 'Summary') {
+        sawSummary = true;
+        summaryLines.push(ln);
+      }
       continue;
     }
     if (line.trim() === '') continue;
@@ -115,6 +127,11 @@ export function parseHeySummary(text: string): LoadTestRun {
         break;
     }
   }
+  if (summaryLines.length > 1)
+    throw new IngestError(
+      'concatenated',
+      `the file holds ${summaryLines.length} hey summaries (lines ${summaryLines.join(', ')}): upload each run as its own file`,
+    );
   if (!sawSummary || total === null)
     throw new IngestError('no-run', 'not a hey summary: no "Summary:" section with a Total');
   if (rps === null) throw new IngestError('no-run', 'hey summary has no Requests/sec line');
@@ -127,7 +144,19 @@ export function parseHeySummary(text: string): LoadTestRun {
     if (c < 200 || c > 299) non2xx += n;
   }
   const transport = errorsList.reduce((a, e) => a + e.count, 0);
-  if (responses + transport === 0) throw new IngestError('no-run', 'hey summary counts no response and no error');
+  // A paste cut before "Status code distribution": statuses are unknown, and so is the exact count.
+  // The histogram is not a count of requests: hey's last bucket edge is computed in floating point
+  // and can fall below Slowest, dropping the slowest responses (51,804 of 51,806 in a real run).
+  // Requests/sec × Total gives it when that leaves one integer within Total's printed precision.
+  const statusKnown = sawSection.has('Status code distribution');
+  const errorsKnown = statusKnown || sawSection.has('Error distribution');
+  let countFromRate: number | null = null;
+  if (!statusKnown) {
+    countFromRate = onlyIntegerBetween(rps * (total - 0.00005), rps * (total + 0.00005));
+    responses = countFromRate === null ? -1 : countFromRate - transport;
+  }
+  if (statusKnown && responses + transport === 0)
+    throw new IngestError('no-run', 'hey summary counts no response and no error');
 
   const summary = blankSummary({
     tool: 'hey',
@@ -138,17 +167,26 @@ export function parseHeySummary(text: string): LoadTestRun {
       'requests = status-code counts + error counts (what hey divides Total by for Requests/sec).',
     ],
   });
-  summary.requests = responses + transport;
+  summary.requests = statusKnown ? responses + transport : countFromRate;
   summary.durationSeconds = total;
   summary.rps = rps;
-  summary.non2xx = non2xx;
-  summary.transportErrors = transport;
-  summary.errors = sumErrors(transport, non2xx);
+  summary.non2xx = statusKnown ? non2xx : null;
+  summary.transportErrors = errorsKnown ? transport : null;
+  summary.errors = sumErrors(summary.transportErrors, summary.non2xx);
+  if (!statusKnown)
+    summary.meta.notes!.push(
+      `No "Status code distribution" (a partial paste): ${
+        countFromRate === null
+          ? 'requests unknown (null): Requests/sec × Total is not one integer at the printed precision'
+          : 'requests = Requests/sec × Total, the only integer within the printed precision'
+      }; non2xx${errorsKnown ? '' : ' and transport errors'} unknown (null).`,
+    );
+  if (!statusKnown && histogram.length > 0) summary.meta.histogramCount = histogram.reduce((a, h) => a + h.count, 0);
   summary.bytesPerSecond = totalData !== null && total > 0 ? totalData / total : null;
-  summary.meta.statusCodes = statusCodes;
+  if (statusKnown) summary.meta.statusCodes = statusCodes;
   if (errorsList.length > 0) summary.meta.errorMessages = errorsList;
   if (histogram.length > 0) summary.meta.histogram = histogram;
-  if (responses > 0) {
+  if (responses !== 0) {
     const L = summary.latencyMs;
     L.min = fastest === null ? null : fastest * 1000;
     L.max = slowest === null ? null : slowest * 1000;
@@ -162,7 +200,7 @@ export function parseHeySummary(text: string): LoadTestRun {
     format: 'hey',
     summary,
     timeline: null,
-    latencyDistribution: dist.length > 0 && responses > 0 ? dist : null,
+    latencyDistribution: dist.length > 0 && responses !== 0 ? dist : null,
   };
 }
 

@@ -24,6 +24,7 @@ import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
+import { k6ConsoleImporter } from './k6-console.ts';
 
 const K6_NOTES = [
   'latency = http_req_duration over all requests (k6 headline metric); percentiles with k6 TrendSink rule (linear interpolation at p*(n-1)), as k6 prints them',
@@ -688,19 +689,4 @@ export const k6SummaryImporter: LoadTestImporter = {
   },
 };
 
-/** k6's human end-of-test text (stdout): recognised, refused with a typed error. */
-export const k6StdoutImporter: LoadTestImporter = {
-  formats: [],
-  detect(head) {
-    const t = headText(head);
-    return /\/\\\s+Grafana|execution: local/.test(t) && /http_reqs|scenarios:/.test(t) ? 0.6 : 0;
-  },
-  async parse() {
-    throw new IngestError(
-      'unsupported',
-      'k6 console output is not supported: upload --summary-export JSON or --out json/csv instead',
-    );
-  },
-};
-
-export const k6Importers: LoadTestImporter[] = [k6JsonImporter, k6CsvImporter, k6SummaryImporter, k6StdoutImporter];
+export const k6Importers: LoadTestImporter[] = [k6JsonImporter, k6CsvImporter, k6SummaryImporter, k6ConsoleImporter];

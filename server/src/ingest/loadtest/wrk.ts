@@ -17,7 +17,7 @@ import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { setPrintedPercentiles } from './common/percentiles.ts';
 import { blankSummary, sumErrors } from './common/summary.ts';
-import { headText, nameHints, readText } from './common/text.ts';
+import { headText, nameHints, readText, refuseSeveralRuns } from './common/text.ts';
 import { parseBinaryBytes, parseDurationMs, parseMetricCount, parseNumber } from './common/units.ts';
 
 const RUNNING = /^Running (\S+) test @ (\S+)/m;
@@ -26,6 +26,11 @@ const UNABLE = /^unable to connect to (\S+) (.*)$/m;
 /** Lines only wrk2 prints: calibration, HdrHistogram blocks, "-nan" rates of short runs. */
 export const WRK2_MARKERS = /Thread calibration:|\(HdrHistogram - |Detailed Percentile spectrum|Req\/Sec\s+-nan/;
 
+/** A wrk report without its first line: the threads/connections line, Thread Stats, the totals. */
+function pastedBody(text: string): boolean {
+  return THREADS.test(text) && /^\s*Thread Stats\s+Avg\s+Stdev\s+Max/m.test(text) && /^Requests\/sec:/m.test(text);
+}
+
 /** Confidence that `text` is a wrk-family report (either tool), without the wrk2 split. */
 export function wrkFamilyConfidence(text: string): number {
   if (text.includes('│')) return 0; // autocannon's box tables also start "Running 5s test @"
@@ -33,6 +38,7 @@ export function wrkFamilyConfidence(text: string): number {
   const threads = THREADS.test(text);
   if (running && threads) return /^Requests\/sec:/m.test(text) ? 0.95 : 0.85;
   if (running && /\btest @ http/.test(text)) return 0.6;
+  if (pastedBody(text)) return 0.8;
   // wrk's only output when the target refuses: one stderr line. Recognised so that parse can say
   // "no run" instead of "unsupported".
   if (UNABLE.test(text) && text.trim().split(/\r?\n/).length <= 3) return 0.5;
@@ -86,7 +92,9 @@ function fail(tool: string, line: number, what: string): never {
 export function parseWrkText(text: string, tool: 'wrk' | 'wrk2'): WrkText {
   const lines = text.split(/\r?\n/);
   const unable = UNABLE.exec(text);
-  if (!RUNNING.test(text)) {
+  refuseSeveralRuns(text, /^Requests\/sec:/, tool);
+  // a paste that starts below the "Running … test @" line still has wrk's own table and totals
+  if (!RUNNING.test(text) && !pastedBody(text)) {
     if (unable)
       throw new IngestError(
         'no-run',

@@ -113,3 +113,22 @@ export class SpanText {
     return this.text;
   }
 }
+
+/**
+ * Refuses a report that holds several runs (outputs appended with `>>`, a CI log of a loop):
+ * `marker` matches a line each run prints exactly once. Reading one of them, or mixing figures of
+ * several, would be wrong; the error names the lines so the user can split the file.
+ */
+export function refuseSeveralRuns(text: string, marker: RegExp, what: string): void {
+  const re = new RegExp(marker.source, `${marker.flags.replace(/[gm]/g, '')}gm`);
+  const at: number[] = [];
+  for (const m of text.matchAll(re)) at.push(m.index);
+  if (at.length < 2) return;
+  const lineOf = (i: number) => text.slice(0, i).split('\n').length;
+  const lines = at.map(lineOf);
+  throw new IngestError(
+    'concatenated',
+    `the file holds ${at.length} ${what} runs (lines ${lines.slice(0, 10).join(', ')}${at.length > 10 ? ', …' : ''}): upload each run as its own file`,
+    lines[1],
+  );
+}
