@@ -15,7 +15,7 @@ export type LoadTestFormat =
   | 'k6-json'
   | 'k6-csv'
   | 'k6-summary'
-  | 'k6-console'
+  | 'k6-stdout'
   | 'ab'
   | 'ab-gnuplot'
   | 'ab-csv'

@@ -31,7 +31,8 @@ import { parseNumber } from './common/units.ts';
 
 function secsToMs(token: string): number | null {
   const v = parseNumber(token);
-  return v === null ? null : v * 1000;
+  // "0.0069" secs is 6.9 ms as printed: shift the decimal point instead of multiplying (6.8999…)
+  return v === null ? null : Number(`${token.trim()}e3`);
 }
 
 /** The one integer in [lo, hi], or null when there is none or more than one. */
@@ -43,9 +44,9 @@ function onlyIntegerBetween(lo: number, hi: number): number | null {
 export function parseHeySummary(text: string): LoadTestRun {
   const ls = text.split(/\r?\n/);
   let total: number | null = null;
-  let slowest: number | null = null;
-  let fastest: number | null = null;
-  let average: number | null = null;
+  let slowestToken: string | null = null;
+  let fastestToken: string | null = null;
+  let averageToken: string | null = null;
   let rps: number | null = null;
   let totalData: number | null = null;
   let section = '';
@@ -77,10 +78,11 @@ export function parseHeySummary(text: string): LoadTestRun {
           const v = parseNumber(m[2]!); // " NaN" when nothing arrived
           if (v === null && !/nan/i.test(m[2]!))
             throw new IngestError('malformed', `hey summary: unreadable ${m[1]} "${m[2]}"`, ln);
+          const tok = v === null ? null : m[2]!;
           if (m[1] === 'Total') total = v;
-          else if (m[1] === 'Slowest') slowest = v;
-          else if (m[1] === 'Fastest') fastest = v;
-          else average = v;
+          else if (m[1] === 'Slowest') slowestToken = tok;
+          else if (m[1] === 'Fastest') fastestToken = tok;
+          else averageToken = tok;
         } else if ((m = /^\s*Requests\/sec:\s*(\S+)/.exec(line))) {
           rps = parseNumber(m[1]!);
           if (rps === null) throw new IngestError('malformed', `hey summary: unreadable Requests/sec "${m[1]}"`, ln);
@@ -144,16 +146,21 @@ export function parseHeySummary(text: string): LoadTestRun {
     if (c < 200 || c > 299) non2xx += n;
   }
   const transport = errorsList.reduce((a, e) => a + e.count, 0);
-  // A paste cut before "Status code distribution": statuses are unknown, and so is the exact count.
-  // The histogram is not a count of requests: hey's last bucket edge is computed in floating point
-  // and can fall below Slowest, dropping the slowest responses (51,804 of 51,806 in a real run).
-  // Requests/sec × Total gives it when that leaves one integer within Total's printed precision.
+  // A paste cut before "Status code distribution" (and the Error distribution after it): statuses
+  // are unknown. hey's histogram holds every answered request (its 11 buckets end at Slowest), so
+  // its sum counts the responses when all 11 rows are there. Requests/sec × Total must agree with
+  // it at Total's printed precision; if it does not, requests failed without a response and the
+  // count is the one integer that product allows, or unknown.
   const statusKnown = sawSection.has('Status code distribution');
   const errorsKnown = statusKnown || sawSection.has('Error distribution');
-  let countFromRate: number | null = null;
+  let partialCount: number | null = null;
   if (!statusKnown) {
-    countFromRate = onlyIntegerBetween(rps * (total - 0.00005), rps * (total + 0.00005));
-    responses = countFromRate === null ? -1 : countFromRate - transport;
+    const lo = rps * (total - 0.00005);
+    const hi = rps * (total + 0.00005);
+    const hist = histogram.length === 11 ? histogram.reduce((a, h) => a + h.count, 0) : null;
+    const n = hist === null ? null : hist + transport;
+    partialCount = n !== null && n >= lo - 1e-6 && n <= hi + 1e-6 ? n : onlyIntegerBetween(lo, hi);
+    responses = -1;
   }
   if (statusKnown && responses + transport === 0)
     throw new IngestError('no-run', 'hey summary counts no response and no error');
@@ -167,7 +174,7 @@ export function parseHeySummary(text: string): LoadTestRun {
       'requests = status-code counts + error counts (what hey divides Total by for Requests/sec).',
     ],
   });
-  summary.requests = statusKnown ? responses + transport : countFromRate;
+  summary.requests = statusKnown ? responses + transport : partialCount;
   summary.durationSeconds = total;
   summary.rps = rps;
   summary.non2xx = statusKnown ? non2xx : null;
@@ -176,21 +183,19 @@ export function parseHeySummary(text: string): LoadTestRun {
   if (!statusKnown)
     summary.meta.notes!.push(
       `No "Status code distribution" (a partial paste): ${
-        countFromRate === null
-          ? 'requests unknown (null): Requests/sec × Total is not one integer at the printed precision'
-          : 'requests = Requests/sec × Total, the only integer within the printed precision'
+        partialCount === null
+          ? 'requests unknown (null): neither the histogram nor Requests/sec × Total gives one count'
+          : 'requests = the histogram counts (every answered request), as Requests/sec × Total confirms'
       }; non2xx${errorsKnown ? '' : ' and transport errors'} unknown (null).`,
     );
-  if (!statusKnown && histogram.length > 0) summary.meta.histogramCount = histogram.reduce((a, h) => a + h.count, 0);
-  summary.bytesPerSecond = totalData !== null && total > 0 ? totalData / total : null;
   if (statusKnown) summary.meta.statusCodes = statusCodes;
   if (errorsList.length > 0) summary.meta.errorMessages = errorsList;
   if (histogram.length > 0) summary.meta.histogram = histogram;
   if (responses !== 0) {
     const L = summary.latencyMs;
-    L.min = fastest === null ? null : fastest * 1000;
-    L.max = slowest === null ? null : slowest * 1000;
-    L.mean = average === null ? null : average * 1000;
+    L.min = fastestToken === null ? null : secsToMs(fastestToken);
+    L.max = slowestToken === null ? null : secsToMs(slowestToken);
+    L.mean = averageToken === null ? null : secsToMs(averageToken);
     setPrintedPercentiles(L, dist, [50, 75, 90, 95, 99]);
   } else {
     summary.meta.notes!.push('No response arrived: hey printed NaN/0 placeholders, so every latency figure is null.');

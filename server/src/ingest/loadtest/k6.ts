@@ -24,7 +24,7 @@ import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
-import { k6ConsoleImporter } from './k6-console.ts';
+import { k6ConsoleImporter } from './k6-stdout.ts';
 
 const K6_NOTES = [
   'latency = http_req_duration over all requests (k6 headline metric); percentiles with k6 TrendSink rule (linear interpolation at p*(n-1)), as k6 prints them',

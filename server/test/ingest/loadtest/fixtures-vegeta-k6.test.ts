@@ -114,7 +114,7 @@ describe('k6 fixtures: points agree with the summary export of the same run', ()
 
   it('errors-stdout.txt (the console summary of the same run) agrees with the export', async () => {
     const run = await parseFile(fx('k6/errors-stdout.txt'));
-    expect(run.format).toBe('k6-console');
+    expect(run.format).toBe('k6-stdout');
     expect(run.summary.requests).toBe(sum.http_reqs.count);
     expect(run.summary.errors).toBe(sum.http_req_failed.passes);
     expect(Math.abs(run.summary.rps! - sum.http_reqs.rate)).toBeLessThanOrEqual(5e-7);

@@ -72,6 +72,17 @@ const printed: Record<string, Want> = {
     distribution: true,
     latency: { min: 0, mean: 0.9, p50: 0.6, p75: 0.8, p90: 1.2, p95: 2.1, p99: 6.9, p999: null, max: 75.7 },
   },
+  'hey/ok-paced.txt': {
+    format: 'hey',
+    requests: 1857,
+    durationSeconds: 2.008,
+    rps: 924.8146,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    distribution: true,
+    latency: { min: 0, mean: 0.7, p50: 0.2, p75: 0.3, p90: 1, p95: 3, p99: 5.8, p999: null, max: 85.7 },
+  },
   'hey/errors-summary.txt': {
     format: 'hey',
     requests: 49343 + 2659 + 3,
@@ -208,6 +219,31 @@ const printed: Record<string, Want> = {
     distribution: true,
     latency: { mean: 15.25, p50: 13, p75: 21, p90: 31, p99: 58, p999: 99, max: 129 },
   },
+  // every response 2xx: autocannon prints no "2xx responses" line, and an exact count only below 1000
+  'autocannon/ok-plain-table.txt': {
+    format: 'autocannon',
+    requests: null,
+    durationSeconds: 2.03,
+    rps: 5635.5,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    bytesPerSecond: 1.04e6,
+    distribution: true,
+    latency: { min: null, mean: 1.14, p50: 0, p99: 29, max: 131 },
+  },
+  'autocannon/ok-amount-table.txt': {
+    format: 'autocannon',
+    requests: 500,
+    durationSeconds: 1.19,
+    rps: 500,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    bytesPerSecond: 93e3,
+    distribution: true,
+    latency: { mean: 1.35, p50: 0, p99: 31, max: 207 },
+  },
   'autocannon/down-table.txt': {
     format: 'autocannon',
     requests: 0,
@@ -273,6 +309,10 @@ describe('own fixtures: figures as the tool printed them', () => {
       'ab/errors-gnuplot.tsv',
       'ab/ok-percentiles.csv',
       'ab/errors-percentiles.csv',
+      // several runs in one file, partial pastes: server/test/ingest/loadtest/partial-and-several-runs.test.ts
+      'wrk/two-runs.txt',
+      'hey/two-runs.txt',
+      'ab/two-runs.txt',
     ]);
     for (const tool of ['wrk', 'hey', 'ab', 'bombardier', 'autocannon']) {
       for (const f of readdirSync(join(FIXTURES, tool))) {

@@ -1,6 +1,6 @@
 /**
  * k6's end-of-test console summary (what `k6 run` prints on stdout, copied from a terminal or a CI
- * log) → LoadTestRun, format `k6-console`. Two layouts are read:
+ * log) → LoadTestRun, format `k6-stdout`. Two layouts are read:
  *
  * - classic (k6 v0.x): one block of `name.....: values` lines after the checks, thresholds marked
  *   by a leading ✓/✗ on the metric's line, `http_req_failed` as `2.64% ✓ 4 ✗ 147` (✓ counts the
@@ -62,6 +62,7 @@ interface MetricLine {
 function trend(values: string, line: number): Map<string, number | null> {
   const out = new Map<string, number | null>();
   for (const m of values.matchAll(/([\w()._]+)=(\S+)/g)) {
+    if (m[1] === 'count') continue; // a plain count column (summaryTrendStats "count"), not a time
     const ms = k6DurationMs(m[2]!);
     if (ms === null && m[2] !== 'NaN' && m[2] !== '0')
       throw new IngestError('malformed', `k6 console summary: unreadable ${m[1]}=${m[2]}`, line);
@@ -216,7 +217,7 @@ export function parseK6Console(input: string): LoadTestRun {
       layout: grouped ? 'grouped' : 'classic',
     },
   });
-  return run('k6-console', s, null, dist);
+  return run('k6-stdout', s, null, dist);
 }
 
 /** k6's console output: the banner, the scenarios line or a summary's metric lines. */
@@ -230,7 +231,7 @@ export function detectK6Console(head: Buffer): number {
 }
 
 export const k6ConsoleImporter: LoadTestImporter = {
-  formats: ['k6-console'],
+  formats: ['k6-stdout'],
   detect: (head) => detectK6Console(head),
   async parse(src: ByteSource) {
     return parseK6Console(await readNonBlankText(src));

@@ -41,7 +41,7 @@ describe('k6 console summary', () => {
       const text = readFileSync(k6(`${c.file}.txt`));
       const exp = JSON.parse(readFileSync(k6(`${c.file}-summary.json`), 'utf8')).metrics;
       const run = await read(text);
-      expect(run.format).toBe('k6-console');
+      expect(run.format).toBe('k6-stdout');
       expect(run.summary.meta.layout).toBe(c.layout);
       const s = run.summary;
       expect(s.requests).toBe(exp.http_reqs.count);
@@ -54,7 +54,7 @@ describe('k6 console summary', () => {
         .toString('utf8')
         .split('\n')
         .find((l) => /^\s*(?:✓ )?http_req_duration\.+:/.test(l))!;
-      const cols = [...line.matchAll(/([\w()._]+)=(\S+)/g)];
+      const cols = [...line.matchAll(/([\w()._]+)=(\S+)/g)].filter((m) => m[1] !== 'count');
       expect(cols.length).toBe(c.p99 ? 8 : 6);
       const field: Record<string, keyof typeof s.latencyMs> = {
         avg: 'mean',
