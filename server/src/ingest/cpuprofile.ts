@@ -37,6 +37,9 @@ export function detect(head: Buffer, _fileName?: string): number {
   const samplesOrDeltas = /"(samples|timeDeltas|startTime)"\s*:/.test(text);
   // node --cpu-prof writes samples and timeDeltas last, so a head often shows only nodes.
   if (nodes && callFrame) return 0.95;
+  // the older layout: a "head" tree whose nodes carry functionName/url/callUID or hitCount
+  if (/^\{\s*("typeId"\s*:\s*"CPU"|"head"\s*:\s*\{)/.test(text) && /"head"\s*:\s*\{\s*"functionName"/.test(text))
+    return 0.9;
   if (nodes && samplesOrDeltas) return 0.5;
   return 0;
 }
@@ -69,13 +72,8 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   }
   if (!isObject(doc))
     throw new IngestError('not-a-profile', 'expected a JSON object with nodes, samples and timeDeltas');
-  if (!('nodes' in doc) && 'head' in doc) {
-    throw new IngestError(
-      'unsupported',
-      'the pre-2016 Chrome .cpuprofile layout (a "head" tree) is not supported; re-save it from a current DevTools',
-    );
-  }
-  const { nodes, samples, timeDeltas } = doc as Record<string, unknown>;
+  const body = !('nodes' in doc) && 'head' in doc ? fromHeadLayout(doc) : doc;
+  const { nodes, samples, timeDeltas } = body;
   if (!Array.isArray(nodes)) throw new IngestError('not-a-profile', 'no "nodes" array: not a .cpuprofile');
   if (!Array.isArray(samples) || !Array.isArray(timeDeltas)) {
     throw new IngestError('malformed', 'a .cpuprofile needs "samples" and "timeDeltas" arrays');
@@ -137,7 +135,7 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   // Tick times; weights are the gap to the next tick in time order.
   const n = samples.length;
   const time = new Float64Array(n);
-  const start = typeof doc.startTime === 'number' ? doc.startTime : 0;
+  const start = typeof body.startTime === 'number' ? body.startTime : 0;
   let t = start;
   for (let i = 0; i < n; i++) {
     const d = timeDeltas[i];
@@ -189,7 +187,7 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
     b.addSample(nodeChain(ni), [1, weight]);
   }
 
-  const endTime = typeof doc.endTime === 'number' ? doc.endTime : t;
+  const endTime = typeof body.endTime === 'number' ? body.endTime : t;
   const positive = (timeDeltas as number[]).filter((d) => d > 0).sort((x, y) => x - y);
   const typicalInterval = positive.length ? positive[Math.floor(positive.length / 2)]! : 0;
   const profile = b.build({
@@ -234,6 +232,44 @@ function functionNames(frames: readonly CallFrame[]): string[] {
       ? `${base[i]} (${f.url}:${f.lineNumber >= 0 ? f.lineNumber + 1 : 0}:${f.columnNumber >= 0 ? f.columnNumber + 1 : 0})`
       : withLine[i]!,
   );
+}
+
+/**
+ * The older layout (Chrome before 2016, Node 10's inspector-era tools such as v8-profiler): a
+ * `head` call tree (nodes nested in `children`, callFrame fields on the node itself, 1-based line
+ * and column) and absolute `timestamps` (µs) instead of `timeDeltas`. Rewritten into the current
+ * layout (flat `nodes` with child ids, 0-based positions, deltas), so one path reads both.
+ */
+function fromHeadLayout(doc: Record<string, unknown>): Record<string, unknown> {
+  const { head, samples, timestamps } = doc;
+  if (!isObject(head)) throw new IngestError('malformed', 'the "head" call tree is not an object');
+  if (!Array.isArray(timestamps))
+    throw new IngestError('malformed', 'a .cpuprofile with a "head" tree needs a "timestamps" array');
+  const nodes: Record<string, unknown>[] = [];
+  const todo: Record<string, unknown>[] = [head];
+  while (todo.length > 0) {
+    const n = todo.pop()!;
+    if (nodes.length >= CPUPROFILE_LIMITS.maxNodes)
+      throw new IngestError('too-large', `more than ${CPUPROFILE_LIMITS.maxNodes} call-tree nodes`);
+    const kids = Array.isArray(n.children) ? n.children.filter(isObject) : [];
+    const pos = (v: unknown) => (Number.isFinite(v) && (v as number) > 0 ? (v as number) - 1 : -1);
+    nodes.push({
+      id: n.id,
+      callFrame: {
+        functionName: n.functionName,
+        url: n.url,
+        lineNumber: pos(n.lineNumber),
+        columnNumber: pos(n.columnNumber),
+      },
+      children: kids.map((k) => k.id),
+    });
+    for (let i = kids.length - 1; i >= 0; i--) todo.push(kids[i]!);
+  }
+  const deltas = timestamps.map((t, i) => (i === 0 ? 0 : (t as number) - (timestamps[i - 1] as number)));
+  // startTime/endTime are seconds in this layout (whole seconds in some exports): the tick span is used
+  const first = timestamps[0];
+  const last = timestamps[timestamps.length - 1];
+  return { nodes, samples, timeDeltas: deltas, startTime: first, endTime: last };
 }
 
 function isObject(x: unknown): x is Record<string, unknown> {

@@ -9,6 +9,12 @@ import type { Profile } from '../model/profile.ts';
  * `;` inside a name cannot be represented and is usually written as `,` by the producer.
  *
  * The result is a canonical profile with one sample type, `samples/count`, and one sample per line.
+ *
+ * Files as real tools write them, read as FlameGraph and speedscope read them: `#` and `//` lines
+ * are comments; an empty frame (`a;;b`) is a frame with an empty name; a line with no frame at all
+ * (` 3`, py-spy's idle samples) is a sample with an empty stack, counted in the total; a line that
+ * is not `stack count` is skipped, and the profile's comments say how many were and where the
+ * first was (a file of no valid line at all is refused).
  */
 
 export const FOLDED_LIMITS = {
@@ -18,6 +24,9 @@ export const FOLDED_LIMITS = {
 };
 
 const LINE = /^(.*?\S)[ \t]+(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)[ \t]*$/;
+/** A sample with no frame: whitespace, then the count. */
+const EMPTY_STACK = /^[ \t]*(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)[ \t]*$/;
+const COMMENT = /^\s*(#|\/\/)/;
 
 /** Confidence that `head` (the first bytes of a file) holds folded stacks. Works without the file name. */
 export function detect(head: Buffer, _fileName?: string): number {
@@ -28,19 +37,19 @@ export function detect(head: Buffer, _fileName?: string): number {
   if (lines.length > 1 && !text.endsWith('\n')) lines = lines.slice(0, -1);
   lines = lines
     .map((l) => l.replace(/\r$/, ''))
-    .filter((l) => l.trim() !== '')
+    .filter((l) => l.trim() !== '' && !COMMENT.test(l) && !EMPTY_STACK.test(l))
     .slice(0, 2000);
   if (lines.length === 0) return 0;
   let matching = 0;
   let withCallers = 0;
   for (const l of lines) {
-    if (/^\s/.test(l) || l.startsWith(';')) continue;
+    if (/^\s/.test(l)) continue;
     const m = LINE.exec(l);
     if (!m) continue;
     matching++;
     if (m[1]!.includes(';')) withCallers++;
   }
-  if (matching !== lines.length) return matching / lines.length >= 0.95 && withCallers > 0 ? 0.5 : 0;
+  if (matching !== lines.length) return matching / lines.length >= 0.9 && withCallers > 0 ? 0.5 : 0;
   // "name 12" alone could be many things; a `;` somewhere makes it a stack.
   return withCallers > 0 ? 0.9 : 0.3;
 }
@@ -56,34 +65,42 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   const b = new ProfileBuilder('folded', [{ type: 'samples', unit: 'count' }]);
   const lines = text.split('\n');
   let count = 0;
+  let skipped = 0;
+  let firstSkipped = 0;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.replace(/\r$/, '');
-    if (line.trim() === '') continue;
+    if (line.trim() === '' || COMMENT.test(line)) continue;
     const lineNo = i + 1;
-    const m = LINE.exec(line);
-    if (!m) {
-      throw new IngestError(
-        'malformed',
-        'expected "frame;frame;… COUNT" (frames root first, then a non-negative count)',
-        lineNo,
-      );
+    const empty = EMPTY_STACK.exec(line);
+    const m = empty ? null : LINE.exec(line);
+    if (!empty && !m) {
+      skipped++;
+      if (firstSkipped === 0) firstSkipped = lineNo;
+      continue;
     }
     if (++count > FOLDED_LIMITS.maxLines) {
       throw new IngestError('too-large', `more than ${FOLDED_LIMITS.maxLines} stacks`, lineNo);
     }
-    const names = m[1]!.replace(/^\s+/, '').split(';');
+    const names = m ? m[1]!.replace(/^\s+/, '').split(';') : [];
     if (names.length > FOLDED_LIMITS.maxDepth) {
       throw new IngestError('too-large', `a stack is deeper than ${FOLDED_LIMITS.maxDepth} frames`, lineNo);
     }
-    if (names.some((n) => n === '')) {
-      throw new IngestError('malformed', 'empty frame name in stack (";;" or a leading/trailing ";")', lineNo);
-    }
-    const value = Number(m[2]);
+    const value = Number(m ? m[2] : empty![1]);
     if (!Number.isFinite(value))
-      throw new IngestError('value-out-of-range', `count ${m[2]} is not a finite number`, lineNo);
+      throw new IngestError('value-out-of-range', `count ${m ? m[2] : empty![1]} is not a finite number`, lineNo);
     const stack = [];
     for (let k = names.length - 1; k >= 0; k--) stack.push({ name: names[k]! });
     b.addSample(stack, [value]);
   }
-  return b.build({ defaultSampleType: 'samples' });
+  if (count === 0)
+    throw new IngestError(
+      'malformed',
+      'expected "frame;frame;… COUNT" (frames root first, then a non-negative count)',
+      firstSkipped || undefined,
+    );
+  const comments =
+    skipped > 0
+      ? [`${skipped} line(s) not of the form "frame;frame;… COUNT" skipped (first at line ${firstSkipped})`]
+      : [];
+  return b.build({ defaultSampleType: 'samples', comments });
 }

@@ -8,6 +8,9 @@ import * as gobench from './gobench.ts';
 import * as gctrace from './gctrace.ts';
 import * as folded from './folded.ts';
 import * as cpuprofile from './cpuprofile.ts';
+import * as speedscope from './speedscope.ts';
+import * as perfScript from './perf-script.ts';
+import * as legacyPprof from './legacy-pprof.ts';
 
 registerLoadTestImporters(loadTestImporters);
 registerWholeFileImporters([
@@ -30,4 +33,20 @@ registerWholeFileImporters([
       return { kind: 'profile', format: profile.format, profile };
     },
   },
+  {
+    detect: speedscope.detect,
+    parse: (b, n) => {
+      const profile = speedscope.parse(b, n);
+      return { kind: 'profile', format: profile.format, profile };
+    },
+  },
+  {
+    detect: perfScript.detect,
+    parse: (b, n) => {
+      const profile = perfScript.parse(b, n);
+      return { kind: 'profile', format: profile.format, profile };
+    },
+  },
+  // recognised only to say what they are and how to convert them
+  { detect: legacyPprof.detect, parse: legacyPprof.refuse },
 ]);

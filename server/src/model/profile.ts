@@ -31,7 +31,7 @@ export interface Frame {
   line: number;
 }
 
-export type ProfileFormat = 'pprof' | 'folded' | 'cpuprofile';
+export type ProfileFormat = 'pprof' | 'folded' | 'cpuprofile' | 'speedscope' | 'perf-script';
 
 /** Counts of the source's own records, for `inspect` (pprof meanings; other formats map onto them). */
 export interface ProfileStats {

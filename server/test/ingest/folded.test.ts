@@ -82,11 +82,22 @@ describe('folded stacks semantics and errors', () => {
 
   it('reports bad input as typed errors with the line number', () => {
     expect(ingestError(() => parse(Buffer.from('\n\n'))).code).toBe('empty');
-    expect(ingestError(() => parse(Buffer.from('a;b 1\na;b\n')))).toMatchObject({ code: 'malformed', line: 2 });
-    expect(ingestError(() => parse(Buffer.from('a;b 1\na;b -4\n')))).toMatchObject({ code: 'malformed', line: 2 });
-    expect(ingestError(() => parse(Buffer.from('a;;b 1\n')))).toMatchObject({ code: 'malformed', line: 1 });
+    expect(ingestError(() => parse(Buffer.from('a;b\nc;d -4\n')))).toMatchObject({ code: 'malformed', line: 1 });
     const deep = `${Array.from({ length: FOLDED_LIMITS.maxDepth + 1 }, (_, i) => `f${i}`).join(';')} 1\n`;
     expect(ingestError(() => parse(Buffer.from(`a 1\n${deep}`)))).toMatchObject({ code: 'too-large', line: 2 });
+  });
+
+  it('reads the valid lines of a file with bad ones, and says how many it skipped', () => {
+    const p = parse(Buffer.from('a;b 1\na;b\nc 2\na;b -4\n'));
+    expect(toFolded(p)).toEqual(['a;b 1', 'c 2']);
+    expect(p.comments).toEqual(['2 line(s) not of the form "frame;frame;… COUNT" skipped (first at line 2)']);
+  });
+
+  it('reads files as FlameGraph does: comments, empty frames, frameless samples', () => {
+    const p = parse(Buffer.from('# perf stacks\n// collapsed\njava;;Thread.run 5\n 3\njava;main 2\n'));
+    expect(toFolded(p)).toEqual(['java;;Thread.run 5', ' 3', 'java;main 2']);
+    expect(p.comments).toEqual([]);
+    expect(detect(Buffer.from('# perf stacks\njava;;Thread.run 5\n 3\njava;main 2\n'))).toBeGreaterThan(0.5);
   });
 
   it('does not claim Go benchmark or GC-trace text', () => {
