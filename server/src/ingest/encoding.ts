@@ -17,23 +17,22 @@ export type TextEncoding = 'utf-16le' | 'utf-16be';
 export function utf16Order(head: Uint8Array): TextEncoding | null {
   if (head.length >= 2 && head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
   if (head.length >= 2 && head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
-  const n = Math.min(head.length, 256) & ~1;
+  const n = Math.min(head.length, 512) & ~1;
   if (n < 16) return null;
-  let evenZero = 0;
-  let oddZero = 0;
-  let printable = 0;
+  // ASCII characters are one zero byte and one printable byte; other characters (█, ✓, ‾ in k6's
+  // output) are two non-zero bytes, so a few pairs of those are allowed
+  let le = 0;
+  let be = 0;
   for (let i = 0; i < n; i += 2) {
     const a = head[i]!;
     const b = head[i + 1]!;
-    if (a === 0) evenZero++;
-    if (b === 0) oddZero++;
-    const c = a === 0 ? b : a;
-    if ((c >= 0x20 && c < 0x7f) || c === 9 || c === 10 || c === 13) printable++;
+    const printable = (c: number) => (c >= 0x20 && c < 0x7f) || c === 9 || c === 10 || c === 13;
+    if (b === 0 && printable(a)) le++;
+    else if (a === 0 && printable(b)) be++;
   }
   const pairs = n / 2;
-  if (printable < pairs * 0.95) return null;
-  if (oddZero === pairs && evenZero === 0) return 'utf-16le';
-  if (evenZero === pairs && oddZero === 0) return 'utf-16be';
+  if (le >= pairs * 0.8 && be <= pairs * 0.02) return 'utf-16le';
+  if (be >= pairs * 0.8 && le <= pairs * 0.02) return 'utf-16be';
   return null;
 }
 

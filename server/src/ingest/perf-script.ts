@@ -59,6 +59,8 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   const text = bytes.toString('utf8');
   if (text.trim() === '') throw new IngestError('empty', 'the file is empty');
   const lines = text.split('\n');
+  // the terminator of the last line is not a blank line: only "\n\n" ends a sample
+  if (lines.at(-1) === '') lines.pop();
   interface Sample {
     pname: string;
     period: number | null;

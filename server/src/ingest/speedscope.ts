@@ -73,8 +73,8 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   });
   const filesOf = new Map<string, Set<string>>();
   for (const f of frames) {
-    let s = filesOf.get(f.name);
-    if (!s) filesOf.set(f.name, (s = new Set()));
+    const s = filesOf.get(f.name) ?? new Set<string>();
+    filesOf.set(f.name, s);
     s.add(f.file);
   }
   const display = frames.map((f) =>

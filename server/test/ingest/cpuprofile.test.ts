@@ -171,9 +171,47 @@ describe('.cpuprofile errors', () => {
       line: 3,
     });
     expect(ingestError(() => parse(Buffer.from('[{"name":"ProfileChunk"}]'))).code).toBe('unsupported');
-    expect(ingestError(() => parse(Buffer.from('{"head":{"children":[]}}'))).code).toBe('unsupported');
+    // the older layout is read (below), but not without its timestamps
+    expect(ingestError(() => parse(Buffer.from('{"head":{"children":[]}}')))).toMatchObject({
+      code: 'malformed',
+      message: expect.stringMatching(/timestamps/),
+    });
     expect(ingestError(() => parse(Buffer.from('{"a":1}'))).code).toBe('not-a-profile');
     expect(ingestError(() => parse(minimal({ samples: [2, 9, 2] }))).code).toBe('invalid-reference');
     expect(ingestError(() => parse(minimal({ timeDeltas: [1, 2] }))).code).toBe('value-count-mismatch');
+  });
+});
+
+describe('the older head/timestamps layout (v8-profiler-next export, fixtures/cpuprofile/head-layout.cpuprofile)', () => {
+  const bytes = read(ours, 'head-layout.cpuprofile');
+  const doc = JSON.parse(bytes.toString());
+
+  it('is detected from its content alone', () => {
+    expect(detect(bytes)).toBeGreaterThan(0.5);
+    expect(detectFolded(bytes)).toBe(0);
+  });
+
+  it('leaf samples per function position equal the file’s samples; time spans the ticks', () => {
+    const p = parse(bytes);
+    // (V8's hitCount misses the tick taken when profiling stops: the samples list is the record)
+    const where = new Map<number, string>();
+    const todo = [doc.head];
+    while (todo.length > 0) {
+      const n = todo.pop();
+      where.set(n.id, `${n.url}:${n.lineNumber}`);
+      todo.push(...n.children);
+    }
+    const want = new Map<string, number>();
+    for (const id of doc.samples as number[]) want.set(where.get(id)!, (want.get(where.get(id)!) ?? 0) + 1);
+    const got = new Map<string, number>();
+    for (let s = 0; s < p.sampleStack.length; s++) {
+      const leaf = p.frames[p.stackFrames[p.stackOffsets[p.sampleStack[s]!]!]!]!;
+      const k = `${leaf.file}:${leaf.line}`;
+      got.set(k, (got.get(k) ?? 0) + 1);
+    }
+    expect(got).toEqual(want);
+    expect(p.stats.numSamples).toBe(doc.samples.length);
+    const ts = doc.timestamps as number[];
+    expect(total(p, sampleTypeIndex(p, 'cpu'))).toBe(ts[ts.length - 1]! - ts[0]!);
   });
 });
