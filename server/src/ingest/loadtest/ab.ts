@@ -4,11 +4,12 @@
  * `ab` — the text report, figures as printed: requests = "Complete requests", durationSeconds =
  * "Time taken for tests", rps = "Requests per second"; latency in integer ms: min and mean from
  * the Connection Times "Total:" row, p50…p99 and max from "Percentage of the requests served"
- * (50/66/75/80/90/95/98/99/100 → latencyDistribution; no p99.9). errors = "Failed requests"
- * (ab's own failure count); non2xx = "Non-2xx responses". ab counts a non-2xx response as a
- * failure too when its length differs from the first response's — the usual case — so the
- * requests that got no response are failed − non2xx, and errors = transportErrors + non2xx keeps
- * each failed request once (see meta.notes; the breakdown is in meta.failedBreakdown).
+ * (50/66/75/80/90/95/98/99/100 → latencyDistribution; no p99.9). non2xx = "Non-2xx responses"
+ * (3xx included: ab does not split them). "Failed requests" counts failure events: a non-2xx
+ * response of another length than the first is a Length failure too, connect failures are retried
+ * attempts outside "Complete requests", and a receive error may be counted again as a Length
+ * failure. So transportErrors = Failed − Connect − Non-2xx, capped at Complete − Non-2xx, and
+ * errors = transportErrors + non2xx never exceeds the requests (breakdown in meta.failedBreakdown).
  *
  * `ab-gnuplot` — `-g FILE`, one row per request (starttime, seconds, ctime, dtime, ttime, wait;
  * whole ms), streamed. Latency from ttime with ab's rule (sorted, value at index ⌊n·p/100⌋;
@@ -116,7 +117,14 @@ export function parseAbText(text: string): LoadTestRun {
   const rps = num('Requests per second', false);
   const failed = num('Failed requests', false) ?? 0;
   const non2xx = num('Non-2xx responses', false) ?? 0;
-  const transport = Math.max(0, failed - non2xx);
+  // ab's "Failed requests" is a count of failure events, not of requests: a connect failure is an
+  // attempt outside "Complete requests" (ab retries it), a non-2xx response of another length is
+  // counted as a Length failure too, and a receive error can be counted again as a Length failure
+  // when the connection closes. Requests without a response are what is left, never more than the
+  // requests that got no non-2xx answer.
+  const connectFailures = failedBreakdown?.connect ?? 0;
+  const transportEvents = Math.max(0, failed - connectFailures - non2xx);
+  const transport = Math.min(transportEvents, Math.max(0, requests - non2xx));
 
   const host = f['Server Hostname'] ?? null;
   const port = f['Server Port'] ?? null;
@@ -130,7 +138,7 @@ export function parseAbText(text: string): LoadTestRun {
     source: 'printed',
     notes: [
       'Figures as ab printed them (latency in whole ms).',
-      'errors = Failed requests; a non-2xx response is also a Length failure in ab, so transportErrors = Failed − Non-2xx.',
+      'transportErrors = Failed − Connect − Non-2xx (a non-2xx response is also a Length failure in ab; connect failures are retried attempts outside Complete requests), at most Complete − Non-2xx; errors = transportErrors + Non-2xx (3xx included: ab does not split them).',
     ],
   });
   summary.requests = requests;
@@ -143,6 +151,11 @@ export function parseAbText(text: string): LoadTestRun {
   summary.bytesPerSecond = kbps === null ? null : kbps * 1024;
   if (failedBreakdown) summary.meta.failedBreakdown = failedBreakdown;
   summary.meta.failedRequests = failed;
+  if (connectFailures > 0) summary.meta.connectFailures = connectFailures;
+  if (transport < transportEvents)
+    summary.meta.notes!.push(
+      `ab counted ${failed} failure events for ${requests} requests: transportErrors capped at Complete − Non-2xx`,
+    );
   const ka = num('Keep-Alive requests', false);
   if (ka !== null) summary.meta.keepAliveRequests = ka;
   if (perRequestMs !== null) summary.meta.timePerRequestMs = perRequestMs;

@@ -21,7 +21,7 @@ import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { setPrintedPercentiles } from './common/percentiles.ts';
-import { blankSummary, sumErrors } from './common/summary.ts';
+import { blankSummary, isFailedStatus, sumErrors } from './common/summary.ts';
 import { headText, readText, refuseSeveralRuns } from './common/text.ts';
 import { parseAbbrevCount, parseNumber, parseSiBytes } from './common/units.ts';
 
@@ -73,7 +73,13 @@ export function parseAutocannonJson(text: string): LoadTestRun {
   summary.durationSeconds = num(doc.duration);
   summary.rps = num(req.average) ?? num(req.mean);
   summary.transportErrors = num(doc.errors) ?? 0;
-  summary.non2xx = num(doc.non2xx) ?? 0;
+  // per-class counts split out the 3xx that autocannon's non2xx includes
+  const classes = ['1xx', '4xx', '5xx'].map((k) => num(doc[k]));
+  if (classes.every((v) => v !== null)) summary.non2xx = classes.reduce((a, b) => a! + b!, 0)!;
+  else {
+    summary.non2xx = num(doc.non2xx) ?? 0;
+    summary.meta.notes!.push("no per-class status counts: non2xx is autocannon's non-2xx total (3xx included)");
+  }
   summary.errors = sumErrors(summary.transportErrors, summary.non2xx);
   const tp = doc.throughput as Record<string, unknown> | undefined;
   summary.bytesPerSecond = tp ? num(tp.average) : null;
@@ -223,7 +229,7 @@ export function parseAutocannonTable(text: string): LoadTestRun {
     let bad = 0;
     for (const [code, n] of Object.entries(codes)) {
       total += n;
-      if (!/^2\d\d$/.test(code)) bad += n;
+      if (!/^\d+$/.test(code) || isFailedStatus(Number(code))) bad += n;
     }
     summary.requests = total;
     summary.non2xx = bad;
@@ -231,6 +237,7 @@ export function parseAutocannonTable(text: string): LoadTestRun {
   } else if (ok2xx !== null && bad2xx !== null) {
     summary.requests = ok2xx + bad2xx;
     summary.non2xx = bad2xx;
+    summary.meta.notes!.push('non2xx = the "non 2xx responses" count, which includes 3xx (the line does not split them)');
   } else if (noResponse(reqRow, latencyShort)) {
     summary.requests = 0; // nothing answered: every figure is a 0 placeholder
     summary.non2xx = 0;

@@ -11,7 +11,8 @@
  * header's "for 5s" is the configured duration, not a measurement: durationSeconds stays null.
  *
  * Both: requests = every HTTP code count + "others" (attempts that got no HTTP response);
- * non2xx = 1xx + 3xx + 4xx + 5xx; transportErrors = others. bombardier prints no minimum.
+ * non2xx = 1xx + 4xx + 5xx (3xx is an answer: the errors rule of common/summary.ts); transportErrors
+ * = others. bombardier prints no minimum.
  */
 import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
@@ -35,7 +36,7 @@ function fillCounts(run: LoadTestRun, c: Codes): void {
   const s = run.summary;
   const responses = c.c1xx + c.c2xx + c.c3xx + c.c4xx + c.c5xx;
   s.requests = responses + c.others;
-  s.non2xx = c.c1xx + c.c3xx + c.c4xx + c.c5xx;
+  s.non2xx = c.c1xx + c.c4xx + c.c5xx; // 3xx is an answer (common/summary.ts's errors rule)
   s.transportErrors = c.others;
   s.errors = sumErrors(c.others, s.non2xx);
   s.meta.httpCodes = { '1xx': c.c1xx, '2xx': c.c2xx, '3xx': c.c3xx, '4xx': c.c4xx, '5xx': c.c5xx, others: c.others };

@@ -7,7 +7,8 @@
  *   transport errors); durationSeconds = Total; rps = Requests/sec;
  * - latency min/mean/max = Fastest/Average/Slowest, p50…p99 from "Latency distribution"
  *   (10/25/50/75/90/95/99; no p99.9); latency covers responses of any status, not transport errors;
- * - non2xx = status codes outside 2xx, transportErrors = the Error distribution total.
+ * - non2xx = status codes outside 200–399 (the errors rule of common/summary.ts), transportErrors =
+ *   the Error distribution total.
  *
  * `hey-csv` — `hey -o csv`, one row per completed HTTP exchange (transport errors are left out of
  * the file by hey, so transportErrors is null). Streamed row by row; figures are computed with
@@ -21,7 +22,7 @@ import { lineSpans, type ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { heyRule, latencyFromSorted, setPrintedPercentiles } from './common/percentiles.ts';
 import { GrowableF64, GrowableI32, GrowableU8 } from './common/rows.ts';
-import { blankSummary, sumErrors } from './common/summary.ts';
+import { blankSummary, isFailedStatus, sumErrors } from './common/summary.ts';
 import { headText, peekSource, readText } from './common/text.ts';
 import { timelineAndSorted } from './common/timeline.ts';
 import { parseNumber } from './common/units.ts';
@@ -143,7 +144,7 @@ export function parseHeySummary(text: string): LoadTestRun {
   for (const [code, n] of Object.entries(statusCodes)) {
     responses += n;
     const c = Number(code);
-    if (c < 200 || c > 299) non2xx += n;
+    if (isFailedStatus(c)) non2xx += n;
   }
   const transport = errorsList.reduce((a, e) => a + e.count, 0);
   // A paste cut before "Status code distribution" (and the Error distribution after it): statuses
@@ -325,7 +326,7 @@ export async function parseHeyCsv(src: ByteSource): Promise<LoadTestRun> {
       lat.push(ms);
       sum += ms;
       sec.push(Math.floor(off));
-      const bad = sc < 200 || sc > 299 ? 1 : 0;
+      const bad = isFailedStatus(sc) ? 1 : 0;
       err.push(bad);
       non2xx += bad;
       const end = off + rt;

@@ -11,7 +11,8 @@
  * - p50/p75/p90/p95/p99/p99.9 = vegeta's t-digest (compression 100, fed in file order): these are the
  *   figures `vegeta report` prints for the same results. Exact order statistics go to
  *   `meta.exactLatencyMs`.
- * - transportErrors = results with status code 0; non2xx = results with any other non-2xx code.
+ * - transportErrors = results with status code 0; non2xx = results with any other code outside
+ *   200–399 (vegeta's own success rule, and the errors rule of common/summary.ts).
  */
 import type { LatencyMs, LoadTestMeta, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
@@ -20,7 +21,7 @@ import { lineSpans, type ByteSource } from '../source.ts';
 import { type CsvRow, forEachCsvRow } from './common/csv.ts';
 import { nearestRankRule } from './common/percentiles.ts';
 import { GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT } from './common/rows.ts';
-import { run, summary } from './common/summary.ts';
+import { isFailedStatus, run, summary } from './common/summary.ts';
 import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
 import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
@@ -97,7 +98,7 @@ class VegetaResults {
     if (code === 0) {
       o = TRANSPORT;
       this.transport++;
-    } else if (code < 200 || code > 299) {
+    } else if (isFailedStatus(code)) {
       o = NON2XX;
       this.non2xx++;
     }
@@ -439,7 +440,7 @@ function statusSplit(codes: Record<string, number>): { transport: number; non2xx
   for (const [c, k] of Object.entries(codes)) {
     const code = Number(c);
     if (code === 0) transport += k;
-    else if (!(code >= 200 && code <= 299)) non2xx += k;
+    else if (isFailedStatus(code)) non2xx += k;
   }
   return { transport, non2xx };
 }
@@ -448,7 +449,7 @@ const REPORT_NOTES = [
   'figures as vegeta printed them (converted to ms)',
   "rps = vegeta's rate (requests / attack duration); durationSeconds = attack duration; throughput and total duration are in meta",
   'latencies cover every result, transport errors included; p50..p99 are t-digest estimates as vegeta prints them',
-  'errors = status 0 (transport errors) + other non-2xx statuses',
+  'errors = status 0 (transport errors) + statuses outside 200–399 (vegeta\'s own success rule)',
 ];
 
 function parseTextReport(text: string): LoadTestRun {

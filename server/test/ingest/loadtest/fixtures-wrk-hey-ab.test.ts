@@ -83,6 +83,16 @@ const printed: Record<string, Want> = {
     distribution: true,
     latency: { min: 0, mean: 0.7, p50: 0.2, p75: 0.3, p90: 1, p95: 3, p99: 5.8, p999: null, max: 85.7 },
   },
+  // every response a 302 (fixtures/loadtests/redirect-server): a redirect is an answer, not an error
+  'hey/redirect-summary.txt': {
+    format: 'hey',
+    requests: 400,
+    durationSeconds: 0.0462,
+    rps: 8663.5781,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+  },
   'hey/errors-summary.txt': {
     format: 'hey',
     requests: 49343 + 2659 + 3,
@@ -244,6 +254,8 @@ const printed: Record<string, Want> = {
     distribution: true,
     latency: { mean: 1.35, p50: 0, p99: 31, max: 207 },
   },
+  'autocannon/redirect-table.txt': { format: 'autocannon', requests: 300, durationSeconds: 1.02, errors: 0, non2xx: 0 },
+  'autocannon/redirect.json': { format: 'autocannon', requests: 300, errors: 0, non2xx: 0, transportErrors: 0 },
   'autocannon/down-table.txt': {
     format: 'autocannon',
     requests: 0,

@@ -16,6 +16,17 @@ import type {
 } from '../../../model/loadtest.ts';
 import { emptyLatency } from '../../../model/loadtest.ts';
 
+/**
+ * The one rule for errors across tools: a request failed when it got no HTTP response
+ * (transportErrors) or a response with a status outside 200–399 (`non2xx` keeps its historical
+ * name). A 3xx is an answer, as wrk, k6, vegeta, Locust and bombardier count it. Where a tool
+ * prints only a "non-2xx" total that cannot be split (ab's text, autocannon's "non 2xx" line and
+ * --json total without the per-class counts), that total is used and the run's notes say so.
+ */
+export function isFailedStatus(code: number): boolean {
+  return code < 200 || code > 399;
+}
+
 /** transportErrors + non2xx, null only when neither part is known. */
 export function sumErrors(transportErrors: number | null, non2xx: number | null): number | null {
   if (transportErrors === null && non2xx === null) return null;
