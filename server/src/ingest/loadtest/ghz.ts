@@ -49,6 +49,9 @@ function parseReport(text: string): LoadTestRun {
       if (k === 'OK') okCalls += num(v) ?? 0;
       else errors += num(v) ?? 0;
     }
+    // 2018-era reports list only OK in statusCodeDistribution and the failures in
+    // errorDistribution: every call that is not OK failed
+    errors = Math.max(errors, count - okCalls);
   } else if (isObj(o.errorDistribution)) {
     for (const v of Object.values(o.errorDistribution)) errors += num(v) ?? 0;
     okCalls = count - errors;
@@ -146,20 +149,27 @@ function parseSummaryText(text: string): LoadTestRun {
   if (count === null) throw new IngestError('malformed', 'ghz summary without a Count line');
   if (count === 0) throw new IngestError('no-run', 'ghz summary of zero calls');
   const dist: PercentilePoint[] = [];
-  for (const m of text.matchAll(/^\s+([\d.]+) % in ([\d.]+) (ns|µs|μs|us|ms|s)\s*$/gm)) {
+  // "10 % in 0.18 ms" (ghz today) or "10% in 28.48 ms" (the layout of ghz's docs)
+  for (const m of text.matchAll(/^\s+([\d.]+)\s*% in ([\d.]+) ?(ns|µs|μs|us|ms|s)\s*$/gm)) {
     dist.push({ percentile: Number(m[1]), ms: Number(m[2]) * TIME_TO_MS[m[3]!]! });
   }
-  let errors = 0;
+  let errors: number | null = 0;
   let ok = 0;
   for (const m of text.matchAll(/^\s+\[([A-Za-z]+)\]\s+(\d+) responses/gm)) {
     if (m[1] === 'OK') ok += Number(m[2]);
     else errors += Number(m[2]);
   }
+  const notes = ['ghz default summary text, as printed (2 decimals)', ...NOTES];
+  const statusListed = /^Status code distribution:/m.test(text);
+  if (!statusListed || ok + errors < count) {
+    // a paste or file cut before (or inside) the status list: the failures are not all there
+    errors = null;
+    notes.push('the status code list is missing or incomplete (cut off?): errors unknown');
+  }
   const totalMs = dur('Total');
+  // Fastest/Average/Slowest are printed whatever else is; percentiles only when listed
   const latency =
-    ok === 0 || dist.length === 0
-      ? emptyLatency()
-      : latencyFromDist(dist, dur('Fastest'), dur('Average'), dur('Slowest'));
+    statusListed && ok === 0 ? emptyLatency() : latencyFromDist(dist, dur('Fastest'), dur('Average'), dur('Slowest'));
   const s = summary({
     requests: count,
     durationSeconds: totalMs === null ? null : totalMs / 1000,
@@ -170,7 +180,7 @@ function parseSummaryText(text: string): LoadTestRun {
       tool: 'ghz',
       source: 'printed',
       variant: 'summary text',
-      notes: ['ghz default summary text, as printed (2 decimals)', ...NOTES],
+      notes,
     },
   });
   return run('ghz', s, null, dist.length ? dist : null);

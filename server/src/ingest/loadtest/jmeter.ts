@@ -1,12 +1,15 @@
 /**
  * Apache JMeter (5.x): JTL results as CSV (the default, with or without a header line) and XML,
- * the HTML dashboard's `statistics.json`, and the non-GUI console summariser.
+ * the HTML dashboard's `statistics.json`, and the non-GUI console summariser (also with a log prefix
+ * such as Maven's `[INFO] `, and with the rate in a decimal-comma locale: `1,1/s`). A CSV whose last
+ * row is cut off is read without that row, and the notes say so.
  *
  * JTL figures follow JMeter's HTML dashboard ("Statistics" table, Total row):
  * - requests = samples (top-level samples only; XML sub-samples of redirects are not counted);
  * - latency = `elapsed` (XML `t`) in whole ms — not `Latency` (time to first byte); mean is the plain
  *   mean, median and 90/95/99 use commons-math `Percentile` with the LEGACY estimation
- *   (position p(n+1)/100, linear interpolation); p75/p99.9 follow the same rule;
+ *   (position p(n+1)/100, linear interpolation); p75/p99.9 follow the same rule; like the
+ *   dashboard, percentiles see only the last 20,000 samples (its statistic_window) of a longer file;
  * - rps = samples / (last sample end - first sample start), durationSeconds = that span;
  * - errors = samples with success=false; transportErrors = failed samples whose response code is
  *   "Non HTTP response code: …" (no response), non2xx = failed samples with an HTTP status.
@@ -23,6 +26,9 @@ import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
+
+/** JMeter's dashboard default for jmeter.reportgenerator.statistic_window: percentiles see the last N samples. */
+const STATISTIC_WINDOW = 20_000;
 
 /** JMeter's default CSV columns, used when the file has no header line. */
 const DEFAULT_COLUMNS = [
@@ -95,7 +101,7 @@ class JtlSamples {
     if (label !== null && this.labels.size < 50) this.labels.add(label);
   }
 
-  finish(variant: 'CSV' | 'XML'): LoadTestRun {
+  finish(variant: 'CSV' | 'XML', extraNotes: string[] = []): LoadTestRun {
     if (this.n === 0) throw new IngestError('no-run', 'the JTL file holds no samples');
     const spanMs = this.maxEnd - this.minStart;
     const secs = spanMs > 0 ? spanMs / 1000 : null;
@@ -113,6 +119,17 @@ class JtlSamples {
     // the timeline's by-product is every elapsed time in ascending order (none is NaN)
     const sorted = tl.sorted.length === this.n ? tl.sorted : Float64Array.from(this.elapsed.view()).sort();
     const latency = latencyFromSorted(sorted, commonsMathLegacyRule, meanOf(sorted));
+    // JMeter's dashboard computes percentiles over a window of the last
+    // jmeter.reportgenerator.statistic_window samples (20,000 by default); min, max and mean over all
+    const windowed = this.n > STATISTIC_WINDOW;
+    if (windowed) {
+      const last = Float64Array.from(this.elapsed.view().subarray(this.n - STATISTIC_WINDOW)).sort();
+      const w = latencyFromSorted(last, commonsMathLegacyRule, meanOf(last));
+      Object.assign(latency, { p50: w.p50, p75: w.p75, p90: w.p90, p95: w.p95, p99: w.p99, p999: w.p999 });
+      extraNotes.push(
+        `percentiles over the last ${STATISTIC_WINDOW} samples in file order, as JMeter's dashboard computes them (jmeter.reportgenerator.statistic_window); min, max and mean over all ${this.n}`,
+      );
+    }
     const meta: LoadTestMeta = {
       tool: 'jmeter',
       targetUrl: this.url,
@@ -125,6 +142,7 @@ class JtlSamples {
         'rps = samples / (last sample end - first sample start); durationSeconds = that span',
         'errors = samples with success=false: non2xx = those with an HTTP status (an assertion failure on a 2xx response also lands here), transportErrors = "Non HTTP response code" samples',
         'timeline buckets by sample start time; bucket percentiles use the same LEGACY rule',
+        ...extraNotes,
       ],
     };
     const s = summary({
@@ -170,7 +188,11 @@ async function parseJtlCsv(src: ByteSource): Promise<LoadTestRun> {
   let cBytes = -1;
   let cLabel = -1;
   let lastLabel: Uint8Array | null = null;
+  let width = 0; // fields per row: the header's, or the first sample's when there is no header
+  let shortRow = 0; // line of a row with fewer fields: the file's last row when it is cut off
   await forEachCsvRow(src, (row) => {
+    if (shortRow !== 0)
+      throw new IngestError('malformed', 'JTL sample with fewer fields than the header names', shortRow);
     if (!idx) {
       const f = row.all();
       if (f.includes('timeStamp') && f.includes('elapsed')) {
@@ -182,10 +204,16 @@ async function parseJtlCsv(src: ByteSource): Promise<LoadTestRun> {
         cCode = idx.get('responseCode') ?? -1;
         cBytes = idx.get('bytes') ?? -1;
         cLabel = idx.get('label') ?? -1;
+        width = f.length;
         return;
       }
       idx = new Map(DEFAULT_COLUMNS.map((n, i) => [n, i]));
       [cTs, cEl, cSuccess, cUrl, cCode, cBytes, cLabel] = [0, 1, 7, 13, 3, 9, 2];
+      width = row.count;
+    }
+    if (row.count < width) {
+      shortRow = row.line;
+      return;
     }
     if (!row.has(cTs) || !row.has(cEl) || !row.isDigits(cEl)) {
       throw new IngestError('malformed', 'not a JMeter JTL CSV sample (timeStamp and elapsed expected)', row.line);
@@ -214,7 +242,10 @@ async function parseJtlCsv(src: ByteSource): Promise<LoadTestRun> {
     acc.add(tsMs, digitsValue(row, cEl), success, code, bytes, label);
   });
   if (!idx) throw new IngestError('empty', 'the file is empty');
-  return acc.finish('CSV');
+  return acc.finish(
+    'CSV',
+    shortRow === 0 ? [] : [`the file is cut off: its last row (line ${shortRow}) is incomplete and left out`],
+  );
 }
 
 const TRUE = asciiBytes('true');
@@ -345,14 +376,18 @@ function parseStatistics(text: string): LoadTestRun {
 }
 
 function parseConsole(text: string): LoadTestRun {
+  // a log prefix ("[INFO] " from the Maven plugin, a log4j timestamp) may precede "summary =", and
+  // the rate is formatted in the JVM's locale: "1,1/s" is 1.1 per second
   const re =
-    /^summary =\s+(\d+) in (\d+):(\d\d):(\d\d) =\s+([\d.]+)\/s Avg:\s+(-?\d+) Min:\s+(-?\d+) Max:\s+(-?\d+) Err:\s+(\d+)/gm;
+    /^.{0,200}?\bsummary =\s+(\d+) in (\d+):(\d\d):(\d\d) =\s+([\d.,]+)\/s Avg:\s+(-?\d+) Min:\s+(-?\d+) Max:\s+(-?\d+) Err:\s+(\d+)/gm;
   let m: RegExpExecArray | null;
   let last: RegExpExecArray | null = null;
   while ((m = re.exec(text))) last = m;
   if (!last) throw new IngestError('no-run', 'JMeter console output without a "summary =" line: the test did not run');
   const requests = Number(last[1]);
-  const rps = Number(last[5]);
+  const rps = Number(last[5]!.replace(',', '.'));
+  if (!Number.isFinite(rps))
+    throw new IngestError('malformed', `JMeter console summary: unreadable rate "${last[5]}/s"`);
   const errors = Number(last[9]);
   const s = summary({
     requests,
@@ -405,6 +440,7 @@ export const jmeterReportImporter: LoadTestImporter = {
       return 0.9;
     if (/Creating summariser <summary>|^summary [=+] /m.test(t) && /jmeter|Starting standalone test/i.test(t))
       return 0.8;
+    if (/\bsummary [=+]\s+\d+ in \d+:\d\d:\d\d =\s+[\d.,]+\/s Avg:/.test(t)) return 0.75;
     return 0;
   },
   async parse(src) {

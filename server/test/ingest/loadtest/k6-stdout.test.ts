@@ -33,6 +33,8 @@ const cases = [
   { file: 'console-v1-errors-full', layout: 'grouped', p99: false },
   { file: 'console-v0-ok', layout: 'classic', p99: true },
   { file: 'console-v0-errors', layout: 'classic', p99: false },
+  // k6 v0.50: http_req_failed as "5.00% ✓ 5 ✗ 95" (✓ counts the failed requests)
+  { file: 'console-v050-errors', layout: 'classic', p99: false },
 ];
 
 describe('k6 console summary', () => {
