@@ -15,7 +15,7 @@ import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { csvText } from './common/csv.ts';
 import { printedAt } from './common/percentiles.ts';
-import { run, summary } from './common/summary.ts';
+import { isFailedStatus, run, summary } from './common/summary.ts';
 import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
 import { cellNum, num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
@@ -34,7 +34,8 @@ function kindOf(text: string): Kind | null {
   if (t.startsWith(FAILURES_HEAD)) return 'failures';
   if (t.startsWith(EXCEPTIONS_HEAD)) return 'exceptions';
   if (/^\s*\[\s*\{/.test(t) && t.includes('"num_requests"') && t.includes('"response_times"')) return 'json';
-  if (/locust\.main: Starting Locust|^Type\s+Name\s+# reqs\s+# fails/m.test(t)) return 'console';
+  // the console table with (Locust 2) or without (Locust 1, the docs) its Type column
+  if (/locust\.main: Starting Locust|^\s*(?:Type\s+)?Name\s+# reqs\s+# fails/m.test(t)) return 'console';
   return null;
 }
 
@@ -202,9 +203,11 @@ function parseFailures(text: string): LoadTestRun {
     if (n === null) throw new IngestError('malformed', 'Locust failures row without Occurrences', r.line);
     const err = r.fields[ci] ?? '';
     kinds.push({ error: err, occurrences: n });
-    const http = /^HTTPError\('(\d{3}) /.exec(err) ?? /^CatchResponseError\('.*?(\d{3})/.exec(err);
-    if (http && !(Number(http[1]) >= 200 && Number(http[1]) <= 299)) non2xx += n;
-    else transport += n;
+    // Locust 2 writes HTTPError('500 Server Error: …'), Locust 1 the bare '500 Server Error: …'
+    const http = /^(?:HTTPError\(')?(\d{3}) \w/.exec(err) ?? /^CatchResponseError\('.*?(\d{3})/.exec(err);
+    if (http) {
+      if (isFailedStatus(Number(http[1]))) non2xx += n;
+    } else transport += n;
   }
   const s = summary({
     transportErrors: transport,
@@ -343,6 +346,33 @@ function parseFinalJson(text: string): LoadTestRun {
   return run('locust', s, timeline, dist);
 }
 
+/**
+ * The Aggregated row of the last "Response time percentiles (approximated)" table (printed at the
+ * end of a run), as percentile points; none when the table is not there.
+ */
+function consolePercentiles(text: string): PercentilePoint[] {
+  const lines = text.split('\n');
+  let header: string[] | null = null;
+  let out: PercentilePoint[] = [];
+  for (const l of lines) {
+    if (/^\s*Type\s+Name\s+50%/.test(l)) header = l.trim().split(/\s+/);
+    else if (header && /^\s*(?:\S+\s+)?Aggregated\s+\d/.test(l)) {
+      const nums = l
+        .trim()
+        .split(/\s+/)
+        .filter((c) => /^(\d+(?:\.\d+)?|N\/A)$/.test(c));
+      const cols = header.filter((h) => /^[\d.]+%$/.test(h));
+      // the row's numbers are the percentile columns, then "# reqs"
+      if (nums.length === cols.length + 1)
+        out = cols.flatMap((h, i) =>
+          nums[i] === 'N/A' ? [] : [{ percentile: Number(h.slice(0, -1)), ms: Number(nums[i]) }],
+        );
+      header = null;
+    }
+  }
+  return out;
+}
+
 function parseConsole(text: string): LoadTestRun {
   const re = /^\s+Aggregated\s+(\d+)\s+(\d+)\([\d.]+%\)\s+\|\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\|\s+([\d.]+)/gm;
   let m: RegExpExecArray | null;
@@ -351,12 +381,13 @@ function parseConsole(text: string): LoadTestRun {
   if (!last || Number(last[1]) === 0)
     throw new IngestError('no-run', 'Locust console output without a request table holding requests');
   const errors = Number(last[2]);
+  const pct = consolePercentiles(text);
   const s = summary({
     requests: Number(last[1]),
     errors,
     ...splitKnownZero(errors),
     latencyMs: {
-      ...emptyLatency(),
+      ...latencyFromPercentiles(pct, {}),
       mean: Number(last[3]),
       min: Number(last[4]),
       max: Number(last[5]),
@@ -368,6 +399,7 @@ function parseConsole(text: string): LoadTestRun {
       variant: 'console',
       notes: [
         'Locust console: the last Aggregated row printed (integer ms, truncated); Locust prints it every 2 s before shutdown, so it lags the final totals',
+        'p75..p99.9 from the last "Response time percentiles" table, when printed (Locust\'s rounded buckets)',
         "its req/s is Locust's current (windowed) rate, not the run's: rps/durationSeconds left null",
       ],
     },
@@ -383,7 +415,8 @@ export const locustImporter: LoadTestImporter = {
     return k === 'console' ? 0.7 : 0.95;
   },
   async parse(src) {
-    const text = await readNonBlankText(src);
+    // Python's csv writer ends rows with \r\n; on Windows the text-mode file turns that into \r\r\n
+    const text = (await readNonBlankText(src)).replace(/\r+\n/g, '\n');
     switch (kindOf(text)) {
       case 'stats':
         return parseStats(text);

@@ -22,7 +22,7 @@ import { type CsvRow, forEachCsvRow } from './common/csv.ts';
 import { nearestRankRule } from './common/percentiles.ts';
 import { GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT } from './common/rows.ts';
 import { isFailedStatus, run, summary } from './common/summary.ts';
-import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { headText, isObj, parseJson, readNonBlankText, refuseSeveralRuns } from './common/text.ts';
 import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num, parseGoDurationMs } from './common/units.ts';
@@ -449,10 +449,11 @@ const REPORT_NOTES = [
   'figures as vegeta printed them (converted to ms)',
   "rps = vegeta's rate (requests / attack duration); durationSeconds = attack duration; throughput and total duration are in meta",
   'latencies cover every result, transport errors included; p50..p99 are t-digest estimates as vegeta prints them',
-  'errors = status 0 (transport errors) + statuses outside 200–399 (vegeta\'s own success rule)',
+  "errors = status 0 (transport errors) + statuses outside 200–399 (vegeta's own success rule)",
 ];
 
 function parseTextReport(text: string): LoadTestRun {
+  refuseSeveralRuns(text, /^Requests\s+\[total/, 'vegeta report');
   const rows = new Map<string, string[]>();
   let errorSet: string[] = [];
   const all = text.split(/\r?\n/);
@@ -706,7 +707,8 @@ function isGob(head: Buffer): boolean {
 
 function reportKind(head: Buffer): 'text' | 'json' | 'hist' | 'hdrplot' | 'plot' | 'gob' | null {
   const t = headText(head).replace(/^\uFEFF/, '');
-  if (/^Requests\s+\[total, rate, throughput\]/m.test(t)) return 'text';
+  // vegeta 12+ prints [total, rate, throughput]; v11 and before [total, rate]
+  if (/^Requests\s+\[total, rate(?:, throughput)?\]/m.test(t)) return 'text';
   if (/^\s*\{\s*"latencies"\s*:\s*\{/.test(t) && t.includes('"status_codes"')) return 'json';
   if (/^Bucket\s+#\s+%\s+Histogram/.test(t)) return 'hist';
   if (/^Value\(ms\)\s+Percentile\s+TotalCount/.test(t)) return 'hdrplot';

@@ -454,6 +454,9 @@ describe('Locust fixtures: CSVs, console and final JSON of the same run', () => 
 describe('every ghz and Locust fixture file is covered here', () => {
   it('no file left untested', () => {
     const covered = new Set<string>(['locust/README.md', 'locust/locustfile.py', 'ghz/README.md']);
+    // Locust 1.6 files: server/test/ingest/loadtest/locust.test.ts
+    for (const f of ['-console.txt', '_stats.csv', '_failures.csv', '_stats_history.csv'])
+      covered.add(`locust/v1-errors${f}`);
     for (const s of ['ok', 'deadline']) for (const f of ['report.json', 'summary.txt']) covered.add(`ghz/${s}-${f}`);
     for (const s of Object.keys(LOCUST)) {
       for (const f of [
