@@ -86,3 +86,24 @@ export function total(p: Profile, sampleIndex: number): number {
   for (let i = 0; i < values.length; i++) t += values[i]!;
   return t;
 }
+
+/**
+ * pprof's total, the base of its percentages ("… of X total"): the sum of the absolute sample
+ * values, so a delta profile (net/http/pprof's ?seconds=N, with negative in-use values) is not
+ * shown as a near-zero total; and for the output of `go tool pprof -proto -diff_base`, the sum over
+ * the base samples only (those labelled pprof::base=true), as pprof computes it. Equals `total`
+ * for a profile without negative values or base samples.
+ */
+export function percentageBase(p: Profile, sampleIndex: number): number {
+  const values = p.values[sampleIndex];
+  if (!values) throw new RangeError(`sample index ${sampleIndex} out of range`);
+  const baseSet = p.labelSets.map((ls) => ls.some((l) => l.key === 'pprof::base' && l.str === 'true'));
+  let all = 0;
+  let base = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = Math.abs(values[i]!);
+    all += v;
+    if (baseSet[p.sampleLabelSet[i]!]) base += v;
+  }
+  return base > 0 ? base : all;
+}

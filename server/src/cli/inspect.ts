@@ -1,5 +1,5 @@
 import type { Profile } from '../model/profile.ts';
-import { flatCum, sortByCum, sortByFlat, total } from '../analysis/flat-cum.ts';
+import { flatCum, percentageBase, sortByCum, sortByFlat } from '../analysis/flat-cum.ts';
 import { describeProfile } from '../analysis/sample-types.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
@@ -24,8 +24,9 @@ export function profileInspection(p: Profile, sampleTypeName: string | undefined
   const i = pickSampleType(p, sampleTypeName);
   const rows = flatCum(p, i);
   const totals: Record<string, number> = {};
+  // pprof's total (its percentage base): equal to the plain sum unless values are negative
   p.sampleTypes.forEach((t, k) => {
-    totals[t.type] = total(p, k);
+    totals[t.type] = percentageBase(p, k);
   });
   return {
     kind: 'profile' as const,
@@ -72,7 +73,11 @@ export async function inspectCommand(args: string[]): Promise<number> {
     throw new FileError(file, e);
   }
   if (flags.values.json) {
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    let json = JSON.stringify(out, null, 2);
+    // JSON numbers may hold any integer, JavaScript's only up to 2^53: write time_nanos's digits
+    if (parsed.kind === 'profile' && parsed.profile.timeNanosExact !== undefined)
+      json = json.replace(/^ {2}"timeNanos": [-\d.e+]+/m, `  "timeNanos": ${parsed.profile.timeNanosExact}`);
+    process.stdout.write(`${json}\n`);
     return 0;
   }
   process.stdout.write(renderText(file, out as Record<string, unknown>));

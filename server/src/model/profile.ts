@@ -49,6 +49,11 @@ export interface Profile {
   periodType: ValueType | null;
   period: number;
   timeNanos: number;
+  /**
+   * time_nanos exactly, in decimal, where the source has it as a 64-bit integer (pprof): a Unix time
+   * in nanoseconds is past 2^53, so `timeNanos` is rounded (to a multiple of 256 ns today).
+   */
+  timeNanosExact?: string;
   durationNanos: number;
   comments: string[];
   dropFrames: string;

@@ -5,7 +5,7 @@ import type { LoadTestRun } from '../model/loadtest.ts';
 import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import { mergeProfiles } from '../analysis/merge.ts';
-import { flatCum, sortByFlat, total } from '../analysis/flat-cum.ts';
+import { flatCum, percentageBase, sortByFlat } from '../analysis/flat-cum.ts';
 import { callTree } from '../analysis/call-tree.ts';
 import { type DiffMode, type DiffNode, diffProfiles } from '../analysis/diff.ts';
 import { toFolded } from '../analysis/folded.ts';
@@ -86,7 +86,7 @@ export interface StageRow {
 export function profileSummary(p: Profile) {
   const totals: Record<string, number> = {};
   p.sampleTypes.forEach((t, i) => {
-    totals[t.type] = total(p, i);
+    totals[t.type] = percentageBase(p, i);
   });
   const d = describeProfile(p);
   return {
@@ -489,7 +489,7 @@ export class AnalysisService {
       stageId,
       sampleType: sp.sampleType,
       unit: sp.unit,
-      total: total(sp.profile, sp.sampleIndex),
+      total: percentageBase(sp.profile, sp.sampleIndex),
       kind: d.kind,
       sampleTypes: d.sampleTypes,
       profiles: sp.artifacts.map((a) => a.id),
@@ -504,7 +504,7 @@ export class AnalysisService {
       stageId,
       sampleType: sp.sampleType,
       unit: sp.unit,
-      total: total(sp.profile, sp.sampleIndex),
+      total: percentageBase(sp.profile, sp.sampleIndex),
       rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex)),
     };
   }
@@ -528,7 +528,7 @@ export class AnalysisService {
   ) {
     const sp = await this.stageProfile(tree, stageId, sampleType, filters);
     const s = sandwich(sp.profile, sp.sampleIndex, fn);
-    return { ...s, sampleType: sp.sampleType, unit: sp.unit, total: total(sp.profile, sp.sampleIndex) };
+    return { ...s, sampleType: sp.sampleType, unit: sp.unit, total: percentageBase(sp.profile, sp.sampleIndex) };
   }
 
   async loadTests(st: StageWithArtifacts): Promise<{ artifact: Artifact; run: LoadTestRun }[]> {
@@ -759,7 +759,7 @@ export class AnalysisService {
       try {
         const sp = await this.stageProfile(tree, st.id, type ?? undefined);
         unit = sp.unit;
-        const t = total(sp.profile, sp.sampleIndex);
+        const t = percentageBase(sp.profile, sp.sampleIndex);
         let runs = null;
         if (sp.artifacts.length > 1) {
           const pr = await this.profileRuns(tree, st.id, sp, {});

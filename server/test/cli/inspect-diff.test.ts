@@ -31,6 +31,20 @@ describe('stagediff inspect --json', () => {
     expect(o.description.kind).toBe('heap');
   });
 
+  it('prints time_nanos exactly, past 2^53 (the reference profile’s 1795310508350514331)', () => {
+    const ref = JSON.parse(readFileSync(samplePath('pprof/expected/go_bench_compress_flate_cpu.json'), 'utf8'));
+    const r = run('inspect', samplePath('pprof/go_bench_compress_flate_cpu.pb.gz'), '--json', '--top', '1');
+    expect(r.status, r.stderr).toBe(0);
+    // JSON.parse would round it: read the digits as written
+    const digits = /^ {2}"timeNanos": (\d+),$/m.exec(r.stdout)?.[1];
+    const refDigits = /"time_nanos": (\d+)/.exec(
+      readFileSync(samplePath('pprof/expected/go_bench_compress_flate_cpu.json'), 'utf8'),
+    )?.[1];
+    expect(refDigits).toBe('1795310508350514331');
+    expect(digits).toBe(refDigits);
+    expect(JSON.parse(r.stdout).timeNanos).toBe(ref.time_nanos); // both rounded the same way
+  });
+
   it('honours --sample-type and a go test -memprofile file opens on alloc_space', () => {
     const r = run('inspect', samplePath('pprof/go_bench_sort_mem.pb.gz'), '--json');
     expect(JSON.parse(r.stdout).sampleType).toBe('alloc_space');
@@ -125,6 +139,25 @@ describe('bad input: exit code ≠ 0 and one clear line naming the file', () => 
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(re);
       expect(r.stderr).not.toMatch(/\n\s+at /);
+    });
+  }
+});
+
+describe('stagediff inspect --json totals of profiles with negative values', () => {
+  // fixtures/profiles/delta: a net/http/pprof ?seconds=2 delta heap profile, and go tool pprof
+  // -proto -diff_base output; *.pprof-top.txt hold `go tool pprof -top -unit=… -sample_index=…`'s
+  // "… of X total" line for each sample type
+  for (const name of ['heap-delta', 'heap-diff']) {
+    it(`${name}: totals are pprof's percentage base`, () => {
+      const r = run('inspect', `${repoRoot}fixtures/profiles/delta/${name}.pb.gz`, '--json');
+      expect(r.status, r.stderr).toBe(0);
+      const o = JSON.parse(r.stdout);
+      const lines = readFileSync(`${repoRoot}fixtures/profiles/delta/${name}.pprof-top.txt`, 'utf8').trim().split('\n');
+      expect(lines.length).toBe(4);
+      for (const l of lines) {
+        const m = /^(\w+): .* of (-?\d+)B? total$/.exec(l)!;
+        expect(o.totals[m[1]!], l).toBe(Number(m[2]));
+      }
     });
   }
 });

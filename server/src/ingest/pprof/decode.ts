@@ -269,6 +269,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
   let dropFrames = 0;
   let keepFrames = 0;
   let timeNanos = 0;
+  let timeNanosExact = '0';
   let durationNanos = 0;
   let period = 0;
   let defaultSampleType = 0;
@@ -394,6 +395,8 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
           throw new IngestError('concatenated', 'concatenated profiles detected: the file holds more than one profile');
         }
         timeNanos = t;
+        // Unix time in ns is past 2^53 (about 1.8e18): the number is rounded, the decimal is exact
+        timeNanosExact = w.lastI64Decimal();
         break;
       }
       case 10:
@@ -678,6 +681,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
     periodType,
     period,
     timeNanos,
+    timeNanosExact,
     durationNanos,
     comments: comments.map((c) => str(c, 'comment')),
     dropFrames: dropFrames !== 0 ? str(dropFrames, 'drop_frames') : '',

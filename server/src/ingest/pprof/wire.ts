@@ -95,6 +95,11 @@ export class Wire {
     return hi * 4294967296 + lo;
   }
 
+  /** The last varint read, as an exact signed 64-bit integer in decimal (for values past 2^53). */
+  lastI64Decimal(): string {
+    return BigInt.asIntN(64, (BigInt(this.hi) << 32n) | BigInt(this.lo)).toString();
+  }
+
   /** A uint64 id as an exact Map key: a number when safe, else a string. */
   id(): number | string {
     this.varint();
