@@ -1,5 +1,6 @@
 import { useCallback, useState } from 'react';
 import { ErrorBox, Loading } from '../components/common.tsx';
+import { FormatsTable } from '../components/formats-table.tsx';
 import { Link } from '../components/link.tsx';
 import { StageEditor } from '../components/upload.tsx';
 import { apiSend } from '../lib/api.ts';
@@ -16,6 +17,7 @@ export function HomeView({ search }: { search: string }) {
     <div className="page home">
       {editId ? <EditComparison id={editId} /> : <CreateComparison />}
       <RecentList />
+      <FormatsTable />
     </div>
   );
 }
