@@ -2,13 +2,13 @@
  * Detection across every importer at once, by content only: each real sample file is claimed by the
  * right importer (the file name is withheld), and files that hold no run are refused with a typed error.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ingest } from '../../src/ingest/detect.ts';
 import '../../src/ingest/registry.ts';
 import { IngestError } from '../../src/ingest/errors.ts';
 import { loadExpected } from '../helpers/loadtest-expected.ts';
-import { samplePath } from '../helpers/paths.ts';
+import { fixturesDir, samplePath } from '../helpers/paths.ts';
 
 const expected = loadExpected();
 
@@ -71,4 +71,35 @@ describe('other artifacts are detected by content', () => {
     expect(r).toBeInstanceOf(IngestError);
     expect((r as IngestError).code).toBe('unsupported');
   });
+});
+
+describe('every fixture cut off anywhere: a reading or a typed error, never a crash', () => {
+  // the cuts are made here by script: 48 lengths spread over each file, plus its last bytes
+  const root = `${fixturesDir}`;
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = `${dir}${e.name}`;
+      if (e.isDirectory()) walk(`${p}/`);
+      else if (!/\.(md|go|py|js|cjs|sh|mod|sum)$/.test(e.name) && statSync(p).size < 600_000) files.push(p);
+    }
+  };
+  for (const d of ['loadtests/', 'profiles/', 'cpuprofile/']) walk(`${root}${d}`);
+
+  it(`covers ${files.length} files`, async () => {
+    expect(files.length).toBeGreaterThan(80);
+    for (const f of files) {
+      const bytes = readFileSync(f);
+      const cuts = new Set<number>();
+      for (let k = 1; k <= 48; k++) cuts.add(Math.floor((bytes.length * k) / 49));
+      for (let k = 1; k <= 8; k++) cuts.add(Math.max(1, bytes.length - k));
+      for (const n of cuts) {
+        try {
+          await ingest({ name: 'upload', bytes: bytes.subarray(0, n) });
+        } catch (e) {
+          if (!(e instanceof IngestError)) throw new Error(`${f} cut at ${n}: ${(e as Error).stack}`);
+        }
+      }
+    }
+  }, 120_000);
 });

@@ -237,7 +237,9 @@ export function parseAutocannonTable(text: string): LoadTestRun {
   } else if (ok2xx !== null && bad2xx !== null) {
     summary.requests = ok2xx + bad2xx;
     summary.non2xx = bad2xx;
-    summary.meta.notes!.push('non2xx = the "non 2xx responses" count, which includes 3xx (the line does not split them)');
+    summary.meta.notes!.push(
+      'non2xx = the "non 2xx responses" count, which includes 3xx (the line does not split them)',
+    );
   } else if (noResponse(reqRow, latencyShort)) {
     summary.requests = 0; // nothing answered: every figure is a 0 placeholder
     summary.non2xx = 0;

@@ -20,7 +20,7 @@ import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
 import { setPrintedPercentiles } from './common/percentiles.ts';
 import { blankSummary, run as runOf, sumErrors } from './common/summary.ts';
-import { headText, readText } from './common/text.ts';
+import { headText, readText, refuseSeveralRuns } from './common/text.ts';
 import { parseBinaryBytes, parseDurationMs, parseNumber } from './common/units.ts';
 
 interface Codes {
@@ -124,6 +124,7 @@ export function parseBombardierJson(text: string): LoadTestRun {
 // ---------------------------------------------------------------------------------------------
 
 export function parseBombardierText(text: string): LoadTestRun {
+  refuseSeveralRuns(text, /^Statistics\s+Avg\s+Stdev\s+Max/, 'bombardier');
   // The progress bar is redrawn with bare CRs; treat them as line breaks.
   const ls = text.split(/\r\n|\r|\n/);
   const run = runOf(

@@ -13,7 +13,7 @@ import { IngestError } from '../errors.ts';
 import { nearestRankRule, printedAt } from './common/percentiles.ts';
 import { GrowableF64, GrowableU8, NON2XX, OK } from './common/rows.ts';
 import { run, summary } from './common/summary.ts';
-import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { headText, isObj, parseJson, readNonBlankText, refuseSeveralRuns } from './common/text.ts';
 import { parseRfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num, parseGoDurationMs, TIME_TO_MS } from './common/units.ts';
@@ -137,6 +137,7 @@ function parseReport(text: string): LoadTestRun {
 }
 
 function parseSummaryText(text: string): LoadTestRun {
+  refuseSeveralRuns(text, /^Summary:\s*$/, 'ghz');
   const field = (name: string): string | null => new RegExp(`^\\s+${name}:\\s+(.+?)\\s*$`, 'm').exec(text)?.[1] ?? null;
   const dur = (name: string): number | null => {
     const v = field(name);

@@ -22,7 +22,7 @@ import { asciiBytes, type CsvRow, forEachCsvRow } from './common/csv.ts';
 import { commonsMathLegacyRule, curve, latencyFromSorted, meanOf } from './common/percentiles.ts';
 import { GrowableF64, GrowableU8, NON2XX, OK, TRANSPORT } from './common/rows.ts';
 import { run, summary } from './common/summary.ts';
-import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { headText, isObj, parseJson, readNonBlankText, refuseSeveralRuns } from './common/text.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
@@ -376,6 +376,8 @@ function parseStatistics(text: string): LoadTestRun {
 }
 
 function parseConsole(text: string): LoadTestRun {
+  // "summary =" repeats as a running total; a second "Creating summariser" is a second run
+  refuseSeveralRuns(text, /^.{0,200}?Creating summariser <summary>/, 'JMeter');
   // a log prefix ("[INFO] " from the Maven plugin, a log4j timestamp) may precede "summary =", and
   // the rate is formatted in the JVM's locale: "1,1/s" is 1.1 per second
   const re =

@@ -16,7 +16,7 @@ import { IngestError } from '../errors.ts';
 import { csvText } from './common/csv.ts';
 import { printedAt } from './common/percentiles.ts';
 import { isFailedStatus, run, summary } from './common/summary.ts';
-import { headText, isObj, parseJson, readNonBlankText } from './common/text.ts';
+import { headText, isObj, parseJson, readNonBlankText, refuseSeveralRuns } from './common/text.ts';
 import { cellNum, num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
 
@@ -374,6 +374,8 @@ function consolePercentiles(text: string): PercentilePoint[] {
 }
 
 function parseConsole(text: string): LoadTestRun {
+  // the table is printed again every few seconds; a second "Starting Locust" is a second run
+  refuseSeveralRuns(text, /^.*locust\.main: Starting Locust/, 'Locust');
   const re = /^\s+Aggregated\s+(\d+)\s+(\d+)\([\d.]+%\)\s+\|\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\|\s+([\d.]+)/gm;
   let m: RegExpExecArray | null;
   let last: RegExpExecArray | null = null;

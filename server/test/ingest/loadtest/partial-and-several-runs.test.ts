@@ -72,6 +72,23 @@ describe('several runs in one file are refused, never mixed', () => {
     });
   }
 
+  it('vegeta text reports appended twice', async () => {
+    const both = Buffer.concat([fx('vegeta/errors-report.txt'), fx('vegeta/errors-report.txt')]);
+    await expect(read(both)).rejects.toMatchObject({ code: 'concatenated' });
+  });
+
+  for (const rel of [
+    'bombardier/errors.txt',
+    'ghz/ok-summary.txt',
+    'locust/ok-console.txt',
+    'k6/console-v0-ok.txt',
+    'hey/ok-paced.txt',
+  ]) {
+    it(`${rel} appended to itself`, async () => {
+      await expect(read(Buffer.concat([fx(rel), fx(rel)]))).rejects.toMatchObject({ code: 'concatenated' });
+    });
+  }
+
   it('autocannon tables appended twice', async () => {
     const both = Buffer.concat([fx('autocannon/ok-plain-table.txt'), fx('autocannon/ok-amount-table.txt')]);
     await expect(read(both)).rejects.toMatchObject({ code: 'concatenated' });
