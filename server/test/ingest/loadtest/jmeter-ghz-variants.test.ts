@@ -31,8 +31,10 @@ describe('JMeter console summariser', () => {
     expect((await read(maven)).summary).toEqual(plain.summary);
   });
 
-  it('two runs' console logs in one file are refused, not read as the last one', async () => {
-    await expect(read(console + sample('jmeter/fast-json-console.txt'))).rejects.toMatchObject({ code: 'concatenated' });
+  it('two runs’ console logs in one file are refused, not read as the last one', async () => {
+    await expect(read(console + sample('jmeter/fast-json-console.txt'))).rejects.toMatchObject({
+      code: 'concatenated',
+    });
   });
 
   it('reads a decimal-comma rate (a JVM in a de_DE locale prints "358,9/s")', async () => {
