@@ -184,6 +184,17 @@ const printed: Record<string, Want> = {
     distribution: true,
     latency: { mean: 0.50938, p50: 0.403, p95: 1.07, p99: 3.74, max: 40.83 },
   },
+  // every response a 302: bombardier counts none of them as an error, nor do we
+  'bombardier/redirect.txt': {
+    format: 'bombardier',
+    requests: 2000,
+    rps: 15738.7,
+    errors: 0,
+    non2xx: 0,
+    transportErrors: 0,
+    latency: { mean: 0.2633, p50: 0.145, p99: 3.56, max: 6.09 },
+  },
+  'bombardier/redirect.json': { format: 'bombardier', requests: 2000, errors: 0, non2xx: 0, transportErrors: 0 },
   'autocannon/ok.json': {
     format: 'autocannon',
     requests: 66439,
