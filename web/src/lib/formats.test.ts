@@ -6,7 +6,8 @@ describe('what it reads', () => {
     const all = [...Object.values(PROFILE_FORMATS), ...Object.values(LOADTEST_FORMATS), ...OTHER_INPUTS].join('\n');
     for (const tool of ['wrk', 'hey', 'vegeta', 'k6', 'ab', 'autocannon', 'bombardier', 'Locust', 'JMeter', 'ghz'])
       expect(all).toContain(tool);
-    for (const f of ['speedscope', 'perf script', 'console summary', 'UTF-16', 'legacy pprof']) expect(all).toContain(f);
+    for (const f of ['speedscope', 'perf script', 'console summary', 'UTF-16', 'legacy pprof'])
+      expect(all).toContain(f);
     expect(Object.keys(PROFILE_FORMATS).sort()).toEqual(['cpuprofile', 'folded', 'perf-script', 'pprof', 'speedscope']);
   });
 });

@@ -9,7 +9,8 @@ import type { ProfileFormat } from '../../../server/src/model/profile.ts';
 /** One line per profile format: what produces it. */
 export const PROFILE_FORMATS: Record<ProfileFormat, string> = {
   pprof: 'pprof (gzip or raw protobuf): Go CPU, heap, allocs, mutex, block, goroutine; Node.js pprof',
-  folded: 'folded stacks (FlameGraph’s collapsed format, py-spy --format raw): comments, empty frames, bad lines skipped',
+  folded:
+    'folded stacks (FlameGraph’s collapsed format, py-spy --format raw): comments, empty frames, bad lines skipped',
   cpuprofile: 'Chrome / Node .cpuprofile (current nodes layout and the older head/timestamps layout)',
   speedscope: 'speedscope files (.speedscope.json, sampled and evented: py-spy, rbspy, …)',
   'perf-script': 'Linux perf script output of perf record -g (folded as stackcollapse-perf does)',

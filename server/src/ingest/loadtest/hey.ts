@@ -181,6 +181,7 @@ export function parseHeySummary(text: string): LoadTestRun {
   summary.non2xx = statusKnown ? non2xx : null;
   summary.transportErrors = errorsKnown ? transport : null;
   summary.errors = sumErrors(summary.transportErrors, summary.non2xx);
+  summary.bytesPerSecond = totalData !== null && total > 0 ? totalData / total : null;
   if (!statusKnown)
     summary.meta.notes!.push(
       `No "Status code distribution" (a partial paste): ${

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { best, parseFile } from '../../helpers/loadtest-expected.ts';
+import { parseFile } from '../../helpers/loadtest-expected.ts';
 
 const FIX = new URL('../../../../fixtures/loadtests/', import.meta.url);
 const fx = (rel: string): string => fileURLToPath(new URL(rel, FIX));

@@ -76,6 +76,7 @@ const printed: Record<string, Want> = {
     format: 'hey',
     requests: 1857,
     durationSeconds: 2.008,
+    bytesPerSecond: 111420 / 2.008, // "Total data: 111420 bytes" over Total
     rps: 924.8146,
     errors: 0,
     non2xx: 0,
