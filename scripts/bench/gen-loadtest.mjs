@@ -47,8 +47,10 @@ export async function generateVegetaJsonl(source, path, rows) {
     .filter((l) => l.length > 0);
   const parsed = lines.map((l) => JSON.parse(l));
   const ns = parsed.map((r) => toNanos(r.timestamp));
-  const first = ns.reduce((a, b) => Math.min(a, b));
-  const last = ns.reduce((a, b) => Math.max(a, b));
+  // biome-ignore lint/complexity/useMathMinMax: nanosecond timestamps are BigInts, which Math.min refuses
+  const first = ns.reduce((a, b) => (a < b ? a : b));
+  // biome-ignore lint/complexity/useMathMinMax: as above
+  const last = ns.reduce((a, b) => (a > b ? a : b));
   const span = last - first + 1_000_000n;
   // Split each line around its seq and timestamp so a copy is three string joins, not a JSON encode.
   const parts = lines.map((l, i) => {

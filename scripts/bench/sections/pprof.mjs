@@ -1,7 +1,7 @@
 // Section "pprof": our ingest + aggregation against `go tool pprof -top` on the large profiles, plus
 // peak memory, plus protobufjs (reflection and generated code) decoding the same files.
 import { spawnSync } from 'node:child_process';
-import { closeSync, createReadStream, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import {
@@ -40,6 +40,7 @@ function generateStatic() {
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(proto).mtimeMs) return true;
   const pbjs = join(repoRoot, 'node_modules', 'protobufjs-cli', 'bin', 'pbjs');
   if (!existsSync(pbjs)) return false;
+  mkdirSync(outDir, { recursive: true });
   const r = spawnSync(process.execPath, [pbjs, '-t', 'static-module', '-w', 'commonjs', '-o', out, proto], {
     encoding: 'utf8',
   });
