@@ -1,7 +1,18 @@
 #!/usr/bin/env node
-// Entry point of the `stagediff` command. The server is TypeScript run through tsx's loader, so
-// there is no build step between a checkout and a working CLI.
-import { register } from 'tsx/esm/api';
+// Entry point of the `stagediff` command.
+//
+// An installed package carries only the compiled build (dist/, made by scripts/build.mjs): plain node
+// runs it, with source maps on so stack traces name the TypeScript lines. A checkout (src/ beside
+// this file) runs the TypeScript through tsx's loader instead, so development and the tests never
+// run a stale build; STAGEDIFF_COMPILED=1 makes a checkout run its dist/ (what `npm start` does).
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const sources = new URL('../src/cli/main.ts', import.meta.url);
+if (process.env.STAGEDIFF_COMPILED !== '1' && existsSync(sources)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(sources.href);
+} else {
+  process.setSourceMapsEnabled(true);
+  await import('../dist/cli.mjs');
+}

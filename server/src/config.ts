@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { defaultWebDist } from './paths.ts';
 
 /** The server's configuration, read once from the environment at start-up and validated. */
 export interface Config {
@@ -23,11 +23,19 @@ export interface Config {
   logLevel: string;
   /** Analysis worker threads (0 = compute on the main thread). */
   analysisWorkers: number;
+  /** Write requests (POST, PUT, PATCH, DELETE) one client may make per window; 0 = no limit. */
+  rateLimitWrites: number;
+  /** The rate limit's window, seconds. */
+  rateLimitWindowSeconds: number;
+  /**
+   * Which X-Forwarded-* headers to believe (Fastify's `trustProxy`): true (any), false (none), a hop
+   * count, or a comma-separated list of proxy addresses/CIDRs. It decides the client address rate
+   * limits are counted by, and the origin of share links when PUBLIC_URL is unset.
+   */
+  trustProxy: boolean | number | string;
 }
 
 export class ConfigError extends Error {}
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
@@ -44,6 +52,16 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be a boolean (1/0, true/false), got "${raw}"`);
+}
+
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || /^(true|yes|on)$/i.test(raw)) return true;
+  if (/^(false|no|off)$/i.test(raw)) return false;
+  if (/^\d{1,3}$/.test(raw)) return Number(raw);
+  if (/^[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*$/.test(raw)) return raw;
+  throw new ConfigError(
+    `TRUST_PROXY must be true, false, a hop count or a comma-separated list of addresses, got "${raw}"`,
+  );
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -63,8 +81,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     writeToken: env.STAGEDIFF_WRITE_TOKEN || undefined,
     seedDemo: bool(env, 'STAGEDIFF_SEED_DEMO', true),
-    webDist: resolve(env.WEB_DIST || `${repoRoot}web/dist`),
+    webDist: resolve(env.WEB_DIST || defaultWebDist),
     logLevel: env.LOG_LEVEL || 'info',
     analysisWorkers: int(env, 'ANALYSIS_WORKERS', Math.min(2, availableParallelism()), 0, 64),
+    rateLimitWrites: int(env, 'RATE_LIMIT_WRITES', 120, 0, 1_000_000),
+    rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW', 60, 1, 86_400),
+    trustProxy: trustProxy(env.TRUST_PROXY),
   };
 }

@@ -1,7 +1,5 @@
 import { parseArgs } from 'node:util';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
-import { inspectCommand } from './inspect.ts';
-import { diffCommand } from './diff.ts';
 
 const USAGE = `usage:
   stagediff inspect FILE [--sample-type NAME] [--top N] [--json]
@@ -25,10 +23,15 @@ export class FileError extends Error {
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
-    case 'inspect':
+    // Each command loads its own modules, so `--help` and a usage error start in a few milliseconds.
+    case 'inspect': {
+      const { inspectCommand } = await import('./inspect.ts');
       return inspectCommand(rest);
-    case 'diff':
+    }
+    case 'diff': {
+      const { diffCommand } = await import('./diff.ts');
       return diffCommand(rest);
+    }
     case 'serve': {
       const { serveCommand } = await import('./serve.ts');
       return serveCommand(rest);

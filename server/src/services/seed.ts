@@ -1,15 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { AppContext } from '../app.ts';
 import { ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { StoreError } from '../store/index.ts';
 import { artifactSummary } from './analysis.ts';
+import { demoDir } from '../paths.ts';
 
 export const DEMO_ID = 'demo';
-const demoDir = fileURLToPath(new URL('../../../fixtures/demo/', import.meta.url));
 
 interface Manifest {
   title?: string;
