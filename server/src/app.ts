@@ -1,6 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import compress from '@fastify/compress';
+import etag from '@fastify/etag';
+import helmet from '@fastify/helmet';
 import multipart from '@fastify/multipart';
+import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import type { Config } from './config.ts';
@@ -15,6 +19,8 @@ import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
 import artifactRoutes from './routes/artifacts.ts';
 import analysisRoutes from './routes/analysis.ts';
+import { ApiError } from './routes/errors.ts';
+import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
 
 /** What route plugins share: configuration, the store, the analysis layer and metrics. */
 export interface AppContext {
@@ -32,6 +38,43 @@ export interface BuildOptions {
   /** An already opened store (tests share one between two apps to act as two replicas). */
   store?: Store;
   logger?: boolean;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * What every response of a public instance needs, from the Fastify ecosystem's plugins: security
+ * headers with a strict Content-Security-Policy, ETag and 304 for responses without their own
+ * validator, br/gzip compression, and one rate limit shared by every write of a client.
+ */
+async function registerHttpPolicies(app: FastifyInstance, config: Config): Promise<void> {
+  const https = config.publicUrl?.startsWith('https://') ?? false;
+  await app.register(helmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: contentSecurityPolicy },
+    // Share links are the secrets of this app: never send them to another site in a Referer.
+    referrerPolicy: { policy: 'no-referrer' },
+    // HSTS only where the operator said the public URL is https (it binds the whole host).
+    strictTransportSecurity: https ? { maxAge: 180 * 24 * 3600, includeSubDomains: false } : false,
+  });
+  // Registered before compression, so the ETag is a hash of the uncompressed body (weak: the
+  // encodings are different bytes of the same representation). Routes that know their revision
+  // set their own ETag and the plugin only answers 304.
+  await app.register(etag, { weak: true });
+  await app.register(compress, { encodings: ['br', 'gzip'], threshold: 1024 });
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_req, c) =>
+      new ApiError(c.statusCode, 'rate-limited', `too many writes from this address: retry in ${c.after}`),
+  });
+  if (config.rateLimitWrites > 0) {
+    const limitWrites = app.rateLimit({
+      max: config.rateLimitWrites,
+      timeWindow: config.rateLimitWindowSeconds * 1000,
+    });
+    app.addHook('onRequest', async (req, reply) => {
+      if (WRITE_METHODS.has(req.method)) await limitWrites.call(app, req, reply);
+    });
+  }
 }
 
 /**
@@ -62,7 +105,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const app = Fastify({
     logger: opts.logger === false ? false : { level: config.logLevel },
     bodyLimit: 1024 * 1024,
-    trustProxy: true,
+    // A hop count trusts that many proxies nearest to the server (as proxy-addr counts them).
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (
+            (hops: number) => (_addr: string, i: number) =>
+              i < hops
+          )(config.trustProxy)
+        : config.trustProxy,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: true } },
   });
   installErrorHandler(app);
@@ -75,6 +125,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   app.addHook('onClose', async () => pool.close());
   if (!opts.store) app.addHook('onClose', async () => store.close());
+
+  await registerHttpPolicies(app, config);
 
   await app.register(swagger, {
     openapi: {
@@ -114,33 +166,47 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     return reply.type('text/plain; version=0.0.4').send(text);
   });
 
-  // The web client: built files, and index.html for every client-side route.
+  // The web client: built files, and index.html for every client-side route (GET and HEAD alike).
   const index = `${config.webDist}/index.html`;
+  const notFound = (method: string, url: string) => ({
+    error: { code: 'not-found', message: `no route ${method} ${url.split('?')[0]}` },
+  });
+  const isPageRequest = (method: string, url: string) =>
+    (method === 'GET' || method === 'HEAD') && !url.startsWith('/api/') && !/\.[a-z0-9]+$/i.test(url.split('?')[0]!);
   if (existsSync(index)) {
-    await app.register(fastifyStatic, { root: config.webDist, wildcard: false, index: false });
+    await app.register(fastifyStatic, {
+      root: config.webDist,
+      wildcard: false,
+      index: false,
+      // web/dist carries .br and .gz of every asset, compressed once at build time at the best ratio.
+      preCompressed: true,
+      setHeaders(reply, path) {
+        // Vite names every asset after a hash of its content: a changed file is a new URL.
+        // (`path` is the file sent: the .br or .gz one when precompressed.)
+        if (/[\\/]assets[\\/][^\\/]+-[A-Za-z0-9_-]{8,}\.[a-z0-9]+(\.br|\.gz)?$/.test(path))
+          reply.header('cache-control', 'public, max-age=31536000, immutable');
+        else reply.header('cache-control', 'no-cache');
+      },
+    });
     const html = readFileSync(index);
-    app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(html));
+    const sendIndex = (reply: FastifyReply) =>
+      reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(html);
+    app.get('/', { schema: { hide: true } }, async (_req, reply) => sendIndex(reply));
     app.setNotFoundHandler(async (req, reply) => {
-      if (req.method === 'GET' && !req.url.startsWith('/api/') && !/\.[a-z0-9]+$/i.test(req.url.split('?')[0]!)) {
-        return reply.type('text/html; charset=utf-8').send(html);
-      }
-      return reply
-        .status(404)
-        .send({ error: { code: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` } });
+      if (isPageRequest(req.method, req.url)) return sendIndex(reply);
+      return reply.status(404).send(notFound(req.method, req.url));
     });
   } else {
+    // An API-only server still answers, but a person opening a page learns what is missing.
+    const page = missingWebClientPage(config.webDist);
     app.get('/', { schema: { hide: true } }, async (_req, reply) =>
-      reply
-        .type('text/html; charset=utf-8')
-        .send(
-          '<!doctype html><title>stagediff</title><p>The web client is not built. Run <code>npm start</code> (it builds it) or <code>npm run build --workspace web</code>.</p>',
-        ),
+      reply.status(503).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page),
     );
-    app.setNotFoundHandler(async (req, reply) =>
-      reply
-        .status(404)
-        .send({ error: { code: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` } }),
-    );
+    app.setNotFoundHandler(async (req, reply) => {
+      if (isPageRequest(req.method, req.url))
+        return reply.status(503).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page);
+      return reply.status(404).send(notFound(req.method, req.url));
+    });
   }
 
   return Object.assign(app, { ctx }) as unknown as StagediffApp;

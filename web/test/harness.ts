@@ -19,12 +19,12 @@ export const SAMPLES = join(REPO, 'fixtures', 'reference');
  */
 export function buildWeb(): string {
   const outDir = mkdtempSync(join(tmpdir(), 'stagediff-web-dist-'));
-  const vite = join(REPO, 'node_modules/vite/bin/vite.js');
-  const r = spawnSync(process.execPath, [vite, 'build', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
-    cwd: join(REPO, 'web'),
+  // The production build (scripts/build.mjs), precompressed assets included.
+  const r = spawnSync(process.execPath, [join(REPO, 'scripts/build.mjs'), '--web-only', '--web-out', outDir], {
+    cwd: REPO,
     stdio: 'inherit',
   });
-  if (r.status !== 0 || !existsSync(join(outDir, 'index.html'))) throw new Error('vite build failed');
+  if (r.status !== 0 || !existsSync(join(outDir, 'index.html'))) throw new Error('web build failed');
   return outDir;
 }
 

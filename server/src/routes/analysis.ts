@@ -52,13 +52,17 @@ async function cached(
     modelVersion: MODEL_VERSION,
   };
   const memoKey = `${c.id}|${c.revision}|${MODEL_VERSION}|${key.key}`;
-  const hit = ctx.memo.get(memoKey) ?? (await ctx.store.cacheGet(key));
   reply.header('content-type', contentType);
+  // Browsers revalidate every time and get a 304 while the comparison is unchanged. Weak: the
+  // compressed and plain encodings are different bytes of the same result.
   reply.header('cache-control', 'no-cache');
+  const tag = resultTag(c);
+  if (req.headers['if-none-match'] === tag) return reply.header('etag', tag).status(304).send();
+  const hit = ctx.memo.get(memoKey) ?? (await ctx.store.cacheGet(key));
   if (hit) {
     ctx.metrics.inc('stagediff_result_cache_hits_total');
     ctx.memo.set(memoKey, hit);
-    return reply.header('etag', `"${c.revision}-${MODEL_VERSION}"`).send(hit);
+    return reply.header('etag', tag).send(hit);
   }
   ctx.metrics.inc('stagediff_result_cache_misses_total');
   const tree = await loadTree(ctx, id);
@@ -66,7 +70,15 @@ async function cached(
   const body = Buffer.from(await ctx.pool.run(tree, op));
   await ctx.store.cachePut(key, body);
   ctx.memo.set(`${c.id}|${tree.comparison.revision}|${MODEL_VERSION}|${key.key}`, body);
-  return reply.header('etag', `"${tree.comparison.revision}-${MODEL_VERSION}"`).send(body);
+  return reply.header('etag', resultTag(tree.comparison)).send(body);
+}
+
+/**
+ * The validator of every derived result of a comparison: its revision, the model version, and its
+ * creation time (a comparison deleted and created again under the same id starts again at revision 1).
+ */
+function resultTag(c: { revision: number; createdAt: string }): string {
+  return `W/"${c.revision}-${MODEL_VERSION}-${Date.parse(c.createdAt).toString(36)}"`;
 }
 
 type Q<T> = { Params: { id: string }; Querystring: T };
