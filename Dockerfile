@@ -1,14 +1,20 @@
-# stagediff: one image with the server and the built web client.
+# stagediff: the published package, as `npm pack` makes it, installed into a plain Node image and run
+# with plain node (no TypeScript loader, no dev dependencies, no sources).
 FROM node:20-bookworm-slim AS build
-WORKDIR /app
+WORKDIR /src
 # better-sqlite3 compiles from source when no prebuilt binary matches.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
 COPY server/package.json server/
 COPY web/package.json web/
-RUN npm ci --no-audit --no-fund
+# The build needs only vite and esbuild (their binaries come as optional packages, no install scripts).
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npm run build --workspace web && npm prune --omit=dev --no-audit --no-fund
+# prepack runs scripts/build.mjs: the web client and the server bundle into server/dist.
+RUN cd server && npm pack --pack-destination /tmp
+# The package and its production dependencies, as `npm install stagediff` gives a user.
+RUN mkdir /app && cd /app && echo '{ "private": true }' > package.json \
+  && npm install --omit=dev --no-package-lock --no-audit --no-fund /tmp/stagediff-*.tgz
 
 FROM node:20-bookworm-slim
 WORKDIR /app
@@ -20,4 +26,4 @@ EXPOSE 8080
 VOLUME ["/data"]
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=5 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "server/bin/stagediff.mjs", "serve"]
+CMD ["node", "--enable-source-maps", "node_modules/stagediff/dist/cli.mjs", "serve"]

@@ -138,3 +138,12 @@ export function generatedInput(name) {
   if (r.status !== 0) throw new Error(`could not generate ${name}: ${r.stderr}`);
   return r.stdout.trim();
 }
+
+let built = false;
+/** Builds server/dist and web/dist once per bench run (scripts/build.mjs), for the sections that run them. */
+export function ensureBuild() {
+  if (built) return;
+  const r = spawnSync(process.execPath, [join(repoRoot, 'scripts/build.mjs')], { cwd: repoRoot, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('scripts/build.mjs failed');
+  built = true;
+}

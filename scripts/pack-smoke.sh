@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The published package as a user gets it: `npm pack` the server workspace (its prepack builds the
+# web client and the server), install the tarball into an empty directory, start `stagediff serve`
+# from there on a free 127.0.0.1 port, open /c/demo (the page, its assets, the demo's API), and run
+# every CLI command (inspect, diff, upload) from the installed package.
+#
+#   scripts/pack-smoke.sh            (CI runs it after `npm test`)
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+# better-sqlite3 compiles at install; Debian ships the Node headers it needs.
+export npm_config_nodedir="${npm_config_nodedir:-/usr}"
+export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/stagediff-pack-XXXXXX")"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "pack-smoke: FAIL: $*" >&2
+  [ -f "$work/app/server.log" ] && tail -40 "$work/app/server.log" >&2
+  exit 1
+}
+
+echo "pack-smoke: npm pack"
+(cd "$repo/server" && npm pack --silent --pack-destination "$work" >/dev/null)
+tarball="$(ls "$work"/stagediff-*.tgz)"
+echo "pack-smoke: $(basename "$tarball"), $(du -k "$tarball" | cut -f1) KiB"
+
+mkdir "$work/app"
+cd "$work/app"
+echo '{ "private": true }' >package.json
+echo "pack-smoke: npm install into an empty directory"
+npm install --omit=dev --no-package-lock --loglevel=error "$tarball" >install.log 2>&1 || {
+  tail -40 install.log >&2
+  fail "npm install of the tarball"
+}
+[ -x node_modules/.bin/stagediff ] || fail "no stagediff bin after install"
+[ ! -e node_modules/stagediff/src ] || fail "the package carries its TypeScript sources"
+[ ! -e node_modules/tsx ] || fail "tsx was installed: the package must run on plain node"
+
+# npx as a user runs it (without the install-time nodedir setting, which npx would warn about).
+sd() { env -u npm_config_nodedir npx --no-install stagediff "$@"; }
+
+sd --help | grep -q '^usage:' || fail "stagediff --help"
+
+port="$(node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
+base="http://127.0.0.1:$port"
+echo "pack-smoke: stagediff serve on $base"
+# The installed bin itself (not through npx), so $server_pid is the server's own process.
+PORT="$port" HOST=127.0.0.1 RATE_LIMIT_WRITES=0 node_modules/.bin/stagediff serve >server.log 2>&1 &
+server_pid=$!
+for _ in $(seq 1 240); do
+  curl -fsS "$base/healthz" >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || fail "the server exited"
+  sleep 0.25
+done
+curl -fsS "$base/healthz" | grep -q '"sqlite"' || fail "/healthz (SQLite store)"
+[ -f data/stagediff.db ] || ls data/*.db >/dev/null 2>&1 || fail "no SQLite database in ./data"
+
+# The page, then every asset it names, compressed and immutable.
+html="$(curl -fsS "$base/c/demo")" || fail "GET /c/demo"
+grep -q '<div id="root">' <<<"$html" || fail "/c/demo is not the web client"
+assets="$(grep -oE '/assets/[^"]+\.(js|css)' <<<"$html" | sort -u)"
+[ -n "$assets" ] || fail "/c/demo names no assets"
+for a in $assets; do
+  headers="$(curl -fsS -o /dev/null -D - -H 'accept-encoding: br, gzip' "$base$a")" || fail "GET $a"
+  grep -qi '^content-encoding: br' <<<"$headers" || fail "$a is not served with brotli"
+  grep -qi '^cache-control: public, max-age=31536000, immutable' <<<"$headers" || fail "$a is not immutable"
+done
+curl -fsSI "$base/c/demo" | grep -qi '^content-security-policy: .*script-src' || fail "/c/demo has no CSP"
+
+# The seeded demo, as the page loads it.
+demo="$(curl -fsS --compressed "$base/api/comparisons/demo")" || fail "GET /api/comparisons/demo"
+node -e '
+const c = JSON.parse(process.argv[1]);
+if (c.stages.length < 2 || c.stageTable.length !== c.stages.length || !(c.stageTable[0].rps > 0)) process.exit(1);
+const [a, b] = c.stages;
+console.log(`pack-smoke: demo has ${c.stages.length} stages; diff ${a.name} → ${b.name}`);
+' "$demo" || fail "the demo comparison is not seeded"
+stage1="$(node -e 'console.log(JSON.parse(process.argv[1]).stages[0].id)' "$demo")"
+stage2="$(node -e 'console.log(JSON.parse(process.argv[1]).stages[1].id)' "$demo")"
+curl -fsS --compressed "$base/api/comparisons/demo/diff?base=$stage1&target=$stage2" | grep -q '"top"' ||
+  fail "the demo diff (analysis worker threads on the compiled build)"
+
+# Every CLI command from the installed package.
+profiles="node_modules/stagediff/dist/demo"
+sd inspect "$repo/fixtures/demo/baseline/cpu.pb.gz" | grep -q '^Type: cpu' || fail "stagediff inspect (text)"
+sd inspect "$repo/fixtures/demo/baseline/wrk.txt" --json | grep -q '"format": "wrk"' || fail "stagediff inspect --json"
+sd diff "$profiles/baseline/cpu.pb.gz" "$profiles/pooled/cpu.pb.gz" --top 5 >/dev/null || fail "stagediff diff"
+url="$(sd upload --server "$base" --title "pack smoke" --stage baseline "$profiles/baseline/cpu.pb.gz" \
+  "$profiles/baseline/wrk.txt" 2>upload.err)" || fail "stagediff upload: $(cat upload.err)"
+curl -fsS "$url" | grep -q '<div id="root">' || fail "the uploaded comparison's share link $url"
+if sd inspect /nonexistent/profile.pb.gz 2>err.txt; then fail "inspect of a missing file succeeded"; fi
+grep -q 'no such file' err.txt || fail "inspect of a missing file: $(cat err.txt)"
+
+echo "pack-smoke: ok (installed package serves /c/demo; inspect, diff, upload work)"
