@@ -198,7 +198,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     });
   } else {
     // An API-only server still answers, but a person opening a page learns what is missing.
-    const page = missingWebClientPage(config.webDist);
+    const page = missingWebClientPage;
+    app.log.warn(
+      { webDist: config.webDist },
+      'no web client (index.html) in WEB_DIST: pages answer 503 until it is built',
+    );
     app.get('/', { schema: { hide: true } }, async (_req, reply) =>
       reply.status(503).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page),
     );

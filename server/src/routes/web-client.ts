@@ -21,20 +21,18 @@ export const contentSecurityPolicy: Record<string, string[]> = {
   'object-src': ["'none'"],
 };
 
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** The page every browser route gets when the web client has not been built. */
-export function missingWebClientPage(webDist: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>stagediff: web client not built</title></head>
+/**
+ * The page every browser route gets when the web client has not been built. It names no server path
+ * (visitors need not learn the file system); the start-up log does.
+ */
+export const missingWebClientPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>stagediff: web client not built</title></head>
 <body>
 <h1>stagediff: the web client is not built</h1>
-<p>The server is running and its API answers under <a href="/api/openapi.json">/api/</a>, but there is no
-web client to show this page with: <code>${escapeHtml(webDist)}/index.html</code> does not exist.</p>
+<p>The server is running and its API answers under <a href="/api/openapi.json">/api/</a>, but the web client
+that shows this page is missing (the server's log names the directory it looked in).</p>
 <p>From a checkout, build it with <code>npm run build</code> (or start with <code>npm start</code>, which builds
 first), or point <code>WEB_DIST</code> at a built client. The published package carries its own.</p>
 </body></html>
 `;
-}
