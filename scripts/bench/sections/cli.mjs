@@ -4,8 +4,8 @@
 // commands through tsx (how a checkout runs the sources) are measured beside them as the "before".
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { ensureBuild, fmtMs, fmtRatio, median, printTable, repoRoot, timeCommand } from '../lib.mjs';
+import { basename, join } from 'node:path';
+import { ensureBuild, fmtMs, fmtRatio, generatedInput, median, printTable, repoRoot, timeCommand } from '../lib.mjs';
 
 const BIN = join(repoRoot, 'server/bin/stagediff.mjs');
 const compiledEnv = { ...process.env, STAGEDIFF_COMPILED: '1' };
@@ -69,12 +69,15 @@ export async function run({ reps, quick }) {
     ? readdirSync(dir)
         .filter((f) => /\.pb(\.gz)?$/.test(f))
         .sort()
+        .map((f) => join(dir, f))
     : [];
+  // The 1M-sample profile is generated (seeded) rather than carried.
+  if (!process.env.STAGEDIFF_BENCH_PPROF_DIR) files.push(generatedInput('synthetic-huge'));
   if (files.length === 0) console.log(`cli: no large profiles in ${dir} (set STAGEDIFF_BENCH_PPROF_DIR)`);
   if (!haveGo) console.log('cli: go is not installed; the go tool pprof reference is skipped');
   const profiles = [];
-  for (const name of files) {
-    const file = join(dir, name);
+  for (const file of files) {
+    const name = basename(file);
     process.stdout.write(`cli: ${name} `);
     const pprof = () => timeCommand('go', ['tool', 'pprof', '-symbolize=none', '-top', file]);
     const ours = () => timeCommand(node, [BIN, 'inspect', file], { env: compiledEnv });

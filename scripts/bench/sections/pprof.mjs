@@ -5,6 +5,7 @@ import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSy
 import { basename, join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import {
+  ensureBuild,
   fmtMB,
   fmtMs,
   fmtRatio,
@@ -20,6 +21,8 @@ import {
 } from '../lib.mjs';
 
 const WORKER = 'scripts/bench/pprof-worker.ts';
+// The cold CLI runs the compiled build, as the installed package does (section cli compares it with tsx).
+const compiled = { ...process.env, STAGEDIFF_COMPILED: '1' };
 
 /** Inflated size, counted as a stream so the parent stays small. */
 async function decompressedSize(path) {
@@ -48,6 +51,7 @@ function generateStatic() {
 }
 
 export async function run({ reps, quick }) {
+  ensureBuild();
   const dir = process.env.STAGEDIFF_BENCH_PPROF_DIR ?? join(repoRoot, 'fixtures', 'reference', 'pprof', 'large');
   const files = readdirSync(dir)
     .filter((f) => /\.pb(\.gz)?$/.test(f))
@@ -63,7 +67,7 @@ export async function run({ reps, quick }) {
   // The floor under every cold CLI figure: starting node, tsx and the CLI's modules, no work.
   const startup = [];
   for (let r = 0; r < reps; r++)
-    startup.push((await timeCommand(process.execPath, ['server/bin/stagediff.mjs', '--help'])).ms);
+    startup.push((await timeCommand(process.execPath, ['server/bin/stagediff.mjs', '--help'], { env: compiled })).ms);
 
   const [node, workerArgs] = nodeTsx(WORKER, ['serve']);
   const worker = startWorker(node, workerArgs);
@@ -75,7 +79,7 @@ export async function run({ reps, quick }) {
       const decompressed = await decompressedSize(file);
       // Warm-up: file cache for every command, JIT for the warm worker.
       if (haveGo) await timeCommand('go', ['tool', 'pprof', '-symbolize=none', '-top', file]);
-      await timeCommand(process.execPath, ['server/bin/stagediff.mjs', 'inspect', file, '--json']);
+      await timeCommand(process.execPath, ['server/bin/stagediff.mjs', 'inspect', file, '--json'], { env: compiled });
       for (let i = 0; i < 2; i++) await worker.request({ op: 'ours', file });
 
       const ref = [];
@@ -84,7 +88,11 @@ export async function run({ reps, quick }) {
       const steps = [
         async () => haveGo && ref.push(await timeCommand('go', ['tool', 'pprof', '-symbolize=none', '-top', file])),
         async () =>
-          cold.push(await timeCommand(process.execPath, ['server/bin/stagediff.mjs', 'inspect', file, '--json'])),
+          cold.push(
+            await timeCommand(process.execPath, ['server/bin/stagediff.mjs', 'inspect', file, '--json'], {
+              env: compiled,
+            }),
+          ),
         async () => {
           const r = await worker.request({ op: 'ours', file });
           if (r.error) throw new Error(r.error);
@@ -148,7 +156,7 @@ export async function run({ reps, quick }) {
           : null,
         oursInProcess: { msMedian: median(warm), ms: warm, ratio: paired(warm), ratioBest: bestOver(warm) },
         oursCli: {
-          command: 'node server/bin/stagediff.mjs inspect FILE --json',
+          command: 'node server/bin/stagediff.mjs inspect FILE --json (compiled)',
           msMedian: median(cold.map((x) => x.ms)),
           ms: cold.map((x) => x.ms),
           ratio: paired(cold),
@@ -232,7 +240,7 @@ export async function run({ reps, quick }) {
     reps,
     pbjsReps,
     directory: dir,
-    cliStartup: { command: 'node server/bin/stagediff.mjs --help', msMedian: median(startup), ms: startup },
+    cliStartup: { command: 'node server/bin/stagediff.mjs --help (compiled)', msMedian: median(startup), ms: startup },
     files: results,
   };
 }

@@ -8,7 +8,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { register } from 'tsx/esm/api';
-import { fmtMs, median, printTable, repoRoot } from '../lib.mjs';
+import { ensureBuild, fmtMs, median, printTable, repoRoot } from '../lib.mjs';
 
 const SAMPLES = join(repoRoot, 'fixtures', 'reference');
 const WRK_SECONDS = 6;
@@ -23,6 +23,8 @@ function startServer(dataDir, webDist) {
       WEB_DIST: webDist,
       STAGEDIFF_SEED_DEMO: '0',
       LOG_LEVEL: 'info',
+      // The compiled build, as `npm start` and the installed package run it.
+      STAGEDIFF_COMPILED: '1',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -102,6 +104,7 @@ export async function run({ reps, quick }) {
     console.log('server: wrk is not installed (apt-get install wrk); section skipped');
     return { status: 'skipped', reason: 'wrk missing' };
   }
+  ensureBuild();
   const work = mkdtempSync(join(tmpdir(), 'stagediff-bench-server-'));
   const dataDir = join(work, 'data');
   const webDist = join(work, 'web');
