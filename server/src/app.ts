@@ -60,6 +60,7 @@ async function registerHttpPolicies(app: FastifyInstance, config: Config): Promi
   // encodings are different bytes of the same representation). Routes that know their revision
   // set their own ETag and the plugin only answers 304.
   await app.register(etag, { weak: true });
+  // JSON, text and scripts. Uploaded files opt out on their route: they go back as they came.
   await app.register(compress, { encodings: ['br', 'gzip'], threshold: 1024 });
   await app.register(rateLimit, {
     global: false,

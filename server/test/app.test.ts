@@ -82,6 +82,20 @@ describe('HTTP of a public instance', () => {
     expect(JSON.parse(decode('br', both.rawPayload).toString())).toEqual(raw.json());
   });
 
+  it('sends uploaded files as they were uploaded, whatever the client accepts', async () => {
+    const view = (await app.inject({ method: 'GET', url: `/api/comparisons/${id}` })).json();
+    for (const a of view.stages[0].artifacts as { id: string; filename: string }[]) {
+      const original = readFileSync(a.filename === 'cpu.pb.gz' ? CPU : WRK);
+      const r = await app.inject({
+        method: 'GET',
+        url: `/api/artifacts/${a.id}/raw`,
+        headers: { 'accept-encoding': 'br, gzip' },
+      });
+      expect(r.headers['content-encoding'], a.filename).toBeUndefined();
+      expect(r.rawPayload.equals(original), a.filename).toBe(true);
+    }
+  });
+
   it('serves hashed assets precompressed and immutable, everything else revalidated', async () => {
     for (const enc of ['br', 'gzip']) {
       const r = await app.inject({ method: 'GET', url: web.scriptUrl, headers: { 'accept-encoding': enc } });

@@ -174,6 +174,9 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
   app.get<{ Params: { artifactId: string } }>(
     '/api/artifacts/:artifactId/raw',
     {
+      // The original bytes, never re-encoded: @fastify/compress takes application/octet-stream as
+      // compressible and, seeing a gzip file, passes it through unchanged yet labelled br or gzip.
+      compress: false,
       schema: {
         summary: 'The original bytes of an uploaded file',
         params: {
