@@ -5,6 +5,9 @@ const USAGE = `usage:
   stagediff inspect FILE [--sample-type NAME] [--top N] [--json]
   stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json]
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
+  stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
+                   [--seconds S] [--warmup S] [--out DIR] [--server URL [--comparison ID --token T | --title T]]
+                   (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
   stagediff serve`;
 
 /** A problem with the command line or an input file: one line on stderr, no stack trace. */
@@ -35,6 +38,10 @@ async function main(argv: string[]): Promise<number> {
     case 'serve': {
       const { serveCommand } = await import('./serve.ts');
       return serveCommand(rest);
+    }
+    case 'capture': {
+      const { captureCommand } = await import('./capture.ts');
+      return captureCommand(rest);
     }
     case 'upload': {
       const { uploadCommand } = await import('./upload.ts');

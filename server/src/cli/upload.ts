@@ -22,6 +22,91 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
   return body;
 }
 
+export interface StageUpload {
+  server: string;
+  /** Extend this comparison (needs `token`); without it a new comparison is created. */
+  comparison?: string;
+  token?: string;
+  title?: string;
+  stage: string;
+  note?: string;
+  /** Local paths, each sent under `name` (its basename by default). */
+  files: { path: string; name?: string }[];
+}
+
+export interface UploadResult {
+  id: string;
+  url: string;
+  stageId: string;
+  created: boolean;
+  token: string;
+  results: {
+    filename: string;
+    ok: boolean;
+    artifact?: { format: string; kind: string };
+    error?: { message: string };
+  }[];
+}
+
+/**
+ * Creates the comparison (or uses the given one), finds or creates the stage by name and uploads the
+ * files in one multipart request. Per-file parse failures come back in `results`; transport and
+ * HTTP failures throw a UsageError naming the URL.
+ */
+export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
+  const server = u.server.replace(/\/+$/, '');
+  let id = u.comparison;
+  let token = u.token;
+  const writeToken = process.env.STAGEDIFF_WRITE_TOKEN;
+  let created = false;
+  if (!id) {
+    const c = await call<{ id: string; editToken: string; url: string }>(`${server}/api/comparisons`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(writeToken ? { authorization: `Bearer ${writeToken}` } : {}) },
+      body: JSON.stringify({ title: u.title ?? `${u.stage} (${new Date().toISOString().slice(0, 16)}Z)` }),
+    });
+    id = c.id;
+    token = c.editToken;
+    created = true;
+  }
+  const auth = { authorization: `Bearer ${token}` };
+  const cmp = await call<{ url: string; stages: { id: string; name: string }[] }>(
+    `${server}/api/comparisons/${encodeURIComponent(id)}`,
+    { method: 'GET' },
+  );
+  let stage = cmp.stages.find((s) => s.name === u.stage);
+  if (!stage) {
+    stage = await call<{ id: string; name: string }>(`${server}/api/comparisons/${encodeURIComponent(id)}/stages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: JSON.stringify({ name: u.stage, ...(u.note ? { note: u.note } : {}) }),
+    });
+  }
+  const form = new FormData();
+  for (const f of u.files) form.append('file', await openAsBlob(f.path), f.name ?? basename(f.path));
+  const up = await call<{ results: UploadResult['results'] }>(
+    `${server}/api/comparisons/${encodeURIComponent(id)}/stages/${encodeURIComponent(stage.id)}/artifacts`,
+    { method: 'POST', headers: auth, body: form },
+  );
+  return { id, url: cmp.url, stageId: stage.id, created, token: token!, results: up.results };
+}
+
+/** Attaches a capture record (how the stage was recorded) to a stage. */
+export async function postCapture(
+  server: string,
+  r: { id: string; stageId: string; token: string },
+  record: unknown,
+): Promise<void> {
+  await call(
+    `${server.replace(/\/+$/, '')}/api/comparisons/${encodeURIComponent(r.id)}/stages/${encodeURIComponent(r.stageId)}/captures`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${r.token}` },
+      body: JSON.stringify(record),
+    },
+  );
+}
+
 /**
  * `stagediff upload`: for CI pipelines. Creates a comparison (or extends one with --comparison and
  * --token), finds or creates the stage by name, uploads the files, and prints the share URL.
@@ -38,8 +123,8 @@ export async function uploadCommand(args: string[]): Promise<number> {
   });
   const server = stringFlag(flags, 'server')?.replace(/\/+$/, '');
   const stageName = stringFlag(flags, 'stage');
-  let id = stringFlag(flags, 'comparison');
-  let token = stringFlag(flags, 'token') ?? process.env.STAGEDIFF_TOKEN;
+  const id = stringFlag(flags, 'comparison');
+  const token = stringFlag(flags, 'token') ?? process.env.STAGEDIFF_TOKEN;
   if (!server) throw new UsageError('upload needs --server URL');
   if (!stageName) throw new UsageError('upload needs --stage NAME');
   if (flags.positionals.length === 0) throw new UsageError('upload needs at least one FILE');
@@ -56,69 +141,35 @@ export async function uploadCommand(args: string[]): Promise<number> {
       );
     }
   }
-  const writeToken = process.env.STAGEDIFF_WRITE_TOKEN;
-  let created = false;
-  let url: string;
-  if (!id) {
-    const c = await call<{ id: string; editToken: string; url: string }>(`${server}/api/comparisons`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(writeToken ? { authorization: `Bearer ${writeToken}` } : {}) },
-      body: JSON.stringify({
-        title: stringFlag(flags, 'title') ?? `${stageName} (${new Date().toISOString().slice(0, 16)}Z)`,
-      }),
-    });
-    id = c.id;
-    token = c.editToken;
-    url = c.url;
-    created = true;
-  }
-  const auth = { authorization: `Bearer ${token}` };
-  const cmp = await call<{ url: string; stages: { id: string; name: string }[] }>(
-    `${server}/api/comparisons/${encodeURIComponent(id)}`,
-    { method: 'GET' },
-  );
-  url = cmp.url;
-  let stage = cmp.stages.find((s) => s.name === stageName);
-  if (!stage) {
-    const note = stringFlag(flags, 'note');
-    stage = await call<{ id: string; name: string }>(`${server}/api/comparisons/${encodeURIComponent(id)}/stages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...auth },
-      body: JSON.stringify({ name: stageName, ...(note ? { note } : {}) }),
-    });
-  }
-  const form = new FormData();
-  for (const f of flags.positionals) form.append('file', await openAsBlob(f), basename(f));
-  const up = await call<{
-    results: {
-      filename: string;
-      ok: boolean;
-      artifact?: { format: string; kind: string };
-      error?: { message: string };
-    }[];
-  }>(`${server}/api/comparisons/${encodeURIComponent(id)}/stages/${encodeURIComponent(stage.id)}/artifacts`, {
-    method: 'POST',
-    headers: auth,
-    body: form,
+  const note = stringFlag(flags, 'note');
+  const title = stringFlag(flags, 'title');
+  const r = await uploadToStage({
+    server,
+    ...(id ? { comparison: id } : {}),
+    ...(token ? { token } : {}),
+    ...(title ? { title } : {}),
+    stage: stageName,
+    ...(note ? { note } : {}),
+    files: flags.positionals.map((path) => ({ path })),
   });
   let failed = 0;
-  for (const r of up.results) {
-    if (r.ok) process.stderr.write(`  ${r.filename}: ${r.artifact!.kind} (${r.artifact!.format})\n`);
+  for (const x of r.results) {
+    if (x.ok) process.stderr.write(`  ${x.filename}: ${x.artifact!.kind} (${x.artifact!.format})\n`);
     else {
       failed++;
-      process.stderr.write(`stagediff: ${r.error!.message}\n`);
+      process.stderr.write(`stagediff: ${x.error!.message}\n`);
     }
   }
   if (flags.values.json)
     process.stdout.write(
-      `${JSON.stringify({ id, url, stageId: stage.id, ...(created ? { editToken: token } : {}), results: up.results }, null, 2)}\n`,
+      `${JSON.stringify({ id: r.id, url: r.url, stageId: r.stageId, ...(r.created ? { editToken: r.token } : {}), results: r.results }, null, 2)}\n`,
     );
   else {
-    if (created)
+    if (r.created)
       process.stderr.write(
-        `edit token (keep it secret; pass it with --comparison ${id} --token ... to add stages): ${token}\n`,
+        `edit token (keep it secret; pass it with --comparison ${r.id} --token ... to add stages): ${r.token}\n`,
       );
-    process.stdout.write(`${url}\n`);
+    process.stdout.write(`${r.url}\n`);
   }
   return failed > 0 ? 1 : 0;
 }
