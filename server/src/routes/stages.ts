@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app.ts';
+import { MAX_CAPTURE_BYTES } from '../store/common.ts';
 import { requireEditToken } from './auth.ts';
 
 const params = {
@@ -61,6 +62,33 @@ export default async function stageRoutes(app: FastifyInstance, { ctx }: { ctx: 
     async (req) => {
       await requireEditToken(ctx.store, req, req.params.id);
       return ctx.store.updateStage(req.params.id, req.params.stageId, req.body);
+    },
+  );
+
+  app.post<{ Params: { id: string; stageId: string }; Body: Record<string, unknown> }>(
+    '/api/comparisons/:id/stages/:stageId/captures',
+    {
+      bodyLimit: MAX_CAPTURE_BYTES,
+      schema: {
+        summary: 'Record how a stage was captured (edit token): a `stagediff capture` record, appended to the stage',
+        params,
+        body: {
+          type: 'object',
+          required: ['schema', 'runs'],
+          properties: {
+            schema: { type: 'string', const: 'stagediff-capture/1' },
+            runs: { type: 'array', maxItems: 100, items: { type: 'object' } },
+          },
+        },
+        response: {
+          201: { ...stageOut, properties: { ...stageOut.properties, captures: { type: 'array', items: {} } } },
+        },
+      },
+    },
+    async (req, reply) => {
+      await requireEditToken(ctx.store, req, req.params.id);
+      const st = await ctx.store.addStageCapture(req.params.id, req.params.stageId, req.body);
+      return reply.status(201).send(st);
     },
   );
 

@@ -5,15 +5,44 @@ import type { AppContext } from '../app.ts';
 import { ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { StoreError } from '../store/index.ts';
+import type { CaptureRecord } from '../model/capture.ts';
 import { artifactSummary } from './analysis.ts';
 import { demoDir } from '../paths.ts';
 
 export const DEMO_ID = 'demo';
 
+/**
+ * fixtures/demo/manifest.json. A stage lists its files directly (`files`), or names the capture.json
+ * records `stagediff capture` wrote (`captures`, paths relative to the demo folder): then its files
+ * are those records' load-test and profile files, and the records are attached to the stage.
+ */
 interface Manifest {
   title?: string;
   description?: string;
-  stages: { name: string; note?: string; keyAction?: string; files: { path: string; kind?: string }[] }[];
+  stages: {
+    name: string;
+    note?: string;
+    keyAction?: string;
+    files?: { path: string; kind?: string }[];
+    captures?: string[];
+  }[];
+}
+
+/** The files a stage of the manifest holds (paths relative to the demo folder) and its capture records. */
+export function demoStageContent(
+  dir: string,
+  st: Manifest['stages'][number],
+): { files: string[]; captures: CaptureRecord[] } {
+  const files = (st.files ?? []).map((f) => f.path);
+  const captures: CaptureRecord[] = [];
+  for (const rel of st.captures ?? []) {
+    const record = JSON.parse(readFileSync(dir + rel, 'utf8')) as CaptureRecord;
+    const base = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/') + 1) : '';
+    captures.push(record);
+    for (const run of record.runs)
+      for (const f of run.files) if (f.role === 'loadtest' || f.role === 'profile') files.push(base + f.path);
+  }
+  return { files, captures };
 }
 
 /**
@@ -44,8 +73,10 @@ export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages
   try {
     for (const st of m.stages) {
       const stage = await ctx.store.createStage(DEMO_ID, { name: st.name, note: st.keyAction ?? st.note ?? '' });
-      for (const f of st.files) {
-        const path = dir + f.path;
+      const content = demoStageContent(dir, st);
+      for (const c of content.captures) await ctx.store.addStageCapture(DEMO_ID, stage.id, c);
+      for (const rel of content.files) {
+        const path = dir + rel;
         if (!existsSync(path)) continue;
         const ref = await ctx.store.putBlob(createReadStream(path), ctx.config.maxUploadBytes);
         const parsed = await ingest({ name: basename(path), path });

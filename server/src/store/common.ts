@@ -84,3 +84,15 @@ export function jsonText(summary: unknown): string {
   if (text === undefined) throw new StoreError('invalid', 'summary must be JSON-serialisable');
   return text;
 }
+
+/** Largest capture record a stage accepts, serialised (a capture of 100 runs is well under it). */
+export const MAX_CAPTURE_BYTES = 256 * 1024;
+
+export function captureText(record: unknown): string {
+  if (!record || typeof record !== 'object' || Array.isArray(record))
+    throw new StoreError('invalid', 'a capture record must be a JSON object');
+  const text = jsonText(record);
+  if (Buffer.byteLength(text) > MAX_CAPTURE_BYTES)
+    throw new StoreError('invalid', `a capture record must be at most ${MAX_CAPTURE_BYTES} bytes of JSON`);
+  return text;
+}

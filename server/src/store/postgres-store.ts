@@ -5,6 +5,7 @@ import {
   checkKind,
   checkMaxBytes,
   checkNewComparison,
+  captureText,
   checkReorder,
   iso,
   jsonText,
@@ -69,6 +70,7 @@ interface StageRow {
   name: string;
   note: string;
   created_at: string;
+  captures: unknown[];
 }
 interface ArtifactRow {
   id: string;
@@ -104,6 +106,7 @@ function toStage(r: StageRow): Stage {
     name: r.name,
     note: r.note,
     createdAt: iso(r.created_at),
+    captures: r.captures,
   };
 }
 function toArtifact(r: ArtifactRow): Artifact {
@@ -377,6 +380,20 @@ export class PostgresStore implements Store {
       const r = await db.query<StageRow>(
         'UPDATE stages SET name = COALESCE($2, name), note = COALESCE($3, note) WHERE id = $1 RETURNING *',
         [stageId, patch.name ?? null, patch.note ?? null],
+      );
+      return toStage(r.rows[0]!);
+    });
+  }
+
+  async addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage> {
+    const text = captureText(record);
+    const now = Date.now();
+    return this.tx(async (db) => {
+      await this.bump(db, comparisonId, now);
+      await this.requireStage(db, comparisonId, stageId);
+      const r = await db.query<StageRow>(
+        'UPDATE stages SET captures = captures || jsonb_build_array($2::jsonb) WHERE id = $1 RETURNING *',
+        [stageId, text],
       );
       return toStage(r.rows[0]!);
     });

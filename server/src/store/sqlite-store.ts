@@ -19,6 +19,7 @@ import {
   checkKind,
   checkMaxBytes,
   checkNewComparison,
+  captureText,
   checkReorder,
   iso,
   jsonText,
@@ -72,6 +73,7 @@ interface StageRow {
   name: string;
   note: string;
   created_at: number;
+  captures: string;
 }
 interface ArtifactRow {
   id: string;
@@ -107,6 +109,7 @@ function toStage(r: StageRow): Stage {
     name: r.name,
     note: r.note,
     createdAt: iso(r.created_at),
+    captures: JSON.parse(r.captures) as unknown[],
   };
 }
 function toArtifact(r: ArtifactRow): Artifact {
@@ -390,6 +393,21 @@ export class SqliteStore implements Store {
         this.db
           .prepare('UPDATE stages SET name = COALESCE(?, name), note = COALESCE(?, note) WHERE id = ?')
           .run(patch.name ?? null, patch.note ?? null, stageId);
+        return toStage(this.stageRow(comparisonId, stageId)!);
+      })
+      .immediate();
+  }
+
+  async addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage> {
+    const text = captureText(record);
+    const now = Date.now();
+    return this.db
+      .transaction((): Stage => {
+        this.requireStage(comparisonId, stageId);
+        this.bump(comparisonId, now);
+        this.db
+          .prepare("UPDATE stages SET captures = json_insert(captures, '$[#]', json(?)) WHERE id = ?")
+          .run(text, stageId);
         return toStage(this.stageRow(comparisonId, stageId)!);
       })
       .immediate();

@@ -36,6 +36,8 @@ export interface Stage {
   name: string;
   note: string;
   createdAt: string;
+  /** How the stage was captured: capture records (see model/capture.ts), oldest first; plain JSON. */
+  captures: unknown[];
 }
 
 /** One uploaded file. `size` in bytes; `sha256` (lowercase hex) names its blob. */
@@ -176,6 +178,8 @@ export interface Store {
   getStage(comparisonId: string, stageId: string): Promise<Stage | null>;
   listStages(comparisonId: string): Promise<Stage[]>;
   updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage>;
+  /** Appends one capture record (plain JSON) to the stage's captures. Throws `not-found`, `invalid` (not an object). */
+  addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage>;
   /** Removes its artifacts (and blobs left unreferenced); later stages move up. Throws `not-found`. */
   deleteStage(comparisonId: string, stageId: string): Promise<void>;
   /** `stageIds` must list every stage of the comparison exactly once (else `invalid`). */

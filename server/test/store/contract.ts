@@ -227,6 +227,28 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect(sid).toBeTruthy();
       });
 
+      it('appends capture records to a stage, in order, and bumps the revision', async () => {
+        const { s, cid, sid } = await withStage();
+        expect((await s.getStage(cid, sid))!.captures).toEqual([]);
+        const rev = (await s.getComparison(cid))!.revision;
+        const first = {
+          schema: 'stagediff-capture/1',
+          runs: [{ run: 1, window: { seconds: 3 } }],
+          note: 'ünïcode "q"',
+        };
+        await s.addStageCapture(cid, sid, first);
+        const after = await s.addStageCapture(cid, sid, { schema: 'stagediff-capture/1', runs: [] });
+        expect(after.captures).toEqual([first, { schema: 'stagediff-capture/1', runs: [] }]);
+        expect((await s.getComparison(cid))!.revision).toBe(rev + 2);
+        expect((await s.getComparisonTree(cid))!.stages[0]!.captures).toHaveLength(2);
+        await expectStoreError(s.addStageCapture(cid, sid, [1, 2]), 'invalid');
+        await expectStoreError(s.addStageCapture(cid, sid, { big: 'x'.repeat(300 * 1024) }), 'invalid');
+        await expectStoreError(s.addStageCapture(cid, 'nope', {}), 'not-found');
+        const other = (await s.createComparison({ title: 'other' })).comparison.id;
+        await expectStoreError(s.addStageCapture(other, sid, {}), 'not-found');
+        expect((await s.getStage(cid, sid))!.captures).toHaveLength(2);
+      });
+
       it('scopes every stage operation to its comparison', async () => {
         const { s, cid, sid } = await withStage();
         const other = (await s.createComparison({ title: 'other' })).comparison.id;

@@ -47,7 +47,10 @@ describe('sqlite store specifics', () => {
     await s.close();
     const db = new Database(join(dataDir, 'stagediff.db'), { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([{ version: 1, name: 'init' }]);
+    expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
+      { version: 1, name: 'init' },
+      { version: 2, name: 'stage-captures' },
+    ]);
     db.close();
     expect(existsSync(join(dataDir, 'blobs', ref.sha256.slice(0, 2), ref.sha256))).toBe(true);
   });
