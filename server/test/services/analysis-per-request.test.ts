@@ -9,7 +9,7 @@ import { profileFromText } from '../../src/model/profile-builder.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 
-const log = `${fixturesDir}demo/baseline/vegeta.jsonl`;
+const log = `${fixturesDir}demo/baseline/fixed-rate/vegeta.jsonl`;
 let app: StagediffApp;
 beforeAll(async () => {
   app = await testApp();

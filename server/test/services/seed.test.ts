@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
-import { seedDemo } from '../../src/services/seed.ts';
+import { demoStageContent, seedDemo } from '../../src/services/seed.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 import { testApp } from '../helpers/app.ts';
 
@@ -28,9 +28,10 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
   let app: StagediffApp;
   const manifest = haveDemo
     ? (JSON.parse(readFileSync(manifestPath, 'utf8')) as {
-        stages: { name: string; files: { path: string; format?: string; kind?: string }[] }[];
+        stages: { name: string; files?: { path: string }[]; captures?: string[] }[];
       })
     : { stages: [] };
+  const stageFiles = (st: (typeof manifest.stages)[number]) => demoStageContent(`${fixturesDir}demo/`, st).files;
 
   beforeAll(async () => {
     app = await testApp();
@@ -44,7 +45,10 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
     const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
     expect(c.readOnly).toBe(true);
     expect(c.stages.map((s: { name: string }) => s.name)).toEqual(manifest.stages.map((s) => s.name));
-    for (const [i, st] of manifest.stages.entries()) expect(c.stages[i].artifacts).toHaveLength(st.files.length);
+    for (const [i, st] of manifest.stages.entries()) {
+      expect(c.stages[i].artifacts).toHaveLength(stageFiles(st).length);
+      expect(c.stages[i].captures).toHaveLength(st.captures?.length ?? 0);
+    }
     const edit = await app.inject({
       method: 'PATCH',
       url: '/api/comparisons/demo',
@@ -57,8 +61,8 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
   it('stage table figures equal what wrk printed in each stage', async () => {
     const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
     for (const [i, st] of manifest.stages.entries()) {
-      const wrk = st.files.find((f) => f.path.endsWith('wrk.txt'))!;
-      const printed = wrkPrinted(`${fixturesDir}demo/${wrk.path}`);
+      const wrk = stageFiles(st).find((f) => f.endsWith('wrk.txt'))!;
+      const printed = wrkPrinted(`${fixturesDir}demo/${wrk}`);
       const row = c.stageTable[i];
       expect(row.source.format).toBe('wrk');
       expect(row.rps).toBe(printed.rps);

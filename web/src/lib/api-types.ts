@@ -11,6 +11,7 @@ import type {
   BenchmarkDiffRow,
   BenchSideSummary,
 } from '../../../server/src/model/benchmark.ts';
+import type { CaptureRecord, CaptureRun } from '../../../server/src/model/capture.ts';
 import type { GcCycle, GcTrace, GcTraceSummary } from '../../../server/src/model/gctrace.ts';
 import type {
   LatencyMs,
@@ -44,6 +45,8 @@ export type {
   BenchmarkDiff,
   BenchmarkDiffRow,
   BenchSideSummary,
+  CaptureRecord,
+  CaptureRun,
   DiffMode,
   DiffStatus,
   GcCycle,
@@ -78,6 +81,8 @@ export interface Stage {
   note: string;
   position: number;
   artifacts: Artifact[];
+  /** How the stage was recorded by `stagediff capture` (absent from servers older than this field). */
+  captures?: CaptureRecord[];
 }
 
 /** Ratios new/old; null for the first stage or a missing figure. */

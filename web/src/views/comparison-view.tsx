@@ -14,6 +14,7 @@ import type {
   Stage,
 } from '../lib/api-types.ts';
 import { benchVerdicts, type StageBenchVerdict } from '../lib/significance.ts';
+import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
 import { copyText, downloadText, slug } from '../lib/export-files.ts';
 import { navigate } from '../lib/navigation.ts';
 import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
@@ -356,6 +357,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </button>
             </div>
           </div>
+          <BusyCaptureWarning stages={stages} />
           <StageTable
             rows={rows}
             gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null}
@@ -379,6 +381,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </div>
             ))}
           </details>
+          <CaptureDetails stages={stages} />
         </section>
       )}
 

@@ -4,6 +4,8 @@ import { FormatsTable } from '../components/formats-table.tsx';
 import { Link } from '../components/link.tsx';
 import { StageEditor } from '../components/upload.tsx';
 import { apiSend } from '../lib/api.ts';
+import { captureCommandLine } from '../lib/capture-format.ts';
+import { copyText } from '../lib/export-files.ts';
 import type { Comparison, CreatedComparison } from '../lib/api-types.ts';
 import { navigate } from '../lib/navigation.ts';
 import { getRecent, getToken, saveToken } from '../lib/tokens.ts';
@@ -74,10 +76,40 @@ function CreateComparison() {
         </button>
       </form>
       {error !== null && <ErrorBox error={error} />}
+      <CaptureCommand />
       <p>
         Or look at the <Link href="/c/demo">demo comparison</Link>.
       </p>
     </section>
+  );
+}
+
+/** The one-line `stagediff capture` command that records a stage into this server, to copy. */
+function CaptureCommand() {
+  const [copied, setCopied] = useState(false);
+  const command = captureCommandLine(location.origin);
+  return (
+    <div className="capture-command">
+      <p>
+        Or record a stage from a terminal: <code>stagediff capture</code> runs your load command, takes the service’s
+        pprof profiles over the same window and files the stage here, printing the link.
+      </p>
+      <div className="command-row">
+        <pre>
+          <code>{command}</code>
+        </pre>
+        <button
+          type="button"
+          onClick={async () => {
+            await copyText(command);
+            setCopied(true);
+            setTimeout(() => setCopied(false), 2000);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+      </div>
+    </div>
   );
 }
 

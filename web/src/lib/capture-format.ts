@@ -1,0 +1,57 @@
+/**
+ * How a stage was captured, in words: the pure part of the capture details (what `stagediff capture`
+ * recorded: commands, window, versions, machine load). Untrusted text: React escapes it on render.
+ */
+import type { CaptureRecord, CaptureRun } from './api-types.ts';
+
+/** "5.0 s, 12:03:01 → 12:03:06 UTC" for a run's profile window, or null when it had none. */
+export function windowText(run: CaptureRun): string | null {
+  const w = run.window;
+  if (!w) return null;
+  const a = Date.parse(w.start);
+  const b = Date.parse(w.end);
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return null;
+  const t = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+  return `${((b - a) / 1000).toFixed(1)} s, ${t(a)} → ${t(b)} UTC`;
+}
+
+/** The load as run: the command, or the built-in generator and its equivalent command. */
+export function loadText(c: CaptureRecord): { what: string; command: string; version: string | null } {
+  const l = c.load;
+  if (l.kind === 'command') return { what: l.tool ?? 'load command', command: l.command, version: l.version };
+  const shape = l.rate !== null ? `${l.rate} req/s open loop` : `${l.connections} connections, closed loop`;
+  return {
+    what: `built-in generator (${shape}, ${l.durationSeconds} s)`,
+    command: l.equivalentCommand,
+    version: l.generator,
+  };
+}
+
+/** One line per run: figures the run's own files gave, and the machine's state before it. */
+export function runText(run: CaptureRun): string {
+  const s = run.summary;
+  const parts: string[] = [`run ${run.run}`];
+  if (s?.rps != null) parts.push(`${s.rps.toLocaleString('en-US', { maximumFractionDigits: 1 })} req/s`);
+  if (s?.p99Ms != null) parts.push(`p99 ${s.p99Ms.toFixed(2)} ms`);
+  if (s?.cpuMicrosPerRequest != null) parts.push(`${s.cpuMicrosPerRequest.toFixed(1)} µs CPU/request`);
+  parts.push(
+    `${run.machine.cpuIdlePercent}% idle before, load average ${run.machine.loadAverage.map((x) => x.toFixed(2)).join(' ')}`,
+  );
+  if (run.error) parts.push(`failed: ${run.error}`);
+  return parts.join(' · ');
+}
+
+/** The stages (by name) with at least one run captured on a busy machine, and how busy. */
+export function busyStages(stages: { name: string; captures?: CaptureRecord[] }[]): { stage: string; idle: number }[] {
+  const out: { stage: string; idle: number }[] = [];
+  for (const s of stages) {
+    const busy = (s.captures ?? []).flatMap((c) => c.runs.filter((r) => r.machine.busy));
+    if (busy.length > 0) out.push({ stage: s.name, idle: Math.min(...busy.map((r) => r.machine.cpuIdlePercent)) });
+  }
+  return out;
+}
+
+/** The command a visitor copies from the home page to record a stage into this server. */
+export function captureCommandLine(origin: string): string {
+  return `npx stagediff capture --pprof http://127.0.0.1:6060 --stage baseline --server ${origin} -- wrk -t2 -c32 -d30s --latency http://127.0.0.1:8080/`;
+}
