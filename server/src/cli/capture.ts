@@ -249,11 +249,15 @@ class FetchError extends Error {
 }
 
 /** GETs one pprof endpoint into `file`; a non-profile answer (HTML, text, an error page) is an error. */
+/** Aborted on SIGINT/SIGTERM, so a profile that still has seconds to run does not hold up the exit. */
+const interrupt = new AbortController();
+
 async function fetchProfile(url: string, file: string, timeoutMs: number): Promise<void> {
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(url, { signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), interrupt.signal]) });
   } catch (e) {
+    if (interrupt.signal.aborted) throw new FetchError(`${url}: interrupted`, null);
     throw new FetchError(`cannot reach ${url}: ${errorText(e)}`, null);
   }
   const body = Buffer.from(await res.arrayBuffer());
@@ -527,6 +531,7 @@ export async function captureCommand(args: string[]): Promise<number> {
   let current: RunningLoad | null = null;
   const onSignal = () => {
     interrupted = true;
+    interrupt.abort();
     current?.stop();
   };
   process.once('SIGINT', onSignal);
@@ -539,8 +544,8 @@ export async function captureCommand(args: string[]): Promise<number> {
       });
       record.runs.push(run);
       if (run.machine.busy) record.warnings.push(`run ${k}: ${run.warnings.find((w) => w.startsWith('machine busy'))}`);
+      if (interrupted) run.error = 'interrupted: the load was stopped and the profiles in progress abandoned';
       if (run.error) record.error = `run ${k}: ${run.error}`;
-      if (interrupted && !record.error) record.error = `interrupted during run ${k}`;
       save();
       progress.line(summaryLine(run, o.runs));
     }
@@ -765,7 +770,11 @@ async function captureRun(
   let loadFigures: Awaited<ReturnType<typeof readLoad>> | null = null;
   for (const out of running.outputs) {
     const p = join(dir, out.rel);
-    if (!existsSync(p) || statSync(p).size === 0) continue;
+    if (!existsSync(p)) continue;
+    if (statSync(p).size === 0) {
+      rmSync(p);
+      continue;
+    }
     if (o.load.kind === 'command' && isVegetaAttack(o.load.argv) && result.exitCode === 0) {
       run.files.push(fileEntry(dir, out.rel, 'raw', { command: shellJoin(o.load.argv) }));
       const jsonl = `${prefix}vegeta.jsonl`;
@@ -817,6 +826,7 @@ async function captureRun(
     const name = o.load.kind === 'command' ? (o.load.tool ?? o.load.argv[0]) : 'generator';
     const when = run.window ? '' : ' before the profile window opened';
     run.error = `${name} ${result.signal ? `was killed by ${result.signal}` : `exited with status ${result.exitCode}`}${when}${tail ? `: ${tail}` : ''}`;
+    if (profileErrors.length > 0) run.error += `; ${profileErrors.join('; ')}`;
   } else if (!run.window && o.profiles.length > 0)
     run.error = `the load finished within the ${o.warmup} s warm-up: no profile window (the load must run longer than --warmup + --seconds)`;
   else if (profileErrors.length > 0) run.error = profileErrors.join('; ');

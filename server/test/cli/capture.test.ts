@@ -308,6 +308,36 @@ describe.skipIf(!haveGo)('stagediff capture', () => {
     30_000,
   );
 
+  it.skipIf(!haveWrk)(
+    'Ctrl-C stops the load and the profiles at once and keeps the record',
+    async () => {
+      const out = join(work, 'interrupted');
+      const child = spawn(
+        process.execPath,
+        [CLI, 'capture', '--pprof', pprof, '--stage', 's', '--out', out, '--', 'wrk', '-t1', '-c4', '-d30s', target()],
+        { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      const windowOpen = new Promise<void>((res) =>
+        child.stderr!.on('data', (d: Buffer) => {
+          stderr += d.toString();
+          if (stderr.includes('profile window open')) res();
+        }),
+      );
+      const exited = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
+      await windowOpen;
+      const t = Date.now();
+      child.kill('SIGINT');
+      expect(await exited).toBe(1);
+      expect(Date.now() - t).toBeLessThan(5000);
+      expect(stderr).toContain('failed: run 1: interrupted: the load was stopped');
+      const rec = JSON.parse(readFileSync(join(out, 'capture.json'), 'utf8')) as CaptureRecord;
+      expect(rec.runs[0]!.load.signal).toBe('SIGTERM');
+      expect(rec.error).toMatch(/interrupted/);
+    },
+    30_000,
+  );
+
   it('a load tool that is not installed is named', async () => {
     const out = join(work, 'missing');
     const r = await stagediff([

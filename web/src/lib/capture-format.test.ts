@@ -1,0 +1,59 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { CaptureRecord } from './api-types.ts';
+import { busyStages, captureCommandLine, loadText, runText, windowText } from './capture-format.ts';
+
+// Real records written by `stagediff capture` for the demo (fixtures/demo).
+const demo = new URL('../../../fixtures/demo/', import.meta.url);
+const wrkPath = new URL('baseline/capture.json', demo);
+const vegetaPath = new URL('baseline/fixed-rate/capture.json', demo);
+const have = existsSync(wrkPath) && existsSync(vegetaPath);
+const read = (u: URL) => JSON.parse(readFileSync(u, 'utf8')) as CaptureRecord;
+
+describe.skipIf(!have)('capture records in words', () => {
+  it('names the load command, its version and the window of each run', () => {
+    const c = read(wrkPath);
+    expect(loadText(c)).toEqual({
+      what: 'wrk',
+      command: c.load.kind === 'command' ? c.load.command : '',
+      version: 'wrk debian/4.1.0-3+b2 [epoll]',
+    });
+    const run = c.runs[0]!;
+    const secs = (Date.parse(run.window!.end) - Date.parse(run.window!.start)) / 1000;
+    expect(windowText(run)).toBe(
+      `${secs.toFixed(1)} s, ${run.window!.start.slice(11, 19)} → ${run.window!.end.slice(11, 19)} UTC`,
+    );
+    const line = runText(run);
+    expect(line).toMatch(/^run 1 · [\d,]+(\.\d)? req\/s · p99 \d+\.\d\d ms · \d+\.\d µs CPU\/request · /);
+    expect(line).toContain(`${run.machine.cpuIdlePercent}% idle before`);
+  });
+
+  it('a run without profiles has no window; the vegeta run names vegeta and its module version', () => {
+    const c = read(vegetaPath);
+    expect(windowText(c.runs[0]!)).toBeNull();
+    expect(loadText(c).what).toBe('vegeta');
+    expect(loadText(c).version).toMatch(/^vegeta v12\.\d+\.\d+/);
+    expect(runText(c.runs[0]!)).not.toContain('µs CPU/request');
+  });
+
+  it('lists the stages captured on a busy machine with the lowest idle share', () => {
+    const c = read(wrkPath);
+    const quiet = { ...c, runs: c.runs.map((r) => ({ ...r, machine: { ...r.machine, busy: false } })) };
+    const busy = {
+      ...c,
+      runs: [
+        { ...c.runs[0]!, machine: { ...c.runs[0]!.machine, busy: true, cpuIdlePercent: 40 } },
+        { ...c.runs[0]!, run: 2, machine: { ...c.runs[0]!.machine, busy: true, cpuIdlePercent: 12.5 } },
+      ],
+    };
+    expect(
+      busyStages([{ name: 'a', captures: [quiet] }, { name: 'b', captures: [quiet, busy] }, { name: 'c' }]),
+    ).toEqual([{ stage: 'b', idle: 12.5 }]);
+  });
+});
+
+it('the home page command targets the server it is served from', () => {
+  expect(captureCommandLine('https://perf.example.com')).toBe(
+    'npx stagediff capture --pprof http://127.0.0.1:6060 --stage baseline --server https://perf.example.com -- wrk -t2 -c32 -d30s --latency http://127.0.0.1:8080/',
+  );
+});
