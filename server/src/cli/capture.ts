@@ -28,6 +28,7 @@ import {
   perRequestHint,
   toolVersion,
 } from './load-tools.ts';
+import { redactHeaders, redactSecrets, shellJoin } from './command-line.ts';
 import { sampleMachine } from './machine.ts';
 import { UsageError, parseFlags, stringFlag } from './main.ts';
 import { postCapture, uploadToStage } from './upload.ts';
@@ -58,14 +59,6 @@ interface Options {
   load:
     | { kind: 'command'; argv: string[]; tool: LoadTool | null }
     | { kind: 'built-in'; url: string; connections: number; duration: number; rate: number | null };
-}
-
-/** Shell-quotes one word for the record (so the command can be pasted back). */
-function quote(w: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
-}
-export function shellJoin(argv: string[]): string {
-  return argv.map(quote).join(' ');
 }
 
 function positiveNumber(v: string | undefined, name: string, fallback: number | null): number | null {
@@ -475,7 +468,12 @@ export async function captureCommand(args: string[]): Promise<number> {
   const tool = o.load.kind === 'command' ? o.load.tool : null;
   const load: CaptureLoad =
     o.load.kind === 'command'
-      ? { kind: 'command', command: shellJoin(o.load.argv), tool, version: toolVersion(tool, o.load.argv) }
+      ? {
+          kind: 'command',
+          command: redactHeaders(shellJoin(o.load.argv)),
+          tool,
+          version: toolVersion(tool, o.load.argv),
+        }
       : {
           kind: 'built-in',
           generator: autocannonVersion(),
@@ -498,7 +496,7 @@ export async function captureCommand(args: string[]): Promise<number> {
     schema: 'stagediff-capture/1',
     stage: o.stage,
     note: o.note,
-    command: shellJoin(['stagediff', 'capture', ...args]),
+    command: shellJoin(['stagediff', 'capture', ...redactSecrets(args)]),
     pprof: o.pprof,
     profiles: [...o.profiles],
     load,
@@ -776,7 +774,7 @@ async function captureRun(
       continue;
     }
     if (o.load.kind === 'command' && isVegetaAttack(o.load.argv) && result.exitCode === 0) {
-      run.files.push(fileEntry(dir, out.rel, 'raw', { command: shellJoin(o.load.argv) }));
+      run.files.push(fileEntry(dir, out.rel, 'raw', { command: load.kind === 'command' ? load.command : '' }));
       const jsonl = `${prefix}vegeta.jsonl`;
       const exe = o.load.argv[0] && basename(o.load.argv[0]) === 'vegeta' ? o.load.argv[0] : 'vegeta';
       const enc = spawnSync(exe, ['encode', '-to=json', p], { maxBuffer: 1 << 30 });

@@ -232,6 +232,9 @@ describe.skipIf(!haveGo)('stagediff capture', () => {
     expect(rec.load).toMatchObject({ kind: 'built-in', connections: 8, rate: null });
     expect(rec.load.kind === 'built-in' && rec.load.generator).toMatch(/^autocannon \d+\.\d+\.\d+$/);
     expect(rec.runs.map((x) => x.run)).toEqual([1, 2]);
+    // The edit token is a secret: the record (kept on the server, readable by anyone with the link) hides it.
+    expect(rec.command).toContain("--token '***'");
+    expect(readFileSync(join(out, 'capture.json'), 'utf8')).not.toContain(created.editToken);
     for (const k of [1, 2]) {
       const dir = join(out, `run-${k}`);
       expect(readdirSync(dir).sort()).toEqual(['allocs.pb.gz', 'autocannon.json', 'cpu.pb.gz', 'heap.pb.gz']);
