@@ -85,6 +85,9 @@ export function jsonText(summary: unknown): string {
   return text;
 }
 
+/** Most capture records one stage keeps (each `stagediff capture` run into it adds one). */
+export const MAX_CAPTURES_PER_STAGE = 100;
+
 /** Largest capture record a stage accepts, serialised (a capture of 100 runs is well under it). */
 export const MAX_CAPTURE_BYTES = 256 * 1024;
 

@@ -5,6 +5,7 @@ import {
   checkKind,
   checkMaxBytes,
   checkNewComparison,
+  MAX_CAPTURES_PER_STAGE,
   captureText,
   checkReorder,
   iso,
@@ -390,7 +391,9 @@ export class PostgresStore implements Store {
     const now = Date.now();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
-      await this.requireStage(db, comparisonId, stageId);
+      const st = await this.requireStage(db, comparisonId, stageId);
+      if (st.captures.length >= MAX_CAPTURES_PER_STAGE)
+        throw new StoreError('invalid', `a stage keeps at most ${MAX_CAPTURES_PER_STAGE} capture records`);
       const r = await db.query<StageRow>(
         'UPDATE stages SET captures = captures || jsonb_build_array($2::jsonb) WHERE id = $1 RETURNING *',
         [stageId, text],

@@ -19,6 +19,7 @@ import {
   checkKind,
   checkMaxBytes,
   checkNewComparison,
+  MAX_CAPTURES_PER_STAGE,
   captureText,
   checkReorder,
   iso,
@@ -403,7 +404,9 @@ export class SqliteStore implements Store {
     const now = Date.now();
     return this.db
       .transaction((): Stage => {
-        this.requireStage(comparisonId, stageId);
+        const st = this.requireStage(comparisonId, stageId);
+        if ((JSON.parse(st.captures) as unknown[]).length >= MAX_CAPTURES_PER_STAGE)
+          throw new StoreError('invalid', `a stage keeps at most ${MAX_CAPTURES_PER_STAGE} capture records`);
         this.bump(comparisonId, now);
         this.db
           .prepare("UPDATE stages SET captures = json_insert(captures, '$[#]', json(?)) WHERE id = ?")

@@ -247,6 +247,9 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const other = (await s.createComparison({ title: 'other' })).comparison.id;
         await expectStoreError(s.addStageCapture(other, sid, {}), 'not-found');
         expect((await s.getStage(cid, sid))!.captures).toHaveLength(2);
+        for (let i = 2; i < 100; i++) await s.addStageCapture(cid, sid, { i });
+        await expectStoreError(s.addStageCapture(cid, sid, { i: 100 }), 'invalid');
+        expect((await s.getStage(cid, sid))!.captures).toHaveLength(100);
       });
 
       it('scopes every stage operation to its comparison', async () => {
