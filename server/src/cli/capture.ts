@@ -51,6 +51,8 @@ interface Options {
   seconds: number;
   warmup: number;
   pause: number;
+  /** Seconds to wait before each run for the machine to be quiet (0: do not wait, only warn). */
+  waitQuiet: number;
   out: string | null;
   server: string | null;
   comparison: string | null;
@@ -81,6 +83,7 @@ function parseOptions(args: string[]): Options {
     seconds: 'string',
     warmup: 'string',
     pause: 'string',
+    'wait-quiet': 'string',
     out: 'string',
     server: 'string',
     comparison: 'string',
@@ -116,6 +119,8 @@ function parseOptions(args: string[]): Options {
   }
   const warmup = positiveNumber(stringFlag(f, 'warmup'), 'warmup', 1)!;
   const pause = stringFlag(f, 'pause') === '0' ? 0 : positiveNumber(stringFlag(f, 'pause'), 'pause', 1)!;
+  const waitQuiet =
+    stringFlag(f, 'wait-quiet') === '0' ? 0 : positiveNumber(stringFlag(f, 'wait-quiet'), 'wait-quiet', 0)!;
   let seconds = positiveNumber(stringFlag(f, 'seconds'), 'seconds', null);
   let load: Options['load'];
   if (loadArgv.length > 0) {
@@ -167,6 +172,7 @@ function parseOptions(args: string[]): Options {
     seconds: seconds!,
     warmup,
     pause,
+    waitQuiet,
     out: stringFlag(f, 'out') ?? null,
     server,
     comparison,
@@ -603,13 +609,29 @@ async function captureRun(
   const prefix = o.runs > 1 ? `run-${k}/` : '';
   if (prefix) mkdirSync(join(dir, prefix), { recursive: true });
   progress.line(`${tag}: checking the machine is quiet (1 s)`);
-  const m = await sampleMachine();
+  let m = await sampleMachine();
+  const waitUntil = Date.now() + o.waitQuiet * 1000;
+  const waitFrom = Date.now();
+  if (m.busy && o.waitQuiet > 0) {
+    progress.line(
+      `${tag}: machine busy (${m.cpuIdlePercent}% idle); waiting up to ${o.waitQuiet} s for it to calm down`,
+    );
+    progress.countdown(`${tag}: waiting for a quiet machine`, waitUntil);
+    while (m.busy && Date.now() < waitUntil && !interrupt.signal.aborted) m = await sampleMachine();
+    progress.stopCountdown();
+  }
+  const waited = Math.round((Date.now() - waitFrom) / 100) / 10;
   const run: CaptureRun = {
     run: k,
     startedAt: iso(),
     endedAt: null,
     window: null,
-    machine: { loadAverage: m.loadAverage, cpuIdlePercent: m.cpuIdlePercent, busy: m.busy },
+    machine: {
+      loadAverage: m.loadAverage,
+      cpuIdlePercent: m.cpuIdlePercent,
+      busy: m.busy,
+      ...(o.waitQuiet > 0 ? { waitedForQuietSeconds: waited } : {}),
+    },
     load: { startedAt: iso(), endedAt: null, exitCode: null, signal: null },
     files: [],
     summary: null,
@@ -619,6 +641,10 @@ async function captureRun(
   if (m.reason) {
     run.warnings.push(m.reason);
     progress.line(`${tag}: WARNING: ${m.reason}`);
+  }
+  if (interrupt.signal.aborted) {
+    run.endedAt = iso();
+    return run;
   }
   // An unreachable or disabled pprof endpoint is found before any load runs.
   if (o.pprof && o.profiles.length > 0) {

@@ -6,7 +6,7 @@ const USAGE = `usage:
   stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json]
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
-                   [--seconds S] [--warmup S] [--out DIR] [--server URL [--comparison ID --token T | --title T]]
+                   [--seconds S] [--warmup S] [--wait-quiet S] [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
   stagediff serve`;
 

@@ -70,6 +70,8 @@ export interface CaptureRun {
     /** Share of all cores idle over the second before the run, in %. */
     cpuIdlePercent: number;
     busy: boolean;
+    /** With `--wait-quiet`: how long the run waited for the machine to calm down, seconds. */
+    waitedForQuietSeconds?: number;
   };
   load: {
     startedAt: string;
