@@ -450,12 +450,19 @@ export function summaryLine(run: CaptureRun, total: number): string {
 }
 
 function stagediffVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    return pkg.version;
-  } catch {
-    return 'unknown';
+  // src/cli/capture.ts (a checkout) and dist/<chunk>.mjs (the compiled build) sit at different depths.
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'stagediff' && pkg.version) return pkg.version;
+    } catch {
+      // not there at this depth
+    }
   }
+  return 'unknown';
 }
 
 /**
