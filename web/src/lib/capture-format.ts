@@ -37,6 +37,8 @@ export function runText(run: CaptureRun): string {
   parts.push(
     `${run.machine.cpuIdlePercent}% idle before, load average ${run.machine.loadAverage.map((x) => x.toFixed(2)).join(' ')}`,
   );
+  if (run.machine.waitedForQuietSeconds)
+    parts.push(`waited ${run.machine.waitedForQuietSeconds} s for a quiet machine`);
   if (run.error) parts.push(`failed: ${run.error}`);
   return parts.join(' · ');
 }
