@@ -2,10 +2,12 @@ import { parseArgs } from 'node:util';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
 
 const USAGE = `usage:
-  stagediff inspect FILE [--sample-type NAME] [--top N] [--json]
-  stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json]
+  stagediff inspect FILE [--sample-type NAME] [--top N] [--json] [FILTERS]
+  stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json] [FILTERS]
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
-  stagediff serve`;
+  stagediff serve
+FILTERS (profiles; Go regular expressions matched against function, file and mapping names, as
+go tool pprof's): --focus RE --ignore RE --hide RE --show RE`;
 
 /** A problem with the command line or an input file: one line on stderr, no stack trace. */
 export class UsageError extends Error {}
