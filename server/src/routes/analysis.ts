@@ -14,12 +14,13 @@ const idParams = {
 } as const;
 const stageId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
 // Go regular expressions; a parameter given several times means its values joined with "|", as in
-// pprof's interactive `focus=` (so `focus=a&focus=b` is `focus=a|b`).
+// pprof's interactive `focus=` (so `focus=a&focus=b` is `focus=a|b`). Length and syntax are checked
+// by compileFilters, whose 400 names the parameter and the problem.
 const filterParam = {
-  anyOf: [
-    { type: 'string', maxLength: MAX_PATTERN_LENGTH },
-    { type: 'array', maxItems: 16, items: { type: 'string', maxLength: MAX_PATTERN_LENGTH } },
-  ],
+  type: ['string', 'array'],
+  items: { type: 'string' },
+  maxItems: 16,
+  description: `Go regular expression (RE2 syntax), at most ${MAX_PATTERN_LENGTH} characters`,
 } as const;
 const filterProps = { focus: filterParam, ignore: filterParam, hide: filterParam, show: filterParam } as const;
 const sampleType = { type: 'string', minLength: 1, maxLength: 100 } as const;
