@@ -94,6 +94,19 @@ function resultTag(c: { revision: number; createdAt: string }): string {
 type Q<T> = { Params: { id: string }; Querystring: T };
 
 export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
+  app.get<{ Querystring: FilterQuery }>(
+    '/api/filters/check',
+    {
+      schema: {
+        summary:
+          'Checks focus/ignore/hide/show as the analysis routes would (Go syntax, limits) without any analysis: ' +
+          'the expressions as they will apply, or the same 400 {error: {code, param, message}}',
+        querystring: { type: 'object', additionalProperties: false, properties: filterProps },
+      },
+    },
+    async (req) => filters(req.query),
+  );
+
   app.get<Q<{ stage: string; sampleType?: string; minFraction: number } & FilterQuery>>(
     '/api/comparisons/:id/flamegraph',
     {

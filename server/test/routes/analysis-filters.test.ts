@@ -206,7 +206,21 @@ describe('syntax Go rejects is a 400 naming the parameter and the problem', () =
     });
   }
 
-  it('JavaScript-only syntax that Go reads otherwise is not refused: (?i) and \\pL work', async () => {
+  it('/api/filters/check answers the same 400 without any analysis, or the expressions as they will apply', async () => {
+    const bad = await app.inject({ url: `/api/filters/check?${q({ hide: 'x', show: '(?=json)' })}` });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toEqual({
+      code: 'invalid-filter',
+      param: 'show',
+      message:
+        'show is not a valid Go regular expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+    });
+    const good = await app.inject({ url: '/api/filters/check?focus=a&focus=b&hide=(%3Fi)x' });
+    expect(good.statusCode, good.body).toBe(200);
+    expect(good.json()).toEqual({ focus: 'a|b', hide: '(?i)x' });
+  });
+
+  it('Go syntax that JavaScript rejects, such as (?i), is accepted and applied', async () => {
     const r = await app.inject({
       url: `/api/comparisons/${demo.id}/top?${q({ stage: demo.baseline, sampleType: 'cpu', focus: String.raw`(?i)ENCODE\.GO` })}`,
     });
