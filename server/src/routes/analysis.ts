@@ -17,9 +17,7 @@ const stageId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
 // pprof's interactive `focus=` (so `focus=a&focus=b` is `focus=a|b`). Length and syntax are checked
 // by compileFilters, whose 400 names the parameter and the problem.
 const filterParam = {
-  type: ['string', 'array'],
-  items: { type: 'string' },
-  maxItems: 16,
+  anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 16 }],
   description: `Go regular expression (RE2 syntax), at most ${MAX_PATTERN_LENGTH} characters`,
 } as const;
 const filterProps = { focus: filterParam, ignore: filterParam, hide: filterParam, show: filterParam } as const;
