@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { type FrameFilters, filterProfile, matchFrames } from '../../src/analysis/filter.ts';
 import { type GoRegexp, compileGoRegexp } from '../../src/analysis/go-regexp.ts';
-import { profileFromFrames, topText } from '../helpers/pprof-text.ts';
+import { profileFromFrames, topText } from '../helpers/profile-text.ts';
 
 const re = (s: string) => compileGoRegexp(s);
 const apply = (text: string, f: Partial<Record<keyof FrameFilters, string>>) => {

@@ -5,18 +5,19 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { fixturesDir, repoRoot } from '../helpers/paths.ts';
+import { findGo, fixturesDir, repoRoot } from '../helpers/paths.ts';
 import { parseTopAll } from '../helpers/pprof-text.ts';
 
 const bin = `${repoRoot}server/bin/stagediff.mjs`;
 const run = (...args: string[]) =>
   spawnSync(process.execPath, [bin, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
-const haveGo = spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
+const go = findGo();
+const haveGo = go !== null;
 if (!haveGo) console.warn('\n*** go is not installed: the CLI filter comparison with go tool pprof is SKIPPED ***\n');
 
 function pprofTop(args: string[]): Map<string, [number, number]> {
   const r = spawnSync(
-    'go',
+    go ?? 'go',
     ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' } },
   );

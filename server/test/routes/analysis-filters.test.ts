@@ -10,16 +10,17 @@ import type { StagediffApp } from '../../src/app.ts';
 import { total } from '../../src/analysis/flat-cum.ts';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
-import { fixturesDir } from '../helpers/paths.ts';
+import { findGo, fixturesDir } from '../helpers/paths.ts';
 import { parseTopAll, parseTopShown } from '../helpers/pprof-text.ts';
 
-const haveGo = spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
+const go = findGo();
+const haveGo = go !== null;
 if (!haveGo) console.warn('\n*** go is not installed: API filter results are not compared with go tool pprof ***\n');
 const cpu = (stage: string) => `${fixturesDir}demo/${stage}/cpu.pb.gz`;
 
 function pprofTop(file: string, flags: string[]) {
   const r = spawnSync(
-    'go',
+    go ?? 'go',
     ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...flags, file],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' }, maxBuffer: 64 << 20 },
   );

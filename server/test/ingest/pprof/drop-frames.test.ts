@@ -12,10 +12,11 @@ import { flatCum, total } from '../../../src/analysis/flat-cum.ts';
 import { parsePprof } from '../../../src/ingest/pprof/index.ts';
 import { simplifyFunctionName } from '../../../src/ingest/pprof/decode.ts';
 import { type ProfileSpec, encodePprof } from '../../helpers/pprof-encode.ts';
-import { repoRoot } from '../../helpers/paths.ts';
+import { findGo, repoRoot } from '../../helpers/paths.ts';
 import { parseTopAll } from '../../helpers/pprof-text.ts';
 
-const haveGo = spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
+const go = findGo();
+const haveGo = go !== null;
 if (!haveGo) console.warn('\n*** go is not installed: the drop_frames comparison with go tool pprof is SKIPPED ***\n');
 const dir = mkdtempSync(join(tmpdir(), 'stagediff-drop-'));
 
@@ -29,10 +30,14 @@ const redos: ProfileSpec = {
 };
 
 function pprofTop(file: string): Map<string, [number, number]> {
-  const r = spawnSync('go', ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', file], {
-    encoding: 'utf8',
-    env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' },
-  });
+  const r = spawnSync(
+    go ?? 'go',
+    ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', file],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' },
+    },
+  );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);
   return parseTopAll(r.stdout);
 }
