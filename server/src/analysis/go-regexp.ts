@@ -66,17 +66,20 @@ interface Group {
   seq: number;
   /** Instructions of its last element, which a following repetition applies to. */
   last: number;
+  /** A capturing group saves where it starts and ends: two instructions. */
+  capture: boolean;
 }
 
 const REPEAT = /^\{(\d+)(,(\d*))?\}/;
 
 /**
  * The instructions a pattern compiles to, estimated from its text alone in one pass: a repetition
- * x{n,m} costs n copies of x plus m−n optional ones, x*, x+, x? one more than x, a group two more
- * than its content, an alternation one per branch, anything else one. Any input is accepted (it runs before the syntax is checked).
+ * x{n,m} costs n copies of x plus m−n optional ones, x*, x+, x? one more than x, a capturing group
+ * two more than its content, an alternation one per branch, anything else one. Any text is accepted:
+ * it runs before the syntax is checked.
  */
 export function estimateProgramSize(src: string): number {
-  const stack: Group[] = [{ alts: 0, seq: 0, last: 0 }];
+  const stack: Group[] = [{ alts: 0, seq: 0, last: 0, capture: false }];
   let top = stack[0]!;
   const atom = (size: number) => {
     top.seq += size;
@@ -85,7 +88,7 @@ export function estimateProgramSize(src: string): number {
   const close = () => {
     const g = stack.pop()!;
     top = stack[stack.length - 1]!;
-    atom(g.alts + g.seq + 2); // a capture saves where it starts and ends
+    atom(g.alts + g.seq + (g.capture ? 2 : 0));
   };
   const n = src.length;
   let i = 0;
@@ -122,6 +125,7 @@ export function estimateProgramSize(src: string): number {
       atom(1);
     } else if (c === '(') {
       let j = i + 1;
+      let capture = true;
       if (src[j] === '?') {
         j++;
         if (src[j] === 'P') j++;
@@ -135,9 +139,10 @@ export function estimateProgramSize(src: string): number {
             continue;
           }
           j++; // the ':' of (?:…) or (?i:…)
+          capture = false;
         }
       }
-      top = { alts: 0, seq: 0, last: 0 };
+      top = { alts: 0, seq: 0, last: 0, capture };
       stack.push(top);
       i = j;
     } else if (c === ')') {
