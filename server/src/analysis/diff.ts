@@ -23,6 +23,12 @@ export interface DiffOptions {
   targetRequests?: number;
   /** Drop tree nodes whose combined weight is below this fraction of the combined total. */
   minFraction?: number;
+  /**
+   * The totals `normalize` and `share` scale by, when the profiles given were filtered: those of the
+   * profiles before filtering. pprof normalizes when it loads the files, before -focus and the rest
+   * apply, and its percentages are of the unfiltered total too. Default: the given profiles' totals.
+   */
+  scaleTotals?: { base: number; target: number };
 }
 
 export type DiffStatus = 'new' | 'removed' | 'changed' | 'unchanged';
@@ -94,8 +100,8 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
       `sample type ${opts.sampleType} has unit ${unitB} in the base and ${unitT} in the target`,
     );
 
-  const rawBaseTotal = total(base, bi);
-  const rawTargetTotal = total(target, ti);
+  const rawBaseTotal = opts.scaleTotals?.base ?? total(base, bi);
+  const rawTargetTotal = opts.scaleTotals?.target ?? total(target, ti);
   let bScale = 1;
   let tScale = 1;
   let unit = unitB;

@@ -4,17 +4,29 @@ import type { BenchmarkDiff } from '../model/benchmark.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
-import { parseTopN, pickSampleType, pct } from './inspect.ts';
+import { filterEcho, parseTopN, pickSampleType, pct } from './inspect.ts';
+import { FILTER_FLAGS, applyFilters, compileFilterFlags } from './filters.ts';
+import { hasFilters } from '../analysis/filter.ts';
+import { total } from '../analysis/flat-cum.ts';
+import { type Profile, sampleTypeIndex } from '../model/profile.ts';
 import { formatValue, table } from './format.ts';
 
 export async function diffCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, { 'sample-type': 'string', top: 'string', normalize: 'boolean', json: 'boolean' });
+  const flags = parseFlags(args, {
+    'sample-type': 'string',
+    top: 'string',
+    normalize: 'boolean',
+    json: 'boolean',
+    ...FILTER_FLAGS,
+  });
   if (flags.positionals.length !== 2) throw new UsageError('diff needs BASE and TARGET');
   const [baseFile, targetFile] = flags.positionals as [string, string];
   const topN = parseTopN(stringFlag(flags, 'top'));
+  const filters = compileFilterFlags(flags);
   const base = await loadFile(baseFile);
   const target = await loadFile(targetFile);
   if (base.kind === 'benchmark' && target.kind === 'benchmark') {
+    if (hasFilters(filters)) throw new UsageError('--focus/--ignore/--hide/--show apply to profiles, not benchmarks');
     const d = compareBenchmarks(base.benchmark, target.benchmark);
     process.stdout.write(flags.values.json ? `${JSON.stringify(d, null, 2)}\n` : renderBenchDiff(d));
     return 0;
@@ -37,9 +49,12 @@ export async function diffCommand(args: string[]): Promise<number> {
   }
   let d: ReturnType<typeof diffProfiles>;
   try {
-    d = diffProfiles(base.profile, target.profile, {
+    // pprof filters the merged (base negated + target) profile; filtering is per sample and per
+    // frame, so filtering each side first gives the same figures.
+    d = diffProfiles(applyFilters(base.profile, filters), applyFilters(target.profile, filters), {
       sampleType,
       mode: flags.values.normalize ? 'normalize' : 'absolute',
+      ...(hasFilters(filters) ? { scaleTotals: unfilteredTotals(base.profile, target.profile, sampleType) } : {}),
     });
   } catch (e) {
     throw new FileError(baseFile, e);
@@ -61,6 +76,7 @@ export async function diffCommand(args: string[]): Promise<number> {
     mode: d.mode,
     baseTotal: d.baseTotal,
     targetTotal: d.targetTotal,
+    ...filterEcho(flags),
     top,
   };
   if (flags.values.json) {
@@ -89,6 +105,11 @@ export async function diffCommand(args: string[]): Promise<number> {
     ].join('\n'),
   );
   return 0;
+}
+
+function unfilteredTotals(base: Profile, target: Profile, sampleType: string): { base: number; target: number } {
+  const t = (p: Profile) => total(p, Math.max(0, sampleTypeIndex(p, sampleType)));
+  return { base: t(base), target: t(target) };
 }
 
 /** A benchstat-like table: medians ± CI per side, change and p-value, `~` when not significant. */

@@ -5,6 +5,9 @@ import { IngestError } from '../ingest/errors.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
 import { formatValue, table } from './format.ts';
+import { FILTER_FLAGS, applyFilters, compileFilterFlags, filterSources } from './filters.ts';
+import { hasFilters } from '../analysis/filter.ts';
+import type { Flags } from './main.ts';
 
 /** Picks a sample type by name (or the profile's default), refusing unknown names clearly. */
 export function pickSampleType(p: Profile, name: string | undefined): number {
@@ -50,6 +53,12 @@ export function profileInspection(p: Profile, sampleTypeName: string | undefined
   };
 }
 
+/** `{filters: {focus: …}}` when any filter flag was given, else nothing (the output is unchanged). */
+export function filterEcho(flags: Flags): { filters?: Record<string, string> } {
+  const f = filterSources(flags);
+  return Object.keys(f).length > 0 ? { filters: f } : {};
+}
+
 export function parseTopN(v: string | undefined): number {
   if (v === undefined) return 20;
   const n = Number(v);
@@ -58,15 +67,20 @@ export function parseTopN(v: string | undefined): number {
 }
 
 export async function inspectCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, { 'sample-type': 'string', top: 'string', json: 'boolean' });
+  const flags = parseFlags(args, { 'sample-type': 'string', top: 'string', json: 'boolean', ...FILTER_FLAGS });
   if (flags.positionals.length !== 1) throw new UsageError('inspect needs exactly one FILE');
   const file = flags.positionals[0]!;
   const topN = parseTopN(stringFlag(flags, 'top'));
+  const filters = compileFilterFlags(flags);
   const parsed = await loadFile(file);
+  if (hasFilters(filters) && parsed.kind !== 'profile')
+    throw new UsageError(`--focus/--ignore/--hide/--show apply to profiles; ${file} is a ${parsed.kind}`);
   let out: unknown;
   try {
-    if (parsed.kind === 'profile') out = profileInspection(parsed.profile, stringFlag(flags, 'sample-type'), topN);
-    else if (parsed.kind === 'loadtest') out = parsed.run;
+    if (parsed.kind === 'profile') {
+      const p = applyFilters(parsed.profile, filters);
+      out = { ...profileInspection(p, stringFlag(flags, 'sample-type'), topN), ...filterEcho(flags) };
+    } else if (parsed.kind === 'loadtest') out = parsed.run;
     else if (parsed.kind === 'benchmark') out = parsed.benchmark;
     else out = parsed.gctrace;
   } catch (e) {
@@ -94,6 +108,9 @@ function renderText(file: string, o: Record<string, unknown>): string {
       `Format: ${x.format} (${x.description.kind} profile), sample types: ${x.sampleTypes.map((t) => `${t.type}/${t.unit}${t.type === x.defaultSampleType ? '*' : ''}`).join(', ')}`,
       `Samples: ${x.numSamples}, locations: ${x.numLocations}, functions: ${x.numFunctions}, duration: ${(x.durationNanos / 1e9).toFixed(2)}s`,
       `Type: ${x.sampleType}, total: ${formatValue(tot, unit)}`,
+      ...Object.entries((o as { filters?: Record<string, string> }).filters ?? {}).map(
+        ([k, v]) => `Active filter: ${k}=${v}`,
+      ),
       '',
       table(
         ['flat', 'flat%', 'cum', 'cum%', 'name'],

@@ -2,13 +2,15 @@ import { parseArgs } from 'node:util';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
 
 const USAGE = `usage:
-  stagediff inspect FILE [--sample-type NAME] [--top N] [--json]
-  stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json]
+  stagediff inspect FILE [--sample-type NAME] [--top N] [--json] [FILTERS]
+  stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json] [FILTERS]
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
                    [--seconds S] [--warmup S] [--wait-quiet S] [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
-  stagediff serve`;
+  stagediff serve
+FILTERS (profiles; Go regular expressions matched against function, file and mapping names, as
+go tool pprof's): --focus RE --ignore RE --hide RE --show RE`;
 
 /** A problem with the command line or an input file: one line on stderr, no stack trace. */
 export class UsageError extends Error {}

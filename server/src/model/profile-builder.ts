@@ -23,12 +23,15 @@ export class ProfileBuilder {
     this.values = sampleTypes.map(() => []);
   }
 
-  frameId(name: string, file = '', line = 0): number {
-    const key = `${name}\u0000${file}\u0000${line}`;
+  frameId(name: string, file = '', line = 0, origin: Pick<Frame, 'mapping' | 'standIn'> = {}): number {
+    const key = `${name}\u0000${file}\u0000${line}\u0000${origin.mapping ?? '\u0001'}\u0000${origin.standIn ?? ''}`;
     let id = this.frameIds.get(key);
     if (id === undefined) {
       id = this.frames.length;
-      this.frames.push({ name, file, line });
+      const frame: Frame = { name, file, line };
+      if (origin.mapping !== undefined) frame.mapping = origin.mapping;
+      if (origin.standIn !== undefined) frame.standIn = origin.standIn;
+      this.frames.push(frame);
       this.frameIds.set(key, id);
     }
     return id;
@@ -56,7 +59,7 @@ export class ProfileBuilder {
     if (values.length !== this.sampleTypes.length) {
       throw new Error(`sample has ${values.length} values for ${this.sampleTypes.length} sample types`);
     }
-    const ids = stack.map((f) => (typeof f === 'number' ? f : this.frameId(f.name, f.file ?? '', f.line ?? 0)));
+    const ids = stack.map((f) => (typeof f === 'number' ? f : this.frameId(f.name, f.file ?? '', f.line ?? 0, f)));
     this.sampleStack.push(this.stackId(ids));
     values.forEach((v, i) => {
       this.values[i]!.push(v);

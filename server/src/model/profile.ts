@@ -29,6 +29,14 @@ export interface Frame {
   name: string;
   file: string;
   line: number;
+  /** The file of the mapping (binary, shared library) holding the frame's code; absent when there is none. */
+  mapping?: string;
+  /**
+   * Set when `name` is a stand-in rather than a function's own name: `no-function` for a location
+   * without line information, `no-name` for a function whose name is empty. pprof's filters match a
+   * function's real name and file, so they need to tell these apart.
+   */
+  standIn?: 'no-function' | 'no-name';
 }
 
 export type ProfileFormat = 'pprof' | 'folded' | 'cpuprofile' | 'speedscope' | 'perf-script';

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app.ts';
 import type { DiffMode } from '../analysis/diff.ts';
 import { MODEL_VERSION } from '../services/models.ts';
-import { type AnalysisOp, type FilterArgs, compileFilters } from '../services/analysis-ops.ts';
+import { type AnalysisOp, FILTER_NAMES, type FilterArgs, compileFilters } from '../services/analysis-ops.ts';
+import { MAX_PATTERN_LENGTH } from '../analysis/go-regexp.ts';
 import { loadTree } from './comparisons.ts';
 import { ApiError } from './errors.ts';
 
@@ -12,21 +13,28 @@ const idParams = {
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
 } as const;
 const stageId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
-const filterProps = {
-  focus: { type: 'string', maxLength: 512 },
-  ignore: { type: 'string', maxLength: 512 },
-  hide: { type: 'string', maxLength: 512 },
+// Go regular expressions; a parameter given several times means its values joined with "|", as in
+// pprof's interactive `focus=` (so `focus=a&focus=b` is `focus=a|b`). Length and syntax are checked
+// by compileFilters, whose 400 names the parameter and the problem.
+const filterParam = {
+  anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 16 }],
+  description: `Go regular expression (RE2 syntax), at most ${MAX_PATTERN_LENGTH} characters`,
 } as const;
+const filterProps = { focus: filterParam, ignore: filterParam, hide: filterParam, show: filterParam } as const;
 const sampleType = { type: 'string', minLength: 1, maxLength: 100 } as const;
 const minFraction = { type: 'number', minimum: 0, maximum: 1, default: 0 } as const;
 
-function filters(q: FilterArgs): FilterArgs {
-  compileFilters(q); // refuse an invalid expression with a 400 before any work is queued
-  return {
-    ...(q.focus ? { focus: q.focus } : {}),
-    ...(q.ignore ? { ignore: q.ignore } : {}),
-    ...(q.hide ? { hide: q.hide } : {}),
-  };
+type FilterQuery = { [K in keyof FilterArgs]?: string | string[] };
+
+function filters(q: FilterQuery): FilterArgs {
+  const out: FilterArgs = {};
+  for (const name of FILTER_NAMES) {
+    const v = q[name];
+    const src = Array.isArray(v) ? v.filter((x) => x !== '').join('|') : v;
+    if (src) out[name] = src;
+  }
+  compileFilters(out); // refuse an invalid expression with a 400 before any work is queued
+  return out;
 }
 
 /**
@@ -84,7 +92,20 @@ function resultTag(c: { revision: number; createdAt: string }): string {
 type Q<T> = { Params: { id: string }; Querystring: T };
 
 export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  app.get<Q<{ stage: string; sampleType?: string; minFraction: number } & FilterArgs>>(
+  app.get<{ Querystring: FilterQuery }>(
+    '/api/filters/check',
+    {
+      schema: {
+        summary:
+          'Checks focus/ignore/hide/show as the analysis routes would (Go syntax, limits) without any analysis: ' +
+          'the expressions as they will apply, or the same 400 {error: {code, param, message}}',
+        querystring: { type: 'object', additionalProperties: false, properties: filterProps },
+      },
+    },
+    async (req) => filters(req.query),
+  );
+
+  app.get<Q<{ stage: string; sampleType?: string; minFraction: number } & FilterQuery>>(
     '/api/comparisons/:id/flamegraph',
     {
       schema: {
@@ -121,7 +142,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
         minFraction: number;
         limit: number;
         sort: 'flat' | 'cum';
-      } & FilterArgs
+      } & FilterQuery
     >
   >(
     '/api/comparisons/:id/diff',
@@ -163,7 +184,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     },
   );
 
-  app.get<Q<{ stage: string; sampleType?: string } & FilterArgs>>(
+  app.get<Q<{ stage: string; sampleType?: string } & FilterQuery>>(
     '/api/comparisons/:id/top',
     {
       schema: {
@@ -208,7 +229,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
       }),
   );
 
-  app.get<Q<{ stage: string; sampleType?: string; fn: string } & FilterArgs>>(
+  app.get<Q<{ stage: string; sampleType?: string; fn: string } & FilterQuery>>(
     '/api/comparisons/:id/sandwich',
     {
       schema: {
@@ -248,7 +269,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'timeline' }),
   );
 
-  app.get<Q<{ stage: string; sampleType?: string } & FilterArgs>>(
+  app.get<Q<{ stage: string; sampleType?: string } & FilterQuery>>(
     '/api/comparisons/:id/folded',
     {
       schema: {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError } from '../store/index.ts';
+import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
 
 /** An error meant for the client: an HTTP status, a stable code and a message naming the problem. */
 export class ApiError extends Error {
@@ -8,6 +9,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The request parameter at fault, when one is. */
+    readonly param?: string,
   ) {
     super(message);
   }
@@ -28,7 +31,9 @@ const storeStatus: Record<string, number> = {
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | Error, req, reply) => {
     if (err instanceof ApiError)
-      return reply.status(err.status).send({ error: { code: err.code, message: err.message } });
+      return reply
+        .status(err.status)
+        .send({ error: { code: err.code, message: err.message, ...(err.param ? { param: err.param } : {}) } });
     if (err instanceof IngestError) return reply.status(422).send({ error: { code: err.code, message: err.message } });
     if (err instanceof StoreError)
       return reply.status(storeStatus[err.code] ?? 400).send({ error: { code: err.code, message: err.message } });
@@ -44,13 +49,20 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 }
 
-/** Compiles a user-supplied filter regular expression, refusing invalid or overlong ones. */
-export function userRegExp(name: string, src: string | undefined): RegExp | undefined {
+/**
+ * Compiles a client's filter expression (Go syntax, as `go tool pprof` takes it), refusing with a 400
+ * that names the parameter and the problem: syntax Go rejects (backreferences, lookaround, possessive
+ * quantifiers…), a pattern over MAX_PATTERN_LENGTH, or one that compiles too large.
+ */
+export function filterRegexp(name: string, src: string | undefined): GoRegexp | undefined {
   if (src === undefined || src === '') return undefined;
-  if (src.length > 512) throw new ApiError(400, 'invalid-request', `${name} is longer than 512 characters`);
   try {
-    return new RegExp(src);
+    return compileGoRegexp(src, { maxLength: MAX_PATTERN_LENGTH });
   } catch (e) {
-    throw new ApiError(400, 'invalid-request', `${name} is not a valid regular expression: ${(e as Error).message}`);
+    if (!(e instanceof GoRegexpError)) throw e;
+    const message = e.tooComplex
+      ? `${name} ${e.message}`
+      : `${name} is not a valid Go regular expression: ${e.message}`;
+    throw new ApiError(400, 'invalid-filter', message, name);
   }
 }

@@ -1,16 +1,20 @@
 import type { ComparisonTree } from '../store/index.ts';
 import type { DiffMode } from '../analysis/diff.ts';
 import type { FrameFilters } from '../analysis/filter.ts';
-import { ApiError, userRegExp } from '../routes/errors.ts';
+import { ApiError, filterRegexp } from '../routes/errors.ts';
 import type { AnalysisService } from './analysis.ts';
 import { compareNames } from '../analysis/names.ts';
 
-/** Filter regular expressions as sent by a client (compiled where the work happens). */
+/** Filter regular expressions as sent by a client (Go syntax; compiled where the work happens). */
 export interface FilterArgs {
   focus?: string;
   ignore?: string;
   hide?: string;
+  show?: string;
 }
+
+/** pprof's filter parameters, in the order pprof applies them. */
+export const FILTER_NAMES = ['focus', 'ignore', 'hide', 'show'] as const;
 
 /** The analysis operations, as plain data so they can cross a worker boundary. */
 export type AnalysisOp =
@@ -34,14 +38,13 @@ export type AnalysisOp =
   | { op: 'benchmarks'; base: string; target: string }
   | { op: 'gc' };
 
+/** Compiles the filters a client sent; a bad expression is a 400 naming its parameter. */
 export function compileFilters(q: FilterArgs): FrameFilters {
   const f: FrameFilters = {};
-  const focus = userRegExp('focus', q.focus);
-  const ignore = userRegExp('ignore', q.ignore);
-  const hide = userRegExp('hide', q.hide);
-  if (focus) f.focus = focus;
-  if (ignore) f.ignore = ignore;
-  if (hide) f.hide = hide;
+  for (const name of FILTER_NAMES) {
+    const re = filterRegexp(name, q[name]);
+    if (re) f[name] = re;
+  }
   return f;
 }
 

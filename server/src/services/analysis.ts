@@ -5,7 +5,7 @@ import type { LoadTestRun } from '../model/loadtest.ts';
 import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import { mergeProfiles } from '../analysis/merge.ts';
-import { flatCum, percentageBase, sortByFlat } from '../analysis/flat-cum.ts';
+import { flatCum, percentageBase, sortByFlat, total } from '../analysis/flat-cum.ts';
 import { callTree } from '../analysis/call-tree.ts';
 import { type DiffMode, type DiffNode, diffProfiles } from '../analysis/diff.ts';
 import { toFolded } from '../analysis/folded.ts';
@@ -368,6 +368,8 @@ export interface StageProfile {
   sampleType: string;
   sampleIndex: number;
   unit: string;
+  /** The stage's total before focus/ignore/hide/show; null when no filter applied. */
+  unfilteredTotal: number | null;
 }
 
 /**
@@ -469,10 +471,17 @@ export class AnalysisService {
     const profiles = await Promise.all(
       chosen.map(async (a) => (await this.models.get(a)) as Extract<Parsed, { kind: 'profile' }>),
     );
-    let profile = mergeProfiles(profiles.map((p) => p.profile));
-    profile = filterProfile(profile, filters);
+    const merged = mergeProfiles(profiles.map((p) => p.profile));
+    const profile = filterProfile(merged, filters);
     const sampleIndex = profile.sampleTypes.findIndex((t) => t.type === type);
-    return { profile, artifacts: chosen, sampleType: type, sampleIndex, unit: profile.sampleTypes[sampleIndex]!.unit };
+    return {
+      profile,
+      artifacts: chosen,
+      sampleType: type,
+      sampleIndex,
+      unit: profile.sampleTypes[sampleIndex]!.unit,
+      unfilteredTotal: profile === merged ? null : total(merged, sampleIndex),
+    };
   }
 
   async flamegraph(
@@ -704,6 +713,14 @@ export class AnalysisService {
       mode,
       minFraction,
       ...(perRequest ? { baseRequests: perRequest.baseRequests, targetRequests: perRequest.targetRequests } : {}),
+      ...(base.unfilteredTotal !== null || target.unfilteredTotal !== null
+        ? {
+            scaleTotals: {
+              base: base.unfilteredTotal ?? total(base.profile, base.sampleIndex),
+              target: target.unfilteredTotal ?? total(target.profile, target.sampleIndex),
+            },
+          }
+        : {}),
     });
     const noise = await this.profileNoise(
       tree,

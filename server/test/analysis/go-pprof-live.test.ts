@@ -7,17 +7,24 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
-import { flatCum } from '../../src/analysis/flat-cum.ts';
+import { flatCum, total } from '../../src/analysis/flat-cum.ts';
 import { diffProfiles } from '../../src/analysis/diff.ts';
 import { findGo, fixturesDir, samplePath } from '../helpers/paths.ts';
 import { syntheticProfilePath } from '../../../scripts/testdata/index.ts';
-import { parseTopAll } from '../helpers/pprof-text.ts';
+import { parseTopAll, parseTopShown } from '../helpers/pprof-text.ts';
+import { type FrameFilters, filterProfile } from '../../src/analysis/filter.ts';
+import { compileGoRegexp } from '../../src/analysis/go-regexp.ts';
+import type { Profile } from '../../src/model/profile.ts';
 
 const go = findGo();
 const haveGo = go !== null;
 if (!haveGo) console.warn('\n*** go is not installed: the live go tool pprof comparison is SKIPPED ***\n');
 
 function pprofTop(args: string[]): Map<string, [number, number]> {
+  return parseTopAll(pprofText(args));
+}
+
+function pprofText(args: string[]): string {
   const r = spawnSync(
     go ?? 'go',
     ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
@@ -28,7 +35,7 @@ function pprofTop(args: string[]): Map<string, [number, number]> {
     },
   );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);
-  return parseTopAll(r.stdout);
+  return r.stdout;
 }
 
 function demoProfiles(): string[] {
@@ -93,5 +100,132 @@ describe.skipIf(!haveGo)('go tool pprof agrees with us, live', () => {
         expect(new Map([...ours].sort())).toEqual(new Map([...ref].sort()));
       }, 120_000);
     }
+  }
+});
+
+type FilterSpec = Partial<Record<keyof FrameFilters, string>>;
+
+function compile(spec: FilterSpec): FrameFilters {
+  const f: FrameFilters = {};
+  for (const [k, v] of Object.entries(spec)) f[k as keyof FrameFilters] = compileGoRegexp(v);
+  return f;
+}
+
+const flagsOf = (spec: FilterSpec) => Object.entries(spec).map(([k, v]) => `-${k}=${v}`);
+const label = (spec: FilterSpec) => flagsOf(spec).join(' ');
+const unitFlag = (p: Profile, i: number) =>
+  `-unit=${p.sampleTypes[i]!.unit === 'count' ? 'minimum' : p.sampleTypes[i]!.unit}`;
+const sumFlat = (rows: Map<string, [number, number]>) => [...rows.values()].reduce((a, [f]) => a + f, 0);
+
+/**
+ * Filters: every case names what its expression matches — a function name, a source file name, or
+ * the file of a location's mapping (the binary) — the three things pprof matches a regex against.
+ */
+const demoCpu = `${fixturesDir}demo/baseline/cpu.pb.gz`;
+const beforeCpu = samplePath('pprof/go_httpserver_before_cpu.pb.gz');
+const afterAllocs = samplePath('pprof/go_httpserver_after_allocs.pb.gz');
+const mutex = samplePath('pprof/go_bench_net_http_mutex.pb.gz');
+const nodeWall = samplePath('pprof/nodejs_wall.pb.gz');
+const filterCases: [string, FilterSpec][] = [
+  [demoCpu, { focus: String.raw`encode\.go` }], // a file name: pprof keeps 1.74 s
+  [demoCpu, { focus: 'demo-service$' }], // the mapping's file: every sample
+  [demoCpu, { focus: String.raw`^encoding/json\.Marshal$` }], // a function name
+  [demoCpu, { ignore: String.raw`encode\.go` }],
+  [demoCpu, { ignore: String.raw`^runtime\.(mallocgc|gcBgMarkWorker)$` }],
+  [demoCpu, { hide: String.raw`^encoding/json\.` }], // flat moves to the callers
+  [demoCpu, { hide: '/src/runtime/' }], // files of the runtime package
+  [demoCpu, { hide: '^/tmp/.*demo-service$' }], // the mapping: every frame hidden, no sample left
+  [demoCpu, { show: String.raw`^main\.|^net/http\.` }],
+  [demoCpu, { show: String.raw`/server\.go$` }],
+  [demoCpu, { show: 'demo-service' }], // the mapping: every frame stays
+  [demoCpu, { focus: '(?i)HANDLER', hide: String.raw`^runtime\.` }], // Go's flag syntax
+  [demoCpu, { focus: 'json', ignore: 'Marshal', show: 'json|main' }],
+  [demoCpu, { focus: String.raw`\pL+\.go$`, hide: String.raw`\(\*` }],
+  [demoCpu, { focus: '(a+)+b' }], // pathological for a backtracking engine
+  [demoCpu, { hide: '([^/]*)*^z$' }],
+  [beforeCpu, { focus: '^/opt/sample/' }], // the mapping
+  [beforeCpu, { hide: String.raw`^runtime\.`, show: 'net/http|main' }],
+  [beforeCpu, { ignore: 'syscall', hide: String.raw`\.s$` }], // assembly files
+  [afterAllocs, { focus: 'json' }],
+  [afterAllocs, { hide: 'runtime/malloc' }],
+  [afterAllocs, { show: String.raw`\.go$` }],
+  [mutex, { focus: String.raw`sync\.`, hide: 'runtime' }],
+  [nodeWall, { focus: '^$' }], // the mapping's file is empty: every location matches
+  [nodeWall, { show: 'node:' }],
+  [nodeWall, { hide: String.raw`^\(anonymous\)$` }],
+];
+
+describe.skipIf(!haveGo)('filters agree with go tool pprof -focus/-ignore/-hide/-show, live', () => {
+  const parsed = new Map<string, Profile>();
+  const load = (f: string) => {
+    const hit = parsed.get(f);
+    if (hit) return hit;
+    const p = parsePprof(readFileSync(f));
+    parsed.set(f, p);
+    return p;
+  };
+  for (const [file, spec] of filterCases) {
+    it(`-top ${label(spec)} on ${file.split('/').slice(-2).join('/')}`, () => {
+      const p = load(file);
+      const i = p.sampleTypes.findIndex((t) => t.type === p.defaultSampleType);
+      const text = pprofText([unitFlag(p, i), ...flagsOf(spec), file]);
+      const ref = parseTopAll(text);
+      const kept = filterProfile(p, compile(spec));
+      const ours = new Map(flatCum(kept, i).map((r) => [r.name, [r.flat, r.cum] as [number, number]]));
+      expect(total(kept, i)).toBe(parseTopShown(text));
+      expect(total(kept, i)).toBe(sumFlat(ref));
+      expect(new Map([...ours].sort())).toEqual(new Map([...ref].sort()));
+    }, 120_000);
+  }
+  it('focus=encode\\.go keeps 1.74 s of the demo baseline, as pprof does', () => {
+    const p = load(demoCpu);
+    const kept = filterProfile(p, compile({ focus: String.raw`encode\.go` }));
+    expect(
+      total(
+        kept,
+        p.sampleTypes.findIndex((t) => t.type === 'cpu'),
+      ),
+    ).toBe(1.74e9);
+  });
+
+  const diffCases: [string, string, FilterSpec, boolean][] = [
+    ['go_httpserver_before_cpu', 'go_httpserver_after_cpu', { focus: 'ServeHTTP' }, false],
+    ['go_httpserver_before_cpu', 'go_httpserver_after_cpu', { hide: String.raw`^runtime\.` }, false],
+    ['go_httpserver_before_cpu', 'go_httpserver_after_cpu', { show: String.raw`^main\.|server\.go$` }, false],
+    ['go_httpserver_before_cpu', 'go_httpserver_after_cpu', { ignore: 'json', focus: '^/opt/' }, false],
+    ['go_httpserver_before_cpu', 'go_httpserver_after_cpu', { focus: String.raw`^main\.` }, true],
+    ['go_httpserver_before_allocs', 'go_httpserver_after_allocs', { hide: 'runtime/malloc' }, true],
+  ];
+  for (const [b, a, spec, normalize] of diffCases) {
+    it(`${normalize ? '-normalize ' : ''}-diff_base ${b} → ${a} ${label(spec)}`, () => {
+      const bf = samplePath(`pprof/${b}.pb.gz`);
+      const af = samplePath(`pprof/${a}.pb.gz`);
+      const base = load(bf);
+      const after = load(af);
+      const type = after.sampleTypes.find((t) => t.type === after.defaultSampleType)!;
+      const text = pprofText([
+        ...(normalize ? ['-normalize'] : []),
+        `-diff_base=${bf}`,
+        `-unit=${type.unit}`,
+        ...flagsOf(spec),
+        af,
+      ]);
+      const ref = parseTopAll(text);
+      const f = compile(spec);
+      const bi = base.sampleTypes.findIndex((t) => t.type === type.type);
+      const ai = after.sampleTypes.findIndex((t) => t.type === type.type);
+      const d = diffProfiles(filterProfile(base, f), filterProfile(after, f), {
+        sampleType: type.type,
+        mode: normalize ? 'normalize' : 'absolute',
+        scaleTotals: { base: total(base, bi), target: total(after, ai) },
+      });
+      const ours = new Map(
+        d.rows
+          .filter((r) => r.deltaFlat !== 0 || r.deltaCum !== 0)
+          .map((r) => [r.name, [r.deltaFlat, r.deltaCum] as [number, number]]),
+      );
+      expect(new Map([...ours].sort())).toEqual(new Map([...ref].sort()));
+      expect(d.targetTotal - d.baseTotal).toBe(parseTopShown(text));
+    }, 120_000);
   }
 });

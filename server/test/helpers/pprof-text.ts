@@ -21,3 +21,14 @@ export function parseTopAll(text: string): Map<string, [number, number]> {
   }
   return out;
 }
+
+/**
+ * Reads the kept total from `go tool pprof -top -nodecount=0 -nodefraction=0` text: "Showing nodes
+ * accounting for X, …", the sum of every function's flat once the filters applied. X must carry no
+ * unit beyond a suffix (pass -unit=<the sample type's unit>), or be 0.
+ */
+export function parseTopShown(text: string): number {
+  const m = /^Showing nodes accounting for (-?[\d.]+(?:e[-+]?\d+)?)[a-zA-Z]*, /m.exec(text);
+  if (!m) throw new Error(`no "Showing nodes accounting for" line in pprof output:\n${text.slice(0, 2000)}`);
+  return Number(m[1]);
+}

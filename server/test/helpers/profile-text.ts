@@ -13,7 +13,8 @@
 import type { FlameNode } from '../../src/analysis/call-tree.ts';
 import type { DiffNode } from '../../src/analysis/diff.ts';
 import { ProfileBuilder } from '../../src/model/profile-builder.ts';
-import type { Profile, ValueType } from '../../src/model/profile.ts';
+import type { Frame, Profile, ValueType } from '../../src/model/profile.ts';
+import { flatCum, total } from '../../src/analysis/flat-cum.ts';
 
 export const CPU: ValueType[] = [{ type: 'cpu', unit: 'nanoseconds' }];
 
@@ -48,4 +49,41 @@ export function formatTree(root: FlameNode | DiffNode, depth = 0): string[] {
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
   );
   return [`${'  '.repeat(depth)}${label}`, ...kids.flatMap((c) => formatTree(c, depth + 1))];
+}
+
+/**
+ * Test DSL for frames as pprof's filters see them, one sample per line, root first:
+ * `main@main.go[/bin/app];json.Marshal@encode.go[/bin/app] 30`. A frame is `function@file[mapping]`
+ * with `@file` and `[mapping]` optional; `[mapping]` alone is a location without line information
+ * (named `[basename]`, as pprof names it), `@file` alone a function whose name is empty.
+ */
+export function profileFromFrames(text: string): Profile {
+  const b = new ProfileBuilder('pprof', [{ type: 'samples', unit: 'count' }]);
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '') continue;
+    const sp = line.lastIndexOf(' ');
+    const stack = sp < 0 ? [] : line.slice(0, sp).split(';');
+    const frames = stack.reverse().map((tok) => {
+      const m = /^([^@[]*)(?:@([^[]*))?(?:\[([^\]]*)\])?$/.exec(tok);
+      if (!m) throw new Error(`bad frame "${tok}"`);
+      const [, fn = '', file, mapping] = m;
+      const origin: Pick<Frame, 'mapping' | 'standIn'> = mapping !== undefined ? { mapping } : {};
+      const base = mapping?.split('/').pop() ?? '';
+      const standInName = base ? `[${base}]` : '<unknown>';
+      if (fn === '' && file === undefined) return { name: standInName, ...origin, standIn: 'no-function' as const };
+      if (fn === '') return { name: standInName, file, ...origin, standIn: 'no-name' as const };
+      return { name: fn, file: file ?? '', ...origin };
+    });
+    b.addSample(frames, [Number(line.slice(sp + 1))]);
+  }
+  return b.build();
+}
+
+/** `name flat cum` per function, by name, then `total N`: what the filter tests compare. */
+export function topText(p: Profile): string[] {
+  const rows = flatCum(p, 0)
+    .map((r) => `${r.name} ${r.flat} ${r.cum}`)
+    .sort();
+  return [...rows, `total ${total(p, 0)}`];
 }

@@ -1,7 +1,7 @@
 import { select } from 'd3';
 import flamegraph, { type FlameDatum, type FlameGraphChart, type FlameNodeD, type FlameTooltip } from 'd3-flame-graph';
 import { useEffect, useRef, useState } from 'react';
-import { findWidest, makeMatcher } from '../lib/tree.ts';
+import { findWidest, loadSearchEngine, makeMatcher, searchEngineReady } from '../lib/tree.ts';
 
 export interface FlameGraphProps<T extends FlameDatum> {
   tree: T;
@@ -162,12 +162,23 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     };
   }, [tree, width, inverted, minFrameSize, props.colorFor]);
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: applySearch only touches refs; re-run when the search term changes
+  // The search's regex engine loads with the first search; the search is applied again once it has.
+  const [engineReady, setEngineReady] = useState(searchEngineReady);
+  useEffect(() => {
+    if (!props.search || engineReady) return;
+    let live = true;
+    void loadSearchEngine().then(() => live && setEngineReady(true));
+    return () => {
+      live = false;
+    };
+  }, [props.search, engineReady]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: applySearch only touches refs; re-run when the search term changes or the engine has loaded
   useEffect(() => {
     const chart = chartRef.current;
     const el = graphRef.current;
     if (chart && el) applySearch(chart, el, props.search);
-  }, [props.search]);
+  }, [props.search, engineReady]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: applyFocus only touches refs; re-run when the focused frame changes
   useEffect(() => {

@@ -102,7 +102,8 @@ export interface CreatedComparison {
 }
 
 export interface ApiErrorBody {
-  error: { code: string; message: string };
+  /** `param`: the request parameter at fault, when one is (e.g. a filter expression Go rejects). */
+  error: { code: string; message: string; param?: string };
 }
 
 export type UploadResult =

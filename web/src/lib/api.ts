@@ -6,6 +6,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The request parameter the server named as at fault, if any. */
+    readonly param?: string,
   ) {
     super(message);
   }
@@ -22,7 +24,7 @@ async function readError(res: Response): Promise<ApiError> {
   } catch {
     /* not JSON */
   }
-  if (isErrorBody(body)) return new ApiError(res.status, body.error.code, body.error.message);
+  if (isErrorBody(body)) return new ApiError(res.status, body.error.code, body.error.message, body.error.param);
   return new ApiError(res.status, `http-${res.status}`, `${res.status} ${res.statusText || 'request failed'}`);
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { percentileCurve, percentileToX, relativeSeries, sparklinePoints, xToPercentileLabel } from './charts.ts';
 import { classifyDiff, diffColor } from './diff-color.ts';
-import { countNodes, findWidest, makeMatcher, pruneTree } from './tree.ts';
+import { countNodes, findWidest, loadSearchEngine, makeMatcher, pruneTree } from './tree.ts';
 
 describe('charts helpers', () => {
   it('maps percentiles to 1/(1-p)', () => {
@@ -82,10 +82,17 @@ describe('tree helpers', () => {
       ),
     ).toBeNull();
   });
-  it('matches by regex or by substring when the regex is invalid', () => {
+  it('matches by Go regex (once its engine is loaded) or by substring when the regex is invalid', async () => {
+    expect(makeMatcher('')('x')).toBe(false);
+    expect(makeMatcher('JSON|^net/')('net/http.serve')).toBe(false); // a substring until the engine loads
+    await loadSearchEngine();
+    expect(makeMatcher('JSON|^net/')('net/http.serve')).toBe(true);
     expect(makeMatcher('json\\.M')('encoding/json.Marshal')).toBe(true);
     expect(makeMatcher('(*conn')('net/http.(*conn).serve')).toBe(true);
-    expect(makeMatcher('')('x')).toBe(false);
+    // Linear time: a backtracking engine would not return from this.
+    const t0 = performance.now();
+    expect(makeMatcher('(a+)+b')('a'.repeat(5000))).toBe(false);
+    expect(performance.now() - t0).toBeLessThan(1000);
   });
 });
 

@@ -1,4 +1,5 @@
 /** Generic helpers over `{name, value, children}` trees (API trees and d3 hierarchy nodes alike). */
+import type { RE2JS } from 're2js';
 
 export interface TreeLike<T> {
   children?: T[] | null;
@@ -39,16 +40,49 @@ export function findWidest<T extends TreeLike<T>>(
   return best;
 }
 
-/** Case-insensitive search matcher: a valid regex is used as a regex, anything else as a plain substring. */
+let engine: typeof RE2JS | null = null;
+let engineLoad: Promise<void> | null = null;
+let lastMatcher: { term: string; match: (name: string) => boolean } | null = null;
+
+/** True once the search's regular-expression engine is loaded (see loadSearchEngine). */
+export function searchEngineReady(): boolean {
+  return engine !== null;
+}
+
+/**
+ * Loads the search's regular-expression engine: a chunk of its own (~47 kB gzip), fetched the first
+ * time a search is made rather than with every page.
+ */
+export function loadSearchEngine(): Promise<void> {
+  engineLoad ??= import('re2js').then((m) => {
+    engine = m.RE2JS;
+    lastMatcher = null;
+  });
+  return engineLoad;
+}
+
+/**
+ * Case-insensitive search matcher: a valid Go regular expression (the filters' syntax) is used as one,
+ * anything else as a plain substring; so is every term until the engine is loaded. RE2 runs in linear
+ * time, so a search term from a shared link cannot hang the page however the names are made
+ * (JavaScript's RegExp backtracks: `(a+)+b` against a long run of "a" never returns). The last
+ * term's matcher is kept: the flamegraph asks once per node.
+ */
 export function makeMatcher(term: string): (name: string) => boolean {
   if (!term) return () => false;
-  try {
-    const re = new RegExp(term, 'i');
-    return (name) => re.test(name);
-  } catch {
-    const lower = term.toLowerCase();
-    return (name) => name.toLowerCase().includes(lower);
+  if (lastMatcher?.term === term) return lastMatcher.match;
+  const lower = term.toLowerCase();
+  let match = (name: string) => name.toLowerCase().includes(lower);
+  if (engine) {
+    try {
+      const re = engine.compile(term, engine.CASE_INSENSITIVE);
+      match = (name) => re.test(name);
+    } catch {
+      // not a valid expression: the substring matcher stays
+    }
   }
+  lastMatcher = { term, match };
+  return match;
 }
 
 export interface ValueTree {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_VIEW, parseViewState, regexError, resolveStages, serializeViewState } from './url-state.ts';
+import { DEFAULT_VIEW, filtersToSend, parseViewState, resolveStages, serializeViewState } from './url-state.ts';
 
 describe('url state', () => {
   it('round-trips every field', () => {
@@ -13,6 +13,7 @@ describe('url state', () => {
       focus: 'net/http',
       ignore: 'runtime\\.',
       hide: 'gc',
+      show: '(?i)json',
       search: 'json',
       fn: 'encoding/json.Marshal',
       noise: 0.005,
@@ -29,9 +30,18 @@ describe('url state', () => {
     expect(s.noise).toBe(DEFAULT_VIEW.noise);
     expect(s.fn).toBe('<img>');
   });
-  it('validates regexes and resolves stages', () => {
-    expect(regexError('a(')).not.toBeNull();
-    expect(regexError('a|b')).toBeNull();
+  it('sends every filter but the one the server refused, while it is unchanged', () => {
+    const v = { ...DEFAULT_VIEW, focus: '(?=x)', hide: '^runtime\\.', show: '(?i)json' };
+    expect(filtersToSend(v, null)).toEqual({ focus: '(?=x)', ignore: '', hide: '^runtime\\.', show: '(?i)json' });
+    expect(filtersToSend(v, { param: 'focus', value: '(?=x)' })).toEqual({
+      focus: '',
+      ignore: '',
+      hide: '^runtime\\.',
+      show: '(?i)json',
+    });
+    expect(filtersToSend({ ...v, focus: 'json' }, { param: 'focus', value: '(?=x)' }).focus).toBe('json');
+  });
+  it('resolves stages', () => {
     expect(resolveStages({ ...DEFAULT_VIEW }, ['s1', 's2', 's3'])).toEqual({ base: 's1', target: 's3' });
     expect(resolveStages({ ...DEFAULT_VIEW, base: 's2', target: 'gone' }, ['s1', 's2', 's3'])).toEqual({
       base: 's2',

@@ -16,9 +16,11 @@ export interface ViewState {
   target: string;
   sampleType: string;
   mode: DiffMode;
+  /** pprof's filters: Go regular expressions, checked and applied by the server. */
   focus: string;
   ignore: string;
   hide: string;
+  show: string;
   /** Search term shared by all flamegraphs. */
   search: string;
   /** Focused frame: the function zoomed in the flamegraphs and shown in the sandwich. */
@@ -36,12 +38,18 @@ export const DEFAULT_VIEW: ViewState = {
   focus: '',
   ignore: '',
   hide: '',
+  show: '',
   search: '',
   fn: '',
   noise: 0.001,
 };
 
-const STRING_KEYS = ['base', 'target', 'sampleType', 'focus', 'ignore', 'hide', 'search', 'fn'] as const;
+const STRING_KEYS = ['base', 'target', 'sampleType', 'focus', 'ignore', 'hide', 'show', 'search', 'fn'] as const;
+
+/** The filter fields, in pprof's order. */
+export const FILTER_KEYS = ['focus', 'ignore', 'hide', 'show'] as const;
+export type FilterKey = (typeof FILTER_KEYS)[number];
+export type Filters = Record<FilterKey, string>;
 
 /** Parse a query string ("?tab=diff&…" or URLSearchParams); unknown or invalid values fall back to defaults. */
 export function parseViewState(search: string | URLSearchParams): ViewState {
@@ -69,21 +77,20 @@ export function serializeViewState(state: ViewState): string {
   if (state.tab !== DEFAULT_VIEW.tab) q.set('tab', state.tab);
   for (const key of ['base', 'target', 'sampleType'] as const) if (state[key]) q.set(key, state[key]);
   if (state.mode !== DEFAULT_VIEW.mode) q.set('mode', state.mode);
-  for (const key of ['focus', 'ignore', 'hide', 'search', 'fn'] as const) if (state[key]) q.set(key, state[key]);
+  for (const key of [...FILTER_KEYS, 'search', 'fn'] as const) if (state[key]) q.set(key, state[key]);
   if (state.noise !== DEFAULT_VIEW.noise) q.set('noise', String(state.noise));
   const s = q.toString();
   return s ? `?${s}` : '';
 }
 
-/** Check a user-supplied regex so a typo shows a message instead of a 400 or an exception. */
-export function regexError(source: string): string | null {
-  if (!source) return null;
-  try {
-    new RegExp(source);
-    return null;
-  } catch (e) {
-    return e instanceof Error ? e.message : 'invalid regular expression';
-  }
+/**
+ * The filters to send: those set in the view, less the one the server refused (Go's syntax is not
+ * JavaScript's, so only the server can say; its message is shown at that field instead).
+ */
+export function filtersToSend(state: ViewState, refused: { param: string; value: string } | null): Filters {
+  const out = { focus: '', ignore: '', hide: '', show: '' };
+  for (const k of FILTER_KEYS) if (!(refused && refused.param === k && refused.value === state[k])) out[k] = state[k];
+  return out;
 }
 
 /** Resolve the base/target stage ids against the comparison's stages (default: first and last). */

@@ -19,7 +19,7 @@ import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
 import { formatP } from '../lib/significance.ts';
 import { countNodes, pruneTree } from '../lib/tree.ts';
-import type { ViewState } from '../lib/url-state.ts';
+import type { Filters, ViewState } from '../lib/url-state.ts';
 import { useFetch } from './use-fetch.ts';
 
 /** Server-side trimming: frames below this fraction of the total are merged away. */
@@ -43,7 +43,7 @@ export interface PanelProps {
   comparisonId: string;
   view: ViewState;
   setView: (p: Partial<ViewState>) => void;
-  filters: { focus: string; ignore: string; hide: string };
+  filters: Filters;
   dark: boolean;
   stages: Stage[];
 }
@@ -159,8 +159,8 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         <Empty>This stage has no profile.</Empty>
       ) : data && data.total === 0 ? (
         <Empty>
-          No samples{props.filters.focus || props.filters.ignore ? ' match the focus/ignore filters' : ''} for{' '}
-          {data.sampleType} in this stage.
+          No samples{Object.values(props.filters).some(Boolean) ? ' left by the filters' : ''} for {data.sampleType} in
+          this stage.
         </Empty>
       ) : data ? (
         <>

@@ -3,7 +3,7 @@ import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
 import { HowToRead, StageTable, WhatChangedList } from '../components/stage-table.tsx';
 import { ArtifactList, StageEditor } from '../components/upload.tsx';
-import { apiSend, apiUrl, gcUrl } from '../lib/api.ts';
+import { ApiError, apiGet, apiSend, apiUrl, gcUrl } from '../lib/api.ts';
 import type {
   BenchmarkDiff,
   Comparison,
@@ -20,9 +20,11 @@ import { navigate } from '../lib/navigation.ts';
 import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
 import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import {
+  FILTER_KEYS,
+  type FilterKey,
   MODES,
+  filtersToSend,
   parseViewState,
-  regexError,
   resolveStages,
   serializeViewState,
   type Tab,
@@ -86,13 +88,44 @@ function profileSampleTypes(stages: Stage[]): { type: string; unit: string }[] {
   return [...seen].map(([type, unit]) => ({ type, unit }));
 }
 
-/** The regex filters that compile (a typo is shown next to its field and not sent). */
-function validFilters(view: ViewState): { focus: string; ignore: string; hide: string } {
-  return {
-    focus: regexError(view.focus) ? '' : view.focus,
-    ignore: regexError(view.ignore) ? '' : view.ignore,
-    hide: regexError(view.hide) ? '' : view.hide,
-  };
+/** A filter expression the server refused: which, the value it refused, and its message. */
+interface FilterProblem {
+  param: FilterKey;
+  value: string;
+  message: string;
+}
+
+/**
+ * Asks the server whether the view's filters are valid Go expressions within its limits (only it can
+ * say: Go's syntax is not JavaScript's), so a refused one is shown at its field and not sent.
+ */
+function useFilterCheck(view: ViewState): FilterProblem | null {
+  const any = FILTER_KEYS.some((k) => view[k] !== '');
+  const url = any
+    ? apiUrl('/api/filters/check', { focus: view.focus, ignore: view.ignore, hide: view.hide, show: view.show })
+    : null;
+  const [problem, setProblem] = useState<FilterProblem | null>(null);
+  useEffect(() => {
+    if (url === null) {
+      setProblem(null);
+      return;
+    }
+    const ctrl = new AbortController();
+    const sent = new URL(url, window.location.origin).searchParams;
+    apiGet<unknown>(url, ctrl.signal).then(
+      () => !ctrl.signal.aborted && setProblem(null),
+      (e: unknown) => {
+        if (ctrl.signal.aborted) return;
+        const param = e instanceof ApiError ? (FILTER_KEYS as readonly string[]).find((k) => k === e.param) : undefined;
+        // Anything else (the network, the server) is for the panels' own requests to report.
+        setProblem(
+          param ? { param: param as FilterKey, value: sent.get(param) ?? '', message: (e as Error).message } : null,
+        );
+      },
+    );
+    return () => ctrl.abort();
+  }, [url]);
+  return problem;
 }
 
 /** The tabs worth showing: profile views, load tests, benchmarks, GC — each when some stage has such a file. */
@@ -119,7 +152,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   // Flamegraphs named in the address start loading together with the comparison, not after it.
   useState(() => {
     if (view.tab !== 'flame') return;
-    const f = validFilters(view);
+    const f = filtersToSend(view, null);
     for (const stage of new Set([view.base, view.target]))
       if (stage) prefetchJson(flameGraphUrl(id, stage, view.sampleType, f));
   });
@@ -132,6 +165,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [editing, setEditing] = useState(false);
   const [status, setStatus] = useState('');
   const searchRef = useRef<HTMLInputElement>(null);
+  const filterProblem = useFilterCheck(view);
 
   const stages = useMemo(() => [...(comparison?.stages ?? [])].sort((a, b) => a.position - b.position), [comparison]);
   const stageIds = stages.map((s) => s.id);
@@ -216,12 +250,9 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const tabs = visibleTabs(stages);
   const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
   const profileTab = tab !== 'bench' && tab !== 'gc';
-  const filterErrors = {
-    focus: regexError(view.focus),
-    ignore: regexError(view.ignore),
-    hide: regexError(view.hide),
-  };
-  const filters = validFilters(view);
+  const filterError = (k: FilterKey) =>
+    filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
+  const filters = filtersToSend(view, filterProblem);
   const stageOptions = stages.map((s, i) => ({ value: s.id, label: `${i + 1}. ${s.name}` }));
   const common = { comparisonId: id, view, setView, filters, dark, stages };
 
@@ -420,27 +451,16 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
                   />
                 )}
                 <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
-                <RegexField
-                  label="Focus"
-                  hint="keep only stacks through matching functions"
-                  value={view.focus}
-                  error={filterErrors.focus}
-                  onChange={(v) => setView({ focus: v })}
-                />
-                <RegexField
-                  label="Ignore"
-                  hint="drop stacks through matching functions"
-                  value={view.ignore}
-                  error={filterErrors.ignore}
-                  onChange={(v) => setView({ ignore: v })}
-                />
-                <RegexField
-                  label="Hide"
-                  hint="remove matching frames, keep their stacks"
-                  value={view.hide}
-                  error={filterErrors.hide}
-                  onChange={(v) => setView({ hide: v })}
-                />
+                {FILTER_FIELDS.map((f) => (
+                  <RegexField
+                    key={f.key}
+                    label={f.label}
+                    hint={f.hint}
+                    value={view[f.key]}
+                    error={filterError(f.key)}
+                    onChange={(v) => setView({ [f.key]: v })}
+                  />
+                ))}
               </>
             )}
           </fieldset>
@@ -550,7 +570,18 @@ function SearchField(props: {
   );
 }
 
-/** A regex filter field that applies on Enter or blur and shows a syntax error inline. */
+/**
+ * pprof's filters. Each is a Go regular expression matched against a frame's function name, its source
+ * file and its binary's file, as `go tool pprof -focus/-ignore/-hide/-show` match them.
+ */
+const FILTER_FIELDS: { key: FilterKey; label: string; hint: string }[] = [
+  { key: 'focus', label: 'Focus', hint: 'keep only samples with a matching frame (function, file or binary)' },
+  { key: 'ignore', label: 'Ignore', hint: 'drop samples with a matching frame (function, file or binary)' },
+  { key: 'hide', label: 'Hide', hint: 'remove matching frames; their time moves to the caller' },
+  { key: 'show', label: 'Show', hint: 'keep only matching frames; the others’ time moves to the caller' },
+];
+
+/** A Go regex filter field that applies on Enter or blur and shows the server's objection inline. */
 function RegexField(props: {
   label: string;
   hint: string;
@@ -569,7 +600,7 @@ function RegexField(props: {
       <span>{props.label}</span>
       <input
         value={v}
-        placeholder="regex"
+        placeholder="Go regexp"
         aria-invalid={props.error ? true : undefined}
         aria-description={props.hint}
         onChange={(e) => setV(e.target.value)}

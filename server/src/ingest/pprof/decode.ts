@@ -1,5 +1,6 @@
 import { IngestError } from '../errors.ts';
 import type { Frame, Label, Profile, ValueType } from '../../model/profile.ts';
+import { type GoRegexp, GoRegexpError, compileGoRegexp } from '../../analysis/go-regexp.ts';
 import { Wire, decodeUtf8 } from './wire.ts';
 
 /** Explicit limits on what one profile may hold. The decompressed-size cap bounds the rest. */
@@ -463,7 +464,9 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
   const locFunctionNames: string[][] | null = dropFrames !== 0 ? [] : null;
   for (let li = 0; li < numLocations; li++) {
     locFrameStart[li] = frames.length;
-    let mappingName: string | null = null;
+    // `go tool pprof` gives a profile without any mapping one nameless mapping that every location
+    // belongs to; filters see it (an expression matching "" matches every location).
+    let mappingName: string | null = mappingIds.length === 0 ? '' : null;
     const mi = locMapping[li] !== 0 ? mappingIndex.get(locMapping[li]!) : -1;
     if (mi >= 0) mappingName = str(mappingFile[mi]!, 'mapping.filename');
     const fallback = mappingName ? `[${basename(mappingName)}]` : '<unknown>';
@@ -471,7 +474,9 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
     const from = locLineStart[li]!;
     const to = locLineStart[li + 1]!;
     if (from === to) {
-      frames.push({ name: fallback, file: '', line: 0 });
+      const frame: Frame = { name: fallback, file: '', line: 0, standIn: 'no-function' };
+      if (mappingName !== null) frame.mapping = mappingName;
+      frames.push(frame);
       fnNames?.push('');
     }
     for (let i = from; i < to; i++) {
@@ -479,11 +484,14 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
       const fi = fid !== 0 ? functionIndex.get(fid) : -1;
       if (fi < 0) malformed(`location id ${locIds[li]} has a line with a missing function (id ${fid})`);
       const name = str(fnName[fi]!, 'function.name');
-      frames.push({
+      const frame: Frame = {
         name: name === '' ? fallback : name,
         file: str(fnFile[fi]!, 'function.filename'),
         line: lineNo[i]!,
-      });
+      };
+      if (mappingName !== null) frame.mapping = mappingName;
+      if (name === '') frame.standIn = 'no-name';
+      frames.push(frame);
       fnNames?.push(name);
     }
     if (fnNames) locFunctionNames!.push(fnNames);
@@ -799,20 +807,40 @@ interface Prune {
   firstFrame: Uint32Array;
 }
 
+/** Longest drop_frames/keep_frames a profile may carry, in characters (Go sets none). */
+const MAX_PRUNE_PATTERN_LENGTH = 65_536;
+
 /**
- * pprof's drop_frames rule: in each location, find the outermost line whose function matches
- * ^(drop)$ and not ^(keep)$; the lines from it inward are removed (all of them: the location is
- * dropped), and samples are cut beneath it.
+ * pprof's drop_frames rule: in each location, find the outermost line whose function name
+ * (simplified, see simplifyFunctionName) matches ^(drop)$ and not ^(keep)$; the lines from it inward
+ * are removed (all of them: the location is dropped), and samples are cut beneath it. The
+ * expressions come from the file, so they run on the linear-time Go engine, once per distinct name.
  */
-function buildPrune(drop: string, keep: string, fnNames: string[][], locFrameStart: Uint32Array): Prune {
-  let dropRx: RegExp;
-  let keepRx: RegExp | null = null;
-  try {
-    dropRx = new RegExp(`^(${drop})$`);
-    if (keep !== '') keepRx = new RegExp(`^(${keep})$`);
-  } catch {
-    throw new IngestError('malformed', `drop_frames/keep_frames is not a valid regular expression: ${drop}`);
-  }
+function buildPrune(drop: string, keep: string, fnNames: string[][], locFrameStart: Uint32Array): Prune | null {
+  const compile = (what: string, src: string): GoRegexp | null => {
+    try {
+      return compileGoRegexp(`^(${src})$`, { maxLength: MAX_PRUNE_PATTERN_LENGTH });
+    } catch (e) {
+      if (!(e instanceof GoRegexpError)) throw e;
+      // pprof ignores an expression Go cannot compile (the profile is shown unpruned); one Go
+      // accepts but that is beyond our size limit cannot be applied faithfully, so it is refused.
+      if (e.tooComplex) throw new IngestError('too-large', `${what} ${e.message}`);
+      return null;
+    }
+  };
+  const dropRx = compile('drop_frames', drop);
+  const keepRx = keep !== '' ? compile('keep_frames', keep) : null;
+  if (!dropRx || (keep !== '' && !keepRx)) return null;
+  const verdicts = new Map<string, boolean>();
+  const prunesFrom = (name: string): boolean => {
+    let v = verdicts.get(name);
+    if (v === undefined) {
+      const simple = simplifyFunctionName(name);
+      v = dropRx.test(simple) && !keepRx?.test(simple);
+      verdicts.set(name, v);
+    }
+    return v;
+  };
   const n = fnNames.length;
   const p: Prune = {
     drop: new Uint8Array(n),
@@ -824,7 +852,7 @@ function buildPrune(drop: string, keep: string, fnNames: string[][], locFrameSta
     let i = names.length - 1;
     for (; i >= 0; i--) {
       const name = names[i]!;
-      if (name !== '' && dropRx.test(name) && !keepRx?.test(name)) break;
+      if (name !== '' && prunesFrom(name)) break;
     }
     if (i >= 0) {
       p.beneath[li] = 1;
@@ -833,6 +861,23 @@ function buildPrune(drop: string, keep: string, fnNames: string[][], locFrameSta
     }
   }
   return p;
+}
+
+/**
+ * The name drop_frames is matched against, as pprof simplifies it: a leading "." (PPC64 ELFv1) is
+ * dropped, and the name is cut at its first "(" that does not belong to "(anonymous namespace)" or
+ * "operator()" — so C++ argument lists go, and so does everything from Go's "(*T)" on.
+ */
+export function simplifyFunctionName(name: string): string {
+  const s = name.startsWith('.') ? name.slice(1) : name;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x28 /* ( */) {
+      if (s.startsWith('(anonymous namespace)', i)) i += '(anonymous namespace)'.length - 1;
+      else return s.slice(0, i);
+    } else if (c === 0x6f /* o */ && s.startsWith('operator()', i)) i += 'operator()'.length - 1;
+  }
+  return s;
 }
 
 /** Returns the [from, to) range of a leaf-first location list that survives pruning. */

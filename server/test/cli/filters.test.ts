@@ -1,0 +1,92 @@
+/**
+ * `stagediff inspect|diff --focus --ignore --hide --show`, run as a user runs them, against
+ * `go tool pprof` with the same flags on the demo's profiles (the comparison is skipped, loudly,
+ * only when `go` is not installed).
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { findGo, fixturesDir, repoRoot } from '../helpers/paths.ts';
+import { parseTopAll } from '../helpers/pprof-text.ts';
+
+const bin = `${repoRoot}server/bin/stagediff.mjs`;
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
+const go = findGo();
+const haveGo = go !== null;
+if (!haveGo) console.warn('\n*** go is not installed: the CLI filter comparison with go tool pprof is SKIPPED ***\n');
+
+function pprofTop(args: string[]): Map<string, [number, number]> {
+  const r = spawnSync(
+    go ?? 'go',
+    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
+    { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' } },
+  );
+  if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);
+  return parseTopAll(r.stdout);
+}
+
+const baseline = `${fixturesDir}demo/baseline/cpu.pb.gz`;
+const fastJson = `${fixturesDir}demo/fast-json/cpu.pb.gz`;
+type Row = { name: string; flat: number; cum: number };
+type DiffRow = { name: string; deltaFlat: number; deltaCum: number };
+
+describe('stagediff inspect/diff with pprof filters', () => {
+  it('inspect --focus on a file name keeps what go tool pprof -focus keeps (1.74 s of the demo baseline)', () => {
+    const r = run('inspect', baseline, '--focus', String.raw`encode\.go`, '--json', '--top', '0');
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect(o.totals.cpu).toBe(1_740_000_000);
+    expect(o.filters).toEqual({ focus: String.raw`encode\.go` });
+    if (!haveGo) return;
+    const ref = pprofTop(['-unit=nanoseconds', String.raw`-focus=encode\.go`, baseline]);
+    expect(new Map((o.top as Row[]).map((x) => [x.name, [x.flat, x.cum]]))).toEqual(ref);
+  });
+
+  it('a repeated flag is its values joined with |', () => {
+    const a = JSON.parse(run('inspect', baseline, '--json', '--show', '^main', '--show', 'net/http').stdout);
+    const b = JSON.parse(run('inspect', baseline, '--json', '--show', '^main|net/http').stdout);
+    expect(a.filters).toEqual({ show: '^main|net/http' });
+    expect(a.top).toEqual(b.top);
+    expect(a.totals).toEqual(b.totals);
+  });
+
+  it.skipIf(!haveGo)('diff --hide --ignore equals go tool pprof -diff_base with the same filters', () => {
+    const r = run(
+      'diff',
+      baseline,
+      fastJson,
+      '--hide',
+      String.raw`^runtime\.`,
+      '--ignore',
+      'gcBgMark',
+      '--json',
+      '--top',
+      '0',
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    const ref = pprofTop([
+      '-unit=nanoseconds',
+      `-diff_base=${baseline}`,
+      String.raw`-hide=^runtime\.`,
+      '-ignore=gcBgMark',
+      fastJson,
+    ]);
+    expect(ref.size).toBeGreaterThan(10);
+    expect(new Map((o.top as DiffRow[]).map((x) => [x.name, [x.deltaFlat, x.deltaCum]]))).toEqual(ref);
+  });
+
+  it('syntax Go rejects is a usage error naming the flag and the problem', () => {
+    for (const [flag, re, problem] of [
+      ['--focus', '(?=json)', 'invalid or unsupported Perl syntax: `(?=`'],
+      ['--hide', String.raw`(a)\1`, 'invalid escape sequence: `\\1`'],
+      ['--show', 'a++', 'invalid nested repetition operator: `++`'],
+    ] as const) {
+      const r = run('inspect', baseline, flag, re);
+      expect(r.status).toBe(2);
+      expect(r.stderr.split('\n')[0]).toBe(
+        `stagediff: ${flag} is not a valid Go regular expression: error parsing regexp: ${problem}`,
+      );
+    }
+  });
+});
