@@ -226,7 +226,11 @@ describe('syntax Go rejects is a 400 naming the parameter and the problem', () =
       url: `/api/comparisons/${demo.id}/top?${q({ stage: demo.baseline, sampleType: 'cpu', focus: String.raw`(?i)ENCODE\.GO` })}`,
     });
     expect(r.statusCode, r.body).toBe(200);
-    expect(r.json().total).toBe(1_740_000_000);
+    const plain = await app.inject({
+      url: `/api/comparisons/${demo.id}/top?${q({ stage: demo.baseline, sampleType: 'cpu', focus: String.raw`encode\.go` })}`,
+    });
+    expect(r.json().total).toBeGreaterThan(0);
+    expect(r.json().total).toBe(plain.json().total);
   });
 
   it('a parameter given several times is its values joined with |', async () => {
