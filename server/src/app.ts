@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import compress from '@fastify/compress';
 import etag from '@fastify/etag';
 import helmet from '@fastify/helmet';
+import { join } from 'node:path';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
@@ -14,6 +15,7 @@ import { ModelCache } from './services/models.ts';
 import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
 import { ResultMemo } from './services/result-memo.ts';
+import { Spool } from './services/spool.ts';
 import { installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
@@ -32,6 +34,8 @@ export interface AppContext {
   pool: AnalysisPool;
   /** Recently served results by exact (revision-holding) key. */
   memo: ResultMemo;
+  /** Local disk where uploads land before they are parsed and stored. */
+  spool: Spool;
 }
 
 export interface BuildOptions {
@@ -89,7 +93,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     opts.store ??
     (await openStore({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }));
   const metrics = new Metrics();
-  const models = new ModelCache(store, metrics, config.maxDecompressedBytes);
+  const models = new ModelCache(store, metrics, config.maxDecompressedBytes, {
+    maxBytes: (config.analysisMaxHeapMb * 1024 * 1024) / 4,
+  });
   const analysis = new AnalysisService(store, models);
   const pool = new AnalysisPool(
     {
@@ -100,8 +106,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
     opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
     analysis,
+    {
+      timeoutMs: config.analysisTimeoutMs,
+      maxHeapMb: config.analysisMaxHeapMb,
+      queueMax: config.analysisQueueMax,
+    },
+    metrics,
   );
-  const ctx: AppContext = { config, store, metrics, analysis, pool, memo: new ResultMemo() };
+  const spool = new Spool(join(config.dataDir, 'spool'));
+  spool.sweep();
+  const ctx: AppContext = { config, store, metrics, analysis, pool, memo: new ResultMemo(), spool };
 
   const app = Fastify({
     logger: opts.logger === false ? false : { level: config.logLevel },
@@ -114,6 +128,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
               i < hops
           )(config.trustProxy)
         : config.trustProxy,
+    // A client must send its whole request (an upload's body included) within this time.
+    requestTimeout: config.requestTimeoutMs,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: true } },
   });
   installErrorHandler(app);

@@ -21,7 +21,7 @@ export interface Config {
   /** Directory of the built web client (served at /). */
   webDist: string;
   logLevel: string;
-  /** Analysis worker threads (0 = compute on the main thread). */
+  /** Analysis worker threads (0 = compute on the main thread, unbounded: for tools and tests only). */
   analysisWorkers: number;
   /** Write requests (POST, PUT, PATCH, DELETE) one client may make per window; 0 = no limit. */
   rateLimitWrites: number;
@@ -33,6 +33,16 @@ export interface Config {
    * limits are counted by, and the origin of share links when PUBLIC_URL is unset.
    */
   trustProxy: boolean | number | string;
+  /** Deadline of one analysis or parse job, ms. */
+  analysisTimeoutMs: number;
+  /** Heap limit of each analysis worker, MiB. */
+  analysisMaxHeapMb: number;
+  /** Jobs that may wait per worker behind the running one. */
+  analysisQueueMax: number;
+  /** Bound of the shared derived-result cache in the store, bytes (least recently used go first). */
+  cacheMaxBytes: number;
+  /** Time a client has to send a whole request (headers and body), ms. */
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -87,5 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWrites: int(env, 'RATE_LIMIT_WRITES', 120, 0, 1_000_000),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW', 60, 1, 86_400),
     trustProxy: trustProxy(env.TRUST_PROXY),
+    analysisTimeoutMs: int(env, 'ANALYSIS_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    analysisMaxHeapMb: int(env, 'ANALYSIS_MAX_HEAP_MB', 2048, 16, 65_536),
+    analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
+    cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
   };
 }

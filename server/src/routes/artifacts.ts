@@ -1,18 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../app.ts';
 import type { Artifact, BlobRef } from '../store/index.ts';
-import { TooLargeError } from '../store/index.ts';
-import { ingest } from '../ingest/detect.ts';
+import { StoreError, TooLargeError } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
-import { artifactSummary } from '../services/analysis.ts';
-import { blobSource } from '../services/models.ts';
-import { ApiError } from './errors.ts';
+import type { Spooled } from '../services/spool.ts';
+import { ApiError, infrastructureError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
 
 type FileResult =
   | { filename: string; ok: true; artifact: Omit<Artifact, 'comparisonId' | 'stageId'> }
   | { filename: string; ok: false; error: { code: string; message: string } };
+
+/** Files taken from one multipart request; the rest are refused (reported, never silently dropped). */
+export const MAX_FILES_PER_REQUEST = 100;
 
 const params = {
   type: 'object',
@@ -34,10 +36,34 @@ function cleanName(name: string | undefined): string {
   return s === '' ? 'upload' : s;
 }
 
+type FileError = Extract<FileResult, { ok: false }>;
+
+/** A failed file's result, with the HTTP status it would have on its own. */
+function fileError(ctx: AppContext, filename: string, e: unknown): { result: FileError; status: number } {
+  const fail = (status: number, code: string, message: string) => ({
+    result: { filename, ok: false as const, error: { code, message: `${filename}: ${message}` } },
+    status,
+  });
+  if (e instanceof IngestError)
+    return fail(422, e.code, `${e.message}${e.line !== undefined ? ` (line ${e.line})` : ''}`);
+  if (e instanceof TooLargeError || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE')
+    return fail(
+      413,
+      'too-large',
+      `larger than the ${ctx.config.maxUploadBytes}-byte limit per file (MAX_UPLOAD_BYTES)`,
+    );
+  if (e instanceof ApiError) return fail(e.status, e.code, e.message);
+  if (e instanceof StoreError) return fail(e.code === 'not-found' ? 404 : 409, e.code, e.message);
+  const infra = infrastructureError(e);
+  if (infra) return fail(infra.status, infra.code, infra.message);
+  throw e;
+}
+
 /**
- * Stores one file then parses it: the bytes become a durable blob first (streamed, hashed, capped),
- * the parser reads them back, and only a file that parses becomes an artifact. A file that fails
- * leaves nothing behind (its blob is released) and is reported by name with the reason.
+ * Stores one file: its bytes are spooled to local disk (streamed, hashed, capped) before anything
+ * else, so a slow client never holds a database connection; a worker parses the spooled file under
+ * the analysis bounds; only a file that parses is copied into the store and becomes an artifact.
+ * A file that fails leaves nothing behind and is reported by name with the reason.
  */
 async function storeOne(
   ctx: AppContext,
@@ -45,53 +71,41 @@ async function storeOne(
   stageId: string,
   filename: string,
   src: AsyncIterable<Buffer>,
-): Promise<FileResult> {
+): Promise<{ result: FileResult; status: number }> {
+  let spooled: Spooled | null = null;
   let ref: BlobRef | null = null;
   try {
-    ref = await ctx.store.putBlob(src, ctx.config.maxUploadBytes);
-    const sha = ref.sha256;
+    spooled = await ctx.spool.write(src, ctx.config.maxUploadBytes);
     const t0 = performance.now();
-    // Parsed from the stored bytes, streamed: detection reads the head, per-request logs stream.
-    const parsed = await ingest(
-      { name: filename, open: () => blobSource(ctx.store, sha, filename) },
-      { maxInputBytes: ctx.config.maxUploadBytes, maxDecompressedBytes: ctx.config.maxDecompressedBytes },
-    );
+    const parsed = await ctx.pool.ingest(comparisonId, {
+      path: spooled.path,
+      filename,
+      sha256: spooled.sha256,
+      maxInputBytes: ctx.config.maxUploadBytes,
+      maxDecompressedBytes: ctx.config.maxDecompressedBytes,
+    });
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
+    ref = await ctx.store.putBlob(createReadStream(spooled.path), ctx.config.maxUploadBytes);
     const a = await ctx.store.addArtifact({
       comparisonId,
       stageId,
       kind: parsed.kind,
       format: parsed.format,
       filename,
-      summary: artifactSummary(parsed),
+      summary: parsed.summary,
       blob: ref,
     });
     ref = null;
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'ok', kind: parsed.kind });
     ctx.metrics.inc('stagediff_upload_bytes_total', {}, a.size);
     const { comparisonId: _c, stageId: _s, ...artifact } = a;
-    return { filename, ok: true, artifact };
+    return { result: { filename, ok: true, artifact }, status: 200 };
   } catch (e) {
     if (ref) await ctx.store.releaseBlob(ref).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });
-    if (e instanceof IngestError)
-      return {
-        filename,
-        ok: false,
-        error: { code: e.code, message: `${filename}: ${e.message}${e.line !== undefined ? ` (line ${e.line})` : ''}` },
-      };
-    if (e instanceof TooLargeError || (e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE')
-      return {
-        filename,
-        ok: false,
-        error: {
-          code: 'too-large',
-          message: `${filename}: larger than the ${ctx.config.maxUploadBytes}-byte limit per file`,
-        },
-      };
-    if (e instanceof ApiError && e.status < 500)
-      return { filename, ok: false, error: { code: e.code, message: `${filename}: ${e.message}` } };
-    throw e;
+    return fileError(ctx, filename, e);
+  } finally {
+    if (spooled) await ctx.spool.discard(spooled);
   }
 }
 
@@ -107,11 +121,23 @@ async function drain(s: Readable): Promise<void> {
   }
 }
 
-/** 200 when any file landed (each result says how its file fared); a 4xx naming the file when none did. */
-function reply4xx(results: FileResult[]): { status: number; body: object } {
-  if (results.some((r) => r.ok)) return { status: 200, body: { results } };
-  const first = results.find((r): r is Extract<FileResult, { ok: false }> => !r.ok)!;
-  return { status: first.error.code === 'too-large' ? 413 : 422, body: { error: first.error, results } };
+/**
+ * 200 when any file landed (each result says how its file fared); when none did, the first failure's
+ * status (4xx naming the file, or 503/507 when the server could not take it now).
+ */
+function replyFor(outcomes: { result: FileResult; status: number }[]): {
+  status: number;
+  body: object;
+  headers: Record<string, string>;
+} {
+  const results = outcomes.map((o) => o.result);
+  if (results.some((r) => r.ok)) return { status: 200, body: { results }, headers: {} };
+  const first = outcomes.find((o) => !o.result.ok)!;
+  return {
+    status: first.status,
+    body: { error: (first.result as FileError).error, results },
+    headers: first.status === 503 ? { 'retry-after': '5' } : {},
+  };
 }
 
 export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
@@ -137,19 +163,38 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       await requireEditToken(ctx.store, req, id);
       if (!(await ctx.store.getStage(id, stageId)))
         throw new ApiError(404, 'not-found', `comparison ${id} has no stage ${stageId}`);
-      const results: FileResult[] = [];
+      const results: { result: FileResult; status: number }[] = [];
       if (req.isMultipart()) {
-        // The store enforces the size limit (and names the file); multipart only truncates one byte past it.
+        // The spool enforces the size limit (and names the file); multipart only truncates one byte past it.
         const partOptions = {
-          limits: { fileSize: ctx.config.maxUploadBytes + 1, files: 100 },
+          limits: { fileSize: ctx.config.maxUploadBytes + 1, files: MAX_FILES_PER_REQUEST },
           throwFileSizeLimit: false,
         } as Parameters<typeof req.parts>[0];
-        for await (const part of req.parts(partOptions)) {
-          if (part.type !== 'file') continue;
-          const name = cleanName(part.filename);
-          const r = await storeOne(ctx, id, stageId, name, part.file);
-          if (!r.ok) await drain(part.file);
-          results.push(r);
+        try {
+          for await (const part of req.parts(partOptions)) {
+            if (part.type !== 'file') continue;
+            const name = cleanName(part.filename);
+            const r = await storeOne(ctx, id, stageId, name, part.file);
+            if (!r.result.ok) await drain(part.file);
+            results.push(r);
+          }
+        } catch (e) {
+          // The body broke off or went past a limit after some files were stored: report those too.
+          if (results.length === 0) throw e;
+          const tooMany = (e as { code?: string }).code === 'FST_FILES_LIMIT';
+          results.push({
+            result: {
+              filename: `(file ${results.length + 1} and later)`,
+              ok: false,
+              error: tooMany
+                ? {
+                    code: 'too-many-files',
+                    message: `only ${MAX_FILES_PER_REQUEST} files are taken per request; the ${results.length} listed were handled, send the rest in another request`,
+                  }
+                : { code: 'upload-interrupted', message: `the upload stopped: ${(e as Error).message}` },
+            },
+            status: tooMany ? 413 : 400,
+          });
         }
         if (results.length === 0)
           throw new ApiError(400, 'no-file', 'the multipart body has no file part (field "file")');
@@ -157,7 +202,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
         const name = cleanName(req.query.filename ?? (req.headers['x-filename'] as string | undefined));
         const body = req.body as Readable;
         const r = await storeOne(ctx, id, stageId, name, body);
-        if (!r.ok) await drain(body);
+        if (!r.result.ok) await drain(body);
         results.push(r);
       } else {
         throw new ApiError(
@@ -166,8 +211,8 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
           'upload files as multipart/form-data (field "file") or as a raw application/octet-stream body with ?filename=',
         );
       }
-      const out = reply4xx(results);
-      return reply.status(out.status).send(out.body);
+      const out = replyFor(results);
+      return reply.status(out.status).headers(out.headers).send(out.body);
     },
   );
 

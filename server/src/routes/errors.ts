@@ -11,6 +11,8 @@ export class ApiError extends Error {
     message: string,
     /** The request parameter at fault, when one is. */
     readonly param?: string,
+    /** Extra response headers, e.g. Retry-After on a 503. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -33,10 +35,19 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (err instanceof ApiError)
       return reply
         .status(err.status)
+        .headers(err.headers)
         .send({ error: { code: err.code, message: err.message, ...(err.param ? { param: err.param } : {}) } });
     if (err instanceof IngestError) return reply.status(422).send({ error: { code: err.code, message: err.message } });
     if (err instanceof StoreError)
       return reply.status(storeStatus[err.code] ?? 400).send({ error: { code: err.code, message: err.message } });
+    const infra = infrastructureError(err);
+    if (infra) {
+      req.log.error({ err }, 'storage failure');
+      return reply
+        .status(infra.status)
+        .headers(infra.status === 503 ? { 'retry-after': '30' } : {})
+        .send({ error: { code: infra.code, message: infra.message } });
+    }
     const fe = err as FastifyError;
     if (fe.validation) return reply.status(400).send({ error: { code: 'invalid-request', message: fe.message } });
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -65,4 +76,41 @@ export function filterRegexp(name: string, src: string | undefined): GoRegexp | 
       : `${name} is not a valid Go regular expression: ${e.message}`;
     throw new ApiError(400, 'invalid-filter', message, name);
   }
+}
+
+/**
+ * A failure of the disk or the database rather than of the request: a full disk is 507, a database
+ * that cannot be reached (or is shutting down, or busy) is 503. Null for anything else.
+ */
+export function infrastructureError(e: unknown): { status: number; code: string; message: string } | null {
+  const code = String((e as { code?: unknown } | null)?.code ?? '');
+  const msg = String((e as { message?: unknown } | null)?.message ?? '');
+  if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === '53100')
+    return {
+      status: 507,
+      code: 'storage-full',
+      message: 'the server has no space left to store this; try again later',
+    };
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    code === 'EPIPE' ||
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_LOCKED' ||
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    code === '53300' ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(msg)
+  )
+    return { status: 503, code: 'storage-unavailable', message: 'the database is unavailable; try again shortly' };
+  if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'EROFS' || code === 'SQLITE_READONLY')
+    return {
+      status: 503,
+      code: 'storage-unavailable',
+      message: 'the server cannot write its storage; try again later',
+    };
+  return null;
 }

@@ -5,21 +5,57 @@ import { StoreError, type StoreErrorCode } from '../store/index.ts';
 import { ApiError } from '../routes/errors.ts';
 import type { AnalysisService } from './analysis.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
-import type { WorkerConfig, WorkerReply, WorkerRequest } from './analysis-worker.ts';
+import type { IngestJob, IngestResult, WorkerConfig, WorkerJob, WorkerReply } from './analysis-worker.ts';
+import { ingestFile } from './ingest-job.ts';
+import type { Metrics } from './metrics.ts';
+
+/** The bounds every analysis or parse job runs under (see README's configuration table). */
+export interface PoolLimits {
+  /** Wall-clock deadline of one job, ms; past it the worker is terminated and replaced. */
+  timeoutMs: number;
+  /** V8 old-generation limit of each worker, MiB; a job past it kills its worker, not the server. */
+  maxHeapMb: number;
+  /** Jobs waiting per worker (beyond the running one); more are refused with 503. */
+  queueMax: number;
+}
+
+interface Job {
+  msg: WorkerJob;
+  resolve: (body: unknown) => void;
+  reject: (e: Error) => void;
+  /** Runs on a fresh worker after a memory kill on a worker that already held other models. */
+  retried: boolean;
+}
 
 interface Slot {
   worker: Worker;
-  ready: Promise<void>;
-  pending: Map<number, { resolve: (s: string) => void; reject: (e: Error) => void }>;
+  ready: boolean;
+  busy: Job | null;
+  timer: NodeJS.Timeout | null;
+  /** Why the pool is terminating this worker ('timeout'), else null. */
+  killing: 'timeout' | null;
+  /** The last error the worker reported (an out-of-memory shows up here before 'exit'). */
+  lastError: Error | null;
+  /** Jobs this worker finished: a worker that served others holds their cached models. */
+  served: number;
 }
 
+/** Seconds a client is asked to wait after a 503 (Retry-After). */
+const RETRY_AFTER_S = 5;
+
 /**
- * Runs analysis operations on worker threads (or in process when size is 0). A comparison always
- * goes to the same worker, so its parsed profiles stay warm in that worker's cache. A worker that
- * dies fails its pending requests and is replaced.
+ * Runs analysis and parse jobs on worker threads (or in process when size is 0). A comparison always
+ * goes to the same worker, so its parsed profiles stay warm in that worker's cache.
+ *
+ * Each worker runs one job at a time under a deadline and a heap limit (worker `resourceLimits`);
+ * the jobs behind it wait in a bounded queue in this thread. A job past its deadline has its worker
+ * terminated (503, try later); a job that exhausts the worker's heap kills only that worker (422,
+ * too big for the configured memory). Either way the worker is replaced and the queue goes on, so
+ * one request never takes the server or the other comparisons down with it.
  */
 export class AnalysisPool {
   private readonly slots: (Slot | null)[];
+  private readonly queues: Job[][];
   private seq = 0;
   private closed = false;
 
@@ -27,55 +63,168 @@ export class AnalysisPool {
     private readonly config: WorkerConfig,
     size: number,
     private readonly inProcess: AnalysisService,
+    private readonly limits: PoolLimits,
+    private readonly metrics: Metrics,
   ) {
     this.slots = Array.from({ length: size }, () => null);
+    this.queues = Array.from({ length: size }, () => []);
+    metrics.gauge(
+      'stagediff_analysis_queue_length',
+      'Analysis jobs waiting for a worker (all workers).',
+      () => this.queued,
+    );
+    metrics.gauge('stagediff_analysis_jobs_running', 'Analysis jobs running on a worker now.', () => this.running);
   }
 
   get size(): number {
     return this.slots.length;
   }
 
+  /** Jobs waiting behind a running one, over all workers. */
+  get queued(): number {
+    return this.queues.reduce((n, q) => n + q.length, 0);
+  }
+
+  get running(): number {
+    return this.slots.filter((s) => s?.busy).length;
+  }
+
+  /** One analysis view of a comparison, as JSON text (folded stacks: plain text). */
+  async run(tree: ComparisonTree, op: AnalysisOp): Promise<string> {
+    if (this.slots.length === 0 || this.closed) return runOp(this.inProcess, tree, op);
+    return (await this.submit(tree.comparison.id, { kind: 'op', id: 0, tree, op })) as string;
+  }
+
+  /**
+   * Detects and parses one file (spooled at `job.path`) under the same bounds as an analysis, on
+   * the worker that serves `routeKey` (the comparison), so its model is warm there for the first view.
+   */
+  async ingest(routeKey: string, job: Omit<IngestJob, 'kind' | 'id'>): Promise<IngestResult> {
+    if (this.slots.length === 0 || this.closed)
+      return ingestFile(job, { models: this.inProcess.models, maxHeapBytes: this.limits.maxHeapMb * 1024 * 1024 });
+    return (await this.submit(routeKey, { kind: 'ingest', id: 0, ...job })) as IngestResult;
+  }
+
+  private submit(routeKey: string, msg: WorkerJob): Promise<unknown> {
+    const i = hash(routeKey) % this.slots.length;
+    const queue = this.queues[i]!;
+    // A worker that is idle or still starting takes one job beyond the waiting ones.
+    const slot = this.slots[i];
+    if (queue.length >= this.limits.queueMax + (slot?.busy ? 0 : 1)) {
+      this.metrics.inc('stagediff_analysis_rejected_total', { reason: 'queue-full' });
+      return Promise.reject(
+        new ApiError(
+          503,
+          'busy',
+          `the analysis queue is full (${this.limits.queueMax} waiting, ANALYSIS_QUEUE_MAX); try again shortly`,
+          undefined,
+          { 'retry-after': String(RETRY_AFTER_S) },
+        ),
+      );
+    }
+    return new Promise<unknown>((resolve, reject) => {
+      queue.push({ msg: { ...msg, id: ++this.seq }, resolve, reject, retried: false });
+      this.pump(i);
+    });
+  }
+
+  /** Starts the next queued job of worker i when it is idle (spawning it if needed). */
+  private pump(i: number): void {
+    if (this.closed) return;
+    const slot = this.slots[i] ?? this.spawn(i);
+    if (!slot.ready || slot.busy) return;
+    const job = this.queues[i]!.shift();
+    if (!job) return;
+    slot.busy = job;
+    slot.timer = setTimeout(() => {
+      slot.killing = 'timeout';
+      void slot.worker.terminate();
+    }, this.limits.timeoutMs);
+    slot.worker.postMessage(job.msg);
+  }
+
   private spawn(i: number): Slot {
-    const worker = new Worker(new URL('./analysis-worker-entry.mjs', import.meta.url), { workerData: this.config });
-    const pending: Slot['pending'] = new Map();
-    let markReady!: () => void;
-    let failStart!: (e: Error) => void;
-    const ready = new Promise<void>((res, rej) => {
-      markReady = res;
-      failStart = rej;
+    const worker = new Worker(new URL('./analysis-worker-entry.mjs', import.meta.url), {
+      workerData: { ...this.config, maxHeapBytes: this.limits.maxHeapMb * 1024 * 1024 } satisfies WorkerConfig,
+      resourceLimits: {
+        maxOldGenerationSizeMb: this.limits.maxHeapMb,
+        // The young generation is part of the budget too; V8's default is fine below 64 MiB.
+        maxYoungGenerationSizeMb: Math.min(64, Math.max(4, Math.floor(this.limits.maxHeapMb / 8))),
+      },
     });
-    worker.on('message', (m: WorkerReply | { ready: true }) => {
-      if ('ready' in m) return markReady();
-      const p = pending.get(m.id);
-      if (!p) return;
-      pending.delete(m.id);
-      if (m.ok) p.resolve(m.body);
-      else p.reject(toError(m.error));
-    });
-    const fail = (e: Error) => {
-      failStart(e);
-      for (const p of pending.values()) p.reject(e);
-      pending.clear();
-      if (this.slots[i]?.worker === worker) this.slots[i] = null;
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`analysis worker exited (${code})`)));
-    worker.unref();
-    const slot = { worker, ready, pending };
+    const slot: Slot = { worker, ready: false, busy: null, timer: null, killing: null, lastError: null, served: 0 };
     this.slots[i] = slot;
+    worker.on('message', (m: WorkerReply | { ready: true }) => {
+      if ('ready' in m) {
+        slot.ready = true;
+        this.pump(i);
+        return;
+      }
+      const job = slot.busy;
+      if (!job || job.msg.id !== m.id) return;
+      if (slot.timer) clearTimeout(slot.timer);
+      slot.busy = null;
+      slot.timer = null;
+      slot.served++;
+      if (m.ok) job.resolve(m.body);
+      else job.reject(toError(m.error));
+      this.pump(i);
+    });
+    worker.on('error', (e) => {
+      slot.lastError = e;
+    });
+    worker.on('exit', (code) => this.onExit(i, slot, code));
+    worker.unref();
     return slot;
   }
 
-  async run(tree: ComparisonTree, op: AnalysisOp): Promise<string> {
-    if (this.slots.length === 0 || this.closed) return runOp(this.inProcess, tree, op);
-    const i = hash(tree.comparison.id) % this.slots.length;
-    const slot = this.slots[i] ?? this.spawn(i);
-    await slot.ready;
-    const id = ++this.seq;
-    return new Promise<string>((resolve, reject) => {
-      slot.pending.set(id, { resolve, reject });
-      slot.worker.postMessage({ id, tree, op } satisfies WorkerRequest);
-    });
+  private onExit(i: number, slot: Slot, code: number): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    if (this.slots[i] === slot) this.slots[i] = null;
+    const job = slot.busy;
+    slot.busy = null;
+    if (this.closed) {
+      job?.reject(new ApiError(503, 'shutting-down', 'the server is shutting down', undefined, { 'retry-after': '10' }));
+      for (const q of this.queues[i]!.splice(0))
+        q.reject(new ApiError(503, 'shutting-down', 'the server is shutting down', undefined, { 'retry-after': '10' }));
+      return;
+    }
+    this.metrics.inc('stagediff_analysis_worker_restarts_total');
+    const oom = (slot.lastError as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+    if (job) {
+      const what = job.msg.kind === 'ingest' ? `parsing ${job.msg.filename}` : `this ${job.msg.op.op} view`;
+      if (slot.killing === 'timeout') {
+        this.metrics.inc('stagediff_analysis_timeouts_total');
+        job.reject(
+          new ApiError(
+            503,
+            'analysis-timeout',
+            `${what} took longer than the ${this.limits.timeoutMs} ms allowed per job (ANALYSIS_TIMEOUT_MS); it was stopped`,
+            undefined,
+            { 'retry-after': String(RETRY_AFTER_S) },
+          ),
+        );
+      } else if (oom && slot.served > 0 && !job.retried) {
+        // The worker's heap also held other comparisons' models: give the job one fresh worker.
+        job.retried = true;
+        this.queues[i]!.unshift(job);
+      } else if (oom) {
+        this.metrics.inc('stagediff_analysis_memory_kills_total');
+        job.reject(
+          new ApiError(
+            422,
+            'too-large-to-analyse',
+            `${what} needs more memory than the ${this.limits.maxHeapMb} MiB an analysis worker may use (ANALYSIS_MAX_HEAP_MB); it was stopped`,
+          ),
+        );
+      } else {
+        job.reject(
+          new ApiError(503, 'analysis-failed', `the analysis worker stopped (exit code ${code}) during ${what}`),
+        );
+      }
+    }
+    // A worker that died while idle is replaced lazily; one with work waiting is replaced now.
+    if (this.queues[i]!.length > 0) this.pump(i);
   }
 
   async close(): Promise<void> {
@@ -96,7 +245,7 @@ function toError(e: Extract<WorkerReply, { ok: false }>['error']): Error {
     case 'api':
       return new ApiError(e.status ?? 400, e.code, e.message);
     case 'ingest':
-      return new IngestError(e.code as IngestErrorCode, e.message);
+      return new IngestError(e.code as IngestErrorCode, e.message, e.line);
     case 'store':
       return new StoreError(e.code as StoreErrorCode, e.message);
     default:

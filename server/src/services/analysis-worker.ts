@@ -1,8 +1,9 @@
 /**
- * An analysis worker thread: parses stored files and computes views (trees, diffs, tables) off the
- * server's event loop, so one large profile never stalls other requests. It reads blobs through
- * its own store connection and keeps its own parsed-model cache (parsing is a pure function of the
- * bytes, so that cache can never be stale).
+ * An analysis worker thread: parses uploads and stored files and computes views (trees, diffs,
+ * tables) off the server's event loop, so one large profile never stalls other requests. It reads
+ * blobs through its own store connection and keeps its own parsed-model cache (parsing is a pure
+ * function of the bytes, so that cache can never be stale). The pool runs one job at a time here,
+ * under a deadline and this thread's heap limit.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.ts';
@@ -13,26 +14,34 @@ import { AnalysisService } from './analysis.ts';
 import { ModelCache } from './models.ts';
 import { Metrics } from './metrics.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
+import { type IngestFile, ingestFile } from './ingest-job.ts';
 import type { ComparisonTree } from '../store/index.ts';
+
+export type { IngestResult } from './ingest-job.ts';
 
 export interface WorkerConfig {
   dataDir: string;
   databaseUrl?: string;
   maxDecompressedBytes: number;
+  /** This worker's heap limit in bytes (uploads too big to analyse under it are refused). */
+  maxHeapBytes?: number;
 }
 
-export interface WorkerRequest {
-  id: number;
-  tree: ComparisonTree;
-  op: AnalysisOp;
-}
+export type IngestJob = { kind: 'ingest'; id: number } & IngestFile;
+export type WorkerJob = { kind: 'op'; id: number; tree: ComparisonTree; op: AnalysisOp } | IngestJob;
 
 export type WorkerReply =
-  | { id: number; ok: true; body: string }
+  | { id: number; ok: true; body: unknown }
   | {
       id: number;
       ok: false;
-      error: { kind: 'api' | 'ingest' | 'store' | 'internal'; status?: number; code: string; message: string };
+      error: {
+        kind: 'api' | 'ingest' | 'store' | 'internal';
+        status?: number;
+        code: string;
+        message: string;
+        line?: number;
+      };
     };
 
 const cfg = workerData as WorkerConfig;
@@ -42,22 +51,33 @@ const store = await openStore({
   sweepOnOpen: false,
   maxConnections: 4,
 });
-const svc = new AnalysisService(store, new ModelCache(store, new Metrics(), cfg.maxDecompressedBytes));
+const maxHeapBytes = cfg.maxHeapBytes ?? Number.MAX_SAFE_INTEGER;
+const models = new ModelCache(store, new Metrics(), cfg.maxDecompressedBytes, { maxBytes: maxHeapBytes / 4 });
+const svc = new AnalysisService(store, models);
 
-parentPort!.on('message', async (req: WorkerRequest) => {
+async function run(job: WorkerJob): Promise<unknown> {
+  if (job.kind === 'ingest') return ingestFile(job, { models, maxHeapBytes });
+  return runOp(svc, job.tree, job.op);
+}
+
+parentPort!.on('message', async (job: WorkerJob) => {
   let reply: WorkerReply;
   try {
-    reply = { id: req.id, ok: true, body: await runOp(svc, req.tree, req.op) };
+    reply = { id: job.id, ok: true, body: await run(job) };
   } catch (e) {
     if (e instanceof ApiError)
-      reply = { id: req.id, ok: false, error: { kind: 'api', status: e.status, code: e.code, message: e.message } };
+      reply = { id: job.id, ok: false, error: { kind: 'api', status: e.status, code: e.code, message: e.message } };
     else if (e instanceof IngestError)
-      reply = { id: req.id, ok: false, error: { kind: 'ingest', code: e.code, message: e.message } };
+      reply = {
+        id: job.id,
+        ok: false,
+        error: { kind: 'ingest', code: e.code, message: e.message, ...(e.line !== undefined ? { line: e.line } : {}) },
+      };
     else if (e instanceof StoreError)
-      reply = { id: req.id, ok: false, error: { kind: 'store', code: e.code, message: e.message } };
+      reply = { id: job.id, ok: false, error: { kind: 'store', code: e.code, message: e.message } };
     else
       reply = {
-        id: req.id,
+        id: job.id,
         ok: false,
         error: { kind: 'internal', code: 'internal', message: (e as Error)?.stack ?? String(e) },
       };

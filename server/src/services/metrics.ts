@@ -5,6 +5,7 @@
 export class Metrics {
   private readonly counters = new Map<string, number>();
   private readonly sums = new Map<string, { sum: number; count: number }>();
+  private readonly gauges = new Map<string, { help: string; read: () => number }>();
   private readonly help: Record<string, string> = {
     stagediff_http_requests_total: 'HTTP requests by method, route and status code.',
     stagediff_upload_bytes_total: 'Bytes of uploaded files stored.',
@@ -14,7 +15,17 @@ export class Metrics {
     stagediff_model_cache_misses_total: 'Parsed-model cache misses (in process).',
     stagediff_result_cache_hits_total: 'Derived-result cache hits (shared store).',
     stagediff_result_cache_misses_total: 'Derived-result cache misses (shared store).',
+    stagediff_analysis_timeouts_total: 'Analysis and parse jobs stopped at their deadline (ANALYSIS_TIMEOUT_MS).',
+    stagediff_analysis_memory_kills_total:
+      'Analysis and parse jobs stopped at the worker heap limit (ANALYSIS_MAX_HEAP_MB).',
+    stagediff_analysis_worker_restarts_total: 'Analysis workers replaced after a timeout, a memory kill or a crash.',
+    stagediff_analysis_rejected_total: 'Analysis jobs refused before they ran (full queue).',
   };
+
+  /** A value read when /metrics is rendered (queue lengths, cache sizes). */
+  gauge(name: string, help: string, read: () => number): void {
+    this.gauges.set(name, { help, read });
+  }
 
   inc(name: string, labels: Record<string, string | number> = {}, by = 1): void {
     const k = key(name, labels);
@@ -46,6 +57,9 @@ export class Metrics {
       const [name, rest] = splitKey(k);
       head(name, 'summary');
       out.push(`${name}_sum${rest} ${v.sum}`, `${name}_count${rest} ${v.count}`);
+    }
+    for (const [name, g] of [...this.gauges].sort()) {
+      out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} gauge`, `${name} ${g.read()}`);
     }
     return `${out.join('\n')}\n`;
   }

@@ -2,10 +2,14 @@
  * Analysis runs on worker threads: while a large diff is being computed, the server still answers
  * other requests at once.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { syntheticProfilePath } from '../../../scripts/testdata/index.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixturesDir } from '../helpers/paths.ts';
 
 let app: StagediffApp;
 beforeAll(async () => {
@@ -36,3 +40,118 @@ it('answers /healthz within 250 ms while a 1M-sample profile is parsed and its t
   expect(probes.length).toBeGreaterThan(3);
   expect(Math.max(...probes)).toBeLessThan(250);
 }, 120_000);
+
+/**
+ * Folded stacks whose call paths are nearly all distinct: cheap to store and to parse, expensive to
+ * turn into a call tree (one node per frame of almost every line). Seeded, so every run is the same.
+ */
+function manyPathsFolded(lines: number, depth: number, seed = 7): string {
+  let x = seed;
+  const rnd = () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const frames = ['main'];
+    for (let d = 0; d < depth; d++) frames.push(`pkg.fn${rnd() % 400}`);
+    out.push(`${frames.join(';')} ${1 + (rnd() % 9)}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+async function metric(app: StagediffApp, name: string): Promise<number> {
+  const text = (await app.inject({ url: '/metrics' })).body;
+  const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+describe('analysis jobs are bounded in time and memory', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'stagediff-pool-'));
+  const heavyPath = join(dataDir, 'many-paths.folded');
+  let setup: StagediffApp;
+  let big: { id: string; stage: string };
+  let small: { id: string; stage: string };
+
+  beforeAll(async () => {
+    writeFileSync(heavyPath, manyPathsFolded(150_000, 24));
+    // Files go in under generous limits; the apps below analyse them under tight ones.
+    setup = await testApp({ DATA_DIR: dataDir });
+    const a = await createComparison(setup, 'heavy');
+    const sa = await addStage(setup, a.id, a.auth, 'baseline');
+    expect((await upload(setup, a.id, sa, a.auth, [heavyPath])).statusCode).toBe(200);
+    big = { id: a.id, stage: sa };
+    const b = await createComparison(setup, 'demo cpu');
+    const sb = await addStage(setup, b.id, b.auth, 'baseline');
+    expect((await upload(setup, b.id, sb, b.auth, [join(fixturesDir, 'demo/baseline/cpu.pb.gz')])).statusCode).toBe(
+      200,
+    );
+    small = { id: b.id, stage: sb };
+    await setup.close();
+  }, 120_000);
+
+  it('stops a job past its deadline with a 503 and Retry-After, and serves another comparison meanwhile', async () => {
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '400', ANALYSIS_WORKERS: '2' });
+    try {
+      const slow = app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
+      const other = app.inject({ url: `/api/comparisons/${small.id}/top?stage=${small.stage}` });
+      const health = app.inject({ url: '/healthz' });
+      const [s, o, h] = await Promise.all([slow, other, health]);
+      expect(h.statusCode).toBe(200);
+      expect(o.statusCode).toBe(200);
+      expect((o.json() as { total: number }).total).toBeGreaterThan(0);
+      expect(s.statusCode).toBe(503);
+      expect(s.headers['retry-after']).toBe('5');
+      expect(s.json().error.code).toBe('analysis-timeout');
+      expect(s.json().error.message).toMatch(/ANALYSIS_TIMEOUT_MS/);
+      expect(await metric(app, 'stagediff_analysis_timeouts_total')).toBe(1);
+      expect(await metric(app, 'stagediff_analysis_worker_restarts_total')).toBe(1);
+      // The replaced worker serves the next request, on either comparison.
+      const again = await app.inject({ url: `/api/comparisons/${small.id}/flamegraph?stage=${small.stage}` });
+      expect(again.statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+
+  it('stops a job past the heap limit with a 422 naming the setting; the server and other views stay up', async () => {
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '96', ANALYSIS_WORKERS: '1' });
+    try {
+      const heavy = app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
+      const other = app.inject({ url: `/api/comparisons/${small.id}/top?stage=${small.stage}` });
+      const [r, o] = await Promise.all([heavy, other]);
+      expect(r.statusCode).toBe(422);
+      expect(r.json().error.code).toBe('too-large-to-analyse');
+      expect(r.json().error.message).toMatch(/ANALYSIS_MAX_HEAP_MB/);
+      expect(o.statusCode).toBe(200);
+      expect(await metric(app, 'stagediff_analysis_memory_kills_total')).toBe(1);
+      expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
+      const again = await app.inject({ url: `/api/comparisons/${small.id}/flamegraph?stage=${small.stage}` });
+      expect(again.statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+
+  it('refuses work beyond the queue bound with a 503 and Retry-After, and counts the queue', async () => {
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_QUEUE_MAX: '0', ANALYSIS_WORKERS: '1' });
+    try {
+      const first = app.inject({ url: `/api/comparisons/${big.id}/top?stage=${big.stage}` });
+      // Let the first job reach the worker before the second arrives.
+      await new Promise((r) => setTimeout(r, 50));
+      // A view no earlier test computed (a cached result would be served without the pool).
+      const second = await app.inject({
+        url: `/api/comparisons/${small.id}/flamegraph?stage=${small.stage}&minFraction=0.02`,
+      });
+      expect(second.statusCode).toBe(503);
+      expect(second.headers['retry-after']).toBe('5');
+      expect(second.json().error.message).toMatch(/ANALYSIS_QUEUE_MAX/);
+      expect((await first).statusCode).toBe(200);
+      const text = (await app.inject({ url: '/metrics' })).body;
+      expect(text).toMatch(/^stagediff_analysis_queue_length 0$/m);
+      expect(text).toMatch(/^stagediff_analysis_rejected_total\{reason="queue-full"\} 1$/m);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,66 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { open, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TooLargeError } from '../store/index.ts';
+
+/** An upload written to local disk: where, its sha256 and size. Remove it with `discard`. */
+export interface Spooled {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/**
+ * Local disk for uploads in flight. A body is streamed here first — hashed and capped as it arrives —
+ * so a slow client holds a file handle, never a database connection; the parser and the store then
+ * read the finished file at disk speed.
+ */
+export class Spool {
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  /** Removes files a crashed process left behind (older than `olderThanMs`). */
+  sweep(olderThanMs = 3600_000): number {
+    let n = 0;
+    for (const f of readdirSync(this.dir)) {
+      const p = join(this.dir, f);
+      try {
+        if (Date.now() - statSync(p).mtimeMs > olderThanMs) {
+          unlinkSync(p);
+          n++;
+        }
+      } catch {
+        // gone already
+      }
+    }
+    return n;
+  }
+
+  /** Streams `src` to a new file; beyond `maxBytes` throws TooLargeError and keeps nothing. */
+  async write(src: AsyncIterable<Buffer | Uint8Array>, maxBytes: number): Promise<Spooled> {
+    const path = join(this.dir, `${process.pid}.${randomBytes(12).toString('hex')}.upload`);
+    const fh = await open(path, 'wx');
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      for await (const chunk of src) {
+        size += chunk.length;
+        if (size > maxBytes) throw new TooLargeError(maxBytes);
+        hash.update(chunk);
+        await fh.write(chunk);
+      }
+    } catch (e) {
+      await fh.close().catch(() => undefined);
+      await unlink(path).catch(() => undefined);
+      throw e;
+    }
+    await fh.close();
+    return { path, sha256: hash.digest('hex'), size };
+  }
+
+  async discard(s: Spooled): Promise<void> {
+    await unlink(s.path).catch(() => undefined);
+  }
+}
