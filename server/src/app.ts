@@ -16,7 +16,7 @@ import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
 import { ResultMemo } from './services/result-memo.ts';
 import { Spool } from './services/spool.ts';
-import { installErrorHandler } from './routes/errors.ts';
+import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
 import artifactRoutes from './routes/artifacts.ts';
@@ -91,7 +91,11 @@ export type StagediffApp = FastifyInstance & { ctx: AppContext };
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<StagediffApp> {
   const store =
     opts.store ??
-    (await openStore({ dataDir: config.dataDir, ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}) }));
+    (await openStore({
+      dataDir: config.dataDir,
+      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+      maxCacheBytes: config.cacheMaxBytes,
+    }));
   const metrics = new Metrics();
   const models = new ModelCache(store, metrics, config.maxDecompressedBytes, {
     maxBytes: (config.analysisMaxHeapMb * 1024 * 1024) / 4,
@@ -133,6 +137,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: true } },
   });
   installErrorHandler(app);
+  // Schema coercion turns "Infinity" and "1e999" into numbers that pass minimum/maximum: refuse them.
+  app.addHook('preHandler', async (req) => {
+    const q = req.query as Record<string, unknown> | undefined;
+    if (!q || typeof q !== 'object') return;
+    for (const [k, v] of Object.entries(q))
+      if (typeof v === 'number' && !Number.isFinite(v))
+        throw new ApiError(400, 'invalid-request', `querystring/${k} must be a finite number`);
+  });
   app.addHook('onResponse', async (req, reply) => {
     metrics.inc('stagediff_http_requests_total', {
       method: req.method,
@@ -179,6 +191,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         .filter(([, v]) => typeof v === 'number')
         .map(([k, v]) => `stagediff_store_objects{kind="${k}"} ${v}`)
         .join('\n')}\n`;
+      text += `# HELP stagediff_result_cache_bytes Bytes held by the shared derived-result cache (bound: CACHE_MAX_BYTES).\n# TYPE stagediff_result_cache_bytes gauge\nstagediff_result_cache_bytes ${s.cacheBytes}\n`;
+      text += `# HELP stagediff_result_cache_max_bytes The bound of the shared derived-result cache (CACHE_MAX_BYTES).\n# TYPE stagediff_result_cache_max_bytes gauge\nstagediff_result_cache_max_bytes ${config.cacheMaxBytes}\n`;
     }
     return reply.type('text/plain; version=0.0.4').send(text);
   });

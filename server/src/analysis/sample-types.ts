@@ -58,7 +58,7 @@ export function describeProfile(p: Profile): ProfileDescription {
     kind,
     defaultSampleType: p.defaultSampleType,
     sampleTypes: p.sampleTypes.map((t) => {
-      const [description, cumulativeSinceStart] = TEXT[t.type] ?? [`${t.type} in ${t.unit}.`, false];
+      const [description, cumulativeSinceStart] = known(t.type) ?? [`${t.type} in ${t.unit}.`, false];
       return { ...t, description, cumulativeSinceStart };
     }),
   };
@@ -75,5 +75,10 @@ function guessLockKind(p: Profile): ProfileKind {
 
 /** True when comparing this sample type across stages by absolute value deserves a warning. */
 export function isCumulativeSinceStart(type: string): boolean {
-  return TEXT[type]?.[1] ?? false;
+  return known(type)?.[1] ?? false;
+}
+
+/** The text of a sample type named in the table (never an inherited property: a file may name a type `__proto__`). */
+function known(type: string): [string, boolean] | undefined {
+  return Object.hasOwn(TEXT, type) ? TEXT[type] : undefined;
 }

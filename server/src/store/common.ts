@@ -31,8 +31,19 @@ export function iso(ms: number | string | bigint): string {
   return new Date(Number(ms)).toISOString();
 }
 
+/**
+ * Refuses text a store cannot hold the same way in both dialects: PostgreSQL's text type has no NUL
+ * character, so neither store accepts one in a title, description, name or note.
+ */
+export function checkText(fields: Record<string, string | undefined>): void {
+  for (const [name, v] of Object.entries(fields))
+    if (v !== undefined && v.includes('\u0000'))
+      throw new StoreError('invalid', `${name} must not contain a NUL character`);
+}
+
 export function checkNewComparison(input: NewComparison): void {
   if (typeof input.title !== 'string') throw new StoreError('invalid', 'title must be a string');
+  checkText({ title: input.title, description: input.description });
   if (input.id !== undefined && !EXPLICIT_ID.test(input.id)) {
     throw new StoreError('invalid', 'an explicit id must be 1-64 characters of A-Z a-z 0-9 _ -');
   }
@@ -79,10 +90,15 @@ export function toBuffer(c: Buffer | Uint8Array): Buffer {
   return Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
 }
 
+/**
+ * A summary as JSON text. A NUL inside a string (a file may carry one in a name) becomes U+FFFD:
+ * PostgreSQL's jsonb cannot hold it, and both stores must keep the same summary.
+ */
 export function jsonText(summary: unknown): string {
   const text = JSON.stringify(summary ?? null);
   if (text === undefined) throw new StoreError('invalid', 'summary must be JSON-serialisable');
-  return text;
+  // An escape preceded by an even number of backslashes (an odd count means the text "\\u0000" itself).
+  return text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd');
 }
 
 /** Most capture records one stage keeps (each `stagediff capture` run into it adds one). */
@@ -99,3 +115,16 @@ export function captureText(record: unknown): string {
     throw new StoreError('invalid', `a capture record must be at most ${MAX_CAPTURE_BYTES} bytes of JSON`);
   return text;
 }
+
+/** A cache hit refreshes an entry's last use at most this often (a read should rarely write). */
+export const CACHE_TOUCH_MS = 60_000;
+
+/**
+ * Deletes least recently used cache entries until the total is within `maxBytes` (same SQL in both
+ * dialects: a running sum over the entries, oldest use first, picks exactly what must go).
+ */
+export const CACHE_EVICT_SQL = `WITH ranked AS (
+  SELECT scope, key, model_version, SUM(size) OVER (ORDER BY used_at, scope, key, model_version) - size AS before
+  FROM cache)
+DELETE FROM cache WHERE (scope, key, model_version) IN (
+  SELECT scope, key, model_version FROM ranked WHERE before < $1)`;

@@ -14,7 +14,12 @@ export interface StoreConfig {
   sweepOnOpen?: boolean;
   /** PostgreSQL pool size (default 20). */
   maxConnections?: number;
+  /** Bound of the derived-result cache, bytes (default 256 MiB). */
+  maxCacheBytes?: number;
 }
+
+/** Default bound of the derived-result cache. */
+export const DEFAULT_MAX_CACHE_BYTES = 256 * 1024 * 1024;
 
 /** Opens (and migrates) the configured store: PostgreSQL when `databaseUrl` is set, else SQLite. */
 export async function openStore(config: StoreConfig): Promise<Store> {
@@ -22,8 +27,9 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     ? await PostgresStore.open({
         databaseUrl: config.databaseUrl,
         ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}),
+        maxCacheBytes: config.maxCacheBytes ?? DEFAULT_MAX_CACHE_BYTES,
       })
-    : new SqliteStore(config.dataDir);
+    : new SqliteStore(config.dataDir, { maxCacheBytes: config.maxCacheBytes ?? DEFAULT_MAX_CACHE_BYTES });
   if (config.sweepOnOpen !== false) {
     try {
       await store.sweep();

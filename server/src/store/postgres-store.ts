@@ -4,9 +4,12 @@ import { Readable } from 'node:stream';
 import {
   checkKind,
   checkMaxBytes,
+  CACHE_EVICT_SQL,
+  CACHE_TOUCH_MS,
   checkNewComparison,
   MAX_CAPTURES_PER_STAGE,
   captureText,
+  checkText,
   checkReorder,
   iso,
   jsonText,
@@ -135,15 +138,20 @@ type Db = pg.PoolClient;
 
 export interface PostgresStoreOptions {
   databaseUrl: string;
-  /** Pool size. Each blob upload holds one connection while it streams. */
+  /** Pool size. Each blob write holds one connection while it streams (from the local spool). */
   maxConnections?: number;
+  /** Bound of the derived-result cache, bytes. */
+  maxCacheBytes?: number;
 }
 
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   private readonly pool: pg.Pool;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(
+    pool: pg.Pool,
+    private readonly maxCacheBytes: number,
+  ) {
     this.pool = pool;
   }
 
@@ -151,7 +159,7 @@ export class PostgresStore implements Store {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxConnections ?? 20 });
     // An idle client losing its server must not crash the process; the next query reports the problem.
     pool.on('error', () => {});
-    const store = new PostgresStore(pool);
+    const store = new PostgresStore(pool, options.maxCacheBytes ?? Number.MAX_SAFE_INTEGER);
     try {
       await store.migrate();
     } catch (e) {
@@ -305,6 +313,7 @@ export class PostgresStore implements Store {
   }
 
   async updateComparison(id: string, patch: { title?: string; description?: string }): Promise<Comparison> {
+    checkText(patch);
     const now = Date.now();
     return this.tx(async (db) => {
       await this.bump(db, id, now);
@@ -348,6 +357,7 @@ export class PostgresStore implements Store {
   // ---- stages ----
 
   async createStage(comparisonId: string, input: { name: string; note?: string }): Promise<Stage> {
+    checkText(input);
     const now = Date.now();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
@@ -374,6 +384,7 @@ export class PostgresStore implements Store {
   }
 
   async updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage> {
+    checkText(patch);
     const now = Date.now();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
@@ -493,6 +504,7 @@ export class PostgresStore implements Store {
   async addArtifact(input: NewArtifact): Promise<Artifact> {
     checkKind(input.kind);
     const summary = jsonText(input.summary);
+    checkText({ filename: input.filename, format: input.format });
     let ref: BlobRef;
     if ('src' in input) {
       await this.requireStage(this.pool, input.comparisonId, input.stageId); // fail before streaming
@@ -621,18 +633,29 @@ export class PostgresStore implements Store {
 
   async cacheGet(k: CacheKey): Promise<Buffer | null> {
     const c = scopeColumns(k);
-    const r = await this.pool.query<{ value: Buffer }>(
-      `SELECT value FROM cache e
+    const r = await this.pool.query<{ value: Buffer; used_at: string }>(
+      `SELECT value, used_at FROM cache e
       WHERE scope = $1 AND key = $2 AND model_version = $3 AND revision = $4
         AND (e.comparison_id IS NULL OR EXISTS (SELECT 1 FROM comparisons p WHERE p.id = e.comparison_id AND p.revision = e.revision))`,
       [c.scope, k.key, k.modelVersion, c.revision],
     );
-    return r.rows[0] ? r.rows[0].value : null;
+    const row = r.rows[0];
+    if (!row) return null;
+    const now = Date.now();
+    if (Number(row.used_at) < now - CACHE_TOUCH_MS)
+      await this.pool.query('UPDATE cache SET used_at = $1 WHERE scope = $2 AND key = $3 AND model_version = $4', [
+        now,
+        c.scope,
+        k.key,
+        k.modelVersion,
+      ]);
+    return row.value;
   }
 
   async cachePut(k: CacheKey, value: Buffer | string): Promise<void> {
     const c = scopeColumns(k);
     const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+    if (bytes.length > this.maxCacheBytes / 4) return;
     const guard =
       c.comparisonId !== null
         ? 'EXISTS (SELECT 1 FROM comparisons WHERE id = $4 AND revision = $6)'
@@ -642,18 +665,21 @@ export class PostgresStore implements Store {
     await this.tx(async (db) => {
       // A writer that computed from an older revision never replaces a newer entry.
       await db.query(
-        `INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at)
-        SELECT $1::text, $2::text, $3::integer, $4::text, $5::text, $6::bigint, $7::bytea, $8::bigint WHERE ${guard}
+        `INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at, size, used_at)
+        SELECT $1::text, $2::text, $3::integer, $4::text, $5::text, $6::bigint, $7::bytea, $8::bigint, $9::bigint, $8::bigint WHERE ${guard}
         ON CONFLICT (scope, key, model_version) DO UPDATE
-          SET value = EXCLUDED.value, revision = EXCLUDED.revision, created_at = EXCLUDED.created_at
+          SET value = EXCLUDED.value, revision = EXCLUDED.revision, created_at = EXCLUDED.created_at,
+            size = EXCLUDED.size, used_at = EXCLUDED.used_at
           WHERE EXCLUDED.revision >= cache.revision`,
-        [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, Date.now()],
+        [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, Date.now(), bytes.length],
       );
       await db.query('DELETE FROM cache WHERE scope = $1 AND key = $2 AND model_version <> $3', [
         c.scope,
         k.key,
         k.modelVersion,
       ]);
+      const total = Number((await db.query<{ n: string }>('SELECT COALESCE(SUM(size), 0) AS n FROM cache')).rows[0]!.n);
+      if (total > this.maxCacheBytes) await db.query(CACHE_EVICT_SQL, [total - this.maxCacheBytes]);
     }).catch((e: { code?: string }) => {
       // The comparison or blob went away between the guard and the insert: nothing to cache.
       if (e.code !== '23503') throw e;
@@ -692,6 +718,7 @@ export class PostgresStore implements Store {
       (SELECT COALESCE(SUM(size), 0) FROM blobs) AS "blobBytes",
       (SELECT COUNT(*) FROM blob_pins) AS pins,
       (SELECT COUNT(*) FROM cache) AS "cacheEntries",
+      (SELECT COALESCE(SUM(size), 0) FROM cache) AS "cacheBytes",
       (SELECT COUNT(DISTINCT data_id) FROM blob_data) + (SELECT COUNT(*) FROM blobs WHERE size = 0) AS "blobObjects"`);
     const row = r.rows[0]!;
     return {
@@ -703,6 +730,7 @@ export class PostgresStore implements Store {
       blobBytes: Number(row.blobBytes),
       pins: Number(row.pins),
       cacheEntries: Number(row.cacheEntries),
+      cacheBytes: Number(row.cacheBytes),
       blobObjects: Number(row.blobObjects),
       tempFiles: 0,
     };

@@ -18,9 +18,12 @@ import type { Readable } from 'node:stream';
 import {
   checkKind,
   checkMaxBytes,
+  CACHE_EVICT_SQL,
+  CACHE_TOUCH_MS,
   checkNewComparison,
   MAX_CAPTURES_PER_STAGE,
   captureText,
+  checkText,
   checkReorder,
   iso,
   jsonText,
@@ -167,7 +170,10 @@ export class SqliteStore implements Store {
   private static readonly activeTemps = new Set<string>();
   private readonly activeTemps = SqliteStore.activeTemps;
 
-  constructor(dataDir: string) {
+  private readonly maxCacheBytes: number;
+
+  constructor(dataDir: string, options: { maxCacheBytes?: number } = {}) {
+    this.maxCacheBytes = options.maxCacheBytes ?? Number.MAX_SAFE_INTEGER;
     mkdirSync(dataDir, { recursive: true });
     this.blobDir = join(dataDir, 'blobs');
     this.tmpDir = join(this.blobDir, 'tmp');
@@ -318,6 +324,7 @@ export class SqliteStore implements Store {
   }
 
   async updateComparison(id: string, patch: { title?: string; description?: string }): Promise<Comparison> {
+    checkText(patch);
     const now = Date.now();
     this.db
       .transaction(() => {
@@ -360,6 +367,7 @@ export class SqliteStore implements Store {
   // ---- stages ----
 
   async createStage(comparisonId: string, input: { name: string; note?: string }): Promise<Stage> {
+    checkText(input);
     const now = Date.now();
     const id = newId();
     this.db
@@ -386,6 +394,7 @@ export class SqliteStore implements Store {
   }
 
   async updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage> {
+    checkText(patch);
     const now = Date.now();
     return this.db
       .transaction((): Stage => {
@@ -519,6 +528,7 @@ export class SqliteStore implements Store {
   async addArtifact(input: NewArtifact): Promise<Artifact> {
     checkKind(input.kind);
     const summary = jsonText(input.summary);
+    checkText({ filename: input.filename, format: input.format });
     let ref: BlobRef;
     if ('src' in input) {
       // Fail before streaming a large body into a stage that does not exist.
@@ -618,15 +628,22 @@ export class SqliteStore implements Store {
   async cacheGet(k: CacheKey): Promise<Buffer | null> {
     const c = scopeColumns(k);
     const row = this.db
-      .prepare(`SELECT value FROM cache e WHERE scope = ? AND key = ? AND model_version = ? AND revision = ?
+      .prepare(`SELECT value, used_at FROM cache e WHERE scope = ? AND key = ? AND model_version = ? AND revision = ?
       AND (e.comparison_id IS NULL OR EXISTS (SELECT 1 FROM comparisons p WHERE p.id = e.comparison_id AND p.revision = e.revision))`)
-      .get(c.scope, k.key, k.modelVersion, c.revision) as { value: Buffer } | undefined;
-    return row ? row.value : null;
+      .get(c.scope, k.key, k.modelVersion, c.revision) as { value: Buffer; used_at: number } | undefined;
+    if (!row) return null;
+    const now = Date.now();
+    if (row.used_at < now - CACHE_TOUCH_MS)
+      this.db
+        .prepare('UPDATE cache SET used_at = ? WHERE scope = ? AND key = ? AND model_version = ?')
+        .run(now, c.scope, k.key, k.modelVersion);
+    return row.value;
   }
 
   async cachePut(k: CacheKey, value: Buffer | string): Promise<void> {
     const c = scopeColumns(k);
     const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+    if (bytes.length > this.maxCacheBytes / 4) return;
     const guard =
       c.comparisonId !== null
         ? 'EXISTS (SELECT 1 FROM comparisons WHERE id = @comparisonId AND revision = @revision)'
@@ -636,15 +653,19 @@ export class SqliteStore implements Store {
     this.db
       .transaction(() => {
         this.db
-          .prepare(`INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at)
-        SELECT @scope, @key, @modelVersion, @comparisonId, @sha256, @revision, @value, @now WHERE ${guard}
+          .prepare(`INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at, size, used_at)
+        SELECT @scope, @key, @modelVersion, @comparisonId, @sha256, @revision, @value, @now, @size, @now WHERE ${guard}
         ON CONFLICT (scope, key, model_version) DO UPDATE
-          SET value = excluded.value, revision = excluded.revision, created_at = excluded.created_at
+          SET value = excluded.value, revision = excluded.revision, created_at = excluded.created_at,
+            size = excluded.size, used_at = excluded.used_at
           WHERE excluded.revision >= cache.revision`)
-          .run({ ...c, key: k.key, modelVersion: k.modelVersion, value: bytes, now: Date.now() });
+          .run({ ...c, key: k.key, modelVersion: k.modelVersion, value: bytes, now: Date.now(), size: bytes.length });
         this.db
           .prepare('DELETE FROM cache WHERE scope = ? AND key = ? AND model_version <> ?')
           .run(c.scope, k.key, k.modelVersion);
+        const total = (this.db.prepare('SELECT COALESCE(SUM(size), 0) AS n FROM cache').get() as { n: number }).n;
+        if (total > this.maxCacheBytes)
+          this.db.prepare(CACHE_EVICT_SQL.replace('$1', '?')).run(total - this.maxCacheBytes);
       })
       .immediate();
   }
@@ -726,6 +747,7 @@ export class SqliteStore implements Store {
       blobBytes: count('SELECT COALESCE(SUM(size), 0) AS n FROM blobs'),
       pins: count('SELECT COUNT(*) AS n FROM blob_pins'),
       cacheEntries: count('SELECT COUNT(*) AS n FROM cache'),
+      cacheBytes: count('SELECT COALESCE(SUM(size), 0) AS n FROM cache'),
       blobObjects: readdirSync(this.blobDir)
         .filter((d) => /^[0-9a-f]{2}$/.test(d))
         .reduce((n, d) => n + readdirSync(join(this.blobDir, d)).length, 0),

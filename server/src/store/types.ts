@@ -152,6 +152,8 @@ export interface StoreStats {
   blobBytes: number;
   pins: number;
   cacheEntries: number;
+  /** Bytes of the cached values (bounded by the store's `maxCacheBytes`). */
+  cacheBytes: number;
   /** Blob payloads physically present (files, or distinct chunk sets); equals `blobs` when consistent. */
   blobObjects: number;
   tempFiles: number;
@@ -203,9 +205,13 @@ export interface Store {
   readBlob(sha256: string): Promise<Buffer | null>;
   openBlobStream(sha256: string): Promise<Readable | null>;
 
-  // Derived-data cache
+  // Derived-data cache, bounded in bytes (least recently served entries are evicted first)
+  /** A hit also marks the entry as recently used (at most once a minute, so reads stay reads). */
   cacheGet(key: CacheKey): Promise<Buffer | null>;
-  /** Silently skipped when a comparison scope is no longer current (changed or deleted). */
+  /**
+   * Silently skipped when a comparison scope is no longer current (changed or deleted), and for a
+   * value larger than a quarter of the bound. May evict least recently used entries.
+   */
   cachePut(key: CacheKey, value: Buffer | string): Promise<void>;
 
   // Maintenance

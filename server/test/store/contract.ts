@@ -74,8 +74,8 @@ const EMPTY_COUNTS = {
   tempFiles: 0,
 };
 
-function counts(s: StoreStats): Omit<StoreStats, 'schemaVersion' | 'cacheEntries'> {
-  const { schemaVersion: _v, cacheEntries: _c, ...rest } = s;
+function counts(s: StoreStats): Omit<StoreStats, 'schemaVersion' | 'cacheEntries' | 'cacheBytes'> {
+  const { schemaVersion: _v, cacheEntries: _c, cacheBytes: _b, ...rest } = s;
   return rest;
 }
 
@@ -202,6 +202,30 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const raw = await harness.rawComparisonRow(config, a.comparison.id);
         expect(raw).not.toContain(a.editToken!);
         expect(raw).toContain(createHash('sha256').update(a.editToken!).digest('hex'));
+      });
+    });
+
+    describe('text', () => {
+      it('refuses a NUL character in titles and names, and keeps a NUL in a summary as U+FFFD', async () => {
+        const { s, cid, sid } = await withStage();
+        await expectStoreError(s.createComparison({ title: 'a\u0000b' }), 'invalid');
+        await expectStoreError(s.updateComparison(cid, { description: '\u0000' }), 'invalid');
+        await expectStoreError(s.createStage(cid, { name: 'x', note: 'n\u0000' }), 'invalid');
+        await expectStoreError(s.updateStage(cid, sid, { name: '\u0000' }), 'invalid');
+        const a = await s.addArtifact({
+          comparisonId: cid,
+          stageId: sid,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'p',
+          summary: { sampleTypes: [{ type: 'cpu\u0000x', unit: 'ns' }], text: '\\u0000' },
+          src: chunked(bytesOf(41, 100)),
+          maxBytes: MiB,
+        });
+        expect((await s.getArtifact(a.id))!.summary).toEqual({
+          sampleTypes: [{ type: 'cpu\ufffdx', unit: 'ns' }],
+          text: '\\u0000',
+        });
       });
     });
 
@@ -712,6 +736,32 @@ export function storeContract(name: string, harness: StoreHarness): void {
         // A put for an unknown comparison is a no-op, not an error.
         await s.cachePut({ scope: { comparisonId: 'gone', revision: 1 }, key: 'k', modelVersion: 1 }, 'x');
         expect((await s.stats()).cacheEntries).toBe(0);
+      });
+
+      it('stays within its byte bound, evicting the least recently used entries first', async () => {
+        config = await harness.freshConfig();
+        const s = await open({ ...config, maxCacheBytes: 1200 });
+        const { comparison } = await s.createComparison({ title: 'bounded' });
+        const scope = { comparisonId: comparison.id, revision: comparison.revision };
+        const key = (k: string): CacheKey => ({ scope, key: k, modelVersion: 1 });
+        for (const k of ['a', 'b', 'c', 'd']) {
+          await s.cachePut(key(k), Buffer.alloc(300, k));
+          await new Promise((r) => setTimeout(r, 3)); // distinct last-use times
+        }
+        expect((await s.stats()).cacheBytes).toBe(1200);
+        await s.cachePut(key('e'), Buffer.alloc(300, 'e'));
+        const st = await s.stats();
+        expect(st.cacheBytes).toBe(1200);
+        expect(st.cacheEntries).toBe(4);
+        expect(await s.cacheGet(key('a'))).toBeNull();
+        for (const k of ['b', 'c', 'd', 'e']) expect((await s.cacheGet(key(k)))!.toString()).toBe(k.repeat(300));
+        // A value over a quarter of the bound is not cached at all (it would flush everything else).
+        await s.cachePut(key('big'), Buffer.alloc(301));
+        expect(await s.cacheGet(key('big'))).toBeNull();
+        expect((await s.stats()).cacheEntries).toBe(4);
+        // Many distinct keys never grow it past the bound.
+        for (let i = 0; i < 50; i++) await s.cachePut(key(`k${i}`), Buffer.alloc(100 + i));
+        expect((await s.stats()).cacheBytes).toBeLessThanOrEqual(1200);
       });
 
       it('ties blob-scoped entries to their blob and keeps global ones', async () => {

@@ -50,6 +50,7 @@ describe('sqlite store specifics', () => {
     expect(db.prepare('SELECT version, name FROM schema_migrations').all()).toEqual([
       { version: 1, name: 'init' },
       { version: 2, name: 'stage-captures' },
+      { version: 3, name: 'cache-bound' },
     ]);
     db.close();
     expect(existsSync(join(dataDir, 'blobs', ref.sha256.slice(0, 2), ref.sha256))).toBe(true);

@@ -4,7 +4,9 @@
  *
  * Contract: one bucket per second t = 0, 1, … up to the last row's second, on the run's own clock
  * (t = 0 is the run's start, not a wall-clock second); a second without rows is an explicit zero
- * bucket. `requests` and `rps` count the rows of the second, `errors` those flagged as errors;
+ * bucket — unless the span is far wider than the rows can fill (more than 2 × rows + 3600 seconds,
+ * e.g. three requests ten million seconds apart): then only the seconds that have rows get a bucket,
+ * so a timeline is always bounded by the input's content, never by its timestamps. `requests` and `rps` count the rows of the second, `errors` those flagged as errors;
  * the bucket's latency figures (ms) cover its rows that have a latency, with the percentiles of
  * the tool's own `PercentileRule` and null when there are none.
  *
@@ -62,12 +64,36 @@ export function secondsOf(startSec: Float64Array): Int32Array {
  * ascending order. No rows: no buckets and an empty array.
  */
 export function timelineAndSorted(rows: TimelineRows): { timeline: TimelineBucket[]; sorted: Float64Array } {
-  const { second, latencyMs, error, rule } = rows;
+  const { latencyMs, error, rule } = rows;
+  let second = rows.second;
   const n = second.length;
   if (n === 0) return { timeline: [], sorted: new Float64Array(0) };
   let maxB = 0;
   for (let i = 0; i < n; i++) if (second[i]! > maxB) maxB = second[i]!;
-  const nb = maxB + 1;
+  let nb = maxB + 1;
+  // Sparse: bucket b stands for second secondOf[b] (only seconds with rows).
+  let secondOf: Int32Array | null = null;
+  if (nb > 2 * n + 3600) {
+    const sortedSeconds = Int32Array.from(second).sort();
+    let k = 0;
+    for (let i = 0; i < n; i++)
+      if (i === 0 || sortedSeconds[i] !== sortedSeconds[i - 1]) sortedSeconds[k++] = sortedSeconds[i]!;
+    secondOf = sortedSeconds.slice(0, k);
+    const index = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      let lo = 0;
+      let hi = k - 1;
+      const want = second[i]!;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (secondOf[mid]! < want) lo = mid + 1;
+        else hi = mid;
+      }
+      index[i] = lo;
+    }
+    second = index;
+    nb = k;
+  }
   const counts = new Int32Array(nb);
   const errors = new Int32Array(nb);
   const latCounts = new Int32Array(nb);
@@ -96,7 +122,7 @@ export function timelineAndSorted(rows: TimelineRows): { timeline: TimelineBucke
     part.sort();
     const c = part.length;
     timeline.push({
-      t: b,
+      t: secondOf ? secondOf[b]! : b,
       requests: counts[b]!,
       rps: counts[b]!,
       errors: errors[b]!,
