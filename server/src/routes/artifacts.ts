@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../app.ts';
 import type { Artifact, BlobRef } from '../store/index.ts';
@@ -85,7 +84,7 @@ async function storeOne(
       maxDecompressedBytes: ctx.config.maxDecompressedBytes,
     });
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
-    ref = await ctx.store.putBlob(createReadStream(spooled.path), ctx.config.maxUploadBytes);
+    ref = await ctx.store.putBlob(ctx.spool.read(spooled), ctx.config.maxUploadBytes);
     const a = await ctx.store.addArtifact({
       comparisonId,
       stageId,

@@ -103,7 +103,9 @@ export function infrastructureError(e: unknown): { status: number; code: string;
     code === '57P02' ||
     code === '57P03' ||
     code === '53300' ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(msg)
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|terminating connection due to administrator command/i.test(
+      msg,
+    )
   )
     return { status: 503, code: 'storage-unavailable', message: 'the database is unavailable; try again shortly' };
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'EROFS' || code === 'SQLITE_READONLY')

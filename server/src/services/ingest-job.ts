@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
-import { profileModelBytes } from './profile-bytes.ts';
+import { profileModelBytes, storableSampleTypes } from './profile-bytes.ts';
 import { ApiError } from '../routes/errors.ts';
 import { artifactSummary } from './analysis.ts';
 import type { ModelCache } from './models.ts';
@@ -41,10 +41,11 @@ export async function ingestFile(
   job: IngestFile,
   opts: { models: ModelCache; maxHeapBytes: number },
 ): Promise<IngestResult> {
-  const parsed = await ingest(
+  const raw = await ingest(
     { name: job.filename, open: () => createReadStream(job.path) },
     { maxInputBytes: job.maxInputBytes, maxDecompressedBytes: job.maxDecompressedBytes },
   );
+  const parsed: Parsed = raw.kind === 'profile' ? { ...raw, profile: storableSampleTypes(raw.profile) } : raw;
   const modelBytes = parsed.kind === 'profile' ? profileModelBytes(parsed.profile) : 0;
   const needed = modelBytes * ANALYSIS_MODEL_FACTOR;
   if (needed > opts.maxHeapBytes) {

@@ -2,7 +2,7 @@ import { type Artifact, type Store, StoreError } from '../store/index.ts';
 import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { CODE_VERSION } from './code-version.ts';
-import { profileModelBytes } from './profile-bytes.ts';
+import { profileModelBytes, storableSampleTypes } from './profile-bytes.ts';
 import type { Metrics } from './metrics.ts';
 
 /** A stored blob as a byte stream (opened when first read). */
@@ -115,6 +115,6 @@ export class ModelCache {
       { maxDecompressedBytes: this.maxDecompressedBytes, maxInputBytes: Number.MAX_SAFE_INTEGER },
     );
     this.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000);
-    return parsed;
+    return parsed.kind === 'profile' ? { ...parsed, profile: storableSampleTypes(parsed.profile) } : parsed;
   }
 }

@@ -9,3 +9,24 @@ export function profileModelBytes(p: Profile): number {
   n += p.labelSets.length * 96;
   return n;
 }
+
+const NUL = /\u0000/g;
+
+/**
+ * Sample type names and units as the stores keep them: a NUL becomes U+FFFD (PostgreSQL cannot
+ * hold NUL, see the stores' jsonText), so a type found in a stored summary is found in the model.
+ */
+export function storableSampleTypes(p: Profile): Profile {
+  const clean = (s: string) => s.replace(NUL, '\ufffd');
+  if (
+    !p.sampleTypes.some((t) => t.type.includes('\u0000') || t.unit.includes('\u0000')) &&
+    !p.defaultSampleType.includes('\u0000')
+  )
+    return p;
+  return {
+    ...p,
+    sampleTypes: p.sampleTypes.map((t) => ({ type: clean(t.type), unit: clean(t.unit) })),
+    defaultSampleType: clean(p.defaultSampleType),
+    periodType: p.periodType ? { type: clean(p.periodType.type), unit: clean(p.periodType.unit) } : null,
+  };
+}

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { createReadStream, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TooLargeError } from '../store/index.ts';
@@ -58,6 +58,11 @@ export class Spool {
     }
     await fh.close();
     return { path, sha256: hash.digest('hex'), size };
+  }
+
+  /** The spooled bytes, the file opened only when first read (a source never read opens nothing). */
+  async *read(s: Spooled): AsyncGenerator<Buffer> {
+    yield* createReadStream(s.path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>;
   }
 
   async discard(s: Spooled): Promise<void> {

@@ -194,6 +194,12 @@ export class PostgresStore implements Store {
   private async tx<T>(fn: (db: Db) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const db = await this.pool.connect();
     let broken: Error | undefined;
+    // A checked-out client has no pool listener: a backend lost mid-transaction would otherwise be an
+    // uncaught 'error' event that ends the process. The failing query reports it instead.
+    const lost = (e: Error) => {
+      broken = e;
+    };
+    db.on('error', lost);
     try {
       await db.query(begin);
       const out = await fn(db);
@@ -205,6 +211,7 @@ export class PostgresStore implements Store {
       });
       throw e;
     } finally {
+      db.removeListener('error', lost);
       db.release(broken);
     }
   }

@@ -4,8 +4,10 @@ import type { StagediffApp } from '../../src/app.ts';
 import { mannWhitneyU } from '../../src/analysis/benchstat.ts';
 import { flatCum } from '../../src/analysis/flat-cum.ts';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
-import { testApp } from '../helpers/app.ts';
+import { testApp, addStage, createComparison, upload } from '../helpers/app.ts';
 import { PRINTED_RPS, runFiles, uploadRepeatedRuns } from '../helpers/repeated-runs.ts';
+import { join } from 'node:path';
+import { fixturesDir } from '../helpers/paths.ts';
 
 /* Profile noise on real repeated runs (fixtures/repeated-runs: a CPU profile taken during each wrk run). */
 let app: StagediffApp;
@@ -101,5 +103,92 @@ describe('diff noise across several profiles per stage', () => {
         expect(p.spread.min).toBeLessThanOrEqual(p.spread.median);
         expect(p.spread.median).toBeLessThanOrEqual(p.spread.max);
       }
+  });
+});
+const CACHE_MAX_BYTES = 4 * 1024 * 1024;
+
+describe('analysis views under hostile query strings and concurrent changes', () => {
+  let app: StagediffApp;
+  let c: { id: string; auth: Record<string, string> };
+  let base: string;
+  let target: string;
+
+  beforeAll(async () => {
+    app = await testApp({ CACHE_MAX_BYTES: String(CACHE_MAX_BYTES) });
+    c = await createComparison(app, 'views');
+    base = await addStage(app, c.id, c.auth, 'baseline');
+    target = await addStage(app, c.id, c.auth, 'fast-json');
+    expect((await upload(app, c.id, base, c.auth, [join(fixturesDir, 'demo/baseline/cpu.pb.gz')])).statusCode).toBe(
+      200,
+    );
+    expect((await upload(app, c.id, target, c.auth, [join(fixturesDir, 'demo/fast-json/cpu.pb.gz')])).statusCode).toBe(
+      200,
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('refuses Infinity and overflowing numbers with a 400 naming the parameter', async () => {
+    for (const [q, name] of [
+      [`flamegraph?stage=${base}&minFraction=Infinity`, 'minFraction'],
+      [`flamegraph?stage=${base}&minFraction=-Infinity`, 'minFraction'],
+      [`diff?base=${base}&target=${target}&limit=1e999`, 'limit'],
+      ['trajectory?n=Infinity', 'n'],
+    ] as const) {
+      const r = await app.inject({ url: `/api/comparisons/${c.id}/${q}` });
+      expect(r.statusCode, q).toBe(400);
+      expect(r.json().error.message).toContain(name);
+    }
+  });
+
+  it('keeps the shared result cache within CACHE_MAX_BYTES over 1,000 distinct query strings', async () => {
+    const metric = async (name: string) =>
+      Number(new RegExp(`^${name} (\\d+)$`, 'm').exec((await app.inject({ url: '/metrics' })).body)?.[1]);
+    for (let i = 0; i < 1000; i++) {
+      const r = await app.inject({
+        url: `/api/comparisons/${c.id}/diff?base=${base}&target=${target}&minFraction=${(i / 1e5).toFixed(5)}&limit=${1 + (i % 50)}`,
+      });
+      expect(r.statusCode).toBe(200);
+    }
+    const s = await app.ctx.store.stats();
+    expect(s.cacheEntries).toBeGreaterThan(10);
+    expect(s.cacheBytes).toBeGreaterThan(CACHE_MAX_BYTES / 2);
+    expect(s.cacheBytes).toBeLessThanOrEqual(CACHE_MAX_BYTES);
+    expect(await metric('stagediff_result_cache_bytes')).toBe(s.cacheBytes);
+    expect(await metric('stagediff_result_cache_max_bytes')).toBe(CACHE_MAX_BYTES);
+  }, 120_000);
+
+  it('answers a view racing the deletion of its file with a 409 naming the file, never a 500', async () => {
+    const own = await createComparison(app, 'race');
+    const st = await addStage(app, own.id, own.auth, 'one');
+    const up = await upload(app, own.id, st, own.auth, [join(fixturesDir, 'demo/pooled/heap.pb.gz')]);
+    const artifactId = up.json().results[0].artifact.id as string;
+    // A second server on the same data (its workers have not parsed the file yet) reads the
+    // comparison, then the file is deleted before its worker opens the bytes.
+    const other = await testApp({ DATA_DIR: app.ctx.config.dataDir });
+    const pool = other.ctx.pool;
+    const run = pool.run.bind(pool);
+    pool.run = async (tree, op) => {
+      const del = await app.inject({
+        method: 'DELETE',
+        url: `/api/comparisons/${own.id}/artifacts/${artifactId}`,
+        headers: own.auth,
+      });
+      expect(del.statusCode).toBe(204);
+      return run(tree, op);
+    };
+    try {
+      const r = await other.inject({ url: `/api/comparisons/${own.id}/flamegraph?stage=${st}` });
+      expect(r.statusCode).toBe(409);
+      expect(r.json().error.code).toBe('blob-missing');
+      expect(r.json().error.message).toMatch(/heap\.pb\.gz was removed while it was being analysed/);
+    } finally {
+      pool.run = run;
+      await other.close();
+    }
+    // afterwards the stage simply has no profile
+    const after = await app.inject({ url: `/api/comparisons/${own.id}/flamegraph?stage=${st}` });
+    expect(after.statusCode).toBe(404);
   });
 });
