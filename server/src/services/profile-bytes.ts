@@ -10,14 +10,12 @@ export function profileModelBytes(p: Profile): number {
   return n;
 }
 
-const NUL = /\u0000/g;
-
 /**
  * Sample type names and units as the stores keep them: a NUL becomes U+FFFD (PostgreSQL cannot
  * hold NUL, see the stores' jsonText), so a type found in a stored summary is found in the model.
  */
 export function storableSampleTypes(p: Profile): Profile {
-  const clean = (s: string) => s.replace(NUL, '\ufffd');
+  const clean = (s: string) => s.replaceAll('\u0000', '\ufffd');
   if (
     !p.sampleTypes.some((t) => t.type.includes('\u0000') || t.unit.includes('\u0000')) &&
     !p.defaultSampleType.includes('\u0000')
