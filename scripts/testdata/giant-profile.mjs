@@ -172,7 +172,7 @@ export async function writeGiantProfile({
   });
   for (let p = 0; p < numPaths; p++) {
     const chain = chains[Math.floor(walk() ** 2 * chains.length)];
-    const depth = chain.length + 2 + Math.floor(walk() * 8);
+    const depth = chain.length + 2 + Math.floor(walk() * 9);
     for (let d = 0; d < chain.length; d++) stack[d] = chain[d];
     let f = chain[chain.length - 1];
     for (let d = chain.length; d < depth; d++) {
@@ -260,7 +260,7 @@ export async function writeGiantProfile({
 
 /** The cached profile of `samples` samples (generated on first use). */
 export async function giantProfilePath({ samples = 8_000_000, seed = 42 } = {}) {
-  const out = join(repoRoot, '.testdata-cache', `giant-cpu-${samples}-s${seed}.pb.gz`);
+  const out = join(repoRoot, '.testdata-cache', `giant-cpu-v2-${samples}-s${seed}.pb.gz`);
   if (!existsSync(out)) await writeGiantProfile({ samples, seed, out });
   return out;
 }

@@ -4,6 +4,7 @@ import type { AppContext } from '../app.ts';
 import type { Artifact, BlobRef } from '../store/index.ts';
 import { StoreError, TooLargeError } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
+import { derivedProfileKey } from '../services/models.ts';
 import type { Spooled } from '../services/spool.ts';
 import { ApiError, infrastructureError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
@@ -95,6 +96,9 @@ async function storeOne(
       blob: ref,
     });
     ref = null;
+    // The compact form, so no later view parses these bytes again (best effort: it is re-derivable).
+    if (parsed.derived)
+      await ctx.store.cachePut(derivedProfileKey(a.sha256), Buffer.from(parsed.derived)).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'ok', kind: parsed.kind });
     ctx.metrics.inc('stagediff_upload_bytes_total', {}, a.size);
     const { comparisonId: _c, stageId: _s, ...artifact } = a;

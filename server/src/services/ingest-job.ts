@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
+import { aggregateSamples, encodeProfile } from '../model/profile-codec.ts';
 import { profileModelBytes, storableSampleTypes } from './profile-bytes.ts';
 import { ApiError } from '../routes/errors.ts';
 import { artifactSummary } from './analysis.ts';
@@ -24,6 +25,8 @@ export interface IngestResult {
   summary: unknown;
   /** Bytes the parsed model occupies in memory (profiles; 0 otherwise). */
   modelBytes: number;
+  /** A profile's compact derived form (profile-codec), for the store's cache once the blob is stored. */
+  derived: Uint8Array | null;
 }
 
 /**
@@ -45,7 +48,8 @@ export async function ingestFile(
     { name: job.filename, open: () => createReadStream(job.path) },
     { maxInputBytes: job.maxInputBytes, maxDecompressedBytes: job.maxDecompressedBytes },
   );
-  const parsed: Parsed = raw.kind === 'profile' ? { ...raw, profile: storableSampleTypes(raw.profile) } : raw;
+  const parsed: Parsed =
+    raw.kind === 'profile' ? { ...raw, profile: aggregateSamples(storableSampleTypes(raw.profile)) } : raw;
   const modelBytes = parsed.kind === 'profile' ? profileModelBytes(parsed.profile) : 0;
   const needed = modelBytes * ANALYSIS_MODEL_FACTOR;
   if (needed > opts.maxHeapBytes) {
@@ -57,5 +61,11 @@ export async function ingestFile(
     );
   }
   opts.models.prime(job.sha256, parsed);
-  return { kind: parsed.kind, format: parsed.format, summary: artifactSummary(parsed), modelBytes };
+  return {
+    kind: parsed.kind,
+    format: parsed.format,
+    summary: artifactSummary(parsed),
+    modelBytes,
+    derived: parsed.kind === 'profile' ? encodeProfile(parsed.profile) : null,
+  };
 }

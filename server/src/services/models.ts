@@ -1,4 +1,5 @@
-import { type Artifact, type Store, StoreError } from '../store/index.ts';
+import { type Artifact, type CacheKey, type Store, StoreError } from '../store/index.ts';
+import { aggregateSamples, decodeProfile, encodeProfile } from '../model/profile-codec.ts';
 import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { CODE_VERSION } from './code-version.ts';
@@ -19,6 +20,11 @@ export async function* blobSource(store: Store, sha256: string, filename: string
  * code-version.ts), so a fix re-derives from the stored originals instead of serving old numbers.
  */
 export const MODEL_VERSION = CODE_VERSION;
+
+/** Where a profile's compact derived form (profile-codec) is cached, by the blob it was parsed from. */
+export function derivedProfileKey(sha256: string): CacheKey {
+  return { scope: { sha256 }, key: 'profile-model', modelVersion: MODEL_VERSION };
+}
 
 /** Bytes a parsed model holds in memory, roughly (profiles exactly for their arrays). */
 function parsedBytes(p: Parsed): number {
@@ -109,12 +115,23 @@ export class ModelCache {
   }
 
   private async load(a: Pick<Artifact, 'sha256' | 'filename'>): Promise<Parsed> {
+    // A profile parsed before (at upload, or by any replica) is read back in its compact form.
+    const stored = await this.store.cacheGet(derivedProfileKey(a.sha256));
+    const profile = stored ? decodeProfile(stored) : null;
+    if (profile) {
+      this.metrics.inc('stagediff_derived_model_hits_total');
+      return { kind: 'profile', format: profile.format, profile };
+    }
     const t0 = performance.now();
     const parsed = await ingest(
       { name: a.filename, open: () => blobSource(this.store, a.sha256, a.filename) },
       { maxDecompressedBytes: this.maxDecompressedBytes, maxInputBytes: Number.MAX_SAFE_INTEGER },
     );
     this.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000);
-    return parsed.kind === 'profile' ? { ...parsed, profile: storableSampleTypes(parsed.profile) } : parsed;
+    if (parsed.kind !== 'profile') return parsed;
+    const compact = aggregateSamples(storableSampleTypes(parsed.profile));
+    // Best effort: a store that cannot keep it now only means a later parse.
+    await this.store.cachePut(derivedProfileKey(a.sha256), encodeProfile(compact)).catch(() => undefined);
+    return { ...parsed, profile: compact };
   }
 }

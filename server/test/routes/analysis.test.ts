@@ -159,6 +159,32 @@ describe('analysis views under hostile query strings and concurrent changes', ()
     expect(await metric('stagediff_result_cache_max_bytes')).toBe(CACHE_MAX_BYTES);
   }, 120_000);
 
+  it('serves a restarted server from the compact form in the store, never re-reading the raw bytes', async () => {
+    const url = `/api/comparisons/${c.id}/diff?base=${base}&target=${target}&mode=share&minFraction=0.003`;
+    const first = await app.inject({ url });
+    expect(first.statusCode).toBe(200);
+    // Another server on the same data, computing in process so its store can be watched.
+    const other = await testApp({ DATA_DIR: app.ctx.config.dataDir, ANALYSIS_WORKERS: '0' });
+    try {
+      let rawReads = 0;
+      const store = other.ctx.store;
+      const open = store.openBlobStream.bind(store);
+      store.openBlobStream = async (sha) => {
+        rawReads++;
+        return open(sha);
+      };
+      const r = await other.inject({ url: url.replace('0.003', '0.004') });
+      expect(r.statusCode).toBe(200);
+      expect(rawReads).toBe(0);
+      // the same view computed by the first server from its own models (a distinct cache key: limit spelled out)
+      const again = await app.inject({ url: `${url.replace('0.003', '0.004')}&limit=2000` });
+      expect(r.json()).toEqual(again.json());
+      expect((await other.inject({ url: '/metrics' })).body).toMatch(/^stagediff_derived_model_hits_total 2$/m);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers a view racing the deletion of its file with a 409 naming the file, never a 500', async () => {
     const own = await createComparison(app, 'race');
     const st = await addStage(app, own.id, own.auth, 'one');

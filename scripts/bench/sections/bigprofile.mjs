@@ -1,0 +1,182 @@
+// Section "bigprofile": a CPU profile of 8 M samples (about 316 MiB inflated, under the upload
+// limits), made by the seeded generator in scripts/testdata/giant-profile.mjs, through the server as
+// a user meets it: upload → first flamegraph, first diff against a 1 M-sample profile of the same
+// program, the cached repeats, the same views cold after a restart (parsed again from the stored
+// bytes), and the server's peak RSS (the kernel's high-water mark of the one process: main thread
+// and analysis workers). Reference: `go tool pprof -top` on the same file, timed in the same run.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { giantProfilePath } from '../../testdata/giant-profile.mjs';
+import { fmtMB, fmtMs, fmtRatio, median, printTable, repoRoot, timeCommand } from '../lib.mjs';
+
+const GO = '/usr/local/go/bin/go';
+
+function startServer(dataDir, webDist) {
+  const child = spawn(process.execPath, [join(repoRoot, 'server/bin/stagediff.mjs'), 'serve'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      WEB_DIST: webDist,
+      STAGEDIFF_SEED_DEMO: '0',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve({ child, base: m[1] });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (c) => {
+      if (c) console.error(`server exited (${c}): ${out.slice(-1500)}`);
+      reject(new Error(`server exited (${c}): ${out.slice(-800)}`));
+    });
+    setTimeout(() => reject(new Error(`server did not start: ${out.slice(0, 500)}`)), 60_000);
+  });
+}
+
+/** The server process's peak resident set so far (VmHWM), bytes. */
+function peakRss(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : null;
+}
+
+async function stop(child) {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+}
+
+async function json(res) {
+  if (!res.ok) throw new Error(`${res.url}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** Wall time of one GET, ms (the body read whole), and the body's size. */
+async function timedGet(url) {
+  const t0 = performance.now();
+  const r = await fetch(url);
+  const body = await r.arrayBuffer();
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status} ${Buffer.from(body).toString().slice(0, 300)}`);
+  return { ms: performance.now() - t0, bytes: body.byteLength };
+}
+
+export async function run({ reps, quick }) {
+  const bigPath = await giantProfilePath({ samples: 8_000_000, seed: 42 });
+  const smallPath = await giantProfilePath({ samples: 1_000_000, seed: 7 });
+  const work = mkdtempSync(join(tmpdir(), 'stagediff-bench-big-'));
+  const dataDir = join(work, 'data');
+  const webDist = join(work, 'web');
+  const results = { files: {}, server: {}, reference: {} };
+  for (const [k, p] of [
+    ['big', bigPath],
+    ['small', smallPath],
+  ])
+    results.files[k] = { path: p.slice(repoRoot.length + 1), gzipBytes: statSync(p).size };
+  try {
+    mkdirSync(webDist, { recursive: true });
+    writeFileSync(join(webDist, 'index.html'), '<!doctype html><title>bench</title>');
+    let srv = await startServer(dataDir, webDist);
+    const c = await json(
+      await fetch(`${srv.base}/api/comparisons`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'big profiles' }),
+      }),
+    );
+    const auth = { authorization: `Bearer ${c.editToken}` };
+    const stage = async (name) =>
+      (
+        await json(
+          await fetch(`${srv.base}/api/comparisons/${c.id}/stages`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...auth },
+            body: JSON.stringify({ name }),
+          }),
+        )
+      ).id;
+    const small = await stage('1M samples');
+    const big = await stage('8M samples');
+    const put = async (st, path, name) => {
+      const t0 = performance.now();
+      const r = await json(
+        await fetch(`${srv.base}/api/comparisons/${c.id}/stages/${st}/artifacts?filename=${name}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/octet-stream', ...auth },
+          body: readFileSync(path),
+        }),
+      );
+      if (!r.results[0].ok) throw new Error(`upload ${name}: ${JSON.stringify(r.results[0])}`);
+      return performance.now() - t0;
+    };
+    results.server.uploadSmallMs = await put(small, smallPath, 'small.pb.gz');
+    results.server.uploadBigMs = await put(big, bigPath, 'big.pb.gz');
+    const flame = `${srv.base}/api/comparisons/${c.id}/flamegraph?stage=${big}&minFraction=0.0005`;
+    const diff = `${srv.base}/api/comparisons/${c.id}/diff?base=${small}&target=${big}&mode=share&minFraction=0.0005&limit=200`;
+    const fg = await timedGet(flame);
+    results.server.firstFlamegraphMs = fg.ms;
+    results.server.flamegraphBytes = fg.bytes;
+    const df = await timedGet(diff);
+    results.server.firstDiffMs = df.ms;
+    results.server.diffBytes = df.bytes;
+    const n = quick ? 3 : reps;
+    const cachedF = [];
+    const cachedD = [];
+    for (let i = 0; i < n; i++) {
+      cachedF.push((await timedGet(flame)).ms);
+      cachedD.push((await timedGet(diff)).ms);
+    }
+    results.server.cachedFlamegraphMs = median(cachedF);
+    results.server.cachedDiffMs = median(cachedD);
+    results.server.peakRssAfterUploadAndViews = peakRss(srv.child.pid);
+    await stop(srv.child);
+
+    // Cold: a restarted server has no model in memory and no memoised result; other views of the
+    // same files (a different minFraction) are computed from the stored bytes.
+    srv = await startServer(dataDir, webDist);
+    results.server.coldFlamegraphMs = (await timedGet(`${flame.replace('0.0005', '0.001')}`)).ms;
+    results.server.coldDiffMs = (await timedGet(`${diff.replace('0.0005', '0.001')}`)).ms;
+    results.server.peakRssCold = peakRss(srv.child.pid);
+    await stop(srv.child);
+
+    const goTop = await timeCommand(GO, ['tool', 'pprof', '-top', '-nodecount=20', bigPath]);
+    results.reference.goPprofTopMs = goTop.ms;
+    results.reference.goPprofPeakRss = goTop.peakRss;
+    results.ratios = {
+      firstFlamegraphVsGoTop: results.server.firstFlamegraphMs / goTop.ms,
+      coldFlamegraphVsGoTop: results.server.coldFlamegraphMs / goTop.ms,
+      uploadPlusFirstFlamegraphVsGoTop: (results.server.uploadBigMs + results.server.firstFlamegraphMs) / goTop.ms,
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  const s = results.server;
+  printTable(
+    ['step', 'time', 'target'],
+    [
+      ['upload 1M-sample profile (parse on a worker)', fmtMs(s.uploadSmallMs), ''],
+      ['upload 8M-sample profile (parse on a worker)', fmtMs(s.uploadBigMs), ''],
+      ['first flamegraph (after upload)', fmtMs(s.firstFlamegraphMs), '≤ 8 s'],
+      ['first diff 1M → 8M', fmtMs(s.firstDiffMs), '≤ 12 s'],
+      ['cached flamegraph (median)', fmtMs(s.cachedFlamegraphMs), '≤ 50 ms'],
+      ['cached diff (median)', fmtMs(s.cachedDiffMs), '≤ 50 ms'],
+      ['cold flamegraph after restart (parse from store)', fmtMs(s.coldFlamegraphMs), ''],
+      ['cold diff after restart (parse both)', fmtMs(s.coldDiffMs), ''],
+      ['server peak RSS (upload + views)', fmtMB(s.peakRssAfterUploadAndViews), '≤ 2.5 GB'],
+      ['server peak RSS (cold views)', fmtMB(s.peakRssCold), '≤ 2.5 GB'],
+      ['go tool pprof -top, same file', fmtMs(results.reference.goPprofTopMs), ''],
+      ['go tool pprof -top peak RSS', fmtMB(results.reference.goPprofPeakRss), ''],
+      ['first flamegraph / go tool pprof -top', fmtRatio(results.ratios.firstFlamegraphVsGoTop), ''],
+      ['cold flamegraph / go tool pprof -top', fmtRatio(results.ratios.coldFlamegraphVsGoTop), ''],
+    ],
+  );
+  return results;
+}
