@@ -190,3 +190,37 @@ describe('uploads of hostile or odd files are answered cleanly', () => {
     }
   });
 });
+
+describe('a profile too big to analyse under the configured memory', () => {
+  it('is refused at upload with the number and the setting to change', async () => {
+    // 1,000,000 samples spread evenly over as many random call paths (about 630,000 distinct): a
+    // model of about 60 MiB, over a third of 96 MiB.
+    const { writeGiantProfile } = (await import('../../../scripts/testdata/giant-profile.mjs')) as {
+      writeGiantProfile(o: {
+        samples: number;
+        seed: number;
+        numPaths: number;
+        skew: number;
+        callGraph: boolean;
+        out: string;
+      }): Promise<unknown>;
+    };
+    const out = join(scratch, 'distinct-paths.pb.gz');
+    await writeGiantProfile({ samples: 1_000_000, seed: 5, numPaths: 1_000_000, skew: 1, callGraph: false, out });
+    const app = await testApp({ ANALYSIS_MAX_HEAP_MB: '96' });
+    try {
+      const c = await createComparison(app, 'too big');
+      const st = await addStage(app, c.id, c.auth, 'one');
+      const r = await upload(app, c.id, st, c.auth, [out]);
+      expect(r.statusCode).toBe(422);
+      expect(r.json().error.code).toBe('too-large-to-analyse');
+      expect(r.json().error.message).toMatch(
+        /^distinct-paths\.pb\.gz: its 1000000 samples need about \d+ MiB to analyse, more than the 96 MiB an analysis worker may use: raise ANALYSIS_MAX_HEAP_MB to at least \d+$/,
+      );
+      expect((await app.inject({ url: `/api/comparisons/${c.id}` })).json().stages[0].artifacts).toEqual([]);
+      expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+});
