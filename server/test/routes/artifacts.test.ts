@@ -195,16 +195,7 @@ describe('a profile too big to analyse under the configured memory', () => {
   it('is refused at upload with the number and the setting to change', async () => {
     // 1,000,000 samples spread evenly over as many random call paths (about 630,000 distinct): a
     // model of about 60 MiB, over a third of 96 MiB.
-    const { writeGiantProfile } = (await import('../../../scripts/testdata/giant-profile.mjs')) as {
-      writeGiantProfile(o: {
-        samples: number;
-        seed: number;
-        numPaths: number;
-        skew: number;
-        callGraph: boolean;
-        out: string;
-      }): Promise<unknown>;
-    };
+    const { writeGiantProfile } = await import('../../../scripts/testdata/giant-profile.mjs');
     const out = join(scratch, 'distinct-paths.pb.gz');
     await writeGiantProfile({ samples: 1_000_000, seed: 5, numPaths: 1_000_000, skew: 1, callGraph: false, out });
     const app = await testApp({ ANALYSIS_MAX_HEAP_MB: '96' });
