@@ -5,7 +5,7 @@
 //   web/dist/         the web client (vite), precompressed beside each asset (.br, .gz)
 //   server/dist/      the server and CLI bundled by esbuild into ES modules with source maps:
 //     cli.mjs                    the CLI (`stagediff serve` is the server); chunks load per command
-//     analysis-worker-entry.mjs  the analysis worker thread's entry, beside the chunks (the pool
+//     analysis-worker-entry.mjs  the analysis worker process's entry, beside the chunks (the pool
 //                                spawns it by this name, relative to its own module)
 //     migrations/                the SQL migrations, read at start-up
 //     web/, demo/                copies of the web client and of fixtures/demo, so the package is
@@ -98,7 +98,7 @@ async function buildServer() {
   // worker's modules load, then run it.
   writeFileSync(
     join(out, 'analysis-worker-entry.mjs'),
-    "// The analysis worker thread's entry in the compiled build (see scripts/build.mjs).\nprocess.setSourceMapsEnabled(true);\nawait import('./analysis-worker.mjs');\n",
+    "// The analysis worker process's entry in the compiled build (see scripts/build.mjs).\nprocess.setSourceMapsEnabled(true);\nawait import('./analysis-worker.mjs');\n",
   );
   cpSync(join(repo, 'server', 'src', 'store', 'migrations'), join(out, 'migrations'), { recursive: true });
   if (existsSync(join(webDist, 'index.html'))) cpSync(webDist, join(out, 'web'), { recursive: true });

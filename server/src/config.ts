@@ -35,7 +35,7 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** Deadline of one analysis or parse job, ms. */
   analysisTimeoutMs: number;
-  /** Heap limit of each analysis worker, MiB. */
+  /** V8 heap limit of each analysis worker process, MiB (its resident memory may reach 2× this + 256 MiB). */
   analysisMaxHeapMb: number;
   /** Jobs that may wait per worker behind the running one. */
   analysisQueueMax: number;
@@ -98,7 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW', 60, 1, 86_400),
     trustProxy: trustProxy(env.TRUST_PROXY),
     analysisTimeoutMs: int(env, 'ANALYSIS_TIMEOUT_MS', 60_000, 100, 3_600_000),
-    analysisMaxHeapMb: int(env, 'ANALYSIS_MAX_HEAP_MB', 2048, 16, 65_536),
+    analysisMaxHeapMb: int(env, 'ANALYSIS_MAX_HEAP_MB', 1024, 16, 65_536),
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),

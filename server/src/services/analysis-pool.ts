@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { ComparisonTree } from '../store/index.ts';
 import { IngestError, type IngestErrorCode } from '../ingest/errors.ts';
 import { StoreError, type StoreErrorCode } from '../store/index.ts';
@@ -28,30 +29,38 @@ interface Job {
 }
 
 interface Slot {
-  worker: Worker;
+  worker: ChildProcess;
   ready: boolean;
   busy: Job | null;
   timer: NodeJS.Timeout | null;
-  /** Why the pool is terminating this worker ('timeout'), else null. */
-  killing: 'timeout' | null;
-  /** The last error the worker reported (an out-of-memory shows up here before 'exit'). */
-  lastError: Error | null;
+  /** Samples the worker's resident memory while a job runs. */
+  watch: NodeJS.Timeout | null;
+  /** Why the pool is stopping this worker, else null. */
+  killing: 'timeout' | 'memory' | null;
+  /** The end of the worker's stderr (V8 reports a heap exhaustion there before it aborts). */
+  stderr: string;
   /** Jobs this worker finished: a worker that served others holds their cached models. */
   served: number;
 }
+
+/** Resident memory of an idle worker process, MiB, allowed on top of its memory budget. */
+const WORKER_BASE_MB = 256;
 
 /** Seconds a client is asked to wait after a 503 (Retry-After). */
 const RETRY_AFTER_S = 5;
 
 /**
- * Runs analysis and parse jobs on worker threads (or in process when size is 0). A comparison always
- * goes to the same worker, so its parsed profiles stay warm in that worker's cache.
+ * Runs analysis and parse jobs in worker processes (or in process when size is 0). A comparison's
+ * views always go to the same worker, so its parsed profiles stay warm in that worker's cache.
  *
- * Each worker runs one job at a time under a deadline and a heap limit (worker `resourceLimits`);
- * the jobs behind it wait in a bounded queue in this thread. A job past its deadline has its worker
- * terminated (503, try later); a job that exhausts the worker's heap kills only that worker (422,
- * too big for the configured memory). Either way the worker is replaced and the queue goes on, so
- * one request never takes the server or the other comparisons down with it.
+ * Workers are processes, not threads: V8 aborts the whole process when one allocation cannot be
+ * met, and a worker thread's heap limit leaves only a little leeway, so one large allocation in a
+ * thread could still end the server. A process dies alone. Each worker runs one job at a time under
+ * a deadline, a V8 heap limit (--max-old-space-size) and a resident-memory limit (typed arrays live
+ * outside the V8 heap); the jobs behind it wait in a bounded queue here. A job past its deadline has
+ * its worker killed (503, try later); a job past either memory limit kills only its worker (422, too
+ * big for the configured memory). Either way the worker is replaced and the queue goes on, so one
+ * request never takes the server or the other comparisons down with it.
  */
 export class AnalysisPool {
   private readonly slots: (Slot | null)[];
@@ -102,11 +111,24 @@ export class AnalysisPool {
   async ingest(routeKey: string, job: Omit<IngestJob, 'kind' | 'id'>): Promise<IngestResult> {
     if (this.slots.length === 0 || this.closed)
       return ingestFile(job, { models: this.inProcess.models, maxHeapBytes: this.limits.maxHeapMb * 1024 * 1024 });
-    return (await this.submit(routeKey, { kind: 'ingest', id: 0, ...job })) as IngestResult;
+    return (await this.submit(routeKey, { kind: 'ingest', id: 0, ...job }, true)) as IngestResult;
   }
 
-  private submit(routeKey: string, msg: WorkerJob): Promise<unknown> {
-    const i = hash(routeKey) % this.slots.length;
+  /** The worker with the least work: running plus waiting (ties: the comparison's own worker). */
+  private leastLoaded(preferred: number): number {
+    const load = (i: number) => this.queues[i]!.length + (this.slots[i]?.busy ? 1 : 0);
+    let best = preferred;
+    for (let i = 0; i < this.slots.length; i++) if (load(i) < load(best)) best = i;
+    return best;
+  }
+
+  /**
+   * Queues a job on the comparison's worker (views: its models are warm there) or, for a parse,
+   * on the least loaded worker (a parse needs no warm model; many parallel uploads spread out).
+   */
+  private submit(routeKey: string, msg: WorkerJob, anyWorker = false): Promise<unknown> {
+    const home = hash(routeKey) % this.slots.length;
+    const i = anyWorker ? this.leastLoaded(home) : home;
     const queue = this.queues[i]!;
     // A worker that is idle or still starting takes one job beyond the waiting ones.
     const slot = this.slots[i];
@@ -136,24 +158,66 @@ export class AnalysisPool {
     const job = this.queues[i]!.shift();
     if (!job) return;
     slot.busy = job;
-    slot.timer = setTimeout(() => {
-      slot.killing = 'timeout';
-      void slot.worker.terminate();
-    }, this.limits.timeoutMs);
-    slot.worker.postMessage(job.msg);
+    slot.timer = setTimeout(() => this.kill(slot, 'timeout'), this.limits.timeoutMs);
+    const pid = slot.worker.pid;
+    if (pid !== undefined) {
+      const cap = this.rssCapBytes;
+      slot.watch = setInterval(() => {
+        if (residentBytes(pid) > cap) this.kill(slot, 'memory');
+      }, 100);
+    }
+    slot.worker.send(job.msg);
+  }
+
+  /**
+   * A worker's resident memory may reach twice its heap limit (its V8 heap plus typed arrays kept
+   * outside it) plus what an idle worker process already holds (node, its code, a store connection).
+   */
+  private get rssCapBytes(): number {
+    return (2 * this.limits.maxHeapMb + WORKER_BASE_MB) * 1024 * 1024;
+  }
+
+  private kill(slot: Slot, why: 'timeout' | 'memory'): void {
+    if (slot.killing) return;
+    slot.killing = why;
+    slot.worker.kill('SIGKILL');
+  }
+
+  private settle(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    if (slot.watch) clearInterval(slot.watch);
+    slot.timer = null;
+    slot.watch = null;
   }
 
   private spawn(i: number): Slot {
-    const worker = new Worker(new URL('./analysis-worker-entry.mjs', import.meta.url), {
-      workerData: { ...this.config, maxHeapBytes: this.limits.maxHeapMb * 1024 * 1024 } satisfies WorkerConfig,
-      resourceLimits: {
-        maxOldGenerationSizeMb: this.limits.maxHeapMb,
-        // The young generation is part of the budget too; V8's default is fine below 64 MiB.
-        maxYoungGenerationSizeMb: Math.min(64, Math.max(4, Math.floor(this.limits.maxHeapMb / 8))),
+    const worker = fork(new URL('./analysis-worker-entry.mjs', import.meta.url), [], {
+      execArgv: [`--max-old-space-size=${this.limits.maxHeapMb}`],
+      env: {
+        ...process.env,
+        STAGEDIFF_WORKER: JSON.stringify({
+          ...this.config,
+          maxHeapBytes: this.limits.maxHeapMb * 1024 * 1024,
+        } satisfies WorkerConfig),
       },
+      // Typed arrays and Buffers cross as they are (structured clone), not as JSON.
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
-    const slot: Slot = { worker, ready: false, busy: null, timer: null, killing: null, lastError: null, served: 0 };
+    const slot: Slot = {
+      worker,
+      ready: false,
+      busy: null,
+      timer: null,
+      watch: null,
+      killing: null,
+      stderr: '',
+      served: 0,
+    };
     this.slots[i] = slot;
+    worker.stderr?.on('data', (d: Buffer) => {
+      slot.stderr = (slot.stderr + d.toString('utf8')).slice(-4096);
+    });
     worker.on('message', (m: WorkerReply | { ready: true }) => {
       if ('ready' in m) {
         slot.ready = true;
@@ -162,24 +226,25 @@ export class AnalysisPool {
       }
       const job = slot.busy;
       if (!job || job.msg.id !== m.id) return;
-      if (slot.timer) clearTimeout(slot.timer);
+      this.settle(slot);
       slot.busy = null;
-      slot.timer = null;
       slot.served++;
       if (m.ok) job.resolve(m.body);
       else job.reject(toError(m.error));
       this.pump(i);
     });
-    worker.on('error', (e) => {
-      slot.lastError = e;
+    worker.on('error', () => {
+      // A failed spawn or a closed channel: 'exit' follows and replaces the worker.
     });
-    worker.on('exit', (code) => this.onExit(i, slot, code));
+    worker.on('exit', (code, signal) => this.onExit(i, slot, code ?? signal ?? 'unknown'));
+    // An idle worker never keeps the server process alive.
     worker.unref();
+    (worker as unknown as { channel?: { unref(): void } }).channel?.unref();
     return slot;
   }
 
-  private onExit(i: number, slot: Slot, code: number): void {
-    if (slot.timer) clearTimeout(slot.timer);
+  private onExit(i: number, slot: Slot, code: number | string): void {
+    this.settle(slot);
     if (this.slots[i] === slot) this.slots[i] = null;
     const job = slot.busy;
     slot.busy = null;
@@ -190,7 +255,7 @@ export class AnalysisPool {
       return;
     }
     this.metrics.inc('stagediff_analysis_worker_restarts_total');
-    const oom = (slot.lastError as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+    const oom = slot.killing === 'memory' || /heap out of memory|Allocation failed/i.test(slot.stderr);
     if (job) {
       const what = job.msg.kind === 'ingest' ? `parsing ${job.msg.filename}` : `this ${job.msg.op.op} view`;
       if (slot.killing === 'timeout') {
@@ -214,7 +279,7 @@ export class AnalysisPool {
           new ApiError(
             422,
             'too-large-to-analyse',
-            `${what} needs more memory than the ${this.limits.maxHeapMb} MiB an analysis worker may use (ANALYSIS_MAX_HEAP_MB); it was stopped`,
+            `${what} needs more memory than an analysis worker may use (ANALYSIS_MAX_HEAP_MB=${this.limits.maxHeapMb}: ${this.limits.maxHeapMb} MiB of heap, ${2 * this.limits.maxHeapMb + WORKER_BASE_MB} MiB resident); it was stopped`,
           ),
         );
       } else {
@@ -229,8 +294,25 @@ export class AnalysisPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.slots.map((s) => s?.worker.terminate()));
+    await Promise.all(
+      this.slots.map((s) => {
+        if (!s || s.worker.exitCode !== null || s.worker.signalCode !== null) return undefined;
+        const gone = new Promise((r) => s.worker.once('exit', r));
+        s.worker.kill('SIGKILL');
+        return gone;
+      }),
+    );
     this.slots.fill(null);
+  }
+}
+
+/** Resident memory of a process from /proc (Linux); 0 where it cannot be read. */
+function residentBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
   }
 }
 

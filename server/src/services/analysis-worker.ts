@@ -1,11 +1,11 @@
 /**
- * An analysis worker thread: parses uploads and stored files and computes views (trees, diffs,
- * tables) off the server's event loop, so one large profile never stalls other requests. It reads
- * blobs through its own store connection and keeps its own parsed-model cache (parsing is a pure
- * function of the bytes, so that cache can never be stale). The pool runs one job at a time here,
- * under a deadline and this thread's heap limit.
+ * An analysis worker process: parses uploads and stored files and computes views (trees, diffs,
+ * tables) off the server's event loop, so one large profile never stalls other requests, and in its
+ * own process, so one that exhausts memory ends only this worker. It reads blobs through its own
+ * store connection and keeps its own parsed-model cache (parsing is a pure function of the bytes,
+ * so that cache can never be stale). The pool runs one job at a time here, under a deadline and
+ * this process's memory limits; its configuration comes in STAGEDIFF_WORKER (JSON).
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError } from '../store/index.ts';
@@ -44,7 +44,8 @@ export type WorkerReply =
       };
     };
 
-const cfg = workerData as WorkerConfig;
+const cfg = JSON.parse(process.env.STAGEDIFF_WORKER ?? '{}') as WorkerConfig;
+const send = (m: unknown) => process.send!(m);
 const store = await openStore({
   dataDir: cfg.dataDir,
   ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
@@ -60,7 +61,7 @@ async function run(job: WorkerJob): Promise<unknown> {
   return runOp(svc, job.tree, job.op);
 }
 
-parentPort!.on('message', async (job: WorkerJob) => {
+process.on('message', async (job: WorkerJob) => {
   let reply: WorkerReply;
   try {
     reply = { id: job.id, ok: true, body: await run(job) };
@@ -82,6 +83,8 @@ parentPort!.on('message', async (job: WorkerJob) => {
         error: { kind: 'internal', code: 'internal', message: (e as Error)?.stack ?? String(e) },
       };
   }
-  parentPort!.postMessage(reply);
+  send(reply);
 });
-parentPort!.postMessage({ ready: true });
+// The server went away: nothing left to work for.
+process.on('disconnect', () => process.exit(0));
+send({ ready: true });

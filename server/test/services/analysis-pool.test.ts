@@ -1,5 +1,5 @@
 /**
- * Analysis runs on worker threads: while a large diff is being computed, the server still answers
+ * Analysis runs in worker processes: while a large diff is being computed, the server still answers
  * other requests at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
