@@ -30,7 +30,7 @@ export interface AppContext {
   store: Store;
   metrics: Metrics;
   analysis: AnalysisService;
-  /** Where analysis runs: worker threads, so a large profile never stalls the event loop. */
+  /** Where analysis runs: bounded worker processes, so a large profile never stalls or ends the server. */
   pool: AnalysisPool;
   /** Recently served results by exact (revision-holding) key. */
   memo: ResultMemo;

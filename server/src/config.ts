@@ -21,7 +21,7 @@ export interface Config {
   /** Directory of the built web client (served at /). */
   webDist: string;
   logLevel: string;
-  /** Analysis worker threads (0 = compute on the main thread, unbounded: for tools and tests only). */
+  /** Analysis worker processes (0 = compute on the main thread, unbounded: for tools and tests only). */
   analysisWorkers: number;
   /** Write requests (POST, PUT, PATCH, DELETE) one client may make per window; 0 = no limit. */
   rateLimitWrites: number;
