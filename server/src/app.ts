@@ -21,7 +21,6 @@ import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
 import artifactRoutes from './routes/artifacts.ts';
 import analysisRoutes from './routes/analysis.ts';
-import { ApiError } from './routes/errors.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
 
 /** What route plugins share: configuration, the store, the analysis layer and metrics. */

@@ -85,7 +85,9 @@ export interface StageRow {
 /** Summary stored with a profile artifact (what the stage view lists without re-parsing). */
 export function profileSummary(p: Profile) {
   // Own properties even for a type named `__proto__` (an assignment would set the prototype instead).
-  const totals: Record<string, number> = Object.fromEntries(p.sampleTypes.map((t, i) => [t.type, percentageBase(p, i)]));
+  const totals: Record<string, number> = Object.fromEntries(
+    p.sampleTypes.map((t, i) => [t.type, percentageBase(p, i)]),
+  );
   const d = describeProfile(p);
   return {
     sampleTypes: p.sampleTypes,
