@@ -249,7 +249,9 @@ export class AnalysisPool {
     const job = slot.busy;
     slot.busy = null;
     if (this.closed) {
-      job?.reject(new ApiError(503, 'shutting-down', 'the server is shutting down', undefined, { 'retry-after': '10' }));
+      job?.reject(
+        new ApiError(503, 'shutting-down', 'the server is shutting down', undefined, { 'retry-after': '10' }),
+      );
       for (const q of this.queues[i]!.splice(0))
         q.reject(new ApiError(503, 'shutting-down', 'the server is shutting down', undefined, { 'retry-after': '10' }));
       return;
@@ -325,7 +327,7 @@ function hash(s: string): number {
 function toError(e: Extract<WorkerReply, { ok: false }>['error']): Error {
   switch (e.kind) {
     case 'api':
-      return new ApiError(e.status ?? 400, e.code, e.message);
+      return new ApiError(e.status ?? 400, e.code, e.message, e.param);
     case 'ingest':
       return new IngestError(e.code as IngestErrorCode, e.message, e.line);
     case 'store':

@@ -41,6 +41,8 @@ export type WorkerReply =
         code: string;
         message: string;
         line?: number;
+        /** The request parameter at fault (an ApiError's `param`). */
+        param?: string;
       };
     };
 
@@ -67,7 +69,17 @@ process.on('message', async (job: WorkerJob) => {
     reply = { id: job.id, ok: true, body: await run(job) };
   } catch (e) {
     if (e instanceof ApiError)
-      reply = { id: job.id, ok: false, error: { kind: 'api', status: e.status, code: e.code, message: e.message } };
+      reply = {
+        id: job.id,
+        ok: false,
+        error: {
+          kind: 'api',
+          status: e.status,
+          code: e.code,
+          message: e.message,
+          ...(e.param ? { param: e.param } : {}),
+        },
+      };
     else if (e instanceof IngestError)
       reply = {
         id: job.id,
