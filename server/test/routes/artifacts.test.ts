@@ -101,7 +101,9 @@ describe('uploads of hostile or odd files are answered cleanly', () => {
   });
 
   it('builds a bounded timeline from three requests ten million seconds apart', async () => {
-    const first = readFileSync(join(fixturesDir, 'reference/loadtests/vegeta/baseline-results.jsonl'), 'utf8').split('\n')[0]!;
+    const first = readFileSync(join(fixturesDir, 'reference/loadtests/vegeta/baseline-results.jsonl'), 'utf8').split(
+      '\n',
+    )[0]!;
     const at = (s: number) =>
       first.replace(/"timestamp":"[^"]+"/, `"timestamp":"${new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString()}"`);
     const p = scratchFile('sparse.jsonl', `${[at(0), at(5_000_000), at(9_990_000)].join('\n')}\n`);
