@@ -127,7 +127,7 @@ const afterAllocs = samplePath('pprof/go_httpserver_after_allocs.pb.gz');
 const mutex = samplePath('pprof/go_bench_net_http_mutex.pb.gz');
 const nodeWall = samplePath('pprof/nodejs_wall.pb.gz');
 const filterCases: [string, FilterSpec][] = [
-  [demoCpu, { focus: String.raw`encode\.go` }], // a file name: pprof keeps 1.74 s
+  [demoCpu, { focus: String.raw`encode\.go` }], // a file name (encoding/json's encode.go)
   [demoCpu, { focus: 'demo-service$' }], // the mapping's file: every sample
   [demoCpu, { focus: String.raw`^encoding/json\.Marshal$` }], // a function name
   [demoCpu, { ignore: String.raw`encode\.go` }],
@@ -177,15 +177,13 @@ describe.skipIf(!haveGo)('filters agree with go tool pprof -focus/-ignore/-hide/
       expect(new Map([...ours].sort())).toEqual(new Map([...ref].sort()));
     }, 120_000);
   }
-  it('focus=encode\\.go keeps 1.74 s of the demo baseline, as pprof does', () => {
+  it("focus=encode\\.go keeps encoding/json's share of the demo baseline (a file-name match), not nothing", () => {
     const p = load(demoCpu);
-    const kept = filterProfile(p, compile({ focus: String.raw`encode\.go` }));
-    expect(
-      total(
-        kept,
-        p.sampleTypes.findIndex((t) => t.type === 'cpu'),
-      ),
-    ).toBe(1.74e9);
+    const cpu = p.sampleTypes.findIndex((t) => t.type === 'cpu');
+    const kept = total(filterProfile(p, compile({ focus: String.raw`encode\.go` })), cpu);
+    // the exact figure is held to go tool pprof's in the cases above; here: a real share
+    expect(kept).toBeGreaterThan(0.05 * total(p, cpu));
+    expect(kept).toBeLessThan(total(p, cpu));
   });
 
   const diffCases: [string, string, FilterSpec, boolean][] = [
