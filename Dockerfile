@@ -19,6 +19,8 @@ RUN mkdir /app && cd /app && echo '{ "private": true }' > package.json \
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
+# Fonts for the text of PNG flamegraphs (resvg draws no text without a system font).
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app /app
 RUN mkdir -p /data && chown node:node /data
 USER node
