@@ -7,12 +7,12 @@ import { MAX_PATTERN_LENGTH } from '../analysis/go-regexp.ts';
 import { loadTree } from './comparisons.ts';
 import { ApiError } from './errors.ts';
 
-const idParams = {
+export const idParams = {
   type: 'object',
   required: ['id'],
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
 } as const;
-const stageId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
+export const stageId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
 // Go regular expressions; a parameter given several times means its values joined with "|", as in
 // pprof's interactive `focus=` (so `focus=a&focus=b` is `focus=a|b`). Length and syntax are checked
 // by compileFilters, whose 400 names the parameter and the problem.
@@ -20,13 +20,13 @@ const filterParam = {
   anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 16 }],
   description: `Go regular expression (RE2 syntax), at most ${MAX_PATTERN_LENGTH} characters`,
 } as const;
-const filterProps = { focus: filterParam, ignore: filterParam, hide: filterParam, show: filterParam } as const;
-const sampleType = { type: 'string', minLength: 1, maxLength: 100 } as const;
-const minFraction = { type: 'number', minimum: 0, maximum: 1, default: 0 } as const;
+export const filterProps = { focus: filterParam, ignore: filterParam, hide: filterParam, show: filterParam } as const;
+export const sampleType = { type: 'string', minLength: 1, maxLength: 100 } as const;
+export const minFraction = { type: 'number', minimum: 0, maximum: 1, default: 0 } as const;
 
-type FilterQuery = { [K in keyof FilterArgs]?: string | string[] };
+export type FilterQuery = { [K in keyof FilterArgs]?: string | string[] };
 
-function filters(q: FilterQuery): FilterArgs {
+export function filters(q: FilterQuery): FilterArgs {
   const out: FilterArgs = {};
   for (const name of FILTER_NAMES) {
     const v = q[name];
@@ -42,13 +42,15 @@ function filters(q: FilterQuery): FilterArgs {
  * computed (the key holds the comparison's revision), else has the analysis pool compute it and
  * stores it. A hit reads one comparison row and one cache row, nothing else.
  */
-async function cached(
+export async function cached(
   ctx: AppContext,
   req: FastifyRequest,
   reply: FastifyReply,
   id: string,
   op: AnalysisOp,
   contentType = 'application/json; charset=utf-8',
+  /** How the operation's text result becomes the body: as UTF-8, or decoded from base64 (binary images). */
+  encoding: 'utf8' | 'base64' = 'utf8',
 ) {
   const c = await ctx.store.getComparison(id);
   if (!c) throw new ApiError(404, 'not-found', `no comparison ${id}`);
@@ -75,7 +77,7 @@ async function cached(
   ctx.metrics.inc('stagediff_result_cache_misses_total');
   const tree = await loadTree(ctx, id);
   key.scope.revision = tree.comparison.revision;
-  const body = Buffer.from(await ctx.pool.run(tree, op));
+  const body = Buffer.from(await ctx.pool.run(tree, op), encoding);
   await ctx.store.cachePut(key, body);
   ctx.memo.set(`${c.id}|${tree.comparison.revision}|${MODEL_VERSION}|${key.key}`, body);
   return reply.header('etag', resultTag(tree.comparison)).send(body);

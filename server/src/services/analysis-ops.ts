@@ -4,6 +4,7 @@ import type { FrameFilters } from '../analysis/filter.ts';
 import { ApiError, filterRegexp } from '../routes/errors.ts';
 import type { AnalysisService } from './analysis.ts';
 import { compareNames } from '../analysis/names.ts';
+import { renderImageOp } from './images.ts';
 
 /** Filter regular expressions as sent by a client (Go syntax; compiled where the work happens). */
 export interface FilterArgs {
@@ -36,7 +37,31 @@ export type AnalysisOp =
   | { op: 'timeline' }
   | { op: 'folded'; stage: string; sampleType?: string; filters: FilterArgs }
   | { op: 'benchmarks'; base: string; target: string }
-  | { op: 'gc' };
+  | { op: 'gc' }
+  | {
+      op: 'flamegraph-image';
+      format: ImageFormat;
+      width: number;
+      stage: string;
+      sampleType?: string;
+      minFraction: number;
+      filters: FilterArgs;
+    }
+  | {
+      op: 'diff-image';
+      format: ImageFormat;
+      width: number;
+      noise: number;
+      base: string;
+      target: string;
+      sampleType?: string;
+      mode: DiffMode;
+      minFraction: number;
+      filters: FilterArgs;
+    };
+
+/** Standalone images of the flamegraph views: SVG text, or PNG bytes carried as base64 text. */
+export type ImageFormat = 'svg' | 'png';
 
 /** Compiles the filters a client sent; a bad expression is a 400 naming its parameter. */
 export function compileFilters(q: FilterArgs): FrameFilters {
@@ -78,6 +103,9 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       return JSON.stringify(await svc.benchmarks(tree, a.base, a.target));
     case 'gc':
       return JSON.stringify(await svc.gc(tree));
+    case 'flamegraph-image':
+    case 'diff-image':
+      return renderImageOp(svc, tree, a);
     default:
       throw new ApiError(400, 'invalid-request', 'unknown analysis operation');
   }

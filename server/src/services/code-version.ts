@@ -35,12 +35,16 @@ export function sourceVersion(roots: readonly string[], fallback: string): numbe
 const here = fileURLToPath(import.meta.url);
 const src = fileURLToPath(new URL('../', import.meta.url));
 
-/** The code whose output is cached: parsers, model, analysis, and the analysis operations. */
+/** The code whose output is cached: parsers, model, analysis, the analysis operations and image rendering. */
 export const derivingCode = [
   join(src, 'ingest'),
   join(src, 'model'),
   join(src, 'analysis'),
-  ...['analysis-ops', 'analysis'].flatMap((n) => [join(src, 'services', `${n}.ts`), join(src, 'services', `${n}.js`)]),
+  join(src, 'render'),
+  ...['analysis-ops', 'analysis', 'images'].flatMap((n) => [
+    join(src, 'services', `${n}.ts`),
+    join(src, 'services', `${n}.js`),
+  ]),
 ];
 
 /**
