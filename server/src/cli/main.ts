@@ -8,6 +8,10 @@ const USAGE = `usage:
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
                    [--seconds S] [--warmup S] [--wait-quiet S] [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
+  stagediff report (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
+                   [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]
+  stagediff check (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
+                  --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--json]
   stagediff serve
 FILTERS (profiles; Go regular expressions matched against function, file and mapping names, as
 go tool pprof's): --focus RE --ignore RE --hide RE --show RE`;
@@ -48,6 +52,14 @@ async function main(argv: string[]): Promise<number> {
     case 'upload': {
       const { uploadCommand } = await import('./upload.ts');
       return uploadCommand(rest);
+    }
+    case 'report': {
+      const { reportCommand } = await import('./ci-commands.ts');
+      return reportCommand(rest);
+    }
+    case 'check': {
+      const { checkCommand } = await import('./ci-commands.ts');
+      return checkCommand(rest);
     }
     case undefined:
     case '-h':

@@ -76,7 +76,8 @@ export function xmlText(s: string): string {
 }
 
 function trimNumber(x: number, digits: number): string {
-  return x.toFixed(digits).replace(/\.?0+$/, '');
+  const t = x.toFixed(digits);
+  return t.includes('.') ? t.replace(/\.?0+$/, '') : t;
 }
 
 /** A value in its unit as a person reads it (ms, MB, %, …); `signed` adds "+" to positive values. */

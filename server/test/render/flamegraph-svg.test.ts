@@ -17,6 +17,7 @@ describe('formatValue', () => {
     expect(formatValue(8_220_000_000, 'nanoseconds')).toBe('8.22 s');
     expect(formatValue(-1_500_000, 'nanoseconds', true)).toBe('−1.5 ms');
     expect(formatValue(256_000, 'nanoseconds/request', true)).toBe('+256 µs/req');
+    expect(formatValue(270_000, 'nanoseconds/request')).toBe('270 µs/req');
     expect(formatValue(3 * 2 ** 20, 'bytes')).toBe('3 MiB');
     expect(formatValue(0.3201, 'fraction')).toBe('32.01 %');
     expect(formatValue(12_345, 'count')).toBe('12.3k');

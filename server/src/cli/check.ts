@@ -1,0 +1,156 @@
+import type { Change, PairData } from './stage-changes.ts';
+import { formatFigure, formatPercent, formatRatio } from './report.ts';
+
+/**
+ * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
+ * falls by more than N %, and only when the server judges the change significant. METRIC is `rps`
+ * (or `qps`), `p50`, `p95`, `p99`, `cpu-per-request`, or `bench:UNIT` (every benchmark in that unit,
+ * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`).
+ */
+export interface Rule {
+  text: string;
+  metric: string;
+  /** +1: fail on a rise past the threshold; −1: on a fall. */
+  sign: 1 | -1;
+  percent: number;
+}
+
+const METRICS = ['rps', 'p50', 'p95', 'p99', 'cpu-per-request'];
+
+export function parseRule(text: string): Rule {
+  const m = /^(.+):([+-])(\d+(?:\.\d+)?)%$/.exec(text.trim());
+  if (!m)
+    throw new Error(
+      `--fail-on "${text}": expected METRIC:+N% or METRIC:-N% (e.g. p99:+5%, rps:-3%, cpu-per-request:+5%, bench:sec/op:+2%)`,
+    );
+  let metric = m[1]!.trim().toLowerCase();
+  if (metric === 'qps') metric = 'rps';
+  if (metric.startsWith('bench:')) metric = `bench:${m[1]!.trim().slice(6)}`;
+  else if (!METRICS.includes(metric))
+    throw new Error(
+      `--fail-on "${text}": unknown metric "${m[1]}" (known: rps, p50, p95, p99, cpu-per-request, bench:UNIT)`,
+    );
+  if (metric === 'bench:') throw new Error(`--fail-on "${text}": bench: needs a unit, e.g. bench:sec/op`);
+  return { text: text.trim(), metric, sign: m[2] === '+' ? 1 : -1, percent: Number(m[3]) };
+}
+
+/**
+ * - `fail`: a significant change past the threshold in the rule's direction;
+ * - `pass`: not past the threshold, or past it but within the noise;
+ * - `unjudged`: past the threshold but too few runs (or no verdict) to tell it from noise;
+ * - `no-data`: the comparison has no such figure for these stages.
+ */
+export type Outcome = 'fail' | 'pass' | 'unjudged' | 'no-data';
+
+export interface RuleResult {
+  rule: Rule;
+  outcome: Outcome;
+  /** The figure behind the outcome (for bench: the benchmark that decided it). */
+  change: Change | null;
+  /** One line in words with the figures. */
+  message: string;
+}
+
+function describe(c: Change): string {
+  const who = c.subject ? `${c.subject} ${c.label}` : c.label;
+  return `${who} ${formatFigure(c.base, c.unit)} → ${formatFigure(c.target, c.unit)} (${formatPercent(c.deltaPercent)}, ${formatRatio(c.ratio)})`;
+}
+
+function verdictText(c: Change): string {
+  const n = `n=${c.nBase}+${c.nTarget}`;
+  const p = c.p === null ? '' : c.p < 0.001 ? 'p<0.001, ' : `p=${c.p.toFixed(3)}, `;
+  switch (c.judgement) {
+    case 'significant':
+      return `significant (${p}${n})`;
+    case 'within-noise':
+      return `within the noise (${p}${n})`;
+    case 'too-few-runs':
+      return `too few runs to judge (${c.reason ?? n})`;
+    case 'not-tested':
+      return `no verdict (${c.reason ?? 'not tested'})`;
+    default:
+      return 'not measured on both sides';
+  }
+}
+
+function judgeOne(rule: Rule, c: Change): RuleResult {
+  if (c.deltaPercent === null || c.judgement === 'missing')
+    return { rule, outcome: 'no-data', change: c, message: `${c.label}: not measured on both stages` };
+  const past = rule.sign > 0 ? c.deltaPercent > rule.percent : c.deltaPercent < -rule.percent;
+  const line = `${describe(c)}, ${verdictText(c)}`;
+  if (!past)
+    return {
+      rule,
+      outcome: 'pass',
+      change: c,
+      message: `${line}; within the ${rule.sign > 0 ? '+' : '−'}${rule.percent} % allowed`,
+    };
+  if (c.judgement === 'significant') return { rule, outcome: 'fail', change: c, message: line };
+  if (c.judgement === 'within-noise')
+    return { rule, outcome: 'pass', change: c, message: `${line}; past the threshold but inside the noise` };
+  return { rule, outcome: 'unjudged', change: c, message: `${line}; past the threshold but cannot be judged` };
+}
+
+const SEVERITY: Record<Outcome, number> = { fail: 3, unjudged: 2, pass: 1, 'no-data': 0 };
+
+/** Evaluates every rule on a pair; for bench: rules, the worst benchmark decides. */
+export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
+  const changes = [...d.loadTests, ...(d.cpuPerRequest ? [d.cpuPerRequest] : []), ...d.benchmarkChanges];
+  return rules.map((rule) => {
+    const matching = changes.filter((c) => c.metric === rule.metric);
+    if (matching.length === 0)
+      return {
+        rule,
+        outcome: 'no-data',
+        change: null,
+        message: rule.metric.startsWith('bench:')
+          ? `no go test -bench output in ${rule.metric.slice(6)} on both stages`
+          : rule.metric === 'cpu-per-request'
+            ? 'needs a CPU profile and a load test in both stages'
+            : 'needs a load test in both stages',
+      };
+    const results = matching.map((c) => judgeOne(rule, c));
+    // Worst outcome first; among equals, the largest move in the rule's direction.
+    results.sort(
+      (a, b) =>
+        SEVERITY[b.outcome] - SEVERITY[a.outcome] ||
+        rule.sign * ((b.change?.deltaPercent ?? 0) - (a.change?.deltaPercent ?? 0)),
+    );
+    return results[0]!;
+  });
+}
+
+/** Whether the build fails: any `fail`, and `unjudged`/`no-data` only when asked to. */
+export function failed(results: RuleResult[], opts: { failUnjudged: boolean }): boolean {
+  return results.some(
+    (r) => r.outcome === 'fail' || (opts.failUnjudged && (r.outcome === 'unjudged' || r.outcome === 'no-data')),
+  );
+}
+
+/** The lines `check` prints, one per rule, then the conclusion. */
+export function formatResults(results: RuleResult[], d: PairData, opts: { failUnjudged: boolean }): string {
+  const tag: Record<Outcome, string> = {
+    fail: 'FAIL',
+    pass: 'pass',
+    unjudged: opts.failUnjudged ? 'FAIL?' : '?',
+    'no-data': opts.failUnjudged ? 'FAIL?' : '-',
+  };
+  const width = Math.max(...results.map((r) => r.rule.text.length));
+  const lines = [`stagediff check: ${d.base.name} → ${d.target.name} (${d.comparison.title})`];
+  for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${r.rule.text.padEnd(width)}  ${r.message}`);
+  const nFail = results.filter((r) => r.outcome === 'fail').length;
+  const nUnjudged = results.filter((r) => r.outcome === 'unjudged' || r.outcome === 'no-data').length;
+  if (failed(results, opts))
+    lines.push(
+      nFail > 0
+        ? `${nFail} rule${nFail > 1 ? 's' : ''} failed: a significant regression past the threshold.`
+        : `${nUnjudged} rule${nUnjudged > 1 ? 's' : ''} could not be judged (--too-few-runs fail).`,
+    );
+  else
+    lines.push(
+      nUnjudged > 0
+        ? `passed; ${nUnjudged} rule${nUnjudged > 1 ? 's' : ''} could not be judged (record more runs per stage, or --too-few-runs fail to make that fail).`
+        : 'passed: no significant regression past any rule.',
+    );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,48 @@
+/**
+ * Untrusted text (function names, stage names, titles) placed into GitHub/GitLab-flavoured Markdown.
+ * Every such string goes through one of these; none is ever emitted as markup.
+ */
+
+/** At most `max` characters (code points), "…" marking a cut. */
+export function clip(s: string, max: number): string {
+  const cps = [...s.slice(0, max * 2 + 2)];
+  return cps.length <= max ? s : `${cps.slice(0, max - 1).join('')}…`;
+}
+
+/** Control characters and line breaks, which would end a table row or a list item, become spaces. */
+function oneLine(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    out += c < 0x20 || c === 0x7f || c === 0x2028 || c === 0x2029 ? ' ' : ch;
+  }
+  return out;
+}
+
+/**
+ * Plain text inside a line (never at a line's start): every character that inline Markdown, HTML,
+ * GitHub's math, mentions, issue references, emoji codes or autolinks could read is backslash-escaped
+ * (CommonMark allows escaping any ASCII punctuation; the backslash is not shown).
+ */
+export function mdText(s: string, max = 300): string {
+  return oneLine(clip(s, max)).replace(/[\\`*_[\]<>|&~@!:$#]/g, (c) => `\\${c}`);
+}
+
+/**
+ * A code span holding the text as is (no emphasis, links, HTML or mentions inside). The fence is one
+ * backtick longer than the longest run inside; `|` is escaped so the span can sit in a table cell.
+ */
+export function mdCode(s: string, max = 200): string {
+  const t = oneLine(clip(s, max)).replace(/\|/g, '\\|');
+  let longest = 0;
+  for (const m of t.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  const fence = '`'.repeat(longest + 1);
+  const pad = t.startsWith('`') || t.endsWith('`') || (t.startsWith(' ') && t.endsWith(' ') && t.trim()) ? ' ' : '';
+  return t === '' ? '` `' : `${fence}${pad}${t}${pad}${fence}`;
+}
+
+/** A Markdown table; cells are given already escaped. */
+export function mdTable(head: string[], rows: string[][], align?: ('l' | 'r')[]): string {
+  const sep = head.map((_, i) => (align?.[i] === 'r' ? '---:' : '---'));
+  return [head, sep, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}

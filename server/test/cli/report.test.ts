@@ -1,0 +1,302 @@
+/**
+ * `stagediff report`: the demo comparison's Markdown against a golden file (reviewed by eye), its JSON
+ * against the published schema, hostile names rendered by a CommonMark renderer, the size limit of a
+ * PR comment, and the command itself over a real socket.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import MarkdownIt from 'markdown-it';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StagediffApp } from '../../src/app.ts';
+import { injectSource } from '../../src/cli/comparison-source.ts';
+import { MARKDOWN_LIMIT, buildReport, renderMarkdown } from '../../src/cli/report.ts';
+import { reportSchema } from '../../src/cli/report-schema.ts';
+import { readPair } from '../../src/cli/stage-changes.ts';
+import { seedDemo } from '../../src/services/seed.ts';
+import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
+import { fixturesDir, repoRoot } from '../helpers/paths.ts';
+
+const ORIGIN = 'https://stagediff.example';
+const GOLDEN = join(repoRoot, 'server/test/cli/golden/demo-report.md');
+const CLI = join(repoRoot, 'server/bin/stagediff.mjs');
+
+const HOSTILE_STAGE = '<script>alert(1)</script> @team #1 **bold** [x](javascript:alert(2))';
+const HOSTILE_FUNCTIONS = [
+  '<img src=x onerror=alert(3)>',
+  'pipe|in|name',
+  'tick`s``',
+  '[link](https://evil.example) @someone #12 :smile: $x$',
+];
+
+let app: StagediffApp;
+let socketUrl: string;
+let hostileId: string;
+let bigId: string;
+const validate = new Ajv({ allErrors: true, strict: false }).compile(reportSchema);
+
+async function report(id: string, opts: { base?: string; target?: string; top?: number } = {}) {
+  const src = injectSource(app, id, ORIGIN);
+  const pair = await readPair(src, { ...opts, top: opts.top ?? 20 });
+  const r = buildReport(pair, { share: pair.comparison.url, image: (p) => src.publicUrl(p) });
+  return { pair, report: r, markdown: renderMarkdown(r, { top: opts.top ?? 20 }) };
+}
+
+/** Stage ids are random per run: the golden file names them. */
+function stable(text: string, stages: { id: string; name: string }[]): string {
+  let out = text;
+  for (const s of stages) out = out.replaceAll(s.id, `{${s.name}}`);
+  return out;
+}
+
+/** Runs the CLI without blocking this process (the server under test lives in it). */
+function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+function folded(dir: string, name: string, lines: string[]): string {
+  const p = join(dir, name);
+  writeFileSync(p, `${lines.join('\n')}\n`);
+  return p;
+}
+
+beforeAll(async () => {
+  app = await testApp({ PUBLIC_URL: ORIGIN });
+  await seedDemo(app.ctx);
+  const dir = mkdtempSync(join(tmpdir(), 'stagediff-report-'));
+
+  const h = await createComparison(app, '<b>Title</b> & @everyone');
+  hostileId = h.id;
+  for (const [i, name] of ['base', HOSTILE_STAGE].entries()) {
+    const st = await addStage(app, h.id, h.auth, name);
+    const file = folded(
+      dir,
+      `h${i}.folded`,
+      HOSTILE_FUNCTIONS.map((f, k) => `main;${f} ${(k + 1) * 10 + i * 7 * k}`),
+    );
+    const r = await upload(app, h.id, st, h.auth, [file]);
+    expect(r.statusCode, r.body).toBe(200);
+  }
+
+  // A profile pair whose hot-path table alone would pass GitHub's limit many times over.
+  const b = await createComparison(app, 'many long names');
+  bigId = b.id;
+  for (const side of [0, 1]) {
+    const st = await addStage(app, b.id, b.auth, `stage-${side}`);
+    const lines = Array.from({ length: 400 }, (_, k) => `main;pkg.${'LongName'.repeat(60)}${k} ${k + 1 + side * k}`);
+    const r = await upload(app, b.id, st, b.auth, [folded(dir, `big${side}.folded`, lines)]);
+    expect(r.statusCode, r.body).toBe(200);
+  }
+
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  socketUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+});
+
+describe('report on the demo comparison', () => {
+  it('matches the reviewed golden Markdown', async () => {
+    const { pair, markdown } = await report('demo');
+    const text = stable(markdown, pair.comparison.stages);
+    if (process.env.UPDATE_GOLDEN === '1' || !existsSync(GOLDEN)) writeFileSync(GOLDEN, text);
+    expect(text).toBe(readFileSync(GOLDEN, 'utf8'));
+    expect(markdown.length).toBeLessThan(MARKDOWN_LIMIT);
+  });
+
+  it('gives JSON valid against the schema, with the stage table figures wrk printed', async () => {
+    const { report: r } = await report('demo');
+    const json = JSON.parse(JSON.stringify(r));
+    expect(validate(json), JSON.stringify(validate.errors)).toBe(true);
+    expect(r.base.name).toBe('baseline');
+    expect(r.target.name).toBe('async-log');
+    const rps = r.changes.find((c) => c.metric === 'rps')!;
+    // fixtures/demo/*/wrk.txt: Requests/sec 6088.77 and 15363.84.
+    expect(rps.base).toBe(6088.77);
+    expect(rps.target).toBe(15363.84);
+    expect(rps.ratio).toBeCloseTo(15363.84 / 6088.77, 12);
+    // One run per stage: there is no noise estimate, so nothing is called significant.
+    for (const c of r.changes) expect(c.judgement === 'too-few-runs' || c.judgement === 'missing').toBe(true);
+    expect(r.summary.regressions + r.summary.improvements).toBe(0);
+    const cpu = r.changes.find((c) => c.metric === 'cpu-per-request')!;
+    expect(cpu.unit).toBe('nanoseconds/request');
+    // The per-request diff's totals, the same figures the dashboard's per-request diff shows.
+    const diff = (
+      await app.inject({
+        url: `/api/comparisons/demo/diff?base=${r.base.id}&target=${r.target.id}&mode=per-request&limit=1`,
+      })
+    ).json() as { baseTotal: number; targetTotal: number };
+    expect(cpu.base).toBe(diff.baseTotal);
+    expect(cpu.target).toBe(diff.targetTotal);
+    expect(r.images.diffSvg).toBe(
+      `${ORIGIN}/api/comparisons/demo/diff.svg?base=${r.base.id}&target=${r.target.id}&mode=per-request`,
+    );
+  });
+
+  it('takes --base and --target by name', async () => {
+    const { report: r } = await report('demo', { base: 'fast-json', target: 'pooled' });
+    expect([r.base.name, r.target.name]).toEqual(['fast-json', 'pooled']);
+    await expect(report('demo', { base: 'nope' })).rejects.toThrow(
+      '--base nope: no such stage (stages: baseline, fast-json, pooled, async-log)',
+    );
+  });
+});
+
+describe('report on hostile text', () => {
+  it('carries hostile stage names, titles and function names as text through a CommonMark renderer', async () => {
+    const { report: r, markdown } = await report(hostileId);
+    expect(validate(JSON.parse(JSON.stringify(r))), JSON.stringify(validate.errors)).toBe(true);
+    // Functions are ranked by change; every hostile name is in the table.
+    const names = r.topFunctions!.rows.map((x) => x.name);
+    for (const f of HOSTILE_FUNCTIONS.slice(1)) expect(names).toContain(f);
+    const html = new MarkdownIt({ html: true, linkify: true }).render(markdown);
+    const tags = new Set([...html.matchAll(/<([a-z][a-z0-9]*)\b/g)].map((m) => m[1]));
+    expect(
+      [...tags].every((t) =>
+        [
+          'h2',
+          'h3',
+          'p',
+          'strong',
+          'a',
+          'ul',
+          'li',
+          'table',
+          'thead',
+          'tbody',
+          'tr',
+          'th',
+          'td',
+          'details',
+          'summary',
+          'sub',
+          'code',
+          'blockquote',
+          'img',
+        ].includes(t!),
+      ),
+    ).toBe(true);
+    expect(html).not.toMatch(/<script|<img src="?x|href="javascript/i);
+    expect(html).not.toMatch(/<[a-z]+[^>]*\son\w+=/i);
+    // The names read back as the same text.
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('<code>&lt;img src=x onerror=alert(3)&gt;</code>');
+    expect(html).toContain('<code>pipe|in|name</code>');
+    expect(html).toContain('<code>tick`s``</code>');
+    expect(html).toContain('&lt;b&gt;Title&lt;/b&gt; &amp; @everyone');
+    // Mentions and issue references are escaped in the Markdown source (GitHub links them otherwise).
+    expect(markdown).toContain('\\@team \\#1');
+    expect(markdown).not.toMatch(/(^|[^\\`])@everyone/m);
+  });
+
+  it('stays under a PR comment limit however long the names are', async () => {
+    const { markdown, report: r } = await report(bigId, { top: 400 });
+    expect(r.topFunctions!.rowsTotal).toBe(401);
+    expect(markdown.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    // The table was shortened to fit, and says how much it shows.
+    expect(markdown).toMatch(/Top functions by Δ flat samples \((\d+) of 401\)/);
+    const shown = Number(/\((\d+) of 401\)/.exec(markdown)![1]);
+    expect(shown).toBeGreaterThan(10);
+    expect(shown).toBeLessThan(400);
+  });
+});
+
+describe('stagediff report (the command)', () => {
+  it('prints Markdown and JSON from a server over HTTP, and saves the diff image', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-report-cli-'));
+    const md = await cli(['report', '--server', socketUrl, '--comparison', 'demo', '--image', join(dir, 'diff.svg')]);
+    expect(md.status, md.stderr).toBe(0);
+    expect(md.stdout).toMatch(/^## stagediff: baseline → async-log\n/);
+    expect(md.stderr).toBe(`diff flamegraph saved as ${join(dir, 'diff.svg')}\n`);
+    expect(readFileSync(join(dir, 'diff.svg'), 'utf8')).toMatch(/^<\?xml[\s\S]*<svg [\s\S]*<\/svg>\n$/);
+    const js = await cli([
+      'report',
+      '--comparison',
+      `${socketUrl}/c/demo`,
+      '--format',
+      'json',
+      '--base',
+      'pooled',
+      '--target',
+      'async-log',
+    ]);
+    expect(js.status, js.stderr).toBe(0);
+    const r = JSON.parse(js.stdout);
+    expect(validate(r), JSON.stringify(validate.errors)).toBe(true);
+    expect([r.base.name, r.target.name]).toEqual(['pooled', 'async-log']);
+  });
+
+  it('reads stages from capture folders (--out) through an in-process server', async () => {
+    // Two folders in the layout `stagediff capture --out` writes: capture.json beside the files it lists.
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-capture-folders-'));
+    for (const [i, stage] of ['baseline', 'pooled'].entries()) {
+      const out = join(dir, stage);
+      mkdirSync(out);
+      for (const f of ['wrk.txt', 'cpu.pb.gz']) copyFileSync(join(fixturesDir, 'demo', stage, f), join(out, f));
+      const record = {
+        schema: 'stagediff-capture/1',
+        stage,
+        note: `note of ${stage}`,
+        startedAt: `2026-11-2${i}T00:00:00.000Z`,
+        runs: [
+          {
+            files: [
+              { path: 'wrk.txt', role: 'loadtest' },
+              { path: 'cpu.pb.gz', role: 'profile', profileType: 'cpu' },
+            ],
+          },
+        ],
+      };
+      writeFileSync(join(out, 'capture.json'), JSON.stringify(record));
+    }
+    const js = await cli(['report', '--out', join(dir, 'baseline'), '--out', join(dir, 'pooled'), '--format', 'json']);
+    expect(js.status, js.stderr).toBe(0);
+    const r = JSON.parse(js.stdout);
+    expect(validate(r), JSON.stringify(validate.errors)).toBe(true);
+    expect([r.base.name, r.target.name]).toEqual(['baseline', 'pooled']);
+    expect(r.comparison.url).toBeNull();
+    expect(r.images.diffSvg).toBeNull();
+    // The same figures as the demo comparison on a server: wrk's Requests/sec of both stages.
+    const rps = r.changes.find((c: { metric: string }) => c.metric === 'rps');
+    expect([rps.base, rps.target]).toEqual([6088.77, 14692.27]);
+    const { report: onServer } = await report('demo', { base: 'baseline', target: 'pooled' });
+    const cpu = (x: { changes: { metric: string; base: number; target: number }[] }) =>
+      x.changes.find((c) => c.metric === 'cpu-per-request');
+    expect(cpu(r)).toEqual(cpu(onServer));
+    // A parent folder finds both captures and orders them by capture time.
+    const md = await cli(['report', '--out', dir]);
+    expect(md.status, md.stderr).toBe(0);
+    expect(md.stdout).toContain('## stagediff: baseline → pooled');
+    expect(md.stdout).toContain('No image link\\: this report was made from local capture folders');
+    const none = await cli(['report', '--out', join(dir, 'nope')]);
+    expect(none.status).toBe(1);
+    expect(none.stderr).toBe(`stagediff: --out ${join(dir, 'nope')}: no such folder\n`);
+  });
+
+  it('fails with one clear line on bad input', async () => {
+    const bad = await cli(['report', '--server', socketUrl, '--comparison', 'demo', '--target', 'nope']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toBe(
+      'stagediff: --target nope: no such stage (stages: baseline, fast-json, pooled, async-log)\n',
+    );
+    const missing = await cli(['report', '--server', socketUrl, '--comparison', 'nosuchcomparison']);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe(
+      'stagediff: GET /api/comparisons/nosuchcomparison: HTTP 404: no comparison nosuchcomparison\n',
+    );
+    const usage = await cli(['report', '--comparison', 'demo', '--format', 'html']);
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/^stagediff: --format must be markdown or json, got "html"\n/);
+  });
+});
