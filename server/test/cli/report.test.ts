@@ -271,7 +271,7 @@ describe('stagediff report (the command)', () => {
     const rps = r.changes.find((c: { metric: string }) => c.metric === 'rps');
     expect([rps.base, rps.target]).toEqual([6088.77, 14692.27]);
     const { report: onServer } = await report('demo', { base: 'baseline', target: 'pooled' });
-    const cpu = (x: { changes: { metric: string; base: number; target: number }[] }) =>
+    const cpu = (x: { changes: { metric: string; base: number | null; target: number | null }[] }) =>
       x.changes.find((c) => c.metric === 'cpu-per-request');
     expect(cpu(r)).toEqual(cpu(onServer));
     // A parent folder finds both captures and orders them by capture time.
