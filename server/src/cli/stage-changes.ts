@@ -1,11 +1,13 @@
 import { choose } from '../analysis/benchstat.ts';
+import { type Verdict, verdict } from '../analysis/significance.ts';
 import type { ComparisonSource } from './comparison-source.ts';
 
 /*
  * "The change of metric M between stages A and B, with its verdict": the one place `report` and
- * `check` read verdicts from. Nothing here computes a statistic: verdicts are the server's (its stage
- * table's benchstat-style tests, and benchstat's own comparison for go test -bench output); this
- * module only picks the right one for a pair of stages and words it.
+ * `check` read verdicts from. Verdicts are the server's: its stage table's tests (against the first
+ * and the previous stage) and benchstat's comparison of go test -bench output. For a pair the stage
+ * table does not test, and for CPU per request in total, the same test (significance.ts's `verdict`)
+ * runs here on the per-run figures the API lists, chosen the way the server chooses them.
  */
 
 /** A verdict as the server's stage table gives it (per figure, against the previous and the first stage). */
@@ -41,6 +43,8 @@ export interface StageRow {
   summary?: 'single-run' | 'median' | 'aggregate' | 'none';
   estimates?: Record<Figure, RunEstimate | null> | null;
   significance?: { vsPrevious: Verdicts | null; vsBaseline: Verdicts | null };
+  /** The runs behind the figures, in upload order. */
+  runs?: { rps: number | null; latencyMs: { p50: number | null; p95: number | null; p99: number | null } }[];
   source?: { format: string | null };
 }
 
@@ -104,7 +108,17 @@ function figure(row: StageRow, k: Figure): number | null {
   return k === 'rps' ? row.rps : row.latencyMs[k];
 }
 
-function judge(v: ServerVerdict): { judgement: Judgement; reason: string | null } {
+/**
+ * The per-run values the server's test compares for a row: each run's figure for repeated runs
+ * (`median` rows); a row of one run, or an aggregate of runs with different settings, stands alone.
+ */
+function perRun(row: StageRow, k: Figure): (number | null)[] {
+  if (row.summary === 'median' && row.runs) return row.runs.map((r) => (k === 'rps' ? r.rps : r.latencyMs[k]));
+  const v = figure(row, k);
+  return v === null ? [] : [v];
+}
+
+function judge(v: ServerVerdict | Verdict): { judgement: Judgement; reason: string | null } {
   switch (v.status) {
     case 'significant':
       return { judgement: 'significant', reason: null };
@@ -169,7 +183,7 @@ export function loadTestChanges(table: StageRow[], baseId: string, targetId: str
         nTarget: target.loadTests,
         reason: null,
       });
-    const v = verdicts?.[f.metric];
+    const v = verdicts?.[f.metric] ?? (sig ? verdict(perRun(base, f.metric), perRun(target, f.metric)) : undefined);
     if (v) return finish({ ...common, ratio: v.ratio, ...judge(v), p: v.p, nBase: v.nBase, nTarget: v.nTarget });
     // No verdict from the server for this pair. With one run on a side nothing could be significant.
     const single = base.loadTests <= 1 || target.loadTests <= 1;
@@ -214,28 +228,82 @@ export interface DiffView {
   }[];
 }
 
-/** CPU time per request from a per-request CPU diff. */
-export function cpuPerRequestChange(diff: DiffView, profiles: { base: number; target: number }): Change {
-  const single = profiles.base <= 1 || profiles.target <= 1;
-  return finish({
+/** A stage's CPU profiles as the API lists them: total CPU time (ns) and duration (ns) each, in upload order. */
+interface CpuProfileFigures {
+  totals: number[];
+  durations: number[];
+}
+
+function cpuProfiles(st: ComparisonView['stages'][number]): CpuProfileFigures {
+  const totals: number[] = [];
+  const durations: number[] = [];
+  for (const a of st.artifacts) {
+    const s = a.summary as { totals?: Record<string, number>; durationNanos?: number } | null;
+    if (a.kind !== 'profile' || s?.totals?.cpu === undefined) continue;
+    totals.push(s.totals.cpu);
+    durations.push(s.durationNanos ?? 0);
+  }
+  return { totals, durations };
+}
+
+/**
+ * Each CPU profile's time per request: its total over the requests its run served while it was taken
+ * (that run's req/s × the profile's duration). Profiles pair with the stage's runs in upload order,
+ * as the server pairs them for its per-function tests, so it needs one run per profile.
+ */
+function cpuPerRequestRuns(p: CpuProfileFigures, row: StageRow | undefined): number[] | null {
+  const runs = row?.runs ?? [];
+  if (p.totals.length < 2 || runs.length !== p.totals.length) return null;
+  const out: number[] = [];
+  for (let i = 0; i < p.totals.length; i++) {
+    const requests = (runs[i]!.rps ?? 0) * (p.durations[i]! / 1e9);
+    if (!(requests > 0)) return null;
+    out.push(p.totals[i]! / requests);
+  }
+  return out;
+}
+
+/** CPU time per request: the figures of the per-request CPU diff, the verdict over the stages' profiles. */
+export function cpuPerRequestChange(
+  diff: DiffView,
+  sides: { base: CpuProfileFigures; target: CpuProfileFigures; baseRow?: StageRow; targetRow?: StageRow },
+): Change {
+  const nBase = sides.base.totals.length;
+  const nTarget = sides.target.totals.length;
+  const common = {
     metric: 'cpu-per-request',
     label: 'CPU per request',
     subject: null,
     unit: diff.unit,
-    better: 'lower',
+    better: 'lower' as const,
     // Totals of a per-request diff are already per request.
     base: diff.baseTotal,
     target: diff.targetTotal,
     ciBase: null,
     ciTarget: null,
-    judgement: single ? 'too-few-runs' : 'not-tested',
-    reason: single
-      ? '1 CPU profile: no noise estimate'
-      : 'the server tests CPU per request function by function, not in total',
-    p: null,
-    nBase: profiles.base,
-    nTarget: profiles.target,
-  });
+  };
+  if (nBase <= 1 || nTarget <= 1)
+    return finish({
+      ...common,
+      judgement: 'too-few-runs',
+      reason: '1 CPU profile: no noise estimate',
+      p: null,
+      nBase,
+      nTarget,
+    });
+  const b = cpuPerRequestRuns(sides.base, sides.baseRow);
+  const t = cpuPerRequestRuns(sides.target, sides.targetRow);
+  if (!b || !t)
+    return finish({
+      ...common,
+      judgement: 'not-tested',
+      reason: 'the CPU profiles cannot be paired with load-test runs (one run per profile)',
+      p: null,
+      nBase,
+      nTarget,
+    });
+  const v = verdict(b, t);
+  return finish({ ...common, ...judge(v), p: v.p, nBase: v.nBase, nTarget: v.nTarget });
 }
 
 /** GET …/benchmarks (benchstat's comparison of the stages' go test -bench outputs). */
@@ -317,16 +385,6 @@ export interface GcSummary {
   maxHeapMb: number;
 }
 
-function countProfiles(st: ComparisonView['stages'][number], sampleType: string): number {
-  return st.artifacts.filter(
-    (a) =>
-      a.kind === 'profile' &&
-      ((a.summary as { sampleTypes?: { type: string }[] } | null)?.sampleTypes ?? []).some(
-        (t) => t.type === sampleType,
-      ),
-  ).length;
-}
-
 export async function readPair(
   src: ComparisonSource,
   opts: { base?: string; target?: string; sampleType?: string; top: number },
@@ -362,7 +420,12 @@ export async function readPair(
     target,
     loadTests: loadTestChanges(comparison.stageTable, base.id, target.id),
     cpuPerRequest: cpuDiff
-      ? cpuPerRequestChange(cpuDiff, { base: countProfiles(base, 'cpu'), target: countProfiles(target, 'cpu') })
+      ? cpuPerRequestChange(cpuDiff, {
+          base: cpuProfiles(base),
+          target: cpuProfiles(target),
+          baseRow: comparison.stageTable.find((r) => r.stageId === base.id),
+          targetRow: comparison.stageTable.find((r) => r.stageId === target.id),
+        })
       : null,
     diff,
     diffQuery: diff ? diffQuery : null,

@@ -1,0 +1,215 @@
+/**
+ * `stagediff check`: on real repeated runs of the demo service (fixtures/regression-runs: 5 interleaved
+ * runs each of the pooled stage, a build slowed by 50 µs of CPU per request, and a re-run of pooled),
+ * it fails on the slowed build and passes on the re-run; benchstat's verdicts gate go test -bench output;
+ * single runs are never judged, unless asked to fail.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StagediffApp } from '../../src/app.ts';
+import { parseRule } from '../../src/cli/check.ts';
+import { seedDemo } from '../../src/services/seed.ts';
+import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
+import { fixturesDir, repoRoot } from '../helpers/paths.ts';
+
+const CLI = join(repoRoot, 'server/bin/stagediff.mjs');
+const RUNS = 5;
+
+let app: StagediffApp;
+let url: string;
+let runsId: string;
+let benchId: string;
+
+function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  app = await testApp();
+  await seedDemo(app.ctx);
+  const c = await createComparison(app, 'regression gate');
+  runsId = c.id;
+  for (const stage of ['pooled', 'pooled-slow', 'pooled-rerun']) {
+    const st = await addStage(app, c.id, c.auth, stage);
+    // Runs first, then their profiles, each in run order: the server pairs them by upload order.
+    for (const what of ['wrk.txt', 'cpu.pb.gz'])
+      for (let i = 1; i <= RUNS; i++) {
+        const r = await upload(app, c.id, st, c.auth, [join(fixturesDir, 'regression-runs', stage, `run-${i}`, what)]);
+        expect(r.statusCode, r.body).toBe(200);
+      }
+  }
+  const b = await createComparison(app, 'benchmarks');
+  benchId = b.id;
+  for (const name of ['after', 'before', 'rerun']) {
+    const st = await addStage(app, b.id, b.auth, name);
+    const r = await upload(app, b.id, st, b.auth, [join(fixturesDir, 'gobench', `kvjoin-${name}.txt`)]);
+    expect(r.statusCode, r.body).toBe(200);
+  }
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+});
+
+const RULES = ['--fail-on', 'rps:-3%', '--fail-on', 'p99:+5%', '--fail-on', 'cpu-per-request:+5%'];
+
+describe('stagediff check on real runs', () => {
+  it('fails on the deliberately slowed build, naming each rule with its figures', async () => {
+    const r = await cli([
+      'check',
+      '--server',
+      url,
+      '--comparison',
+      runsId,
+      '--base',
+      'pooled',
+      '--target',
+      'pooled-slow',
+      ...RULES,
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe('stagediff check: pooled → pooled-slow (regression gate)');
+    // QPS: every slowed run is below every pooled run (fixtures/regression-runs/runs.tsv), so the
+    // U test gives its smallest p for 5 + 5 runs, 2/252.
+    expect(lines[1]).toMatch(
+      /^FAIL {2}rps:-3% {14}QPS 7,121 req\/s → 5,057 req\/s \(−29 %, ×0\.71\), significant \(p=0\.008, n=5\+5\)$/,
+    );
+    expect(lines[3]).toMatch(/^FAIL {2}cpu-per-request:\+5% {2}CPU per request .* significant \(p=0\.008, n=5\+5\)$/);
+    expect(lines.at(-1)).toMatch(/^\d rules? failed: a significant regression past the threshold\.$/);
+  });
+
+  it('passes on a re-run of the same stage: its differences are noise', async () => {
+    const r = await cli([
+      'check',
+      '--server',
+      url,
+      '--comparison',
+      runsId,
+      '--base',
+      'pooled',
+      '--target',
+      'pooled-rerun',
+      ...RULES,
+    ]);
+    expect(r.status, r.stdout).toBe(0);
+    for (const line of r.stdout.trim().split('\n').slice(1, 4)) expect(line).toMatch(/^pass /);
+    expect(r.stdout).toContain('within the noise');
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('passed: no significant regression past any rule.');
+  });
+
+  it('gives the verdicts as JSON with --json', async () => {
+    const r = await cli([
+      'check',
+      '--comparison',
+      `${url}/c/${runsId}`,
+      '--base',
+      'pooled',
+      '--target',
+      'pooled-slow',
+      '--fail-on',
+      'rps:-3%',
+      '--json',
+    ]);
+    expect(r.status).toBe(1);
+    const j = JSON.parse(r.stdout);
+    expect(j.failed).toBe(true);
+    expect(j.results[0]).toMatchObject({
+      rule: 'rps:-3%',
+      outcome: 'fail',
+      change: { metric: 'rps', judgement: 'significant', nBase: 5, nTarget: 5, direction: 'regression' },
+    });
+  });
+
+  it('judges arbitrary pairs with the same test (not only against the first or previous stage)', async () => {
+    // pooled-slow → pooled-rerun: neither the first stage nor the previous one of the target.
+    const r = await cli([
+      'check',
+      '--server',
+      url,
+      '--comparison',
+      runsId,
+      '--base',
+      'pooled-slow',
+      '--target',
+      'pooled-rerun',
+      '--fail-on',
+      'rps:+3%',
+      '--json',
+    ]);
+    const j = JSON.parse(r.stdout);
+    expect(j.results[0].change).toMatchObject({ judgement: 'significant', p: 2 / 252, direction: 'improvement' });
+    expect(r.status).toBe(1); // a rule on a rise fails on a significant rise, whatever the metric
+  });
+});
+
+describe('stagediff check on single runs and benchmarks', () => {
+  it('never fails on one run per stage, unless --too-few-runs fail', async () => {
+    const args = [
+      'check',
+      '--server',
+      url,
+      '--comparison',
+      'demo',
+      '--base',
+      'baseline',
+      '--target',
+      'fast-json',
+      '--fail-on',
+      'p99:+1%',
+    ];
+    const r = await cli(args);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(
+      '?     p99:+1%  P99 16.6 ms → 17.2 ms (+3.5 %, ×1.03), too few runs to judge (1 run: no noise estimate); past the threshold but cannot be judged',
+    );
+    const strict = await cli([...args, '--too-few-runs', 'fail']);
+    expect(strict.status).toBe(1);
+    expect(strict.stdout).toContain('1 rule could not be judged (--too-few-runs fail).');
+  });
+
+  it("gates go test -bench output on benchstat's verdicts", async () => {
+    const base = ['check', '--server', url, '--comparison', benchId, '--fail-on', 'bench:sec/op:+2%'];
+    const worse = await cli([...base, '--base', 'after', '--target', 'before']);
+    expect(worse.status).toBe(1);
+    // benchstat (fixtures/gobench/expected/kvjoin.benchstat.txt): Join/pairs=64-2 -97.75% (p=0.002 n=6), the other way round.
+    expect(worse.stdout).toMatch(
+      /^FAIL {2}bench:sec\/op:\+2% {2}.*Join\/pairs=64-2 sec\/op .*significant \(p=0\.002, n=6\+6\)$/m,
+    );
+    const rerun = await cli([...base, '--base', 'before', '--target', 'rerun']);
+    expect(rerun.status, rerun.stdout).toBe(0);
+    // Join/pairs=64-2 is 10 % slower in the re-run, and benchstat says ~ (p=0.485 n=6).
+    expect(rerun.stdout).toMatch(/past the threshold but inside the noise/);
+  });
+
+  it('refuses malformed rules before reading anything', async () => {
+    const r = await cli(['check', '--server', url, '--comparison', runsId, '--fail-on', 'p99>5%']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.split('\n')[0]).toBe(
+      'stagediff: --fail-on "p99>5%": expected METRIC:+N% or METRIC:-N% (e.g. p99:+5%, rps:-3%, cpu-per-request:+5%, bench:sec/op:+2%)',
+    );
+  });
+});
+
+describe('parseRule', () => {
+  it('reads metric, direction and threshold', () => {
+    expect(parseRule('p99:+5%')).toEqual({ text: 'p99:+5%', metric: 'p99', sign: 1, percent: 5 });
+    expect(parseRule('QPS:-3.5%')).toEqual({ text: 'QPS:-3.5%', metric: 'rps', sign: -1, percent: 3.5 });
+    expect(parseRule('bench:sec/op:+2%').metric).toBe('bench:sec/op');
+    expect(() => parseRule('p98:+5%')).toThrow('unknown metric "p98"');
+    expect(() => parseRule('p99:5%')).toThrow('expected METRIC:+N% or METRIC:-N%');
+    expect(() => parseRule('bench::+2%')).toThrow();
+  });
+});
