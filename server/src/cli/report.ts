@@ -318,7 +318,14 @@ function topMd(r: Report, limit: number): string {
             ? `~ (${formatP(x.p)})`
             : '',
     ]);
-  return mdTable(['function', 'base flat', 'target flat', 'Δ flat', 'Δ cum', ''], rows, ['l', 'r', 'r', 'r', 'r', 'l']);
+  return mdTable(['function', 'base flat', 'target flat', 'Δ flat', 'Δ cum', 'verdict (cum)'], rows, [
+    'l',
+    'r',
+    'r',
+    'r',
+    'r',
+    'l',
+  ]);
 }
 
 function gcMd(r: Report): string {
