@@ -30,6 +30,11 @@ export interface FlameSvgOptions {
   diff?: { reference: number; noiseFloor: number };
   /** Most frames drawn (default 20,000); the rest is left out and the footer says so. */
   maxFrames?: number;
+  /**
+   * Deepest level drawn (default 200, root = 0): bounds the image's height, so a PNG of a 1,000-level
+   * stack stays a few megapixels. Deeper frames are left out and counted in the footer.
+   */
+  maxDepth?: number;
 }
 
 const ROW = 18;
@@ -177,6 +182,7 @@ function tooltip(f: SvgFrame, parentValue: number, rootValue: number, unit: stri
 export function renderFlameSvg(root: SvgFrame, opts: FlameSvgOptions): string {
   const width = Math.round(opts.width ?? 1200);
   const maxFrames = opts.maxFrames ?? 20_000;
+  const depthLimit = opts.maxDepth ?? 200;
   const inner = width - 2 * PAD;
   const scale = root.value > 0 ? inner / root.value : 0;
   const diff = opts.diff;
@@ -190,7 +196,7 @@ export function renderFlameSvg(root: SvgFrame, opts: FlameSvgOptions): string {
     const w = f.value * scale;
     if (w < MIN_PX) continue;
     // Past the limit the walk goes on only to count what is left out.
-    if (frames.length >= maxFrames) dropped++;
+    if (frames.length >= maxFrames || depth > depthLimit) dropped++;
     else {
       maxDepth = Math.max(maxDepth, depth);
       const y = HEADER + depth * ROW;
@@ -219,7 +225,8 @@ export function renderFlameSvg(root: SvgFrame, opts: FlameSvgOptions): string {
   const legend = diff
     ? `red: more in the target · blue: less · grey: no change${diff.noiseFloor > 0 ? ` or within ${formatValue(diff.noiseFloor, 'fraction')} of the total` : ''} · width: base + target`
     : 'width: share of the total · colour: function name';
-  const note = dropped > 0 ? ` · ${dropped} more frames not drawn (limit ${maxFrames})` : '';
+  const note =
+    dropped > 0 ? ` · ${dropped} more frames not drawn (limits: ${maxFrames} frames, ${depthLimit} levels)` : '';
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="${FONT}">`,

@@ -49,7 +49,12 @@ describe('renderFlameSvg', () => {
     for (let i = 0; i < 5000; i++) deep = { name: `f${i % 7}`, value: 1, children: [deep] };
     const svg = renderFlameSvg(deep, { title: 't', subtitle: 's', unit: 'count', maxFrames: 100 });
     expect(svg.match(/<rect x=/g)).toHaveLength(100);
-    expect(svg).toContain('4901 more frames not drawn (limit 100)');
+    expect(svg).toContain('4901 more frames not drawn (limits: 100 frames, 200 levels)');
+    // The depth limit bounds the height: 201 levels of 18 px, plus header and footer.
+    const tall = renderFlameSvg(deep, { title: 't', subtitle: 's', unit: 'count' });
+    expect(tall.match(/<rect x=/g)).toHaveLength(201);
+    expect(tall).toContain('height="3700"');
+    expect(tall).toContain('4800 more frames not drawn');
   });
 
   it('colours a diff the way the dashboard does', () => {
