@@ -73,7 +73,7 @@ const flatCum = {
 
 export const reportSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
-  $id: 'https://stagediff.dev/schema/report-1.json',
+  $id: 'urn:stagediff:report:1',
   title: 'stagediff report',
   type: 'object',
   additionalProperties: false,

@@ -153,6 +153,14 @@ describe('report on the demo comparison', () => {
   });
 });
 
+describe('the report schema', () => {
+  it('is published as docs/report-schema.json, identical to the one the tests validate with', () => {
+    // Regenerate with: node --import tsx scripts/write-report-schema.ts
+    const published = JSON.parse(readFileSync(join(repoRoot, 'docs/report-schema.json'), 'utf8'));
+    expect(published).toEqual(JSON.parse(JSON.stringify(reportSchema)));
+  });
+});
+
 describe('report on hostile text', () => {
   it('carries hostile stage names, titles and function names as text through a CommonMark renderer', async () => {
     const { report: r, markdown } = await report(hostileId);
