@@ -6,6 +6,14 @@ import { type FilterQuery, cached, filterProps, filters, idParams, minFraction, 
 
 const width = { type: 'integer', minimum: 300, maximum: 4000, default: 1200 } as const;
 const CONTENT_TYPE: Record<ImageFormat, string> = { svg: 'image/svg+xml; charset=utf-8', png: 'image/png' };
+/**
+ * An SVG opened on its own is a document of this origin: whatever it held, it may run nothing and load
+ * nothing (its text is escaped anyway; this is the second line of defence).
+ */
+const LOCKED_DOWN = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+  'x-content-type-options': 'nosniff',
+};
 
 type Q<T> = { Params: { id: string }; Querystring: T };
 type FlameQuery = { stage: string; sampleType?: string; minFraction: number; width: number } & FilterQuery;
@@ -42,6 +50,7 @@ export default async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: 
       },
       async (req, reply) => {
         const q = req.query;
+        reply.headers(LOCKED_DOWN);
         return cached(
           ctx,
           req,
@@ -90,6 +99,7 @@ export default async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: 
       },
       async (req, reply) => {
         const q = req.query;
+        reply.headers(LOCKED_DOWN);
         return cached(
           ctx,
           req,

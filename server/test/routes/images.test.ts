@@ -115,6 +115,9 @@ describe('GET /api/comparisons/:id/flamegraph.svg', () => {
     const r = await app.inject({ url: `/api/comparisons/demo/flamegraph.svg?${q}` });
     expect(r.statusCode, r.body).toBe(200);
     expect(r.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+    // Opened on its own, the image may run nothing and load nothing.
+    expect(r.headers['content-security-policy']).toBe("default-src 'none'; style-src 'unsafe-inline'");
+    expect(r.headers['x-content-type-options']).toBe('nosniff');
     const svg = await inspect(r.body);
     expect(svg.error).toBeNull();
     expect(svg.root).toBe('svg');
