@@ -11,9 +11,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { StagediffApp } from '../../src/app.ts';
 import { reportSchema } from '../../src/cli/report-schema.ts';
+import { addStage, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir, inCi, repoRoot } from '../helpers/paths.ts';
 
 const GO = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
@@ -35,6 +37,13 @@ function workflow(): { env: Record<string, string | number>; steps: Step[] } {
   if (!block) throw new Error('docs/ci.md has no yaml block');
   const doc = parse(block[1]!) as { jobs: Record<string, { env: Record<string, string | number>; steps: Step[] }> };
   return Object.values(doc.jobs)[0]!;
+}
+
+/** The shared-server variant's steps (the second yaml block: a list of steps). */
+function serverSteps(): Step[] {
+  const md = readFileSync(join(repoRoot, 'docs/ci.md'), 'utf8');
+  const blocks = [...md.matchAll(/```yaml\n([\s\S]*?)```/g)];
+  return parse(blocks[1]![1]!.replace(/^ {6}/gm, '')) as Step[];
 }
 
 /** Steps that only make sense on GitHub (actions, installing tools, the git worktree of the base branch). */
@@ -84,6 +93,66 @@ describe('docs/ci.md', () => {
     for (const s of w.steps) if (s.uses) expect(s.uses).toMatch(/^actions\/[a-z-]+@v\d+$/);
     expect(w.env.PPROF_URL).toBeDefined();
     expect(w.env.LOAD_URL).toBeDefined();
+  });
+});
+
+describe('the shared-server variant of docs/ci.md', () => {
+  let app: StagediffApp;
+  let url: string;
+  beforeAll(async () => {
+    app = await testApp();
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('creates the comparison with curl and jq, and the report links the share page and the diff image', async () => {
+    const steps = serverSteps();
+    expect(steps.map((s) => s.name)).toEqual(['Create the comparison', 'Comment']);
+    const work = mkdtempSync(join(tmpdir(), 'stagediff-ci-server-'));
+    const githubEnv = join(work, 'github-env');
+    writeFileSync(githubEnv, '');
+    const env = {
+      ...process.env,
+      STAGEDIFF_SERVER: url,
+      TITLE: 'PR 42 "quoted" $(not run)',
+      GITHUB_ENV: githubEnv,
+      STAGEDIFF: `${process.execPath} ${join(repoRoot, 'server/bin/stagediff.mjs')}`,
+    };
+    const created = await runStep(steps[0]!.run!, work, env);
+    expect(created.code, created.out).toBe(0);
+    expect(created.out).toMatch(/^::add-mask::[A-Za-z0-9_-]{20,}\n$/);
+    const exported = Object.fromEntries(
+      readFileSync(githubEnv, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=', 2) as [string, string]),
+    );
+    const c = (await app.inject({ url: `/api/comparisons/${exported.COMPARISON}` })).json() as { title: string };
+    expect(c.title).toBe('PR 42 "quoted" $(not run)');
+    // What the captures would upload with --server/--comparison/--token: the token works.
+    const auth = { authorization: `Bearer ${exported.STAGEDIFF_TOKEN}` };
+    for (const stage of ['pooled', 'pooled-slow']) {
+      const st = await addStage(app, exported.COMPARISON!, auth, stage);
+      for (let i = 1; i <= 5; i++) {
+        const r = await upload(app, exported.COMPARISON!, st, auth, [
+          join(fixturesDir, 'regression-runs', stage, `run-${i}`, 'wrk.txt'),
+        ]);
+        expect(r.statusCode, r.body).toBe(200);
+      }
+    }
+    // The Comment step minus `gh pr comment` (GitHub-only).
+    const script = steps[1]!
+      .run!.split('\n')
+      .filter((l) => !l.startsWith('gh '))
+      .join('\n');
+    const comment = await runStep(script, work, { ...env, ...exported });
+    expect(comment.code, comment.out).toBe(0);
+    const md = readFileSync(join(work, 'report.md'), 'utf8');
+    expect(md).toContain(`[open in stagediff](${url}/c/${exported.COMPARISON})`);
+    expect(md).toMatch(/🔴 \*\*QPS\*\* regressed: .*significant \(p=0\.008, n=5\+5\)/);
   });
 });
 
