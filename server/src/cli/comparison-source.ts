@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
+import type { CaptureRecord } from '../model/capture.ts';
 
 /**
  * Where `report` and `check` read a comparison: the same HTTP API either way. A server is asked over
@@ -91,13 +92,7 @@ export function serverSource(server: string | undefined, comparison: string): Co
 }
 
 /** The part of a `capture.json` record (written by `stagediff capture --out`) that a report reads. */
-interface CaptureFolderRecord {
-  schema?: string;
-  stage: string;
-  note?: string;
-  startedAt?: string;
-  runs: { files: { path: string; role: string }[] }[];
-}
+type CaptureFolderRecord = Pick<CaptureRecord, 'stage' | 'note' | 'startedAt' | 'runs'>;
 
 /** One stage found in capture folders: its name, note and files, first-captured time for ordering. */
 interface LocalStage {

@@ -5,16 +5,24 @@
  * single runs are never judged, unless asked to fail.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { parseRule } from '../../src/cli/check.ts';
+import { formatFigure, formatPercent, formatRatio } from '../../src/cli/report.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir, repoRoot } from '../helpers/paths.ts';
 
 const CLI = join(repoRoot, 'server/bin/stagediff.mjs');
 const RUNS = 5;
+
+/** wrk's 99 % latency of a demo stage in ms, as printed. */
+function wrkP99(stage: string): number {
+  const m = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(readFileSync(join(fixturesDir, 'demo', stage, 'wrk.txt'), 'utf8'))!;
+  return Number(m[1]) * (m[2] === 'us' ? 1e-3 : m[2] === 's' ? 1e3 : 1);
+}
 
 let app: StagediffApp;
 let url: string;
@@ -164,16 +172,19 @@ describe('stagediff check on single runs and benchmarks', () => {
       '--comparison',
       'demo',
       '--base',
-      'baseline',
+      'pooled',
       '--target',
-      'fast-json',
+      'async-log',
       '--fail-on',
       'p99:+1%',
     ];
     const r = await cli(args);
     expect(r.status).toBe(0);
+    // The demo's P99 from pooled to async-log, as wrk printed it (fixtures/demo/*/wrk.txt).
+    const [from, to] = ['pooled', 'async-log'].map((s) => wrkP99(s));
+    expect(to! / from!).toBeGreaterThan(1.01);
     expect(r.stdout).toContain(
-      '?     p99:+1%  P99 16.6 ms → 17.2 ms (+3.5 %, ×1.03), too few runs to judge (1 run: no noise estimate); past the threshold but cannot be judged',
+      `?     p99:+1%  P99 ${formatFigure(from!, 'ms')} → ${formatFigure(to!, 'ms')} (${formatPercent((to! / from! - 1) * 100)}, ${formatRatio(to! / from!)}), too few runs to judge (1 run: no noise estimate); past the threshold but cannot be judged`,
     );
     const strict = await cli([...args, '--too-few-runs', 'fail']);
     expect(strict.status).toBe(1);
