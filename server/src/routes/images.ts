@@ -2,7 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app.ts';
 import type { DiffMode } from '../analysis/diff.ts';
 import type { ImageFormat } from '../services/analysis-ops.ts';
-import { type FilterQuery, cached, filterProps, filters, idParams, minFraction, sampleType, stageId } from './analysis.ts';
+import {
+  type FilterQuery,
+  cached,
+  filterProps,
+  filters,
+  idParams,
+  minFraction,
+  sampleType,
+  stageId,
+} from './analysis.ts';
 
 const width = { type: 'integer', minimum: 300, maximum: 4000, default: 1200 } as const;
 const CONTENT_TYPE: Record<ImageFormat, string> = { svg: 'image/svg+xml; charset=utf-8', png: 'image/png' };

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
+import { formatValue } from '../../src/render/flamegraph-svg.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { launchBrowser } from '../../../web/test/harness.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
@@ -178,6 +179,19 @@ describe('GET /api/comparisons/:id/flamegraph.svg', () => {
     );
     expect(texts).toBeGreaterThan(5);
     expect(dialogs).toEqual([]);
+  });
+
+  it("takes the views' filters: the image of a focused view holds only the focused stacks", async () => {
+    const q = `stage=${stages.baseline}&sampleType=cpu&focus=${encodeURIComponent('^encoding/json\\.')}`;
+    const r = await app.inject({ url: `/api/comparisons/demo/flamegraph.svg?${q}` });
+    expect(r.statusCode, r.body).toBe(200);
+    const svg = await inspect(r.body);
+    expect(svg.texts[1]).toMatch(/ · focus=\^encoding\/json\\\.$/);
+    // The root's width is the focused total, as the JSON view of the same parameters gives it.
+    const json = (await app.inject({ url: `/api/comparisons/demo/flamegraph?${q}` })).json() as { total: number };
+    expect(svg.frames[0]!.title).toContain(formatValue(json.total, 'nanoseconds'));
+    expect(svg.frames.some((f) => f.title.startsWith('encoding/json.'))).toBe(true);
+    expect(svg.frames.some((f) => f.title.startsWith('net.(*sysDialer)'))).toBe(false);
   });
 
   it('refuses bad parameters with a 4xx naming them', async () => {
