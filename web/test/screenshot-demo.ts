@@ -1,4 +1,4 @@
-// The README's screenshot of the demo comparison (issue 6): start the real server with the demo seeded
+// The README's screenshot of the demo comparison: start the real server with the demo seeded
 // from fixtures/demo, open /c/demo in headless Chromium at 1440×900 and capture the top of the page
 // (stage table, "what changed", the side-by-side flamegraphs) into docs/demo.png. The Diff tab goes to
 // test-artifacts/demo-diff.png for a look, not into the repository.
