@@ -37,8 +37,7 @@ export function iso(ms: number | string | bigint): string {
  */
 export function checkText(fields: Record<string, string | undefined>): void {
   for (const [name, v] of Object.entries(fields))
-    if (v?.includes('\u0000'))
-      throw new StoreError('invalid', `${name} must not contain a NUL character`);
+    if (v?.includes('\u0000')) throw new StoreError('invalid', `${name} must not contain a NUL character`);
 }
 
 export function checkNewComparison(input: NewComparison): void {
