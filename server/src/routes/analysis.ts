@@ -23,6 +23,12 @@ const filterParam = {
 export const filterProps = { focus: filterParam, ignore: filterParam, hide: filterParam, show: filterParam } as const;
 export const sampleType = { type: 'string', minLength: 1, maxLength: 100 } as const;
 export const minFraction = { type: 'number', minimum: 0, maximum: 1, default: 0 } as const;
+/** The diff modes (analysis/diff.ts `DiffMode`), for the JSON view and its images alike. */
+export const diffMode = {
+  type: 'string',
+  enum: ['absolute', 'share', 'normalize', 'per-request'],
+  default: 'absolute',
+} as const;
 
 export type FilterQuery = { [K in keyof FilterArgs]?: string | string[] };
 
@@ -161,7 +167,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
             base: stageId,
             target: stageId,
             sampleType,
-            mode: { type: 'string', enum: ['absolute', 'share', 'normalize', 'per-request'], default: 'absolute' },
+            mode: diffMode,
             minFraction,
             limit: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 2000 },
             sort: { type: 'string', enum: ['flat', 'cum'], default: 'flat' },

@@ -5,6 +5,7 @@ import type { ImageFormat } from '../services/analysis-ops.ts';
 import {
   type FilterQuery,
   cached,
+  diffMode,
   filterProps,
   filters,
   idParams,
@@ -94,7 +95,7 @@ export default async function imageRoutes(app: FastifyInstance, { ctx }: { ctx: 
               base: stageId,
               target: stageId,
               sampleType,
-              mode: { type: 'string', enum: ['absolute', 'share', 'normalize', 'per-request'], default: 'absolute' },
+              mode: diffMode,
               minFraction,
               width,
               noise: { type: 'number', minimum: 0, maximum: 1, default: 0.001 },
