@@ -362,6 +362,47 @@ function withNodeNoise(root: DiffNode, functions: Map<string, FunctionNoise>): N
 }
 
 /** Picks and merges the profiles of a stage that hold a sample type. */
+/**
+ * Requests served during one profile's window, or null when nothing tells (see
+ * AnalysisService.profileRequests for the order of preference): a load-test timeline spanning the
+ * window, else the profile's own run's req/s × its duration, else the stage's req/s × its duration.
+ */
+export function requestsForProfile(
+  p: Pick<Profile, 'timeNanos' | 'durationNanos'>,
+  loadTests: LoadTestRun[],
+  pairedRps: number | null,
+  stageRps: number | null,
+): { requests: number; method: string } | null {
+  const startMs = p.timeNanos / 1e6;
+  const durMs = p.durationNanos / 1e6;
+  if (!(durMs > 0)) return null;
+  if (startMs > 0) {
+    for (const run of loadTests) {
+      const started = run.summary.meta.startedAt;
+      const t0 = typeof started === 'number' ? started : typeof started === 'string' ? Date.parse(started) : Number.NaN;
+      if (!Number.isFinite(t0) || !run.timeline || run.timeline.length === 0) continue;
+      const t1 = t0 + (run.timeline[run.timeline.length - 1]!.t + 1) * 1000;
+      // The run must span the whole window (one bucket of slack each side), not merely touch it.
+      if (startMs < t0 - 1000 || startMs + durMs > t1 + 1000) continue;
+      let n = 0;
+      for (const b of run.timeline) {
+        const bs = t0 + b.t * 1000;
+        const overlap = Math.max(0, Math.min(bs + 1000, startMs + durMs) - Math.max(bs, startMs));
+        n += (b.requests * overlap) / 1000;
+      }
+      if (n > 0) return { requests: n, method: `timeline of ${run.format} within the profile's window` };
+    }
+  }
+  if (pairedRps !== null && pairedRps > 0)
+    return { requests: (pairedRps * durMs) / 1000, method: "its run's rps × the profile's duration" };
+  if (stageRps !== null && stageRps > 0)
+    return {
+      requests: (stageRps * durMs) / 1000,
+      method: `stage rps (${stageRps.toFixed(1)}/s) × profile duration (${(durMs / 1000).toFixed(2)} s)`,
+    };
+  return null;
+}
+
 export interface StageProfile {
   profile: Profile;
   artifacts: Artifact[];
@@ -374,9 +415,9 @@ export interface StageProfile {
 
 /**
  * How per-profile figures are made comparable across runs before the U test:
- * - `per-request`: each profile divided by the requests its run served while it was taken (the run's
- *   req/s × the profile's duration; profiles pair with the stage's runs in upload order, so it needs as
- *   many runs as profiles);
+ * - `per-request`: each profile divided by the requests served while it was taken (see
+ *   profileRequests: a load-test timeline covering its window, else its own run's req/s × its duration,
+ *   profiles pairing with the stage's runs in upload order, else the stage's req/s × its duration);
  * - `per-second`: divided by the profile's duration;
  * - `raw`: as recorded (snapshots and cumulative profiles have no duration).
  */
@@ -550,44 +591,57 @@ export class AnalysisService {
   }
 
   /**
-   * Requests a stage served during a profile's window: from a load test's timeline when the run
-   * has an absolute start time and the profile has a time and duration (buckets overlapping the
-   * window, partial buckets pro rata); otherwise the stage's rps × the profile's duration.
+   * Requests the stage served during each of its chosen profiles' windows, one entry per profile
+   * (null where nothing tells). In order of preference, for each profile:
+   * 1. a load test with an absolute start time whose timeline covers the profile's window: its
+   *    requests in the buckets overlapping the window (partial buckets pro rata);
+   * 2. the run paired with the profile (the stage's headline runs pair with its profiles in upload
+   *    order when there are as many of each): that run's req/s × the profile's duration;
+   * 3. the stage's req/s (the median of its runs) × the profile's duration.
+   * A stage of several profiles sums them, so the divisor of the merged profile is the requests of
+   * exactly the windows it sampled, never those of a run that was not being profiled.
    */
+  async profileRequests(
+    tree: ComparisonTree,
+    stageId: string,
+    artifacts: Artifact[],
+  ): Promise<{ requests: number | null; method: string | null }[]> {
+    const st = this.stage(tree, stageId);
+    const loadTests = await this.loadTests(st);
+    const row = stageTable({ ...tree, stages: [st] })[0];
+    const paired = row && row.runs.length === artifacts.length ? row.runs : null;
+    const out: { requests: number | null; method: string | null }[] = [];
+    for (const [i, a] of artifacts.entries()) {
+      const p = ((await this.models.get(a)) as Extract<Parsed, { kind: 'profile' }>).profile;
+      const found = requestsForProfile(
+        p,
+        loadTests.map((l) => l.run),
+        paired?.[i]?.rps ?? null,
+        row?.rps ?? null,
+      );
+      out.push(found ?? { requests: null, method: null });
+    }
+    return out;
+  }
+
+  /** Requests the stage served while its chosen profiles were taken (see profileRequests), summed. */
   async requestsDuring(
     tree: ComparisonTree,
     stageId: string,
-    p: Profile,
+    artifacts: Artifact[],
   ): Promise<{ requests: number; method: string }> {
-    const st = this.stage(tree, stageId);
-    const runs = await this.loadTests(st);
-    const startMs = p.timeNanos / 1e6;
-    const durMs = p.durationNanos / 1e6;
-    if (startMs > 0 && durMs > 0) {
-      for (const { run } of runs) {
-        const started = run.summary.meta.startedAt;
-        const t0 = typeof started === 'number' ? started : typeof started === 'string' ? Date.parse(started) : NaN;
-        if (!Number.isFinite(t0) || !run.timeline) continue;
-        let n = 0;
-        for (const b of run.timeline) {
-          const bs = t0 + b.t * 1000;
-          const overlap = Math.max(0, Math.min(bs + 1000, startMs + durMs) - Math.max(bs, startMs));
-          n += (b.requests * overlap) / 1000;
-        }
-        if (n > 0) return { requests: n, method: `timeline of ${run.format} within the profile's window` };
-      }
-    }
-    const rows = stageTable({ ...tree, stages: [st] });
-    const rps = rows[0]?.rps ?? null;
-    if (rps !== null && durMs > 0)
+    const each = await this.profileRequests(tree, stageId, artifacts);
+    if (each.length > 0 && each.every((e) => e.requests !== null)) {
+      const methods = [...new Set(each.map((e) => e.method!))];
       return {
-        requests: (rps * durMs) / 1000,
-        method: `stage rps (${rps.toFixed(1)}/s) × profile duration (${(durMs / 1000).toFixed(2)} s)`,
+        requests: each.reduce((a, e) => a + e.requests!, 0),
+        method: each.length === 1 ? methods[0]! : `${each.length} profiles, each: ${methods.join('; ')}`,
       };
+    }
     throw new ApiError(
       400,
       'no-requests',
-      `per-request needs a load test in stage "${st.name}" and a profile with a duration (allocation and heap snapshots have none: use share)`,
+      `per-request needs a load test in stage "${this.stage(tree, stageId).name}" and profiles with a duration (allocation and heap snapshots have none: use share)`,
     );
   }
 
@@ -598,9 +652,7 @@ export class AnalysisService {
     sp: StageProfile,
     filters: FrameFilters,
   ): Promise<ProfileRuns> {
-    const st = this.stage(tree, stageId);
-    const row = stageTable({ ...tree, stages: [st] })[0];
-    const runs = row?.runs ?? [];
+    const requests = await this.profileRequests(tree, stageId, sp.artifacts);
     const perProfile: ProfileRuns['perProfile'] = [];
     const perRequest: (number | null)[] = [];
     const perSecond: (number | null)[] = [];
@@ -613,8 +665,7 @@ export class AnalysisService {
       );
       const seconds = p.durationNanos > 0 ? p.durationNanos / 1e9 : null;
       perSecond.push(seconds);
-      const rps = runs.length === sp.artifacts.length ? runs[i]!.rps : null;
-      perRequest.push(seconds !== null && rps !== null && rps > 0 ? rps * seconds : null);
+      perRequest.push(requests[i]!.requests);
     }
     return { perProfile, divisors: { 'per-request': perRequest, 'per-second': perSecond } };
   }
@@ -700,8 +751,8 @@ export class AnalysisService {
     const target = await this.stageProfile(tree, targetId, base.sampleType, filters);
     let perRequest: { baseRequests: number; targetRequests: number; method: string } | null = null;
     if (mode === 'per-request') {
-      const b = await this.requestsDuring(tree, baseId, base.profile);
-      const t = await this.requestsDuring(tree, targetId, target.profile);
+      const b = await this.requestsDuring(tree, baseId, base.artifacts);
+      const t = await this.requestsDuring(tree, targetId, target.artifacts);
       perRequest = {
         baseRequests: b.requests,
         targetRequests: t.requests,
