@@ -17,7 +17,14 @@ import { basename, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
-import type { CaptureFile, CaptureLoad, CaptureRecord, CaptureRun, CaptureSummary } from '../model/capture.ts';
+import {
+  type CaptureFile,
+  type CaptureLoad,
+  type CaptureRecord,
+  type CaptureRun,
+  type CaptureSummary,
+  uploadedFiles,
+} from '../model/capture.ts';
 import {
   type LoadTool,
   detectTool,
@@ -568,7 +575,7 @@ export async function captureCommand(args: string[]): Promise<number> {
   record.endedAt = iso();
   save();
 
-  const files = record.runs.flatMap((r) => r.files.filter((f) => f.role !== 'raw'));
+  const files = uploadedFiles(record);
   if (record.error) {
     const kept = record.runs.flatMap((r) => r.files.map((f) => f.path));
     process.stderr.write(
@@ -579,7 +586,6 @@ export async function captureCommand(args: string[]): Promise<number> {
     return 1;
   }
   if (o.server) {
-    const multi = o.runs > 1;
     const r = await uploadToStage({
       server: o.server,
       ...(o.comparison ? { comparison: o.comparison } : {}),
@@ -587,7 +593,7 @@ export async function captureCommand(args: string[]): Promise<number> {
       ...(o.title ? { title: o.title } : {}),
       stage: o.stage,
       ...(o.note ? { note: o.note } : {}),
-      files: files.map((f) => ({ path: join(dir, f.path), name: multi ? f.path.replace('/', '-') : basename(f.path) })),
+      files: files.map((f) => ({ path: join(dir, f.path), name: f.name })),
     });
     await postCapture(o.server, r, record);
     const failed = r.results.filter((x) => !x.ok);

@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
-import type { CaptureRecord } from '../model/capture.ts';
+import { type CaptureRecord, uploadedFiles } from '../model/capture.ts';
 
 /**
  * Where `report` and `check` read a comparison: the same HTTP API either way. A server is asked over
@@ -99,7 +99,7 @@ interface LocalStage {
   name: string;
   note: string;
   startedAt: string;
-  files: string[];
+  files: { path: string; name: string }[];
 }
 
 function readRecord(file: string): CaptureFolderRecord {
@@ -150,13 +150,12 @@ export function stagesFromFolders(dirs: string[]): LocalStage[] {
         st = { name: r.stage, note: r.note ?? '', startedAt: r.startedAt ?? '', files: [] };
         byName.set(r.stage, st);
       }
-      for (const run of r.runs)
-        for (const f of run.files)
-          if (f.role === 'loadtest' || f.role === 'profile') {
-            const p = join(dirname(file), f.path);
-            if (!existsSync(p)) throw new Error(`${file}: lists ${f.path}, which is not there`);
-            st.files.push(p);
-          }
+      for (const f of uploadedFiles(r)) {
+        const p = join(dirname(file), f.path);
+        if (!existsSync(p)) throw new Error(`${file}: lists ${f.path}, which is not there`);
+        // Named by the path inside the folder given (run-1-wrk.txt), so the runs of a stage stay apart.
+        st.files.push({ path: p, name: relative(abs, p).replaceAll(sep, '-') });
+      }
     }
   }
   return [...byName.values()];
@@ -191,10 +190,10 @@ export async function folderSource(dirs: string[], title: string): Promise<Compa
     const { comparison } = await store.createComparison({ title, description: '' });
     for (const st of stages) {
       const stage = await store.createStage(comparison.id, { name: st.name, note: st.note });
-      for (const path of st.files) {
+      for (const { path, name } of st.files) {
         let parsed: Awaited<ReturnType<typeof ingest>>;
         try {
-          parsed = await ingest({ name: basename(path), path });
+          parsed = await ingest({ name, path });
         } catch (e) {
           throw new Error(e instanceof IngestError ? describeIngestError(e, path) : `${path}: ${(e as Error).message}`);
         }
@@ -204,7 +203,7 @@ export async function folderSource(dirs: string[], title: string): Promise<Compa
           stageId: stage.id,
           kind: parsed.kind,
           format: parsed.format,
-          filename: basename(path),
+          filename: name,
           summary: artifactSummary(parsed),
           blob,
         });

@@ -115,3 +115,17 @@ export interface CaptureSummary {
   /** CPU µs per request: CPU time ÷ (rps × profile duration), the server's fallback method. */
   cpuMicrosPerRequest: number | null;
 }
+
+/**
+ * The files of a capture that go to a server, in run order: each run's load-test and profile files,
+ * with `path` relative to the capture's folder and `name` the artifact's filename. Several runs keep
+ * their files in `run-K/`; their names become `run-K-wrk.txt`, `run-K-cpu.pb.gz` …, so the runs of a
+ * stage stay apart wherever the capture is uploaded from (capture --server, report --out, the demo).
+ */
+export function uploadedFiles(record: Pick<CaptureRecord, 'runs'>): { path: string; name: string }[] {
+  return record.runs.flatMap((run) =>
+    run.files
+      .filter((f) => f.role === 'loadtest' || f.role === 'profile')
+      .map((f) => ({ path: f.path, name: f.path.replaceAll('/', '-') })),
+  );
+}

@@ -5,7 +5,7 @@ import type { AppContext } from '../app.ts';
 import { ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { StoreError } from '../store/index.ts';
-import type { CaptureRecord } from '../model/capture.ts';
+import { type CaptureRecord, uploadedFiles } from '../model/capture.ts';
 import { artifactSummary } from './analysis.ts';
 import { demoDir } from '../paths.ts';
 
@@ -28,19 +28,26 @@ interface Manifest {
   }[];
 }
 
-/** The files a stage of the manifest holds (paths relative to the demo folder) and its capture records. */
+/**
+ * The files a stage of the manifest holds and its capture records. `path` is relative to the demo
+ * folder; `name`, the artifact's filename, is the path inside the stage's folder with `-` for `/`:
+ * a stage captured run by run keeps each run in `run-K/`, and its files are named `run-K-wrk.txt`,
+ * `run-K-cpu.pb.gz` …, as `stagediff capture --runs N --server` names them.
+ */
 export function demoStageContent(
   dir: string,
   st: Manifest['stages'][number],
-): { files: string[]; captures: CaptureRecord[] } {
-  const files = (st.files ?? []).map((f) => f.path);
+): { files: { path: string; name: string }[]; captures: CaptureRecord[] } {
+  const files = (st.files ?? []).map((f) => ({ path: f.path, name: basename(f.path) }));
   const captures: CaptureRecord[] = [];
   for (const rel of st.captures ?? []) {
     const record = JSON.parse(readFileSync(dir + rel, 'utf8')) as CaptureRecord;
     const base = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/') + 1) : '';
     captures.push(record);
-    for (const run of record.runs)
-      for (const f of run.files) if (f.role === 'loadtest' || f.role === 'profile') files.push(base + f.path);
+    for (const f of uploadedFiles(record)) {
+      const path = base + f.path;
+      files.push({ path, name: base ? path.split('/').slice(1).join('-') : f.name });
+    }
   }
   return { files, captures };
 }
@@ -75,17 +82,17 @@ export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages
       const stage = await ctx.store.createStage(DEMO_ID, { name: st.name, note: st.keyAction ?? st.note ?? '' });
       const content = demoStageContent(dir, st);
       for (const c of content.captures) await ctx.store.addStageCapture(DEMO_ID, stage.id, c);
-      for (const rel of content.files) {
-        const path = dir + rel;
+      for (const file of content.files) {
+        const path = dir + file.path;
         if (!existsSync(path)) continue;
         const ref = await ctx.store.putBlob(createReadStream(path), ctx.config.maxUploadBytes);
-        const parsed = await ingest({ name: basename(path), path });
+        const parsed = await ingest({ name: file.name, path });
         await ctx.store.addArtifact({
           comparisonId: DEMO_ID,
           stageId: stage.id,
           kind: parsed.kind,
           format: parsed.format,
-          filename: basename(path),
+          filename: file.name,
           summary: artifactSummary(parsed),
           blob: ref,
         });
