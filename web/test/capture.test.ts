@@ -8,7 +8,7 @@ import type { CaptureRecord } from '../src/lib/api-types.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
-const recordPath = join(REPO, 'fixtures/demo/baseline/capture.json');
+const recordPath = join(REPO, 'fixtures/demo/baseline/run-1/capture.json');
 const enabled = existsSync(CHROMIUM) && existsSync(recordPath);
 const env = e2eEnvironment(enabled);
 

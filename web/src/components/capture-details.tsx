@@ -1,5 +1,5 @@
-import type { CaptureRecord, Stage } from '../lib/api-types.ts';
-import { busyStages, loadText, runText, windowText } from '../lib/capture-format.ts';
+import type { Stage } from '../lib/api-types.ts';
+import { busyStages, type CaptureGroup, groupCaptures, loadText, runText, windowText } from '../lib/capture-format.ts';
 
 /** A visible warning when any stage was captured on a busy machine (other load skews its figures). */
 export function BusyCaptureWarning({ stages }: { stages: Stage[] }) {
@@ -21,8 +21,10 @@ export function BusyCaptureWarning({ stages }: { stages: Stage[] }) {
   );
 }
 
-function CaptureBlock({ c }: { c: CaptureRecord }) {
+function CaptureBlock({ group }: { group: CaptureGroup }) {
+  const c = group.record;
   const load = loadText(c);
+  const more = group.commands.length - 1;
   return (
     <div className="capture">
       <dl>
@@ -47,13 +49,18 @@ function CaptureBlock({ c }: { c: CaptureRecord }) {
           <pre>
             <code>{c.command}</code>
           </pre>
+          {more > 0 && (
+            <span className="muted small">
+              and {more} more capture{more > 1 ? 's' : ''} of the same load, one per run{' '}
+            </span>
+          )}
           <span className="muted small">
             stagediff {c.host.stagediff}, Node {c.host.node}, {c.host.os}/{c.host.arch}, {c.host.cores} cores
           </span>
         </dd>
       </dl>
       <ul className="capture-runs">
-        {c.runs.map((r) => (
+        {group.runs.map((r) => (
           <li key={r.run} className={r.machine.busy ? 'busy' : undefined}>
             {runText(r)}
             {windowText(r) && <span className="muted"> · window {windowText(r)}</span>}
@@ -61,7 +68,11 @@ function CaptureBlock({ c }: { c: CaptureRecord }) {
           </li>
         ))}
       </ul>
-      {c.error && <p className="warnings">Stopped early: {c.error}</p>}
+      {group.errors.map((e) => (
+        <p key={e} className="warnings">
+          Stopped early: {e}
+        </p>
+      ))}
     </div>
   );
 }
@@ -76,8 +87,8 @@ export function CaptureDetails({ stages }: { stages: Stage[] }) {
       {withCaptures.map((s) => (
         <section key={s.id} aria-label={`Capture of ${s.name}`}>
           <h3>{s.name}</h3>
-          {(s.captures ?? []).map((c) => (
-            <CaptureBlock key={`${c.startedAt}|${c.command}`} c={c} />
+          {groupCaptures(s.captures ?? []).map((g) => (
+            <CaptureBlock key={`${g.record.startedAt}|${g.record.command}`} group={g} />
           ))}
         </section>
       ))}

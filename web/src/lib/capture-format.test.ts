@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CaptureRecord } from './api-types.ts';
-import { busyStages, captureCommandLine, loadText, runText, windowText } from './capture-format.ts';
+import { busyStages, captureCommandLine, groupCaptures, loadText, runText, windowText } from './capture-format.ts';
 
 // Real records written by `stagediff capture` for the demo (fixtures/demo).
 const demo = new URL('../../../fixtures/demo/', import.meta.url);
-const wrkPath = new URL('baseline/capture.json', demo);
+const wrkPath = new URL('baseline/run-1/capture.json', demo);
 const vegetaPath = new URL('baseline/fixed-rate/capture.json', demo);
 const have = existsSync(wrkPath) && existsSync(vegetaPath);
 const read = (u: URL) => JSON.parse(readFileSync(u, 'utf8')) as CaptureRecord;
@@ -42,6 +42,28 @@ describe.skipIf(!have)('capture records in words', () => {
     expect(loadText(c).what).toBe('vegeta');
     expect(loadText(c).version).toMatch(/^vegeta v12\.\d+\.\d+/);
     expect(runText(c.runs[0]!)).not.toContain('µs CPU/request');
+  });
+
+  it("groups a stage's run-by-run captures into one block of numbered runs", () => {
+    const runs = [1, 2, 3, 4, 5, 6].map((k) => read(new URL(`baseline/run-${k}/capture.json`, demo)));
+    const vegeta = read(vegetaPath);
+    const groups = groupCaptures([...runs, vegeta]);
+    expect(groups).toHaveLength(2);
+    const [wrk, fixed] = groups;
+    expect(wrk!.record).toBe(runs[0]);
+    expect(wrk!.commands).toEqual(runs.map((r) => r.command));
+    expect(new Set(wrk!.commands).size).toBe(6); // each names its own --out run-K folder
+    expect(wrk!.runs.map((r) => r.run)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(wrk!.runs.map((r) => r.summary?.rps)).toEqual(runs.map((r) => r.runs[0]!.summary?.rps));
+    expect(wrk!.errors).toEqual([]);
+    expect(fixed!.record).toBe(vegeta);
+    expect(fixed!.runs).toHaveLength(1);
+    // A capture that stopped early keeps its reason in the group.
+    const failed = { ...runs[1]!, error: 'pprof endpoint unreachable' };
+    expect(groupCaptures([runs[0]!, failed])[0]!.errors).toEqual(['pprof endpoint unreachable']);
+    // Different loads stay apart, in order of first appearance.
+    const other = { ...runs[0]!, load: { ...runs[0]!.load, command: 'wrk -t4 -c64 -d8s URL' } } as (typeof runs)[0];
+    expect(groupCaptures([runs[0]!, other, runs[1]!]).map((g) => g.runs.length)).toEqual([2, 1]);
   });
 
   it('lists the stages captured on a busy machine with the lowest idle share', () => {

@@ -43,6 +43,40 @@ export function runText(run: CaptureRun): string {
   return parts.join(' · ');
 }
 
+/** Captures of one stage that ran the same load with the same profiles, shown as one block. */
+export interface CaptureGroup {
+  /** The first record: its load, profiles and host describe the whole group. */
+  record: CaptureRecord;
+  /** Every record's `stagediff capture` command line, in order (one per capture). */
+  commands: string[];
+  /** All runs of the group's records in order, numbered 1…n across them. */
+  runs: CaptureRun[];
+  /** Why a capture stopped early, for each record that did. */
+  errors: string[];
+}
+
+/**
+ * Groups a stage's capture records by what they ran (load command, pprof endpoint, profiles), in
+ * order of first appearance: a stage captured run by run (one `stagediff capture` per run, taking turns
+ * with other stages) reads as one capture of n runs, not n copies of the same block. Runs are numbered
+ * across the group, so the list says "run 1 … run 6" rather than "run 1" six times.
+ */
+export function groupCaptures(records: CaptureRecord[]): CaptureGroup[] {
+  const groups = new Map<string, CaptureGroup>();
+  for (const c of records) {
+    const key = JSON.stringify([loadText(c).command, c.pprof ?? null, c.profiles ?? []]);
+    let g = groups.get(key);
+    if (!g) {
+      g = { record: c, commands: [], runs: [], errors: [] };
+      groups.set(key, g);
+    }
+    g.commands.push(c.command);
+    if (c.error) g.errors.push(c.error);
+    for (const r of c.runs) g.runs.push({ ...r, run: g.runs.length + 1 });
+  }
+  return [...groups.values()];
+}
+
 /** The stages (by name) with at least one run captured on a busy machine, and how busy. */
 export function busyStages(stages: { name: string; captures?: CaptureRecord[] }[]): { stage: string; idle: number }[] {
   const out: { stage: string; idle: number }[] = [];
