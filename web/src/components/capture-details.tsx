@@ -50,9 +50,9 @@ function CaptureBlock({ group }: { group: CaptureGroup }) {
             <code>{c.command}</code>
           </pre>
           {more > 0 && (
-            <span className="muted small">
-              and {more} more capture{more > 1 ? 's' : ''} of the same load, one per run{' '}
-            </span>
+            <div className="muted small">
+              and {more} more capture{more > 1 ? 's' : ''} of the same load, one per run
+            </div>
           )}
           <span className="muted small">
             stagediff {c.host.stagediff}, Node {c.host.node}, {c.host.os}/{c.host.arch}, {c.host.cores} cores
