@@ -87,8 +87,8 @@ curl -fsS --compressed "$base/api/comparisons/demo/diff?base=$stage1&target=$sta
 
 # Every CLI command from the installed package.
 profiles="node_modules/stagediff/dist/demo"
-sd inspect "$repo/fixtures/demo/baseline/cpu.pb.gz" | grep -q '^Type: cpu' || fail "stagediff inspect (text)"
-sd inspect "$repo/fixtures/demo/baseline/wrk.txt" --json | grep -q '"format": "wrk"' || fail "stagediff inspect --json"
+sd inspect "$repo/fixtures/demo/baseline/run-1/cpu.pb.gz" | grep -q '^Type: cpu' || fail "stagediff inspect (text)"
+sd inspect "$repo/fixtures/demo/baseline/run-1/wrk.txt" --json | grep -q '"format": "wrk"' || fail "stagediff inspect --json"
 sd diff "$profiles/baseline/cpu.pb.gz" "$profiles/pooled/cpu.pb.gz" --top 5 >/dev/null || fail "stagediff diff"
 url="$(sd upload --server "$base" --title "pack smoke" --stage baseline "$profiles/baseline/cpu.pb.gz" \
   "$profiles/baseline/wrk.txt" 2>upload.err)" || fail "stagediff upload: $(cat upload.err)"

@@ -13,8 +13,8 @@ import type { StagediffApp } from '../src/app.ts';
 import { addStage, createComparison, testApp, upload } from './helpers/app.ts';
 import { fixturesDir } from './helpers/paths.ts';
 
-const CPU = `${fixturesDir}demo/baseline/cpu.pb.gz`;
-const WRK = `${fixturesDir}demo/baseline/wrk.txt`;
+const CPU = `${fixturesDir}demo/baseline/run-1/cpu.pb.gz`;
+const WRK = `${fixturesDir}demo/baseline/run-1/wrk.txt`;
 
 /** A built web client in miniature: index.html, one hashed script with its .br/.gz, one plain file. */
 function webDist(): { dir: string; script: Buffer; scriptUrl: string } {

@@ -10,7 +10,7 @@ import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
 const env = e2eEnvironment(existsSync(CHROMIUM));
-const cpu = (stage: string) => join(REPO, 'fixtures/demo', stage, 'cpu.pb.gz');
+const cpu = (stage: string) => join(REPO, 'fixtures/demo', stage, 'run-1', 'cpu.pb.gz');
 
 async function api<T>(method: string, path: string, body?: unknown, token?: string): Promise<T> {
   const r = await fetch(`${env.server.url}${path}`, {

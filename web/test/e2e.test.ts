@@ -17,43 +17,15 @@ interface StageFiles {
   cpu: string;
 }
 
-/** Three stages from fixtures/demo when captured, else from the reference corpus. */
+/** The first three stages of the committed demo (fixtures/demo), the first wrk run and CPU profile of each. */
 function pickStages(): StageFiles[] {
   const demo = join(REPO, 'fixtures/demo');
-  const usable = (f: string) => existsSync(f) && statSync(f).size > 0;
-  const names = ['baseline', 'fast-json', 'pooled', 'async-log'].filter(
-    (n) => usable(join(demo, n, 'wrk.txt')) && usable(join(demo, n, 'cpu.pb.gz')),
-  );
-  if (names.length >= 3) {
-    return names.slice(0, 3).map((n) => ({
-      name: n,
-      note: `key action of ${n}`,
-      wrk: join(demo, n, 'wrk.txt'),
-      cpu: join(demo, n, 'cpu.pb.gz'),
-    }));
-  }
-  const p = `${SAMPLES}/pprof`;
-  const w = `${SAMPLES}/loadtests/wrk`;
-  return [
-    {
-      name: 'baseline',
-      note: 'encoding/json',
-      wrk: `${w}/baseline-latency.txt`,
-      cpu: `${p}/go_httpserver_before_cpu.pb.gz`,
-    },
-    {
-      name: 'fast-json',
-      note: 'generated encoder',
-      wrk: `${w}/fast-json-latency.txt`,
-      cpu: `${p}/go_httpserver_after_cpu.pb.gz`,
-    },
-    {
-      name: 'async-log',
-      note: 'async logging',
-      wrk: `${w}/async-log-latency.txt`,
-      cpu: `${p}/go_httpserver_after_cpu.pb.gz`,
-    },
-  ];
+  return ['baseline', 'fast-json', 'pooled'].map((n) => {
+    const files = { wrk: join(demo, n, 'run-1', 'wrk.txt'), cpu: join(demo, n, 'run-1', 'cpu.pb.gz') };
+    for (const f of Object.values(files))
+      if (!existsSync(f) || statSync(f).size === 0) throw new Error(`missing: ${f}`);
+    return { name: n, note: `key action of ${n}`, ...files };
+  });
 }
 
 function cli(args: string[]): unknown {

@@ -35,7 +35,7 @@ export async function run({ reps }) {
   const { filterProfile } = await import(join(repoRoot, 'server/src/analysis/filter.ts'));
   const { flatCum } = await import(join(repoRoot, 'server/src/analysis/flat-cum.ts'));
   const { compileGoRegexp } = await import(join(repoRoot, 'server/src/analysis/go-regexp.ts'));
-  const files = STAGES.map((s) => join(repoRoot, 'fixtures/demo', s, 'cpu.pb.gz'));
+  const files = STAGES.map((s) => join(repoRoot, 'fixtures/demo', s, 'run-1', 'cpu.pb.gz'));
   const profile = mergeProfiles(files.map((f) => parsePprof(readFileSync(f))));
   const cpu = profile.sampleTypes.findIndex((t) => t.type === 'cpu');
   const haveGo = spawnSync('go', ['version']).status === 0;

@@ -5,7 +5,7 @@ import { fmtMs, fmtRatio, median, nodeTsx, printTable, repoRoot, runJson } from 
 
 export async function run({ reps, quick }) {
   const files = [
-    join(repoRoot, 'fixtures/demo/baseline/cpu.pb.gz'),
+    join(repoRoot, 'fixtures/demo/baseline/run-1/cpu.pb.gz'),
     join(repoRoot, 'fixtures/reference/pprof/large/go_types_tests_cpu.pb.gz'),
     ...(quick ? [] : [join(repoRoot, 'fixtures/reference/pprof/large/go_compile_merged_cpu.pb.gz')]),
   ];

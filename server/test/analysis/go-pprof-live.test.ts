@@ -38,13 +38,15 @@ function pprofText(args: string[]): string {
   return r.stdout;
 }
 
+/** Every profile of the demo's first wrk run per stage (fixtures/demo/<stage>/run-1/). */
 function demoProfiles(): string[] {
   const dir = `${fixturesDir}demo/`;
   if (!existsSync(dir)) return [];
   const out: string[] = [];
   for (const stage of readdirSync(dir, { withFileTypes: true })) {
     if (!stage.isDirectory()) continue;
-    for (const f of readdirSync(dir + stage.name)) if (f.endsWith('.pb.gz')) out.push(`${dir}${stage.name}/${f}`);
+    const run = `${dir}${stage.name}/run-1/`;
+    for (const f of readdirSync(run)) if (f.endsWith('.pb.gz')) out.push(run + f);
   }
   return out;
 }
@@ -61,7 +63,7 @@ const files = [
 
 describe.skipIf(!haveGo)('go tool pprof agrees with us, live', () => {
   for (const file of files) {
-    it(`-top on ${file.split('/').slice(-2).join('/')}, every sample type`, () => {
+    it(`-top on ${file.split('/').slice(-3).join('/')}, every sample type`, () => {
       const p = parsePprof(readFileSync(file));
       p.sampleTypes.forEach((t, i) => {
         const ref = pprofTop([`-sample_index=${t.type}`, `-unit=${t.unit === 'count' ? 'minimum' : t.unit}`, file]);
@@ -121,7 +123,7 @@ const sumFlat = (rows: Map<string, [number, number]>) => [...rows.values()].redu
  * Filters: every case names what its expression matches — a function name, a source file name, or
  * the file of a location's mapping (the binary) — the three things pprof matches a regex against.
  */
-const demoCpu = `${fixturesDir}demo/baseline/cpu.pb.gz`;
+const demoCpu = `${fixturesDir}demo/baseline/run-1/cpu.pb.gz`;
 const beforeCpu = samplePath('pprof/go_httpserver_before_cpu.pb.gz');
 const afterAllocs = samplePath('pprof/go_httpserver_after_allocs.pb.gz');
 const mutex = samplePath('pprof/go_bench_net_http_mutex.pb.gz');

@@ -18,9 +18,13 @@ import { fixturesDir, repoRoot } from '../helpers/paths.ts';
 const CLI = join(repoRoot, 'server/bin/stagediff.mjs');
 const RUNS = 5;
 
-/** wrk's 99 % latency of a demo stage in ms, as printed. */
+const DEMO_STAGES = ['baseline', 'fast-json', 'pooled', 'async-log'];
+
+/** wrk's 99 % latency of the first run of a demo stage in ms, as printed. */
 function wrkP99(stage: string): number {
-  const m = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(readFileSync(join(fixturesDir, 'demo', stage, 'wrk.txt'), 'utf8'))!;
+  const m = /^\s+99%\s+([\d.]+)(us|ms|s)$/m.exec(
+    readFileSync(join(fixturesDir, 'demo', stage, 'run-1', 'wrk.txt'), 'utf8'),
+  )!;
   return Number(m[1]) * (m[2] === 'us' ? 1e-3 : m[2] === 's' ? 1e3 : 1);
 }
 
@@ -28,6 +32,7 @@ let app: StagediffApp;
 let url: string;
 let runsId: string;
 let benchId: string;
+let singleId: string;
 
 function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -59,6 +64,14 @@ beforeAll(async () => {
   for (const name of ['after', 'before', 'rerun']) {
     const st = await addStage(app, b.id, b.auth, name);
     const r = await upload(app, b.id, st, b.auth, [join(fixturesDir, 'gobench', `kvjoin-${name}.txt`)]);
+    expect(r.statusCode, r.body).toBe(200);
+  }
+  // One run per stage: the first wrk run of each demo stage.
+  const one = await createComparison(app, 'single runs');
+  singleId = one.id;
+  for (const stage of DEMO_STAGES) {
+    const st = await addStage(app, one.id, one.auth, stage);
+    const r = await upload(app, one.id, st, one.auth, [join(fixturesDir, 'demo', stage, 'run-1', 'wrk.txt')]);
     expect(r.statusCode, r.body).toBe(200);
   }
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -165,12 +178,11 @@ describe('stagediff check on real runs', () => {
 
 describe('stagediff check on single runs and benchmarks', () => {
   it('never fails on one run per stage, unless --too-few-runs fail', async () => {
-    // Two demo stages whose P99 (as wrk printed it, fixtures/demo/*/wrk.txt) rises by more than 1 %
+    // Two stages whose P99 (as wrk printed it, fixtures/demo/*/run-1/wrk.txt) rises by more than 1 %
     // from the first to the second, in whichever order the capture has them.
-    const stages = ['baseline', 'fast-json', 'pooled', 'async-log'];
-    const pairs = stages.flatMap((a) => stages.filter((b) => b !== a).map((b) => [a, b] as const));
+    const pairs = DEMO_STAGES.flatMap((a) => DEMO_STAGES.filter((b) => b !== a).map((b) => [a, b] as const));
     const [base, target] = pairs.find(([a, b]) => wrkP99(b)! / wrkP99(a)! > 1.01)!;
-    const args = ['check', '--server', url, '--comparison', 'demo', '--base', base, '--target', target];
+    const args = ['check', '--server', url, '--comparison', singleId, '--base', base, '--target', target];
     const r = await cli([...args, '--fail-on', 'p99:+1%']);
     expect(r.status).toBe(0);
     const [from, to] = [base, target].map((s) => wrkP99(s));

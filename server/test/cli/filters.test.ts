@@ -37,8 +37,8 @@ function pprofKept(args: string[]): number {
   return Number(m[1]);
 }
 
-const baseline = `${fixturesDir}demo/baseline/cpu.pb.gz`;
-const fastJson = `${fixturesDir}demo/fast-json/cpu.pb.gz`;
+const baseline = `${fixturesDir}demo/baseline/run-1/cpu.pb.gz`;
+const fastJson = `${fixturesDir}demo/fast-json/run-1/cpu.pb.gz`;
 type Row = { name: string; flat: number; cum: number };
 type DiffRow = { name: string; deltaFlat: number; deltaCum: number };
 

@@ -4,7 +4,7 @@
  * PR comment, and the command itself over a real socket.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
@@ -63,11 +63,19 @@ function cli(args: string[]): Promise<{ status: number | null; stdout: string; s
   });
 }
 
-/** wrk's Requests/sec of a demo stage, as printed. */
+/** wrk's Requests/sec of each run of a demo stage (fixtures/demo/<stage>/run-K/wrk.txt), as printed. */
+function wrkRuns(stage: string): number[] {
+  const dir = join(fixturesDir, 'demo', stage);
+  return readdirSync(dir)
+    .filter((d) => /^run-\d+$/.test(d))
+    .map((d) => Number(/^Requests\/sec:\s+([\d.]+)$/m.exec(readFileSync(join(dir, d, 'wrk.txt'), 'utf8'))![1]));
+}
+
+/** The median of a demo stage's wrk Requests/sec across its runs. */
 function wrkRps(stage: string): number {
-  return Number(
-    /^Requests\/sec:\s+([\d.]+)$/m.exec(readFileSync(join(fixturesDir, 'demo', stage, 'wrk.txt'), 'utf8'))![1],
-  );
+  const s = wrkRuns(stage).sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function folded(dir: string, name: string, lines: string[]): string {
@@ -129,13 +137,21 @@ describe('report on the demo comparison', () => {
     expect(r.base.name).toBe('baseline');
     expect(r.target.name).toBe('async-log');
     const rps = r.changes.find((c) => c.metric === 'rps')!;
-    // As wrk printed them (fixtures/demo/*/wrk.txt).
+    // The medians of what wrk printed in each stage's five runs (fixtures/demo/*/run-K/wrk.txt).
     expect(rps.base).toBe(wrkRps('baseline'));
     expect(rps.target).toBe(wrkRps('async-log'));
     expect(rps.ratio).toBeCloseTo(wrkRps('async-log') / wrkRps('baseline'), 12);
-    // One run per stage: there is no noise estimate, so nothing is called significant.
-    for (const c of r.changes) expect(c.judgement === 'too-few-runs' || c.judgement === 'missing').toBe(true);
-    expect(r.summary.regressions + r.summary.improvements).toBe(0);
+    // Every async-log run served more than every baseline run: significant, on all the runs.
+    expect(Math.min(...wrkRuns('async-log'))).toBeGreaterThan(Math.max(...wrkRuns('baseline')));
+    expect(rps).toMatchObject({
+      judgement: 'significant',
+      direction: 'improvement',
+      nBase: wrkRuns('baseline').length,
+      nTarget: wrkRuns('async-log').length,
+    });
+    expect(rps.p).toBeLessThan(0.05);
+    expect(r.summary.improvements).toBeGreaterThan(0);
+    expect(r.summary.tooFewRuns).toBe(0);
     const cpu = r.changes.find((c) => c.metric === 'cpu-per-request')!;
     expect(cpu.unit).toBe('nanoseconds/request');
     // The per-request diff's totals, the same figures the dashboard's per-request diff shows.
@@ -253,8 +269,8 @@ describe('stagediff report (the command)', () => {
   });
 
   it('reads stages from capture folders (--out) through an in-process server', async () => {
-    // fixtures/demo is what `stagediff capture --out` wrote: per stage a wrk capture, and a fixed-rate
-    // vegeta capture of the same stage in a sub-folder.
+    // fixtures/demo is what `stagediff capture --out` wrote: per stage a wrk capture of several runs
+    // (run-K/), and a fixed-rate vegeta capture of the same stage in a sub-folder.
     const dir = join(fixturesDir, 'demo');
     const js = await cli(['report', '--out', join(dir, 'baseline'), '--out', join(dir, 'pooled'), '--format', 'json']);
     expect(js.status, js.stderr).toBe(0);
@@ -263,7 +279,7 @@ describe('stagediff report (the command)', () => {
     expect([r.base.name, r.target.name]).toEqual(['baseline', 'pooled']);
     expect(r.comparison.url).toBeNull();
     expect(r.images.diffSvg).toBeNull();
-    // The same figures as the demo comparison on a server: wrk's Requests/sec of both stages.
+    // The same figures as the demo comparison on a server: the medians of wrk's Requests/sec.
     const rps = r.changes.find((c: { metric: string }) => c.metric === 'rps');
     expect([rps.base, rps.target]).toEqual([wrkRps('baseline'), wrkRps('pooled')]);
     const { report: onServer } = await report('demo', { base: 'baseline', target: 'pooled' });

@@ -55,13 +55,13 @@ describe('UTF-16 and gzip', () => {
   }
 
   it('a gzip’d pprof profile stays a pprof profile', async () => {
-    const p = await ingest({ name: 'upload', bytes: fx('demo/baseline/cpu.pb.gz') });
+    const p = await ingest({ name: 'upload', bytes: fx('demo/baseline/run-1/cpu.pb.gz') });
     expect(p.kind).toBe('profile');
     expect(p.format).toBe('pprof');
   });
 
   it('binary data is neither UTF-16 nor text', () => {
-    const pb = fx('demo/baseline/cpu.pb.gz');
+    const pb = fx('demo/baseline/run-1/cpu.pb.gz');
     expect(utf16Order(pb)).toBeNull();
     expect(looksLikeText(pb)).toBe(false);
   });

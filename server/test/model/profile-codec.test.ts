@@ -16,7 +16,11 @@ async function load(rel: string): Promise<Profile> {
 }
 
 describe('the compact derived form of a profile', () => {
-  for (const rel of ['demo/baseline/cpu.pb.gz', 'demo/baseline/heap.pb.gz', 'demo/pooled/goroutine.pb.gz']) {
+  for (const rel of [
+    'demo/baseline/run-1/cpu.pb.gz',
+    'demo/baseline/run-1/heap.pb.gz',
+    'demo/pooled/run-1/goroutine.pb.gz',
+  ]) {
     it(`keeps every figure of ${rel}: flat, cum and the call tree, for every sample type`, async () => {
       const p = await load(rel);
       const c = decodeProfile(encodeProfile(aggregateSamples(p)))!;
@@ -32,7 +36,7 @@ describe('the compact derived form of a profile', () => {
   }
 
   it('sums samples of one stack and label set, and keeps those of different label sets apart', async () => {
-    const p = await load('demo/baseline/cpu.pb.gz');
+    const p = await load('demo/baseline/run-1/cpu.pb.gz');
     // The same stack sampled twice more, once with another label set.
     const twice: Profile = {
       ...p,

@@ -16,7 +16,7 @@ import { parseTopAll, parseTopShown } from '../helpers/pprof-text.ts';
 const go = findGo();
 const haveGo = go !== null;
 if (!haveGo) console.warn('\n*** go is not installed: API filter results are not compared with go tool pprof ***\n');
-const cpu = (stage: string) => `${fixturesDir}demo/${stage}/cpu.pb.gz`;
+const cpu = (stage: string) => `${fixturesDir}demo/${stage}/run-1/cpu.pb.gz`;
 
 function pprofTop(file: string, flags: string[]) {
   const r = spawnSync(

@@ -118,12 +118,12 @@ describe('analysis views under hostile query strings and concurrent changes', ()
     c = await createComparison(app, 'views');
     base = await addStage(app, c.id, c.auth, 'baseline');
     target = await addStage(app, c.id, c.auth, 'fast-json');
-    expect((await upload(app, c.id, base, c.auth, [join(fixturesDir, 'demo/baseline/cpu.pb.gz')])).statusCode).toBe(
-      200,
-    );
-    expect((await upload(app, c.id, target, c.auth, [join(fixturesDir, 'demo/fast-json/cpu.pb.gz')])).statusCode).toBe(
-      200,
-    );
+    expect(
+      (await upload(app, c.id, base, c.auth, [join(fixturesDir, 'demo/baseline/run-1/cpu.pb.gz')])).statusCode,
+    ).toBe(200);
+    expect(
+      (await upload(app, c.id, target, c.auth, [join(fixturesDir, 'demo/fast-json/run-1/cpu.pb.gz')])).statusCode,
+    ).toBe(200);
   }, 60_000);
   afterAll(async () => {
     await app.close();
@@ -188,7 +188,7 @@ describe('analysis views under hostile query strings and concurrent changes', ()
   it('answers a view racing the deletion of its file with a 409 naming the file, never a 500', async () => {
     const own = await createComparison(app, 'race');
     const st = await addStage(app, own.id, own.auth, 'one');
-    const up = await upload(app, own.id, st, own.auth, [join(fixturesDir, 'demo/pooled/heap.pb.gz')]);
+    const up = await upload(app, own.id, st, own.auth, [join(fixturesDir, 'demo/pooled/run-1/heap.pb.gz')]);
     const artifactId = up.json().results[0].artifact.id as string;
     // A second server on the same data (its workers have not parsed the file yet) reads the
     // comparison, then the file is deleted before its worker opens the bytes.

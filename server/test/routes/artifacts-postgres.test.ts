@@ -78,7 +78,7 @@ describe.skipIf(!adminUrl)('uploads on PostgreSQL', () => {
         for (const s of sockets) s.write('x'.repeat(100));
       }
       // and a whole upload still goes through meanwhile
-      const up = await upload(app, c.id, stage, c.auth, [join(fixturesDir, 'demo/baseline/wrk.txt')]);
+      const up = await upload(app, c.id, stage, c.auth, [join(fixturesDir, 'demo/baseline/run-1/wrk.txt')]);
       expect(up.statusCode).toBe(200);
     } finally {
       for (const s of sockets) s.destroy();

@@ -40,7 +40,7 @@ describe('uploads of hostile or odd files are answered cleanly', () => {
   it('reports every stored file of a multipart request past 100 files, and the refusal of the rest', async () => {
     const own = await createComparison(app, 'many files');
     const st = await addStage(app, own.id, own.auth, 'one');
-    const wrk = join(fixturesDir, 'demo/baseline/wrk.txt');
+    const wrk = join(fixturesDir, 'demo/baseline/run-1/wrk.txt');
     const r = await upload(
       app,
       own.id,
@@ -148,9 +148,9 @@ describe('uploads of hostile or odd files are answered cleanly', () => {
     }
     expect(await healthMs(app)).toBeLessThan(500);
     // and the replaced worker parses the next upload
-    expect((await upload(app, c.id, stage, c.auth, [join(fixturesDir, 'demo/baseline/cpu.pb.gz')])).statusCode).toBe(
-      200,
-    );
+    expect(
+      (await upload(app, c.id, stage, c.auth, [join(fixturesDir, 'demo/baseline/run-1/cpu.pb.gz')])).statusCode,
+    ).toBe(200);
   }, 30_000);
 
   it('answers 507 when the disk is full and 503 when the database is down, with a message', async () => {
@@ -163,7 +163,7 @@ describe('uploads of hostile or odd files are answered cleanly', () => {
       store.putBlob = async () => {
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       };
-      const m = multipart([join(fixturesDir, 'demo/baseline/wrk.txt')]);
+      const m = multipart([join(fixturesDir, 'demo/baseline/run-1/wrk.txt')]);
       const full = await own.inject({
         method: 'POST',
         url: `/api/comparisons/${made.id}/stages/${st}/artifacts`,

@@ -83,9 +83,9 @@ describe('analysis jobs are bounded in time and memory', () => {
     big = { id: a.id, stage: sa };
     const b = await createComparison(setup, 'demo cpu');
     const sb = await addStage(setup, b.id, b.auth, 'baseline');
-    expect((await upload(setup, b.id, sb, b.auth, [join(fixturesDir, 'demo/baseline/cpu.pb.gz')])).statusCode).toBe(
-      200,
-    );
+    expect(
+      (await upload(setup, b.id, sb, b.auth, [join(fixturesDir, 'demo/baseline/run-1/cpu.pb.gz')])).statusCode,
+    ).toBe(200);
     small = { id: b.id, stage: sb };
     await setup.close();
   }, 120_000);

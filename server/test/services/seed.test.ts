@@ -1,7 +1,9 @@
 /**
- * The seeded demo comparison (/c/demo) against its committed raw files: the stage table equals what
- * wrk printed in each stage's wrk.txt (read here with a plain regular expression, independently of
- * the parser), the comparison is read-only, and the CPU diff shows reflection-based JSON shrinking.
+ * The seeded demo comparison (/c/demo) against its committed raw files: each stage holds six wrk runs
+ * (fixtures/demo/<stage>/run-K/), the stage table's figures are the medians of what wrk printed
+ * (read here with a plain regular expression, independently of the parser) with finite 95 % intervals,
+ * every stage-to-stage change carries a verdict on n+n runs, the comparison is read-only, and the CPU
+ * diff shows reflection-based JSON shrinking.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +24,20 @@ function wrkPrinted(path: string): { rps: number; p50: number; p99: number } {
     return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
   };
   return { rps, p50: ms('50'), p99: ms('99') };
+}
+
+/** The middle value (the mean of the two middle values for an even count). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The U test's smallest two-sided p for n runs against n: all of one side above all of the other. */
+function smallestP(n: number): number {
+  let ways = 1; // C(2n, n)
+  for (let k = 1; k <= n; k++) ways = (ways * (n + k)) / k;
+  return 2 / ways;
 }
 
 describe.skipIf(!haveDemo)('the demo comparison', () => {
@@ -58,19 +74,43 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
     expect(edit.statusCode).toBe(403);
   });
 
-  it('stage table figures equal what wrk printed in each stage', async () => {
+  it('stage table figures are the medians of what wrk printed in the runs of each stage', async () => {
     const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
+    const runs: number[][] = [];
     for (const [i, st] of manifest.stages.entries()) {
-      const wrk = stageFiles(st).find((f) => f.endsWith('wrk.txt'))!;
-      const printed = wrkPrinted(`${fixturesDir}demo/${wrk}`);
+      const wrk = stageFiles(st).filter((f) => f.name.endsWith('wrk.txt'));
+      const n = wrk.length;
+      expect(n).toBeGreaterThanOrEqual(6); // the fewest runs with a finite 95 % interval
+      expect(wrk.map((f) => f.name)).toEqual(Array.from({ length: n }, (_, k) => `run-${k + 1}-wrk.txt`));
+      const printed = wrk.map((f) => wrkPrinted(`${fixturesDir}demo/${f.path}`));
+      runs.push(printed.map((p) => p.rps));
       const row = c.stageTable[i];
       expect(row.source.format).toBe('wrk');
-      expect(row.rps).toBe(printed.rps);
-      expect(row.latencyMs.p50).toBeCloseTo(printed.p50, 9);
-      expect(row.latencyMs.p99).toBeCloseTo(printed.p99, 9);
+      expect(row.summary).toBe('median');
+      expect(row.runs.map((r: { rps: number }) => r.rps)).toEqual(printed.map((p) => p.rps));
+      expect(row.rps).toBe(median(printed.map((p) => p.rps)));
+      expect(row.latencyMs.p50).toBeCloseTo(median(printed.map((p) => p.p50)), 9);
+      expect(row.latencyMs.p99).toBeCloseTo(median(printed.map((p) => p.p99)), 9);
+      expect(row.estimates.rps).toMatchObject({ n, median: row.rps });
+      expect(row.estimates.rps.lo).toBeLessThanOrEqual(row.rps);
+      expect(row.estimates.rps.hi).toBeGreaterThanOrEqual(row.rps);
+      const verdict = row.significance.vsPrevious?.rps;
+      if (i === 0) expect(verdict).toBeUndefined();
+      else
+        expect(verdict).toMatchObject({
+          nBase: runs[i - 1]!.length,
+          nTarget: n,
+          status: expect.stringMatching(/^(significant|no-change)$/),
+        });
     }
     const last = c.stageTable[c.stageTable.length - 1];
     expect(last.vsBaseline.rps).toBeCloseTo(last.rps / c.stageTable[0].rps, 12);
+    // Every wrk run of pooled served more than every run of baseline: the U test's smallest p.
+    const k = manifest.stages.findIndex((s) => s.name === 'pooled');
+    expect(Math.min(...runs[k]!)).toBeGreaterThan(Math.max(...runs[0]!));
+    const verdict = c.stageTable[k].significance.vsBaseline.rps;
+    expect(verdict.status).toBe('significant');
+    expect(verdict.p).toBeCloseTo(smallestP(runs[0]!.length), 12);
   });
 
   it('the CPU diff baseline → fast-json shows encoding/json shrinking', async () => {
