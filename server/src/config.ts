@@ -30,7 +30,9 @@ export interface Config {
   /**
    * Which X-Forwarded-* headers to believe (Fastify's `trustProxy`): true (any), false (none), a hop
    * count, or a comma-separated list of proxy addresses/CIDRs. It decides the client address rate
-   * limits are counted by, and the origin of share links when PUBLIC_URL is unset.
+   * limits are counted by, and the origin of share links when PUBLIC_URL is unset. Default false: a
+   * server reached directly must not let a client name its own address (and so its own rate-limit
+   * budget) in a header; behind a reverse proxy, name the proxy.
    */
   trustProxy: boolean | number | string;
   /** Deadline of one analysis or parse job, ms. */
@@ -65,8 +67,8 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
 }
 
 function trustProxy(raw: string | undefined): boolean | number | string {
-  if (raw === undefined || raw === '' || /^(true|yes|on)$/i.test(raw)) return true;
-  if (/^(false|no|off)$/i.test(raw)) return false;
+  if (raw === undefined || raw === '' || /^(false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
   if (/^\d{1,3}$/.test(raw)) return Number(raw);
   if (/^[0-9a-fA-F.:/]+(\s*,\s*[0-9a-fA-F.:/]+)*$/.test(raw)) return raw;
   throw new ConfigError(

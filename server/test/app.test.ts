@@ -225,6 +225,36 @@ describe('write rate limit', () => {
     });
     expect(other.statusCode).toBe(201);
     expect((await app.inject({ method: 'GET', url: `/api/comparisons/${id}` })).statusCode).toBe(200);
+    // A client cannot buy itself a new budget by naming another address: no proxy is trusted by default.
+    const spoofed = await app.inject({
+      method: 'POST',
+      url: '/api/comparisons',
+      payload: { title: 'z' },
+      headers: { 'x-forwarded-for': '192.0.2.77' },
+    });
+    expect(spoofed.statusCode).toBe(429);
+  });
+
+  it('behind a named proxy, counts the client the proxy names', async () => {
+    const proxied = await testApp({ RATE_LIMIT_WRITES: '1', RATE_LIMIT_WINDOW: '60', TRUST_PROXY: '127.0.0.1' });
+    try {
+      const post = (client: string, remoteAddress = '127.0.0.1') =>
+        proxied.inject({
+          method: 'POST',
+          url: '/api/comparisons',
+          payload: { title: 'x' },
+          headers: { 'x-forwarded-for': client },
+          remoteAddress,
+        });
+      expect((await post('198.51.100.1')).statusCode).toBe(201);
+      expect((await post('198.51.100.1')).statusCode).toBe(429);
+      expect((await post('198.51.100.2')).statusCode).toBe(201);
+      // The header of a peer that is not the proxy is ignored: the peer itself is the client.
+      expect((await post('198.51.100.3', '203.0.113.9')).statusCode).toBe(201);
+      expect((await post('198.51.100.4', '203.0.113.9')).statusCode).toBe(429);
+    } finally {
+      await proxied.close();
+    }
   });
 });
 
