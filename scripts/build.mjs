@@ -103,7 +103,12 @@ async function buildServer() {
   cpSync(join(repo, 'server', 'src', 'store', 'migrations'), join(out, 'migrations'), { recursive: true });
   if (existsSync(join(webDist, 'index.html'))) cpSync(webDist, join(out, 'web'), { recursive: true });
   else console.warn('build: web/dist is missing; the compiled server will show its "web client not built" page');
-  cpSync(join(repo, 'fixtures', 'demo'), join(out, 'demo'), { recursive: true });
+  // The demo as the seed reads it; vegeta's binary results (.bin, kept in the repository as the tool
+  // wrote them) are not read by anything, so the package leaves them out.
+  cpSync(join(repo, 'fixtures', 'demo'), join(out, 'demo'), {
+    recursive: true,
+    filter: (src) => !src.endsWith('.bin'),
+  });
 }
 
 const t0 = performance.now();

@@ -73,15 +73,16 @@ done
 curl -fsSI "$base/c/demo" | grep -qi '^content-security-policy: .*script-src' || fail "/c/demo has no CSP"
 
 # The seeded demo, as the page loads it.
-demo="$(curl -fsS --compressed "$base/api/comparisons/demo")" || fail "GET /api/comparisons/demo"
+# (In a file: the comparison, with every run's capture record, is larger than one argument may be.)
+curl -fsS --compressed -o demo.json "$base/api/comparisons/demo" || fail "GET /api/comparisons/demo"
 node -e '
-const c = JSON.parse(process.argv[1]);
+const c = JSON.parse(require("node:fs").readFileSync("demo.json", "utf8"));
 if (c.stages.length < 2 || c.stageTable.length !== c.stages.length || !(c.stageTable[0].rps > 0)) process.exit(1);
 const [a, b] = c.stages;
 console.log(`pack-smoke: demo has ${c.stages.length} stages; diff ${a.name} → ${b.name}`);
-' "$demo" || fail "the demo comparison is not seeded"
-stage1="$(node -e 'console.log(JSON.parse(process.argv[1]).stages[0].id)' "$demo")"
-stage2="$(node -e 'console.log(JSON.parse(process.argv[1]).stages[1].id)' "$demo")"
+' || fail "the demo comparison is not seeded"
+stage1="$(node -e 'console.log(JSON.parse(require("node:fs").readFileSync("demo.json", "utf8")).stages[0].id)')"
+stage2="$(node -e 'console.log(JSON.parse(require("node:fs").readFileSync("demo.json", "utf8")).stages[1].id)')"
 curl -fsS --compressed "$base/api/comparisons/demo/diff?base=$stage1&target=$stage2" | grep -q '"top"' ||
   fail "the demo diff (analysis worker threads on the compiled build)"
 
@@ -89,9 +90,9 @@ curl -fsS --compressed "$base/api/comparisons/demo/diff?base=$stage1&target=$sta
 profiles="node_modules/stagediff/dist/demo"
 sd inspect "$repo/fixtures/demo/baseline/run-1/cpu.pb.gz" | grep -q '^Type: cpu' || fail "stagediff inspect (text)"
 sd inspect "$repo/fixtures/demo/baseline/run-1/wrk.txt" --json | grep -q '"format": "wrk"' || fail "stagediff inspect --json"
-sd diff "$profiles/baseline/cpu.pb.gz" "$profiles/pooled/cpu.pb.gz" --top 5 >/dev/null || fail "stagediff diff"
-url="$(sd upload --server "$base" --title "pack smoke" --stage baseline "$profiles/baseline/cpu.pb.gz" \
-  "$profiles/baseline/wrk.txt" 2>upload.err)" || fail "stagediff upload: $(cat upload.err)"
+sd diff "$profiles/baseline/run-1/cpu.pb.gz" "$profiles/pooled/run-1/cpu.pb.gz" --top 5 >/dev/null || fail "stagediff diff"
+url="$(sd upload --server "$base" --title "pack smoke" --stage baseline "$profiles/baseline/run-1/cpu.pb.gz" \
+  "$profiles/baseline/run-1/wrk.txt" 2>upload.err)" || fail "stagediff upload: $(cat upload.err)"
 curl -fsS "$url" | grep -q '<div id="root">' || fail "the uploaded comparison's share link $url"
 if sd inspect /nonexistent/profile.pb.gz 2>err.txt; then fail "inspect of a missing file succeeded"; fi
 grep -q 'no such file' err.txt || fail "inspect of a missing file: $(cat err.txt)"
