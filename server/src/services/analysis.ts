@@ -361,7 +361,6 @@ function withNodeNoise(root: DiffNode, functions: Map<string, FunctionNoise>): N
   return out;
 }
 
-/** Picks and merges the profiles of a stage that hold a sample type. */
 /**
  * Requests served during one profile's window, or null when nothing tells (see
  * AnalysisService.profileRequests for the order of preference): a load-test timeline spanning the
@@ -403,6 +402,7 @@ export function requestsForProfile(
   return null;
 }
 
+/** Picks and merges the profiles of a stage that hold a sample type. */
 export interface StageProfile {
   profile: Profile;
   artifacts: Artifact[];
