@@ -1,10 +1,3 @@
-/**
- * `stagediff check`: on real repeated runs of the demo service (fixtures/regression-runs: 5 interleaved
- * runs each of the pooled stage, a build slowed by 50 µs of CPU per request, and a re-run of pooled),
- * it fails on the slowed build and passes on the re-run; benchstat's verdicts gate go test -bench output;
- * single runs are never judged, unless asked to fail.
- */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,10 +5,10 @@ import type { StagediffApp } from '../../src/app.ts';
 import { parseRule } from '../../src/cli/check.ts';
 import { formatFigure, formatPercent, formatRatio } from '../../src/cli/report.ts';
 import { seedDemo } from '../../src/services/seed.ts';
+import { runCli } from '../helpers/cli.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
-import { fixturesDir, repoRoot } from '../helpers/paths.ts';
+import { fixturesDir } from '../helpers/paths.ts';
 
-const CLI = join(repoRoot, 'server/bin/stagediff.mjs');
 const RUNS = 5;
 
 const DEMO_STAGES = ['baseline', 'fast-json', 'pooled', 'async-log'];
@@ -33,17 +26,6 @@ let url: string;
 let runsId: string;
 let benchId: string;
 let singleId: string;
-
-function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 beforeAll(async () => {
   app = await testApp();
@@ -87,7 +69,7 @@ const RULES = ['--fail-on', 'rps:-3%', '--fail-on', 'p99:+5%', '--fail-on', 'cpu
 
 describe('stagediff check on real runs', () => {
   it('fails on the deliberately slowed build, naming each rule with its figures', async () => {
-    const r = await cli([
+    const r = await runCli([
       'check',
       '--server',
       url,
@@ -113,7 +95,7 @@ describe('stagediff check on real runs', () => {
   });
 
   it('passes on a re-run of the same stage: its differences are noise', async () => {
-    const r = await cli([
+    const r = await runCli([
       'check',
       '--server',
       url,
@@ -132,7 +114,7 @@ describe('stagediff check on real runs', () => {
   });
 
   it('gives the verdicts as JSON with --json', async () => {
-    const r = await cli([
+    const r = await runCli([
       'check',
       '--comparison',
       `${url}/c/${runsId}`,
@@ -156,7 +138,7 @@ describe('stagediff check on real runs', () => {
 
   it('judges arbitrary pairs with the same test (not only against the first or previous stage)', async () => {
     // pooled-slow → pooled-rerun: neither the first stage nor the previous one of the target.
-    const r = await cli([
+    const r = await runCli([
       'check',
       '--server',
       url,
@@ -183,33 +165,33 @@ describe('stagediff check on single runs and benchmarks', () => {
     const pairs = DEMO_STAGES.flatMap((a) => DEMO_STAGES.filter((b) => b !== a).map((b) => [a, b] as const));
     const [base, target] = pairs.find(([a, b]) => wrkP99(b)! / wrkP99(a)! > 1.01)!;
     const args = ['check', '--server', url, '--comparison', singleId, '--base', base, '--target', target];
-    const r = await cli([...args, '--fail-on', 'p99:+1%']);
+    const r = await runCli([...args, '--fail-on', 'p99:+1%']);
     expect(r.status).toBe(0);
     const [from, to] = [base, target].map((s) => wrkP99(s));
     expect(r.stdout).toContain(
       `?     p99:+1%  P99 ${formatFigure(from!, 'ms')} → ${formatFigure(to!, 'ms')} (${formatPercent((to! / from! - 1) * 100)}, ${formatRatio(to! / from!)}), too few runs to judge (1 run: no noise estimate); past the threshold but cannot be judged`,
     );
-    const strict = await cli([...args, '--fail-on', 'p99:+1%', '--too-few-runs', 'fail']);
+    const strict = await runCli([...args, '--fail-on', 'p99:+1%', '--too-few-runs', 'fail']);
     expect(strict.status).toBe(1);
     expect(strict.stdout).toContain('1 rule could not be judged (--too-few-runs fail).');
   });
 
   it("gates go test -bench output on benchstat's verdicts", async () => {
     const base = ['check', '--server', url, '--comparison', benchId, '--fail-on', 'bench:sec/op:+2%'];
-    const worse = await cli([...base, '--base', 'after', '--target', 'before']);
+    const worse = await runCli([...base, '--base', 'after', '--target', 'before']);
     expect(worse.status).toBe(1);
     // benchstat (fixtures/gobench/expected/kvjoin.benchstat.txt): Join/pairs=64-2 -97.75% (p=0.002 n=6), the other way round.
     expect(worse.stdout).toMatch(
       /^FAIL {2}bench:sec\/op:\+2% {2}.*Join\/pairs=64-2 sec\/op .*significant \(p=0\.002, n=6\+6\)$/m,
     );
-    const rerun = await cli([...base, '--base', 'before', '--target', 'rerun']);
+    const rerun = await runCli([...base, '--base', 'before', '--target', 'rerun']);
     expect(rerun.status, rerun.stdout).toBe(0);
     // Join/pairs=64-2 is 10 % slower in the re-run, and benchstat says ~ (p=0.485 n=6).
     expect(rerun.stdout).toMatch(/past the threshold but inside the noise/);
   });
 
   it('refuses malformed rules before reading anything', async () => {
-    const r = await cli(['check', '--server', url, '--comparison', runsId, '--fail-on', 'p99>5%']);
+    const r = await runCli(['check', '--server', url, '--comparison', runsId, '--fail-on', 'p99>5%']);
     expect(r.status).toBe(2);
     expect(r.stderr.split('\n')[0]).toBe(
       'stagediff: --fail-on "p99>5%": expected METRIC:+N% or METRIC:-N% (e.g. p99:+5%, rps:-3%, cpu-per-request:+5%, bench:sec/op:+2%)',

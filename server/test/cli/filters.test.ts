@@ -5,12 +5,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { findGo, fixturesDir, repoRoot } from '../helpers/paths.ts';
+import { runCliSync } from '../helpers/cli.ts';
+import { findGo, fixturesDir } from '../helpers/paths.ts';
 import { parseTopAll } from '../helpers/pprof-text.ts';
 
-const bin = `${repoRoot}server/bin/stagediff.mjs`;
-const run = (...args: string[]) =>
-  spawnSync(process.execPath, [bin, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
 const go = findGo();
 const haveGo = go !== null;
 if (!haveGo) console.warn('\n*** go is not installed: the CLI filter comparison with go tool pprof is SKIPPED ***\n');
@@ -44,10 +42,10 @@ type DiffRow = { name: string; deltaFlat: number; deltaCum: number };
 
 describe('stagediff inspect/diff with pprof filters', () => {
   it('inspect --focus on a file name keeps what go tool pprof -focus keeps (encoding/json in the demo baseline)', () => {
-    const r = run('inspect', baseline, '--focus', String.raw`encode\.go`, '--json', '--top', '0');
+    const r = runCliSync('inspect', baseline, '--focus', String.raw`encode\.go`, '--json', '--top', '0');
     expect(r.status, r.stderr).toBe(0);
     const o = JSON.parse(r.stdout);
-    const all = JSON.parse(run('inspect', baseline, '--json').stdout);
+    const all = JSON.parse(runCliSync('inspect', baseline, '--json').stdout);
     // encoding/json's encode.go is a real share of the baseline's CPU: neither nothing nor everything
     expect(o.totals.cpu).toBeGreaterThan(0.05 * all.totals.cpu);
     expect(o.totals.cpu).toBeLessThan(all.totals.cpu);
@@ -59,15 +57,15 @@ describe('stagediff inspect/diff with pprof filters', () => {
   });
 
   it('a repeated flag is its values joined with |', () => {
-    const a = JSON.parse(run('inspect', baseline, '--json', '--show', '^main', '--show', 'net/http').stdout);
-    const b = JSON.parse(run('inspect', baseline, '--json', '--show', '^main|net/http').stdout);
+    const a = JSON.parse(runCliSync('inspect', baseline, '--json', '--show', '^main', '--show', 'net/http').stdout);
+    const b = JSON.parse(runCliSync('inspect', baseline, '--json', '--show', '^main|net/http').stdout);
     expect(a.filters).toEqual({ show: '^main|net/http' });
     expect(a.top).toEqual(b.top);
     expect(a.totals).toEqual(b.totals);
   });
 
   it.skipIf(!haveGo)('diff --hide --ignore equals go tool pprof -diff_base with the same filters', () => {
-    const r = run(
+    const r = runCliSync(
       'diff',
       baseline,
       fastJson,
@@ -98,7 +96,7 @@ describe('stagediff inspect/diff with pprof filters', () => {
       ['--hide', String.raw`(a)\1`, 'invalid escape sequence: `\\1`'],
       ['--show', 'a++', 'invalid nested repetition operator: `++`'],
     ] as const) {
-      const r = run('inspect', baseline, flag, re);
+      const r = runCliSync('inspect', baseline, flag, re);
       expect(r.status).toBe(2);
       expect(r.stderr.split('\n')[0]).toBe(
         `stagediff: ${flag} is not a valid Go regular expression: error parsing regexp: ${problem}`,

@@ -1,17 +1,11 @@
-/** The CLI contract of DESIGN.md, run as a user runs it: a child process, JSON on stdout, one line on stderr. */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { runCliSync } from '../helpers/cli.ts';
 import { repoRoot, samplePath } from '../helpers/paths.ts';
-
-const bin = `${repoRoot}server/bin/stagediff.mjs`;
-function run(...args: string[]) {
-  return spawnSync(process.execPath, [bin, ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
-}
 
 describe('stagediff inspect --json', () => {
   it('reports a heap profile per the contract, opening on inuse_space', () => {
-    const r = run('inspect', samplePath('pprof/go_httpserver_before_heap.pb.gz'), '--json', '--top', '10');
+    const r = runCliSync('inspect', samplePath('pprof/go_httpserver_before_heap.pb.gz'), '--json', '--top', '10');
     expect(r.status, r.stderr).toBe(0);
     const o = JSON.parse(r.stdout);
     const ref = JSON.parse(readFileSync(samplePath('pprof/expected/go_httpserver_before_heap.json'), 'utf8'));
@@ -33,7 +27,7 @@ describe('stagediff inspect --json', () => {
 
   it('prints time_nanos exactly, past 2^53 (the reference profile’s 1795310508350514331)', () => {
     const ref = JSON.parse(readFileSync(samplePath('pprof/expected/go_bench_compress_flate_cpu.json'), 'utf8'));
-    const r = run('inspect', samplePath('pprof/go_bench_compress_flate_cpu.pb.gz'), '--json', '--top', '1');
+    const r = runCliSync('inspect', samplePath('pprof/go_bench_compress_flate_cpu.pb.gz'), '--json', '--top', '1');
     expect(r.status, r.stderr).toBe(0);
     // JSON.parse would round it: read the digits as written
     const digits = /^ {2}"timeNanos": (\d+),$/m.exec(r.stdout)?.[1];
@@ -46,9 +40,9 @@ describe('stagediff inspect --json', () => {
   });
 
   it('honours --sample-type and a go test -memprofile file opens on alloc_space', () => {
-    const r = run('inspect', samplePath('pprof/go_bench_sort_mem.pb.gz'), '--json');
+    const r = runCliSync('inspect', samplePath('pprof/go_bench_sort_mem.pb.gz'), '--json');
     expect(JSON.parse(r.stdout).sampleType).toBe('alloc_space');
-    const r2 = run(
+    const r2 = runCliSync(
       'inspect',
       samplePath('pprof/go_bench_sort_mem.pb.gz'),
       '--json',
@@ -73,7 +67,7 @@ describe('stagediff inspect --json', () => {
 
 describe('stagediff diff --json', () => {
   it('equals go tool pprof -diff_base on the before/after CPU pair', () => {
-    const r = run(
+    const r = runCliSync(
       'diff',
       samplePath('pprof/go_httpserver_before_cpu.pb.gz'),
       samplePath('pprof/go_httpserver_after_cpu.pb.gz'),
@@ -133,7 +127,7 @@ describe('bad input: exit code ≠ 0 and one clear line naming the file', () => 
   ];
   for (const [what, args, re] of cases) {
     it(what, () => {
-      const r = run(...args);
+      const r = runCliSync(...args);
       expect(r.status).not.toBe(0);
       const lines = r.stderr.split('\n').filter((l) => l.startsWith('stagediff:'));
       expect(lines).toHaveLength(1);
@@ -149,7 +143,7 @@ describe('stagediff inspect --json totals of profiles with negative values', () 
   // "… of X total" line for each sample type
   for (const name of ['heap-delta', 'heap-diff']) {
     it(`${name}: totals are pprof's percentage base`, () => {
-      const r = run('inspect', `${repoRoot}fixtures/profiles/delta/${name}.pb.gz`, '--json');
+      const r = runCliSync('inspect', `${repoRoot}fixtures/profiles/delta/${name}.pb.gz`, '--json');
       expect(r.status, r.stderr).toBe(0);
       const o = JSON.parse(r.stdout);
       const lines = readFileSync(`${repoRoot}fixtures/profiles/delta/${name}.pprof-top.txt`, 'utf8').trim().split('\n');

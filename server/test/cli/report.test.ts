@@ -1,9 +1,3 @@
-/**
- * `stagediff report`: the demo comparison's Markdown against a golden file (reviewed by eye), its JSON
- * against the published schema, hostile names rendered by a CommonMark renderer, the size limit of a
- * PR comment, and the command itself over a real socket.
- */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,12 +10,12 @@ import { MARKDOWN_LIMIT, buildReport, renderMarkdown } from '../../src/cli/repor
 import { reportSchema } from '../../src/cli/report-schema.ts';
 import { readPair } from '../../src/cli/stage-changes.ts';
 import { seedDemo } from '../../src/services/seed.ts';
+import { runCli } from '../helpers/cli.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir, repoRoot } from '../helpers/paths.ts';
 
 const ORIGIN = 'https://stagediff.example';
 const GOLDEN = join(repoRoot, 'server/test/cli/golden/demo-report.md');
-const CLI = join(repoRoot, 'server/bin/stagediff.mjs');
 
 const HOSTILE_STAGE = '<script>alert(1)</script> @team #1 **bold** [x](javascript:alert(2))';
 const HOSTILE_FUNCTIONS = [
@@ -49,18 +43,6 @@ function stable(text: string, stages: { id: string; name: string }[]): string {
   let out = text;
   for (const s of stages) out = out.replaceAll(s.id, `{${s.name}}`);
   return out;
-}
-
-/** Runs the CLI without blocking this process (the server under test lives in it). */
-function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
 }
 
 /** wrk's Requests/sec of each run of a demo stage (fixtures/demo/<stage>/run-K/wrk.txt), as printed. */
@@ -246,12 +228,20 @@ describe('report on hostile text', () => {
 describe('stagediff report (the command)', () => {
   it('prints Markdown and JSON from a server over HTTP, and saves the diff image', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'stagediff-report-cli-'));
-    const md = await cli(['report', '--server', socketUrl, '--comparison', 'demo', '--image', join(dir, 'diff.svg')]);
+    const md = await runCli([
+      'report',
+      '--server',
+      socketUrl,
+      '--comparison',
+      'demo',
+      '--image',
+      join(dir, 'diff.svg'),
+    ]);
     expect(md.status, md.stderr).toBe(0);
     expect(md.stdout).toMatch(/^## stagediff: baseline → async-log\n/);
     expect(md.stderr).toBe(`diff flamegraph saved as ${join(dir, 'diff.svg')}\n`);
     expect(readFileSync(join(dir, 'diff.svg'), 'utf8')).toMatch(/^<\?xml[\s\S]*<svg [\s\S]*<\/svg>\n$/);
-    const js = await cli([
+    const js = await runCli([
       'report',
       '--comparison',
       `${socketUrl}/c/demo`,
@@ -272,7 +262,15 @@ describe('stagediff report (the command)', () => {
     // fixtures/demo is what `stagediff capture --out` wrote: per stage a wrk capture of several runs
     // (run-K/), and a fixed-rate vegeta capture of the same stage in a sub-folder.
     const dir = join(fixturesDir, 'demo');
-    const js = await cli(['report', '--out', join(dir, 'baseline'), '--out', join(dir, 'pooled'), '--format', 'json']);
+    const js = await runCli([
+      'report',
+      '--out',
+      join(dir, 'baseline'),
+      '--out',
+      join(dir, 'pooled'),
+      '--format',
+      'json',
+    ]);
     expect(js.status, js.stderr).toBe(0);
     const r = JSON.parse(js.stdout);
     expect(validate(r), JSON.stringify(validate.errors)).toBe(true);
@@ -287,30 +285,30 @@ describe('stagediff report (the command)', () => {
     expect(r.changes).toEqual(JSON.parse(JSON.stringify(onServer.changes)));
     expect(r.changes.map((c: { metric: string }) => c.metric)).toContain('cpu-per-request');
     // A parent folder finds both captures and orders them by capture time.
-    const md = await cli(['report', '--out', dir, '--base', 'baseline', '--target', 'pooled']);
+    const md = await runCli(['report', '--out', dir, '--base', 'baseline', '--target', 'pooled']);
     expect(md.status, md.stderr).toBe(0);
     expect(md.stdout).toContain('## stagediff: baseline → pooled');
     // Without --base/--target: the first and the last captured stage.
-    expect((await cli(['report', '--out', dir])).stdout).toContain('## stagediff: baseline → async-log');
+    expect((await runCli(['report', '--out', dir])).stdout).toContain('## stagediff: baseline → async-log');
     expect(md.stdout).toContain('No image link\\: this report was made from local capture folders');
     const nope = join(tmpdir(), 'stagediff-no-such-folder');
-    const none = await cli(['report', '--out', nope]);
+    const none = await runCli(['report', '--out', nope]);
     expect(none.status).toBe(1);
     expect(none.stderr).toBe(`stagediff: --out ${nope}: no such folder\n`);
   });
 
   it('fails with one clear line on bad input', async () => {
-    const bad = await cli(['report', '--server', socketUrl, '--comparison', 'demo', '--target', 'nope']);
+    const bad = await runCli(['report', '--server', socketUrl, '--comparison', 'demo', '--target', 'nope']);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toBe(
       'stagediff: --target nope: no such stage (stages: baseline, fast-json, pooled, async-log)\n',
     );
-    const missing = await cli(['report', '--server', socketUrl, '--comparison', 'nosuchcomparison']);
+    const missing = await runCli(['report', '--server', socketUrl, '--comparison', 'nosuchcomparison']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe(
       'stagediff: GET /api/comparisons/nosuchcomparison: HTTP 404: no comparison nosuchcomparison\n',
     );
-    const usage = await cli(['report', '--comparison', 'demo', '--format', 'html']);
+    const usage = await runCli(['report', '--comparison', 'demo', '--format', 'html']);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/^stagediff: --format must be markdown or json, got "html"\n/);
   });
