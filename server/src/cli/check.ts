@@ -1,5 +1,5 @@
 import type { Change, PairData } from './stage-changes.ts';
-import { formatFigure, formatPercent, formatRatio } from './report.ts';
+import { formatFigure, formatPercent, formatRatio, verdictWords } from './report.ts';
 
 /**
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
@@ -56,28 +56,11 @@ function describe(c: Change): string {
   return `${who} ${formatFigure(c.base, c.unit)} → ${formatFigure(c.target, c.unit)} (${formatPercent(c.deltaPercent)}, ${formatRatio(c.ratio)})`;
 }
 
-function verdictText(c: Change): string {
-  const n = `n=${c.nBase}+${c.nTarget}`;
-  const p = c.p === null ? '' : c.p < 0.001 ? 'p<0.001, ' : `p=${c.p.toFixed(3)}, `;
-  switch (c.judgement) {
-    case 'significant':
-      return `significant (${p}${n})`;
-    case 'within-noise':
-      return `within the noise (${p}${n})`;
-    case 'too-few-runs':
-      return `too few runs to judge (${c.reason ?? n})`;
-    case 'not-tested':
-      return `no verdict (${c.reason ?? 'not tested'})`;
-    default:
-      return 'not measured on both sides';
-  }
-}
-
 function judgeOne(rule: Rule, c: Change): RuleResult {
   if (c.deltaPercent === null || c.judgement === 'missing')
     return { rule, outcome: 'no-data', change: c, message: `${c.label}: not measured on both stages` };
   const past = rule.sign > 0 ? c.deltaPercent > rule.percent : c.deltaPercent < -rule.percent;
-  const line = `${describe(c)}, ${verdictText(c)}`;
+  const line = `${describe(c)}, ${verdictWords(c, { noiseMark: false })}`;
   if (!past)
     return {
       rule,

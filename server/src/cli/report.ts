@@ -226,13 +226,22 @@ export function formatP(p: number | null): string {
   return p < 0.001 ? 'p<0.001' : `p=${p.toFixed(3)}`;
 }
 
-function verdictWords(c: Pick<Change, 'judgement' | 'p' | 'nBase' | 'nTarget' | 'reason'>): string {
+/**
+ * A change's verdict in words: "significant (p=0.002, n=6+6)", "~ within the noise (p=0.818, n=6+6)",
+ * "too few runs to judge (1 run: no noise estimate)". `noiseMark: false` drops benchstat's "~" (the
+ * check's plain-text lines).
+ */
+export function verdictWords(
+  c: Pick<Change, 'judgement' | 'p' | 'nBase' | 'nTarget' | 'reason'>,
+  { noiseMark = true } = {},
+): string {
   const n = `n=${c.nBase}+${c.nTarget}`;
+  const pn = c.p === null ? n : `${formatP(c.p)}, ${n}`;
   switch (c.judgement) {
     case 'significant':
-      return `significant (${formatP(c.p)}, ${n})`;
+      return `significant (${pn})`;
     case 'within-noise':
-      return `~ within the noise (${formatP(c.p)}, ${n})`;
+      return `${noiseMark ? '~ ' : ''}within the noise (${pn})`;
     case 'too-few-runs':
       return `too few runs to judge (${c.reason ?? n})`;
     case 'not-tested':
