@@ -37,6 +37,23 @@ function topFlag(f: ReturnType<typeof parseFlags>): number {
   return n;
 }
 
+/** The base → target pair that --base, --target and --sample-type name (defaults: first → last stage). */
+function pairFromFlags(
+  src: ComparisonSource,
+  f: ReturnType<typeof parseFlags>,
+  top: number,
+): ReturnType<typeof readPair> {
+  const base = stringFlag(f, 'base');
+  const target = stringFlag(f, 'target');
+  const sampleType = stringFlag(f, 'sample-type');
+  return readPair(src, {
+    ...(base ? { base } : {}),
+    ...(target ? { target } : {}),
+    ...(sampleType ? { sampleType } : {}),
+    top,
+  });
+}
+
 /**
  * `stagediff report`: Markdown (default) or JSON for one base → target pair; `--output FILE` instead of
  * stdout, `--image FILE.svg|.png` saves the diff flamegraph.
@@ -52,15 +69,7 @@ export async function reportCommand(args: string[]): Promise<number> {
   const top = topFlag(f);
   const src = await openSource(f);
   try {
-    const base = stringFlag(f, 'base');
-    const target = stringFlag(f, 'target');
-    const sampleType = stringFlag(f, 'sample-type');
-    const pair = await readPair(src, {
-      ...(base ? { base } : {}),
-      ...(target ? { target } : {}),
-      ...(sampleType ? { sampleType } : {}),
-      top: Math.max(top, 1),
-    });
+    const pair = await pairFromFlags(src, f, Math.max(top, 1));
     const share = src.publicUrl('/') === null ? null : pair.comparison.url;
     const report = buildReport(pair, { share, image: (p) => src.publicUrl(p) });
     let imageNote: string | undefined;
@@ -107,15 +116,7 @@ export async function checkCommand(args: string[]): Promise<number> {
   const opts = { failUnjudged: tooFew === 'fail' };
   const src = await openSource(f);
   try {
-    const base = stringFlag(f, 'base');
-    const target = stringFlag(f, 'target');
-    const sampleType = stringFlag(f, 'sample-type');
-    const pair = await readPair(src, {
-      ...(base ? { base } : {}),
-      ...(target ? { target } : {}),
-      ...(sampleType ? { sampleType } : {}),
-      top: 1,
-    });
+    const pair = await pairFromFlags(src, f, 1);
     const results = evaluate(rules, pair);
     const bad = failed(results, opts);
     if (f.values.json)
