@@ -1,6 +1,6 @@
 # stagediff: the published package, as `npm pack` makes it, installed into a plain Node image and run
 # with plain node (no TypeScript loader, no dev dependencies, no sources).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
 # better-sqlite3 compiles from source when no prebuilt binary matches.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
@@ -16,7 +16,7 @@ RUN cd server && npm pack --pack-destination /tmp
 RUN mkdir /app && cd /app && echo '{ "private": true }' > package.json \
   && npm install --omit=dev --no-package-lock --no-audit --no-fund /tmp/stagediff-*.tgz
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
 # Fonts for the text of PNG flamegraphs (resvg draws no text without a system font).

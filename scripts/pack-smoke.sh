@@ -7,8 +7,6 @@
 #   scripts/pack-smoke.sh            (CI runs it after `npm test`)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-# better-sqlite3 compiles at install; Debian ships the Node headers it needs.
-export npm_config_nodedir="${npm_config_nodedir:-/usr}"
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/stagediff-pack-XXXXXX")"
@@ -41,8 +39,8 @@ npm install --omit=dev --no-package-lock --loglevel=error "$tarball" >install.lo
 [ ! -e node_modules/stagediff/src ] || fail "the package carries its TypeScript sources"
 [ ! -e node_modules/tsx ] || fail "tsx was installed: the package must run on plain node"
 
-# npx as a user runs it (without the install-time nodedir setting, which npx would warn about).
-sd() { env -u npm_config_nodedir npx --no-install stagediff "$@"; }
+# npx as a user runs it.
+sd() { npx --no-install stagediff "$@"; }
 
 sd --help | grep -q '^usage:' || fail "stagediff --help"
 
