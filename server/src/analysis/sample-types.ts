@@ -1,7 +1,6 @@
-import type { Profile, ValueType } from '../model/profile.ts';
+import type { Profile, ProfileKind, ValueType } from '../model/profile.ts';
 
-/** What kind of Go (or other) profile a file is, judged from its sample and period types. */
-export type ProfileKind = 'cpu' | 'heap' | 'allocs' | 'mutex' | 'block' | 'goroutine' | 'wall' | 'other';
+export type { ProfileKind };
 
 /** A sample type as the UI presents it. */
 export interface SampleTypeInfo extends ValueType {

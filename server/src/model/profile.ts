@@ -41,6 +41,35 @@ export interface Frame {
 
 export type ProfileFormat = 'pprof' | 'folded' | 'cpuprofile' | 'speedscope' | 'perf-script';
 
+/**
+ * What a profile measures and over what span. Profiles of different kinds are never merged, and a
+ * stage's views are always of one kind.
+ * - `cpu`, `wall`: time sampled over the profile's window (`durationNanos`);
+ * - `allocs`: allocations over a window: a delta profile (`/debug/pprof/allocs?seconds=N`), whose
+ *   alloc_* figures cover exactly its window;
+ * - `heap`: a heap snapshot (`/debug/pprof/heap`, or allocs without `seconds`): inuse_* are what was
+ *   live at that instant, alloc_* accumulate since the process started;
+ * - `mutex`, `block`: contention and blocking delays, over a window when `durationNanos` > 0 (a delta),
+ *   else since profiling was enabled;
+ * - `goroutine`: goroutines alive at one instant;
+ * - `trace-net`, `trace-sync`, `trace-syscall`, `trace-sched`: the blocking and scheduling profiles an
+ *   execution trace yields (`go tool trace -pprof=net|sync|syscall|sched`), over the trace's span;
+ * - `other`: anything else (folded stacks, perf, Node, …) that is not recognisably one of the above.
+ */
+export type ProfileKind =
+  | 'cpu'
+  | 'wall'
+  | 'allocs'
+  | 'heap'
+  | 'mutex'
+  | 'block'
+  | 'goroutine'
+  | 'trace-net'
+  | 'trace-sync'
+  | 'trace-syscall'
+  | 'trace-sched'
+  | 'other';
+
 /** Counts of the source's own records, for `inspect` (pprof meanings; other formats map onto them). */
 export interface ProfileStats {
   numSamples: number;
@@ -51,6 +80,11 @@ export interface ProfileStats {
 
 export interface Profile {
   format: ProfileFormat;
+  /**
+   * The kind when the source says it outright (a trace derivation, a stage tool's record of the
+   * endpoint it fetched); absent when only the sample types tell, and then `describeProfile` decides.
+   */
+  kind?: ProfileKind;
   sampleTypes: ValueType[];
   /** The sample type a viewer opens on: the file's default_sample_type when set, else the last type. */
   defaultSampleType: string;
