@@ -22,7 +22,6 @@ import stageRoutes from './routes/stages.ts';
 import artifactRoutes from './routes/artifacts.ts';
 import analysisRoutes from './routes/analysis.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
-import imageRoutes from './routes/images.ts';
 
 /** What route plugins share: configuration, the store, the analysis layer and metrics. */
 export interface AppContext {
@@ -173,7 +172,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(stageRoutes, { ctx });
   await app.register(artifactRoutes, { ctx });
   await app.register(analysisRoutes, { ctx });
-  await app.register(imageRoutes, { ctx });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {

@@ -9,7 +9,8 @@ import { FILTER_FLAGS, applyFilters, compileFilterFlags } from './filters.ts';
 import { hasFilters } from '../analysis/filter.ts';
 import { total } from '../analysis/flat-cum.ts';
 import { type Profile, sampleTypeIndex } from '../model/profile.ts';
-import { formatValue, table } from './format.ts';
+import { formatValue } from '../api/format.ts';
+import { table } from './format.ts';
 
 export async function diffCommand(args: string[]): Promise<number> {
   const flags = parseFlags(args, {

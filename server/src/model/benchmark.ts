@@ -1,3 +1,5 @@
+import type { Verdict } from '../api/changes.ts';
+
 /**
  * Go benchmark results (`go test -bench -benchmem -count N`) and their benchstat-style comparison.
  * Plain JSON-serialisable data; the shapes are the contract in DESIGN.md ("Other artifacts").
@@ -29,6 +31,12 @@ export interface BenchmarkSeries {
   pkg: string;
   name: string;
   unit: string;
+  /**
+   * Every `key: value` configuration line in effect for these results (pkg, goos, cpu, notes, …), in
+   * the order set. benchstat compares results only under equal configurations: two files whose `note:`
+   * lines differ land in separate tables, and so here in no row.
+   */
+  config: Record<string, string>;
   values: number[];
   median: number;
 }
@@ -59,7 +67,8 @@ export interface BenchSideSummary {
  * - `deltaPercent`: (target / base − 1) · 100; `null` where benchstat prints "?" (base median 0, target not).
  * - `p`: the two-sided Mann-Whitney U test p-value (1 when every value on both sides is equal).
  * - `n`: as benchstat prints it: the run count when both sides have the same number, else "N1+N2".
- * - `significant`: p ≤ 0.05; benchstat prints "~" where this is false.
+ * - `significant`: p ≤ 0.05; benchstat prints "~" where this is false; `verdict` says the same in the
+ *   change engine's words (too-few-runs where no ranking of these runs could reach alpha).
  */
 export interface BenchmarkDiffRow {
   pkg: string;
@@ -73,16 +82,21 @@ export interface BenchmarkDiffRow {
   nBase: number;
   nTarget: number;
   significant: boolean;
+  verdict: Verdict;
 }
 
 /**
- * The comparison of two benchmark files. Rows exist for every (pkg, name, unit) present in both files,
- * ordered like benchstat's tables: by package, then unit, then benchmark, each in order of first
- * appearance (base file first).
+ * The comparison of two benchmark files. Rows exist for every (configuration, pkg, name, unit) present
+ * in both files, ordered like benchstat's tables: by package, then unit, then benchmark, each in order
+ * of first appearance (base file first). `unpaired` counts the series of each side with no partner;
+ * `reason` says, when no row could be paired although both sides have results, which configuration
+ * lines differ.
  */
 export interface BenchmarkDiff {
   kind: 'benchmark-diff';
   /** The significance level used: benchstat's default 0.05. */
   alpha: number;
   rows: BenchmarkDiffRow[];
+  unpaired: { base: number; target: number };
+  reason: string | null;
 }

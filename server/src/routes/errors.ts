@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError } from '../store/index.ts';
-import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
+import { ServiceError, type ServiceErrorCode } from '../services/errors.ts';
 
 /** An error meant for the client: an HTTP status, a stable code and a message naming the problem. */
 export class ApiError extends Error {
@@ -13,9 +13,42 @@ export class ApiError extends Error {
     readonly param?: string,
     /** Extra response headers, e.g. Retry-After on a 503. */
     readonly headers: Record<string, string> = {},
+    /** Extra fields of the error object, e.g. `existing` for a duplicate upload. */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }
+}
+
+/** The status of each service error (services/errors.ts): only this layer speaks HTTP. */
+const serviceStatus: Record<ServiceErrorCode, number> = {
+  'not-found': 404,
+  'ambiguous-stage': 400,
+  'no-profile': 404,
+  'no-benchmark': 404,
+  'no-requests': 400,
+  'invalid-filter': 400,
+  'invalid-request': 400,
+  duplicate: 409,
+  busy: 503,
+  'shutting-down': 503,
+  'analysis-timeout': 503,
+  'analysis-failed': 503,
+  'too-large-to-analyse': 422,
+};
+
+/** An error of the services layer as an HTTP error: its status, code, message, parameter and Retry-After. */
+export function fromServiceError(e: ServiceError): ApiError {
+  const status = serviceStatus[e.code] ?? 400;
+  const retry = e.detail.retryAfterSeconds ?? (status === 503 ? 10 : undefined);
+  return new ApiError(
+    status,
+    e.code,
+    e.message,
+    e.detail.param,
+    retry !== undefined ? { 'retry-after': String(retry) } : {},
+    e.detail.existing ? { existing: e.detail.existing } : {},
+  );
 }
 
 const storeStatus: Record<string, number> = {
@@ -31,12 +64,15 @@ const storeStatus: Record<string, number> = {
  * validation errors to 400, and anything unexpected to a 500 that hides its internals.
  */
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | Error, req, reply) => {
+  app.setErrorHandler((e: FastifyError | Error, req, reply) => {
+    const err = e instanceof ServiceError ? fromServiceError(e) : e;
     if (err instanceof ApiError)
       return reply
         .status(err.status)
         .headers(err.headers)
-        .send({ error: { code: err.code, message: err.message, ...(err.param ? { param: err.param } : {}) } });
+        .send({
+          error: { code: err.code, message: err.message, ...(err.param ? { param: err.param } : {}), ...err.extra },
+        });
     if (err instanceof IngestError) return reply.status(422).send({ error: { code: err.code, message: err.message } });
     if (err instanceof StoreError)
       return reply.status(storeStatus[err.code] ?? 400).send({ error: { code: err.code, message: err.message } });
@@ -58,24 +94,6 @@ export function installErrorHandler(app: FastifyInstance): void {
     req.log.error({ err }, 'unhandled error');
     return reply.status(500).send({ error: { code: 'internal', message: 'internal server error' } });
   });
-}
-
-/**
- * Compiles a client's filter expression (Go syntax, as `go tool pprof` takes it), refusing with a 400
- * that names the parameter and the problem: syntax Go rejects (backreferences, lookaround, possessive
- * quantifiers…), a pattern over MAX_PATTERN_LENGTH, or one that compiles too large.
- */
-export function filterRegexp(name: string, src: string | undefined): GoRegexp | undefined {
-  if (src === undefined || src === '') return undefined;
-  try {
-    return compileGoRegexp(src, { maxLength: MAX_PATTERN_LENGTH });
-  } catch (e) {
-    if (!(e instanceof GoRegexpError)) throw e;
-    const message = e.tooComplex
-      ? `${name} ${e.message}`
-      : `${name} is not a valid Go regular expression: ${e.message}`;
-    throw new ApiError(400, 'invalid-filter', message, name);
-  }
 }
 
 /**

@@ -9,7 +9,7 @@
 import { openStore } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError } from '../store/index.ts';
-import { ApiError } from '../routes/errors.ts';
+import { ServiceError } from './errors.ts';
 import { AnalysisService } from './analysis.ts';
 import { ModelCache } from './models.ts';
 import { Metrics } from './metrics.ts';
@@ -36,13 +36,12 @@ export type WorkerReply =
       id: number;
       ok: false;
       error: {
-        kind: 'api' | 'ingest' | 'store' | 'internal';
-        status?: number;
+        kind: 'service' | 'ingest' | 'store' | 'internal';
         code: string;
         message: string;
         line?: number;
-        /** The request parameter at fault (an ApiError's `param`). */
-        param?: string;
+        /** A service error's detail: the parameter at fault, when to retry, the artifact already there. */
+        detail?: ServiceError['detail'];
       };
     };
 
@@ -68,18 +67,8 @@ process.on('message', async (job: WorkerJob) => {
   try {
     reply = { id: job.id, ok: true, body: await run(job) };
   } catch (e) {
-    if (e instanceof ApiError)
-      reply = {
-        id: job.id,
-        ok: false,
-        error: {
-          kind: 'api',
-          status: e.status,
-          code: e.code,
-          message: e.message,
-          ...(e.param ? { param: e.param } : {}),
-        },
-      };
+    if (e instanceof ServiceError)
+      reply = { id: job.id, ok: false, error: { kind: 'service', code: e.code, message: e.message, detail: e.detail } };
     else if (e instanceof IngestError)
       reply = {
         id: job.id,

@@ -3,7 +3,7 @@ import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { aggregateSamples, encodeProfile } from '../model/profile-codec.ts';
 import { profileModelBytes, storableSampleTypes } from './profile-bytes.ts';
-import { ApiError } from '../routes/errors.ts';
+import { ServiceError } from './errors.ts';
 import { artifactSummary } from './analysis.ts';
 import type { ModelCache } from './models.ts';
 
@@ -54,8 +54,7 @@ export async function ingestFile(
   const needed = modelBytes * ANALYSIS_MODEL_FACTOR;
   if (needed > opts.maxHeapBytes) {
     const mib = (b: number) => Math.ceil(b / 1024 / 1024);
-    throw new ApiError(
-      422,
+    throw new ServiceError(
       'too-large-to-analyse',
       `its ${parsed.kind === 'profile' ? parsed.profile.stats.numSamples : 0} samples need about ${mib(needed)} MiB to analyse, more than the ${mib(opts.maxHeapBytes)} MiB an analysis worker may use: raise ANALYSIS_MAX_HEAP_MB to at least ${mib(needed) + 64}`,
     );

@@ -5,7 +5,7 @@
  * change is not significant, "?" when it cannot be expressed in %, "p=0.000 n=10".
  * Every function also has a display form with a real unit ("680.5 ns" for benchstat's "680.5n" sec/op).
  */
-import type { BenchmarkDiffRow } from './api-types.ts';
+import type { BenchmarkDiffRow } from '../model/benchmark.ts';
 
 export type UnitClass = 'decimal' | 'binary';
 

@@ -1,6 +1,8 @@
 /**
- * Unit formatting for the dashboard. Every function takes a raw figure in an explicit unit and returns
- * display text; null/undefined/NaN become an em dash so tables never show "null".
+ * The one unit formatter: the page, the SVG/PNG images, `stagediff report`, `check`, `inspect` and
+ * `diff` all print figures through it, so a value reads the same everywhere. Every function takes a raw
+ * figure in an explicit unit and returns display text; null/undefined/NaN become an em dash so tables
+ * never show "null". Pure and dependency-free: the browser bundle imports it as the server does.
  */
 
 export const DASH = '—';
@@ -41,11 +43,11 @@ export function formatMs(ms: number | null | undefined): string {
   return formatNanos(ms * 1e6);
 }
 
-/** Bytes → "512 B", "1.5 KB", "3.2 MB", "1.1 GB" (binary multiples, labelled as pprof does). */
+/** Bytes → "512 B", "1.5 KiB", "3.2 MiB", "1.1 GiB" (binary multiples, named as such). */
 export function formatBytes(b: number | null | undefined): string {
   if (!isNum(b)) return DASH;
   const a = Math.abs(b);
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = a;
   let i = 0;
   while (v >= 1024 && i < units.length - 1) {
@@ -126,12 +128,24 @@ export function formatDeltaPercent(base: number, target: number): string {
   return formatChange(target / base);
 }
 
-/** Unit-aware formatting of a profile value ("nanoseconds", "bytes", "count", "fraction", "X/request"). */
+/**
+ * Unit-aware formatting of any figure: profile units ("nanoseconds", "bytes", "count", "fraction"), per
+ * request or per second of them ("nanoseconds/request", "bytes/s"), load-test units ("req/s", "ms") and
+ * benchmark units ("sec/op", "B/op", "B/s", "allocs/op").
+ */
 export function formatValue(v: number | null | undefined, unit: string): string {
   if (!isNum(v)) return DASH;
   const perRequest = /\/request$/.exec(unit);
   if (perRequest) return `${formatValue(v, unit.slice(0, perRequest.index))}/req`;
   switch (unit) {
+    case 'req/s':
+      return formatRps(v);
+    case 'sec/op':
+      return `${formatNanos(v * 1e9)}/op`;
+    case 'B/op':
+      return `${formatBytes(v)}/op`;
+    case 'B/s':
+      return `${formatBytes(v)}/s`;
     case 'nanoseconds':
     case 'ns':
       return formatNanos(v);
@@ -152,12 +166,16 @@ export function formatValue(v: number | null | undefined, unit: string): string 
     case 'count':
     case '':
       return formatCount(v);
-    default:
+    default: {
+      // A rate of a profile unit (per-second normalisation): "12 ms/s".
+      const perSecond = /\/s$/.exec(unit);
+      if (perSecond && unit !== 'req/s') return `${formatValue(v, unit.slice(0, perSecond.index))}/s`;
       return `${formatCount(v)} ${unit}`;
+    }
   }
 }
 
-/** Signed value: "+1.2 ms" / "−340 KB". */
+/** Signed value: "+1.2 ms" / "−340 KiB". */
 export function formatSignedValue(v: number | null | undefined, unit: string): string {
   if (!isNum(v)) return DASH;
   const text = formatValue(Math.abs(v), unit);
@@ -165,7 +183,7 @@ export function formatSignedValue(v: number | null | undefined, unit: string): s
   return (v > 0 ? '+' : MINUS) + text;
 }
 
-/** Byte size of a file: 1582030 → "1.5 MB". */
+/** Byte size of a file: 1582030 → "1.51 MiB". */
 export const formatFileSize = formatBytes;
 
 /** A human noun for a sample type, used in sentences ("68 % of CPU"). */

@@ -1,0 +1,170 @@
+import Type, { type Static } from 'typebox';
+import type { BenchConfig } from '../model/benchmark.ts';
+import type { CaptureRecord } from '../model/capture.ts';
+import type { GcTraceSummary } from '../model/gctrace.ts';
+import type { LoadTestSummary } from '../model/loadtest.ts';
+import { Id, Model, Nullable } from './kit.ts';
+import { ProfileKind, SampleTypeInfo } from './views.ts';
+
+/* Comparisons, stages and their files: what the store holds, as the API shows it. */
+
+/** What the stage view lists of a profile without re-parsing it (totals in each sample type's own unit). */
+export const ProfileSummary = Type.Object({
+  kind: ProfileKind,
+  sampleTypes: Type.Array(SampleTypeInfo),
+  defaultSampleType: Type.String(),
+  /** The profile's window in nanoseconds (0 for snapshots). */
+  durationNanos: Type.Number(),
+  timeNanos: Type.Number(),
+  numSamples: Type.Number(),
+  totals: Type.Record(Type.String(), Type.Number()),
+});
+export type ProfileSummary = Static<typeof ProfileSummary>;
+
+/** Summary stored with a `go test -bench` artifact. */
+export interface BenchmarkArtifactSummary {
+  config: BenchConfig;
+  /** Number of (benchmark, unit) series. */
+  benchmarks: number;
+  names: string[];
+}
+
+/** The summary of any artifact, by its kind: profile, loadtest, benchmark or gctrace. */
+export type ArtifactSummary = ProfileSummary | LoadTestSummary | BenchmarkArtifactSummary | GcTraceSummary;
+
+export const ArtifactKind = Type.Union([
+  Type.Literal('profile'),
+  Type.Literal('loadtest'),
+  Type.Literal('benchmark'),
+  Type.Literal('gctrace'),
+]);
+export type ArtifactKind = Static<typeof ArtifactKind>;
+
+export const Artifact = Type.Object({
+  id: Type.String(),
+  kind: ArtifactKind,
+  format: Type.String(),
+  filename: Type.String(),
+  size: Type.Number(),
+  sha256: Type.String(),
+  createdAt: Type.String(),
+  summary: Model<ArtifactSummary>(
+    'by kind: a profile summary (kind, sampleTypes, totals, durationNanos), a load-test summary (requests, rps, latencyMs, meta), a benchmark summary (config, names) or a GC summary',
+  ),
+});
+export type Artifact = Static<typeof Artifact>;
+
+export const Stage = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  note: Type.String(),
+  position: Type.Integer(),
+});
+export type Stage = Static<typeof Stage>;
+
+export const StageWithFiles = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  note: Type.String(),
+  position: Type.Integer(),
+  /** How the stage was recorded by `stagediff capture`, one record per invocation. */
+  captures: Type.Array(Model<CaptureRecord>('a stagediff-capture/1 record (see model/capture.ts)')),
+  artifacts: Type.Array(Artifact),
+});
+export type StageWithFiles = Static<typeof StageWithFiles>;
+
+export const Comparison = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  description: Type.String(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+  /** The demo and other seeded comparisons: no edit token opens them. */
+  readOnly: Type.Boolean(),
+  /** Bumped by every change; derived results are cached by it. */
+  revision: Type.Integer(),
+  /** The share link. */
+  url: Type.String(),
+  stages: Type.Array(StageWithFiles),
+});
+export type Comparison = Static<typeof Comparison>;
+
+export const ComparisonParams = Type.Object({ id: Id });
+export const StageParams = Type.Object({ id: Id, stageId: Id });
+export const ArtifactParams = Type.Object({ artifactId: Id });
+export const ComparisonArtifactParams = Type.Object({ id: Id, artifactId: Id });
+
+export const CreateComparisonBody = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 10000 })),
+  },
+  { additionalProperties: false },
+);
+export const CreatedComparison = Type.Object({ id: Type.String(), editToken: Type.String(), url: Type.String() });
+export type CreatedComparison = Static<typeof CreatedComparison>;
+
+export const PatchComparisonBody = Type.Object(
+  {
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Type.String({ maxLength: 10000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const StageBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 120 }), note: Type.Optional(Type.String({ maxLength: 2000 })) },
+  { additionalProperties: false },
+);
+export const PatchStageBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+    note: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+export const StageOrderBody = Type.Object(
+  { stageIds: Type.Array(Type.String(), { maxItems: 200 }) },
+  { additionalProperties: false },
+);
+export const CaptureBody = Type.Object({
+  schema: Type.Literal('stagediff-capture/1'),
+  runs: Type.Array(Type.Object({}), { maxItems: 100 }),
+});
+export const StageWithCaptures = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  note: Type.String(),
+  position: Type.Integer(),
+  captures: Type.Array(Model<CaptureRecord>('a stagediff-capture/1 record')),
+});
+
+export const UploadQuery = Type.Object({ filename: Type.Optional(Type.String({ maxLength: 255 })) });
+
+/** One file of an upload: stored (its artifact), or refused with the reason (naming the file). */
+export const FileResult = Type.Union([
+  Type.Object({ filename: Type.String(), ok: Type.Literal(true), artifact: Artifact }),
+  Type.Object({
+    filename: Type.String(),
+    ok: Type.Literal(false),
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      /** For `duplicate`: the artifact of the stage that already holds these bytes. */
+      existing: Type.Optional(Type.Object({ artifactId: Type.String(), filename: Type.String() })),
+    }),
+  }),
+]);
+export type FileResult = Static<typeof FileResult>;
+export const UploadResults = Type.Object({ results: Type.Array(FileResult) });
+export const UploadRefused = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    existing: Type.Optional(Type.Object({ artifactId: Type.String(), filename: Type.String() })),
+  }),
+  results: Type.Array(FileResult),
+});
+
+export const Nothing = Type.Null({ description: 'no body' });
+export { Nullable };
