@@ -25,8 +25,9 @@ export async function readPair(
   const comparison = await call(src, 'getComparison');
   if (comparison.stages.length < 2)
     throw new Error(`comparison ${comparison.id} has ${comparison.stages.length} stage(s): a report needs two`);
-  const base = opts.base ?? comparison.stages[0]!.id;
-  const target = opts.target ?? comparison.stages[comparison.stages.length - 1]!.id;
+  const base = resolveStage(comparison, 'base', opts.base);
+  const target = resolveStage(comparison, 'target', opts.target);
+  if (base === target) throw new Error(`--base and --target are the same stage (${opts.base ?? opts.target})`);
   const changes = await call(src, 'changes', {
     base,
     target,
@@ -48,4 +49,12 @@ export async function readPair(
   };
   const diff = await callOptional(src, 'diff', diffQuery);
   return { comparison, changes, table, diff, diffQuery: diff ? diffQuery : null };
+}
+
+/** The id of the stage --base or --target names (an id or a name); defaults: the first and the last stage. */
+function resolveStage(c: Reply<'getComparison'>, which: 'base' | 'target', given: string | undefined): string {
+  if (given === undefined) return (which === 'base' ? c.stages[0]! : c.stages[c.stages.length - 1]!).id;
+  const hit = c.stages.find((s) => s.id === given) ?? c.stages.find((s) => s.name === given);
+  if (!hit) throw new Error(`--${which} ${given}: no such stage (stages: ${c.stages.map((s) => s.name).join(', ')})`);
+  return hit.id;
 }

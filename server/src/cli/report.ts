@@ -18,7 +18,10 @@ export function buildReport(
   links: { share: string | null; image: (path: string) => string | null },
 ): Report {
   const c = d.changes;
-  const changes = c.figures.filter((x) => x.verdict.status !== 'missing');
+  // A figure missing on a side is not reported; neither are errors where no run had any.
+  const changes = c.figures.filter(
+    (x) => x.verdict.status !== 'missing' && !(x.metric === 'error-rate' && !x.base?.median && !x.target?.median),
+  );
   const counted = [...changes, ...(c.benchmarks?.rows ?? [])];
   const count = (f: (x: Change) => boolean) => counted.filter(f).length;
   const notes: string[] = [];

@@ -87,7 +87,7 @@ export function profileRequests(
         artifactId: a.id,
         requests: (ownRps * durMs) / 1000,
         method: 'paired-run',
-        description: `its run's rps (${own.filename}) × the profile's duration`,
+        description: "its run's rps × the profile's duration",
       };
     if (rps !== null && rps > 0)
       return {

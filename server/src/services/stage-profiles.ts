@@ -190,7 +190,12 @@ export class StageProfiles {
       summaryOf(a)
         .sampleTypes.map((t) => `${t.type}/${t.unit}`)
         .join(',');
-    const chosen = withType.filter((a) => shape(a) === shape(withType[0]!));
+    const sameShape = withType.filter((a) => shape(a) === shape(withType[0]!));
+    // Go's heap and allocs endpoints, fetched without a window, write the same snapshot with different
+    // defaults: never sum the two. Take those whose own default is the type read, else the first default.
+    const defaultOf = (a: Artifact) => summaryOf(a).defaultSampleType;
+    const preferred = sameShape.some((a) => defaultOf(a) === type) ? type : defaultOf(sameShape[0]!);
+    const chosen = sameShape.filter((a) => defaultOf(a) === preferred);
     const merged = mergeProfiles(await Promise.all(chosen.map((a) => this.profile(a))));
     const profile = filterProfile(merged, filters);
     const sampleIndex = profile.sampleTypes.findIndex((t) => t.type === type);

@@ -1,16 +1,18 @@
 /**
  * Per-request figures count the requests a stage served during each profile's window: from a load
  * test's own timeline when the run records absolute times and spans the window (vegeta, k6), else the
- * profile's own run's rps × its duration, else the stage's rps × its duration. A stage of several
- * profiles sums its profiles' windows.
+ * run the profile was captured with (its rps × the profile's duration), else the stage's rps × its
+ * duration. A stage of several profiles sums its profiles' windows.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { ingest } from '../../src/ingest/detect.ts';
 import '../../src/ingest/registry.ts';
-import type { LoadTestRun } from '../../src/model/loadtest.ts';
-import { requestsForProfile } from '../../src/services/analysis.ts';
+import type { LoadTestRun, LoadTestSummary } from '../../src/model/loadtest.ts';
+import type { Artifact, StageWithArtifacts } from '../../src/store/index.ts';
+import { describeDivisor, profileRequests, requestsInWindow } from '../../src/services/requests.ts';
+import { stageRunSet } from '../../src/services/stage-runs.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 
@@ -36,24 +38,59 @@ describe('requests during one profile', () => {
     const first = Math.min(...starts);
     const inWindow = starts.filter((t) => t >= first + 1000 && t < first + 3000).length;
     expect(inWindow).toBeGreaterThan(700);
-    const p = { timeNanos: (first + 1000) * 1e6, durationNanos: 2e9 };
-    const r = requestsForProfile(p, [run], null, 400)!;
-    expect(r.method).toMatch(/timeline of vegeta-json within the profile's window/);
-    expect(Math.abs(r.requests - inWindow)).toBeLessThanOrEqual(1);
-    // A window outside the run, or one the run only touches, falls back and says so.
-    const outside = { ...p, timeNanos: (first - 3_600_000) * 1e6 };
-    expect(requestsForProfile(outside, [run], null, 400)).toEqual({
-      requests: 800,
-      method: 'stage rps (400.0/s) × profile duration (2.00 s)',
+    expect(Math.abs(requestsInWindow(run, first + 1000, 2000)! - inWindow)).toBeLessThanOrEqual(1);
+    // A window outside the run, or one the run only touches, is not covered.
+    expect(requestsInWindow(run, first - 3_600_000, 2000)).toBeNull();
+    expect(requestsInWindow(run, first + 2000, 10_000)).toBeNull();
+
+    // The order of preference, on a stage of one profile, the vegeta run and a wrk run of 7000 req/s.
+    const profile = (timeNanos: number, durationNanos: number): Artifact =>
+      ({
+        id: `p${timeNanos}`,
+        kind: 'profile',
+        sha256: `${timeNanos}`,
+        filename: 'cpu.pb.gz',
+        summary: { durationNanos, timeNanos, sampleTypes: [], totals: {} },
+      }) as unknown as Artifact;
+    const wrk = {
+      id: 'w',
+      kind: 'loadtest',
+      format: 'wrk',
+      sha256: 'w',
+      filename: 'wrk.txt',
+      summary: { rps: 7000, requests: 70_000, latencyMs: {}, meta: {} } as unknown as LoadTestSummary,
+    } as unknown as Artifact;
+    const stage = (profiles: Artifact[]) =>
+      ({ id: 's', name: 's', captures: [], artifacts: [wrk, ...profiles] }) as unknown as StageWithArtifacts;
+    const loadTests = [{ artifact: wrk, run }];
+    const inside = profile((first + 1000) * 1e6, 2e9);
+    const st1 = stage([inside]);
+    const [r1] = profileRequests(st1, [inside], loadTests, stageRunSet(st1, 'wrk'));
+    expect(r1).toMatchObject({
+      method: 'timeline',
+      description: "timeline of vegeta-json within the profile's window",
     });
-    const overhanging = { timeNanos: (first + 2000) * 1e6, durationNanos: 10e9 };
-    expect(requestsForProfile(overhanging, [run], 7000, 400)).toEqual({
-      requests: 70_000,
-      method: "its run's rps × the profile's duration",
+    expect(Math.abs(r1!.requests! - inWindow)).toBeLessThanOrEqual(1);
+    // Outside the vegeta run: the profile's own run (the stage's only wrk run pairs with its only profile).
+    const outside = profile((first - 3_600_000) * 1e6, 2e9);
+    const st2 = stage([outside]);
+    expect(profileRequests(st2, [outside], loadTests, stageRunSet(st2, 'wrk'))[0]).toMatchObject({
+      requests: 14_000,
+      method: 'paired-run',
     });
-    // No duration (a heap snapshot), or nothing to divide by: no figure.
-    expect(requestsForProfile({ timeNanos: p.timeNanos, durationNanos: 0 }, [run], 7000, 400)).toBeNull();
-    expect(requestsForProfile(outside, [], null, null)).toBeNull();
+    // Two profiles for one run: no pairing; the stage's rps stands in, and says so.
+    const other = profile((first - 7_200_000) * 1e6, 2e9);
+    const st3 = stage([outside, other]);
+    const both = profileRequests(st3, [outside, other], loadTests, stageRunSet(st3, 'wrk'));
+    expect(both.map((r) => r.method)).toEqual(['stage-rps', 'stage-rps']);
+    expect(both[0]).toMatchObject({
+      requests: 14_000,
+      description: 'stage rps (7000.0/s) × profile duration (2.00 s)',
+    });
+    // No duration (a heap snapshot): no divisor.
+    const snapshot = profile((first + 1000) * 1e6, 0);
+    const st4 = stage([snapshot]);
+    expect(profileRequests(st4, [snapshot], loadTests, stageRunSet(st4, 'wrk'))[0]!.requests).toBeNull();
   });
 });
 
@@ -88,8 +125,9 @@ describe('requests during the profiles of a stage of several runs', () => {
       const seconds = (cpu[k - 1]!.summary as { durationNanos: number }).durationNanos / 1e9;
       return sum + rps * seconds;
     }, 0);
-    const r = await app.ctx.analysis.requestsDuring(tree, st, cpu);
-    expect(r.method).toBe("3 profiles, each: its run's rps × the profile's duration");
+    const r = await app.ctx.analysis.perRequest(tree, tree.stages[0]!, cpu);
+    expect(r.measured).toBe(true);
+    expect(r.profiles.map((p) => p.method)).toEqual(['paired-run', 'paired-run', 'paired-run']);
     expect(r.requests).toBeCloseTo(expected, 6);
     // The per-request diff divides by that sum.
     const d = (
@@ -98,6 +136,7 @@ describe('requests during the profiles of a stage of several runs', () => {
       })
     ).json() as { perRequest: { baseRequests: number; method: string } };
     expect(d.perRequest.baseRequests).toBeCloseTo(expected, 6);
-    expect(d.perRequest.method).toBe(r.method);
+    expect(d.perRequest.method).toBe(describeDivisor(r));
+    expect(d.perRequest.method).toBe("3 profiles, each: its run's rps × the profile's duration");
   });
 });
