@@ -84,7 +84,7 @@ describe('the change engine on the demo', () => {
       });
       const fig = t.rows[i].figures.cpuPerRequest;
       expect(fig.n).toBe(6);
-      fig.values.forEach((v: number, k: number) => expect(v).toBeCloseTo(perRun[k]!, 6));
+      for (const [k, v] of (fig.values as number[]).entries()) expect(v).toBeCloseTo(perRun[k]!, 6);
       expect(fig.median).toBeCloseTo(median(perRun), 6);
       if (i > 0) {
         const c = await changes(STAGES[i - 1]!, st);
