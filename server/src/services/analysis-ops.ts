@@ -4,7 +4,7 @@ import type { FrameFilters } from '../analysis/filter.ts';
 import { compareNames } from '../analysis/names.ts';
 import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
 import { type Query, SCHEMAS } from '../api/endpoints.ts';
-import type { AnalysisService } from './analysis.ts';
+import type { AnalysisService, DiffQuery } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
 import { renderImageOp } from './images.ts';
@@ -119,16 +119,7 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       );
     case 'diff': {
       const q = a.query;
-      const d = (
-        await svc.diffResult(tree, {
-          base: q.base,
-          target: q.target,
-          ...choice(q),
-          mode: q.mode ?? 'auto',
-          minFraction: q.minFraction ?? 0,
-          filters: compileFilters(q),
-        })
-      ).view;
+      const d = (await svc.diffResult(tree, diffQuery(q))).view;
       // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
       const rows =
         q.sort === 'cum'
@@ -163,6 +154,18 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
 /** The kind and sample type a query asks for (absent ones left out). */
 export function choice(q: { kind?: import('../model/profile.ts').ProfileKind; sampleType?: string }) {
   return { ...(q.kind ? { kind: q.kind } : {}), ...(q.sampleType ? { sampleType: q.sampleType } : {}) };
+}
+
+/** The diff a query (the JSON view's or an image's) asks for. */
+export function diffQuery(q: Query<'diff'> | Query<'diffSvg'>): DiffQuery {
+  return {
+    base: q.base,
+    target: q.target,
+    ...choice(q),
+    mode: q.mode ?? 'auto',
+    minFraction: q.minFraction ?? 0,
+    filters: compileFilters(q),
+  };
 }
 
 function viewQuery(q: Query<'top'>) {
