@@ -360,6 +360,8 @@ export const BenchmarkRow = Type.Object({
   n: Type.Union([Type.Number(), Type.String()]),
   nBase: Type.Integer(),
   nTarget: Type.Integer(),
+  /** benchstat's own mark: p ≤ alpha (it prints "~" otherwise). */
+  significant: Type.Boolean(),
   verdict: Verdict,
 });
 export type BenchmarkRow = Static<typeof BenchmarkRow>;

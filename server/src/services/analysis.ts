@@ -1,11 +1,12 @@
 import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../store/index.ts';
 import type { Parsed } from '../ingest/detect.ts';
 import type { LoadTestRun } from '../model/loadtest.ts';
-import type { BenchmarkRun } from '../model/benchmark.ts';
+import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { ProfileKind } from '../model/profile.ts';
 import type { PerRequest } from '../api/changes.ts';
 import type {
+  Benchmarks,
   DiffModeParam,
   DiffNode,
   DiffRow,
@@ -29,6 +30,7 @@ import { describeSampleType, sinceProcessStart } from '../analysis/sample-types.
 import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
 import {
   estimate,
+  judged,
   minimumUTestP,
   runsNeeded,
   type Verdict,
@@ -531,7 +533,7 @@ export class AnalysisService {
       if (!run) throw new ServiceError('no-benchmark', `stage "${st.name}" has no go test -bench output`, { param });
       return run;
     };
-    return compareBenchmarks(await load(baseRef, 'base'), await load(targetRef, 'target'));
+    return benchmarkVerdicts(compareBenchmarks(await load(baseRef, 'base'), await load(targetRef, 'target')));
   }
 
   async gcTraces(st: StageWithArtifacts): Promise<{ artifactId: string; filename: string; trace: GcTrace }[]> {
@@ -548,6 +550,25 @@ export class AnalysisService {
     for (const st of tree.stages) stages.push({ stageId: st.id, name: st.name, traces: await this.gcTraces(st) });
     return { stages };
   }
+}
+
+/** benchstat's comparison with each row's verdict in the change engine's words. */
+export function benchmarkVerdicts(d: BenchmarkDiff): Benchmarks {
+  return {
+    ...d,
+    rows: d.rows.map((r) => ({
+      ...r,
+      verdict: judged(
+        {
+          p: r.p,
+          nBase: r.nBase,
+          nTarget: r.nTarget,
+          ratio: r.base.median !== 0 ? r.target.median / r.base.median : null,
+        },
+        d.alpha,
+      ),
+    })),
+  };
 }
 
 function sameOrBoth(a: string, b: string): string {

@@ -22,7 +22,7 @@ import type { LoadTestSummary } from '../model/loadtest.ts';
 import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
 import { estimate, runsNeeded, verdict } from '../analysis/significance.ts';
 import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.ts';
-import type { AnalysisService } from './analysis.ts';
+import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { findStage, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
@@ -353,7 +353,7 @@ export class ChangeEngine {
     const b = await this.analysis.benchmarkRun(base);
     const t = await this.analysis.benchmarkRun(target);
     if (!b || !t) return null;
-    const diff = compareBenchmarks(b, t);
+    const diff = benchmarkVerdicts(compareBenchmarks(b, t));
     const rows: Change[] = diff.rows.map((r) => {
       const better = /\/s$/.test(r.unit) ? 'higher' : 'lower';
       const side = (median: number, ci: number | null, n: number): Estimate => ({

@@ -3,10 +3,16 @@ import type { ComparisonTree } from '../store/index.ts';
 import { formatValue } from '../api/format.ts';
 import { renderFlameSvg } from '../render/flamegraph-svg.ts';
 import type { AnalysisService } from './analysis.ts';
-import { type AnalysisOp, choice, compileFilters, diffQuery, filterArgs } from './analysis-ops.ts';
+import type { Query } from '../api/endpoints.ts';
+import { choice, compileFilters, diffQuery, filterArgs } from './view-queries.ts';
 import { findStage } from './stage-profiles.ts';
 
-type ImageOp = Extract<AnalysisOp, { op: 'flamegraphSvg' | 'flamegraphPng' | 'diffSvg' | 'diffPng' }>;
+/** The image endpoints, as analysis operations. */
+export type ImageOp =
+  | { op: 'flamegraphSvg'; query: Query<'flamegraphSvg'> }
+  | { op: 'flamegraphPng'; query: Query<'flamegraphPng'> }
+  | { op: 'diffSvg'; query: Query<'diffSvg'> }
+  | { op: 'diffPng'; query: Query<'diffPng'> };
 
 function filterWords(q: Parameters<typeof filterArgs>[0]): string {
   const f = filterArgs(q);
