@@ -47,7 +47,8 @@ export function describeProfile(p: Profile): ProfileDescription {
   const types = p.sampleTypes.map((t) => t.type);
   const period = p.periodType?.type ?? '';
   let kind: ProfileKind = 'other';
-  if (types.includes('cpu') || period === 'cpu') kind = 'cpu';
+  if (p.kind) kind = p.kind;
+  else if (types.includes('cpu') || period === 'cpu') kind = 'cpu';
   else if (types.includes('wall')) kind = 'wall';
   else if (types.includes('inuse_space') || types.includes('alloc_space'))
     kind = p.defaultSampleType.startsWith('alloc_') ? 'allocs' : 'heap';

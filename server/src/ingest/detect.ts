@@ -8,6 +8,7 @@ import { gunzipHead, gunzipText, looksLikeText, utf16Order, utf16ToUtf8 } from '
 import { type ByteSource, bufferSource, fileSource, readAllBytes } from './source.ts';
 import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
 import * as pprof from './pprof/index.ts';
+import { markTraceDerived } from './pprof/trace-derived.ts';
 import type { PprofLimits } from './pprof/index.ts';
 
 /** What one uploaded file turned out to be. */
@@ -128,9 +129,9 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     candidates.push({
       confidence: pc,
       parse: async () => {
-        const profile = pprof.parsePprof(
-          await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes),
-          limits,
+        const profile = markTraceDerived(
+          pprof.parsePprof(await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes), limits),
+          f.name,
         );
         return { kind: 'profile', format: profile.format, profile };
       },
