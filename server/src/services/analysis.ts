@@ -1,7 +1,7 @@
 import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../store/index.ts';
 import type { Parsed } from '../ingest/detect.ts';
 import type { Profile } from '../model/profile.ts';
-import type { LoadTestRun } from '../model/loadtest.ts';
+import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
 import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import { mergeProfiles } from '../analysis/merge.ts';
@@ -106,7 +106,7 @@ export function artifactSummary(parsed: Parsed): unknown {
     case 'profile':
       return profileSummary(parsed.profile);
     case 'loadtest':
-      return parsed.run.summary;
+      return loadTestArtifactSummary(parsed.runs);
     case 'benchmark':
       return {
         config: parsed.benchmark.config,
@@ -581,11 +581,16 @@ export class AnalysisService {
     return { ...s, sampleType: sp.sampleType, unit: sp.unit, total: percentageBase(sp.profile, sp.sampleIndex) };
   }
 
-  async loadTests(st: StageWithArtifacts): Promise<{ artifact: Artifact; run: LoadTestRun }[]> {
-    const out: { artifact: Artifact; run: LoadTestRun }[] = [];
+  /** The stage's load-test runs in upload order, a file of several runs giving each (runInFile 1-based). */
+  async loadTests(
+    st: StageWithArtifacts,
+  ): Promise<{ artifact: Artifact; run: LoadTestRun; runInFile: number | null }[]> {
+    const out: { artifact: Artifact; run: LoadTestRun; runInFile: number | null }[] = [];
     for (const a of st.artifacts.filter((x) => x.kind === 'loadtest')) {
       const parsed = await this.models.get(a);
-      if (parsed.kind === 'loadtest') out.push({ artifact: a, run: parsed.run });
+      if (parsed.kind !== 'loadtest') continue;
+      for (const [i, run] of parsed.runs.entries())
+        out.push({ artifact: a, run, runInFile: parsed.runs.length > 1 ? i + 1 : null });
     }
     return out;
   }

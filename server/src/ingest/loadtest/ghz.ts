@@ -253,6 +253,7 @@ function kindOf(text: string): Kind | null {
 
 export const ghzImporter: LoadTestImporter = {
   formats: ['ghz'],
+  runStart: /^Summary:\s*$/,
   detect(head) {
     const k = kindOf(headText(head));
     if (k === 'json') return 0.95;

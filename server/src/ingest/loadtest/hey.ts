@@ -445,6 +445,7 @@ function looksLikeHeySummary(text: string): boolean {
 
 export const heyImporter: LoadTestImporter = {
   formats: ['hey', 'hey-csv'],
+  runStart: /^Summary:\s*$/,
   detect(head: Buffer): number {
     const text = headText(head);
     if (text.startsWith('response-time,') && text.slice(0, 200).split(/\r?\n/)[0]!.includes('status-code')) {

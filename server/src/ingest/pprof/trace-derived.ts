@@ -18,7 +18,10 @@ import type { Profile, ProfileKind } from '../../model/profile.ts';
 type TraceKind = Extract<ProfileKind, `trace-${string}`>;
 
 const LEAF: [TraceKind, RegExp][] = [
-  ['trace-net', /^(internal\/poll\.\(\*FD\)\.(Read|Write|Accept|WaitWrite|WaitRead|Pread|Pwrite|RawRead|RawWrite)\w*|net\.)/],
+  [
+    'trace-net',
+    /^(internal\/poll\.\(\*FD\)\.(Read|Write|Accept|WaitWrite|WaitRead|Pread|Pwrite|RawRead|RawWrite)\w*|net\.)/,
+  ],
   ['trace-syscall', /^(syscall\.|internal\/syscall\/|golang\.org\/x\/sys\/)/],
   // operations that block on another goroutine (the runtime's own waits on semaphores among them)
   [

@@ -132,3 +132,48 @@ export function refuseSeveralRuns(text: string, marker: RegExp, what: string): v
     lines[1],
   );
 }
+
+/** A line a user's shell shows before a command: `$ hey …`, `user@host:~/dir$ wrk …`, `PS C:\> ab …`, `> k6 run …`. */
+const PROMPT = /^\s*(?:\S+@\S+(?::\S*)?\s*[$#%]|PS [^>]*>|[$#%>])\s*\S/;
+
+/** One run's part of a report that holds several. `line` is 1-based, where the part starts in the file. */
+export interface RunText {
+  text: string;
+  line: number;
+}
+
+/**
+ * Splits a report of several runs (outputs appended with `>>`, a terminal log of a loop) at the lines
+ * each run opens with (`start`), in the file's order. A run's part begins at its opening line, or at
+ * the shell prompt and blank lines just above it (the command that started it belongs to it); what
+ * comes before the first opening line belongs to the first run. One part when `start` matches once
+ * or never.
+ */
+export function splitRuns(text: string, start: RegExp): RunText[] {
+  const re = new RegExp(start.source, `${start.flags.replace(/[gm]/g, '')}gm`);
+  const starts: number[] = [];
+  for (const m of text.matchAll(re)) {
+    // the line holding the match
+    const at = text.lastIndexOf('\n', m.index - 1) + 1;
+    if (starts.at(-1) !== at) starts.push(at);
+  }
+  if (starts.length < 2) return [{ text, line: 1 }];
+  const cuts = starts.map((at, i) => {
+    if (i === 0) return 0;
+    // move up over a prompt line and blank lines above the opening line, not into the run before
+    let cut = at;
+    for (;;) {
+      const prevEnd = cut - 1;
+      if (prevEnd <= starts[i - 1]!) break;
+      const prevStart = text.lastIndexOf('\n', prevEnd - 1) + 1;
+      const prev = text.slice(prevStart, prevEnd);
+      if (prev.trim() !== '' && !PROMPT.test(prev)) break;
+      cut = prevStart;
+    }
+    return cut;
+  });
+  return cuts.map((from, i) => ({
+    text: text.slice(from, cuts[i + 1] ?? text.length),
+    line: text.slice(0, from).split('\n').length,
+  }));
+}
