@@ -124,7 +124,10 @@ export const comparisonSchema = {
           },
           vsPrevious: ratios,
           vsBaseline: ratios,
-          loadTests: { type: 'integer' },
+          loadTests: {
+            type: 'integer',
+            description: 'load-test runs behind the row (a file of several runs counts each)',
+          },
           aggregated: { type: 'boolean' },
           summary: {
             type: 'string',
@@ -140,6 +143,10 @@ export const comparisonSchema = {
               properties: {
                 artifactId: { type: 'string' },
                 filename: { type: 'string' },
+                runInFile: {
+                  type: ['integer', 'null'],
+                  description: 'which run of its file (1-based) when the file holds several runs; null otherwise',
+                },
                 rps: nullableNumber,
                 requests: nullableNumber,
                 errors: nullableNumber,

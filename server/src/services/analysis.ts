@@ -1,7 +1,7 @@
 import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../store/index.ts';
 import type { Parsed } from '../ingest/detect.ts';
 import type { Profile } from '../model/profile.ts';
-import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
+import { type LoadTestRun, loadTestArtifactSummary, summaryRuns } from '../model/loadtest.ts';
 import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import { mergeProfiles } from '../analysis/merge.ts';
@@ -24,6 +24,8 @@ type Ratios = { rps: number | null; p50: number | null; p95: number | null; p99:
 export interface StageRun {
   artifactId: string;
   filename: string;
+  /** Which run of its file this is (1-based) when the file holds several runs; null otherwise. */
+  runInFile: number | null;
   rps: number | null;
   requests: number | null;
   errors: number | null;
@@ -67,7 +69,7 @@ export interface StageRow {
   latencyMs: Latency3;
   vsPrevious: Ratios | null;
   vsBaseline: Ratios | null;
-  /** Load tests behind the figures. */
+  /** Load-test runs behind the figures (a file of several runs counts each of them). */
   loadTests: number;
   /** True for `aggregate` rows (request-weighted figures of runs with different settings). */
   aggregated: boolean;
@@ -210,7 +212,8 @@ export function headlineFormat(tree: ComparisonTree): string | null {
     for (const a of st.artifacts) {
       if (a.kind !== 'loadtest') continue;
       formats.add(a.format);
-      requests.set(a.format, (requests.get(a.format) ?? 0) + ((a.summary as LoadTestRun['summary']).requests ?? 0));
+      for (const r of summaryRuns(a.summary))
+        requests.set(a.format, (requests.get(a.format) ?? 0) + (r.summary.requests ?? 0));
     }
     for (const f of formats) stagesWith.set(f, (stagesWith.get(f) ?? 0) + 1);
   }
@@ -232,36 +235,37 @@ export function headlineFormat(tree: ComparisonTree): string | null {
 export function stageTable(tree: ComparisonTree): StageRow[] {
   const headline = headlineFormat(tree);
   const rows: StageRow[] = tree.stages.map((st) => {
-    const all = st.artifacts.filter((a) => a.kind === 'loadtest');
-    let used = all.filter((a) => a.format === headline);
+    // every run counts as a run: a file of several runs gives each of them, in the file's order
+    const all = st.artifacts
+      .filter((a) => a.kind === 'loadtest')
+      .flatMap((a) => summaryRuns(a.summary).map((r) => ({ a, ...r })));
+    let used = all.filter((x) => x.a.format === headline);
     if (used.length === 0 && all.length > 0) {
-      const biggest = [...all].sort(
-        (x, y) =>
-          ((y.summary as LoadTestRun['summary']).requests ?? 0) - ((x.summary as LoadTestRun['summary']).requests ?? 0),
-      )[0]!;
-      used = all.filter((a) => a.format === biggest.format);
+      const biggest = [...all].sort((x, y) => (y.summary.requests ?? 0) - (x.summary.requests ?? 0))[0]!;
+      used = all.filter((x) => x.a.format === biggest.a.format);
     }
-    const runs = used.map((a) => a.summary as LoadTestRun['summary']);
+    const runs = used.map((x) => x.summary);
     const sum = (pick: (s: LoadTestRun['summary']) => number | null) =>
       runs.some((r) => pick(r) !== null) ? runs.reduce((a, r) => a + (pick(r) ?? 0), 0) : null;
     const requests = sum((s) => s.requests);
     const errors = sum((s) => s.errors);
-    const stageRuns: StageRun[] = used.map((a, i) => ({
+    const stageRuns: StageRun[] = used.map(({ a, runInFile }, i) => ({
       artifactId: a.id,
       filename: a.filename,
+      runInFile,
       rps: runs[i]!.rps,
       requests: runs[i]!.requests,
       errors: runs[i]!.errors,
       latencyMs: { p50: runs[i]!.latencyMs.p50, p95: runs[i]!.latencyMs.p95, p99: runs[i]!.latencyMs.p99 },
     }));
-    const repeated = runs.length > 1 && new Set(used.map((a, i) => runSettingsKey(a.format, runs[i]!))).size === 1;
+    const repeated = runs.length > 1 && new Set(used.map((x, i) => runSettingsKey(x.a.format, runs[i]!))).size === 1;
     const summary: StageSummaryKind =
       runs.length === 0 ? 'none' : runs.length === 1 ? 'single-run' : repeated ? 'median' : 'aggregate';
     const source = {
-      format: used[0]?.format ?? null,
-      artifactIds: used.map((a) => a.id),
+      format: used[0]?.a.format ?? null,
+      artifactIds: [...new Set(used.map((x) => x.a.id))],
       otherRuns: all.length - used.length,
-      headline: used[0]?.format === headline,
+      headline: used[0]?.a.format === headline,
     };
     const base = {
       stageId: st.id,
@@ -890,9 +894,10 @@ export class AnalysisService {
       stages.push({
         stageId: st.id,
         name: st.name,
-        runs: runs.map(({ artifact, run }) => ({
+        runs: runs.map(({ artifact, run, runInFile }) => ({
           artifactId: artifact.id,
           filename: artifact.filename,
+          runInFile,
           format: run.format,
           summary: run.summary,
           timeline: run.timeline,

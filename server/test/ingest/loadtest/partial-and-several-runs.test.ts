@@ -203,3 +203,16 @@ describe('cut-off reports: a clear error or a partial run, never a crash', () =>
     });
   }
 });
+
+describe('a real loop appending to one file', () => {
+  it('hey/three-runs.txt: three runs with the figures hey printed', async () => {
+    const runs = await readAll(fx('hey/three-runs.txt'));
+    expect(runs.map((r) => r.summary.rps)).toEqual([8887.6888, 11389.1608, 9332.466]);
+    expect(runs.map((r) => r.summary.requests)).toEqual([1000, 1000, 1000]);
+  });
+
+  it('wrk/three-runs.txt: three runs with the figures wrk printed', async () => {
+    const runs = await readAll(fx('wrk/three-runs.txt'));
+    expect(runs.map((r) => r.summary.rps)).toEqual([19925.47, 18360, 21217.19]);
+  });
+});
