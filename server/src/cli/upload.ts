@@ -44,6 +44,8 @@ export interface UploadResult {
     filename: string;
     ok: boolean;
     artifact?: { format: string; kind: string };
+    /** Set when the file held several runs: "3 runs read from one file". */
+    note?: string;
     error?: { message: string };
   }[];
 }
@@ -154,7 +156,10 @@ export async function uploadCommand(args: string[]): Promise<number> {
   });
   let failed = 0;
   for (const x of r.results) {
-    if (x.ok) process.stderr.write(`  ${x.filename}: ${x.artifact!.kind} (${x.artifact!.format})\n`);
+    if (x.ok)
+      process.stderr.write(
+        `  ${x.filename}: ${x.artifact!.kind} (${x.artifact!.format})${x.note ? `, ${x.note}` : ''}\n`,
+      );
     else {
       failed++;
       process.stderr.write(`stagediff: ${x.error!.message}\n`);

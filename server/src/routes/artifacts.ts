@@ -10,7 +10,15 @@ import { ApiError, infrastructureError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
 
 type FileResult =
-  | { filename: string; ok: true; artifact: Omit<Artifact, 'comparisonId' | 'stageId'> }
+  | {
+      filename: string;
+      ok: true;
+      artifact: Omit<Artifact, 'comparisonId' | 'stageId'>;
+      /** Runs read from the file (a load-test file may hold several runs of one tool). */
+      runs: number;
+      /** Said when the file held several runs: "3 runs read from one file". */
+      note?: string;
+    }
   | { filename: string; ok: false; error: { code: string; message: string } };
 
 /** Files taken from one multipart request; the rest are refused (reported, never silently dropped). */
@@ -102,7 +110,8 @@ async function storeOne(
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'ok', kind: parsed.kind });
     ctx.metrics.inc('stagediff_upload_bytes_total', {}, a.size);
     const { comparisonId: _c, stageId: _s, ...artifact } = a;
-    return { result: { filename, ok: true, artifact }, status: 200 };
+    const note = parsed.runs > 1 ? { note: `${parsed.runs} runs read from one file` } : {};
+    return { result: { filename, ok: true, artifact, runs: parsed.runs, ...note }, status: 200 };
   } catch (e) {
     if (ref) await ctx.store.releaseBlob(ref).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });
