@@ -27,7 +27,9 @@ export type LoadTestFormat =
   | 'locust-failures'
   | 'jmeter'
   | 'jmeter-xml'
-  | 'ghz';
+  | 'ghz'
+  | 'oha'
+  | 'oha-json';
 
 /** Latency figures in milliseconds; null where the source neither gives nor allows computing one. */
 export interface LatencyMs {

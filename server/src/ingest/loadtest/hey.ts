@@ -440,6 +440,8 @@ export async function measureHeyCsv(src: ByteSource): Promise<HeyCsvMeasurement>
 // ---------------------------------------------------------------------------------------------
 
 function looksLikeHeySummary(text: string): boolean {
+  // oha's summary looks alike (older oha prints `secs` too) but has a "Success rate:" line
+  if (/^\s+Success rate:/m.test(text)) return false;
   return /^Summary:\s*$/m.test(text) && /^\s+Total:\s+\S+ secs/m.test(text) && /^\s+Requests\/sec:/m.test(text);
 }
 

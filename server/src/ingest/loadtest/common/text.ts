@@ -133,6 +133,16 @@ export function refuseSeveralRuns(text: string, marker: RegExp, what: string): v
   );
 }
 
+/**
+ * The command line that started `tool`, where a paste keeps it (a shell prompt line, or the command
+ * alone on a line, above the output): from the tool's name to the end of the line; null when none.
+ */
+export function commandLineOf(text: string, tool: string): string | null {
+  const re = new RegExp(`^(?:.*?[$#%>❯➜]\\s+)?(?:\\S*/)?(${tool}(?:\\s.*)?)$`, 'm');
+  const m = re.exec(text.split(/\r?\n/, 50).join('\n'));
+  return m ? m[1]!.trim() : null;
+}
+
 /** A line a user's shell shows before a command: `$ hey …`, `user@host:~/dir$ wrk …`, `PS C:\> ab …`, `> k6 run …`. */
 const PROMPT = /^\s*(?:\S+@\S+(?::\S*)?\s*[$#%]|PS [^>]*>|[$#%>])\s*\S/;
 
