@@ -7,7 +7,7 @@
 import type { LoadTestRun } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import { bufferSource, type ByteSource } from '../source.ts';
-import { splitRuns } from './common/text.ts';
+import { splitRuns, withoutTrailingPrompt } from './common/text.ts';
 import { type LoadTestImporter, MAX_RUNS_PER_FILE } from './types.ts';
 
 /**
@@ -37,8 +37,12 @@ export async function readRuns(
   if (!imp.runStart) return [await imp.parse(open(), fileName)];
   const bytes = await smallFile(open(), SEVERAL_RUNS_SCAN_BYTES);
   if (bytes === null) return [await imp.parse(open(), fileName)];
-  const parts = splitRuns(bytes.toString('utf8'), imp.runStart);
-  if (parts.length === 1) return [await imp.parse(bufferSource(bytes), fileName)];
+  // a terminal paste ends at the next prompt: that line is no part of the report
+  const text = bytes.toString('utf8');
+  const trimmed = withoutTrailingPrompt(text);
+  const parts = splitRuns(trimmed, imp.runStart);
+  if (parts.length === 1)
+    return [await imp.parse(bufferSource(trimmed === text ? bytes : Buffer.from(trimmed, 'utf8')), fileName)];
   if (parts.length > MAX_RUNS_PER_FILE)
     throw new IngestError(
       'too-large',

@@ -146,6 +146,17 @@ export function commandLineOf(text: string, tool: string): string | null {
 /** A line a user's shell shows before a command: `$ hey …`, `user@host:~/dir$ wrk …`, `PS C:\> ab …`, `> k6 run …`. */
 const PROMPT = /^\s*(?:\S+@\S+(?::\S*)?\s*[$#%]|PS [^>]*>|[$#%>])\s*\S/;
 
+/** A shell prompt line, with or without a command after it (`user@host:~$`, `$ `, `PS C:\\>`, `❯`). */
+const PROMPT_LINE = /^\s*(?:\S+@\S+(?::\S*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])(?:\s.*)?$/;
+
+/** The text without the shell prompt lines (and blank lines) that close a terminal paste. */
+export function withoutTrailingPrompt(text: string): string {
+  const lines = text.split('\n');
+  let end = lines.length;
+  while (end > 0 && (lines[end - 1]!.trim() === '' || PROMPT_LINE.test(lines[end - 1]!.replace(/\r$/, '')))) end--;
+  return end === lines.length ? text : `${lines.slice(0, end).join('\n')}\n`;
+}
+
 /** One run's part of a report that holds several. `line` is 1-based, where the part starts in the file. */
 export interface RunText {
   text: string;
