@@ -126,3 +126,15 @@ describe('ghz', () => {
     expect(cut.latencyMs.p50).toBe(33.23);
   });
 });
+
+describe('hostile lines around a report', () => {
+  it('a huge last line of "@"s and no spaces is no prompt, and is judged without backtracking for ever', async () => {
+    const line = 'a@b:'.repeat(100_000);
+    const r = await ingest({ name: 'upload', bytes: Buffer.from(`${fx('ghz/ok-summary.txt')}${line}`) }).catch(
+      (e: unknown) => e,
+    );
+    // read (the line ignored) or refused with a message: either way, at once
+    if (r instanceof IngestError) expect(r.message.length).toBeGreaterThan(10);
+    else expect((r as { kind: string }).kind).toBe('loadtest');
+  });
+});

@@ -133,27 +133,44 @@ export function refuseSeveralRuns(text: string, marker: RegExp, what: string): v
   );
 }
 
+/** Longest line taken for a shell prompt or a command line (a report's own lines may be megabytes). */
+const MAX_PROMPT_LINE = 1000;
+
+/** A shell prompt before a command: `user@host:~/dir$`, `$`, `PS C:\>`, `❯`, `➜  repo git:(main)`. */
+const PROMPT_PREFIX = /(?:^|\s)(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])$/;
+
 /**
  * The command line that started `tool`, where a paste keeps it (a shell prompt line, or the command
  * alone on a line, above the output): from the tool's name to the end of the line; null when none.
  */
 export function commandLineOf(text: string, tool: string): string | null {
-  const re = new RegExp(`^(?:.*?[$#%>❯➜]\\s+)?(?:\\S*/)?(${tool}(?:\\s.*)?)$`, 'm');
-  const m = re.exec(text.split(/\r?\n/, 50).join('\n'));
-  return m ? m[1]!.trim() : null;
+  const at = new RegExp(`(?:^|[\\s/])${tool}(?=\\s|$)`);
+  for (const raw of text.split(/\r?\n/, 50)) {
+    if (raw.length > MAX_PROMPT_LINE) continue;
+    const m = at.exec(raw);
+    if (!m) continue;
+    const start = m.index + (m[0].length - tool.length);
+    // what stands before the tool: nothing, a prompt, or the directory of the binary (./dist/ghz)
+    const before = raw.slice(0, start).trim();
+    const prefix = before.replace(/\S*\/$/, '').trim();
+    if (prefix === '' || PROMPT_PREFIX.test(prefix) || /^[❯➜$#%>]/.test(prefix)) return raw.slice(start).trim();
+  }
+  return null;
 }
 
 /** A line a user's shell shows before a command: `$ hey …`, `user@host:~/dir$ wrk …`, `PS C:\> ab …`, `> k6 run …`. */
-const PROMPT = /^\s*(?:\S+@\S+(?::\S*)?\s*[$#%]|PS [^>]*>|[$#%>])\s*\S/;
+const PROMPT = /^\s*(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])\s*\S/;
 
 /** A shell prompt line, with or without a command after it (`user@host:~$`, `$ `, `PS C:\\>`, `❯`). */
-const PROMPT_LINE = /^\s*(?:\S+@\S+(?::\S*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])(?:\s.*)?$/;
+const PROMPT_LINE = /^\s*(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])(?:\s.*)?$/;
+
+const isPromptLine = (line: string) => line.length <= MAX_PROMPT_LINE && PROMPT_LINE.test(line);
 
 /** The text without the shell prompt lines (and blank lines) that close a terminal paste. */
 export function withoutTrailingPrompt(text: string): string {
   const lines = text.split('\n');
   let end = lines.length;
-  while (end > 0 && (lines[end - 1]!.trim() === '' || PROMPT_LINE.test(lines[end - 1]!.replace(/\r$/, '')))) end--;
+  while (end > 0 && (lines[end - 1]!.trim() === '' || isPromptLine(lines[end - 1]!.replace(/\r$/, '')))) end--;
   return end === lines.length ? text : `${lines.slice(0, end).join('\n')}\n`;
 }
 
@@ -188,7 +205,7 @@ export function splitRuns(text: string, start: RegExp): RunText[] {
       if (prevEnd <= starts[i - 1]!) break;
       const prevStart = text.lastIndexOf('\n', prevEnd - 1) + 1;
       const prev = text.slice(prevStart, prevEnd);
-      if (prev.trim() !== '' && !PROMPT.test(prev)) break;
+      if (prev.trim() !== '' && !(prev.length <= MAX_PROMPT_LINE && PROMPT.test(prev))) break;
       cut = prevStart;
     }
     return cut;
