@@ -203,6 +203,16 @@ describe('perf script: weights and header layouts, against stackcollapse-perf.pl
     expect(hottestLeaf(folded(p, 1))).toEqual(hottestLeaf(want));
   });
 
+  it('a Go file inferno publishes (cpu-clock:uhH, the last sample without its closing empty line)', async () => {
+    const p = await read('published/inferno-go-stacks.txt');
+    const want = collapsed('published/inferno-go-stacks.stackcollapse-perf.txt');
+    expect(p.sampleTypes[1]).toEqual({ type: 'cpu', unit: 'nanoseconds' });
+    expect(folded(p, 1)).toEqual(want);
+    // five headers; the script, like us, leaves out the last sample (no empty line closes it)
+    expect(sum(want)).toBe(4 * 250000);
+    expect(p.comments).toContain('the file ends inside a sample (cut off?): that last sample is left out');
+  });
+
   it('inlined frames (a->b) are two frames, the inner one marked as the script marks it', () => {
     const text = [
       'app 7 1.000000: 10 cycles: ',
