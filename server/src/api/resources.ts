@@ -143,7 +143,15 @@ export const UploadQuery = Type.Object({ filename: Type.Optional(Type.String({ m
 
 /** One file of an upload: stored (its artifact), or refused with the reason (naming the file). */
 export const FileResult = Type.Union([
-  Type.Object({ filename: Type.String(), ok: Type.Literal(true), artifact: Artifact }),
+  Type.Object({
+    filename: Type.String(),
+    ok: Type.Literal(true),
+    artifact: Artifact,
+    /** Runs read from the file: a load-test file may hold several runs of one tool, each a run of the stage. */
+    runs: Type.Integer(),
+    /** Said when the file held several runs: "3 runs read from one file". */
+    note: Type.Optional(Type.String()),
+  }),
   Type.Object({
     filename: Type.String(),
     ok: Type.Literal(false),

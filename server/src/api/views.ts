@@ -335,6 +335,8 @@ export type Trajectory = Static<typeof Trajectory>;
 export const TimelineRun = Type.Object({
   artifactId: Type.String(),
   filename: Type.String(),
+  /** 1-based position of the run in a file of several runs (null for a file of one run). */
+  runInFile: Nullable(Type.Integer()),
   format: Type.String(),
   summary: Model<LoadTestSummary>('the run’s summary (model/loadtest.ts LoadTestSummary)'),
   timeline: Model<TimelineBucket[] | null>('per-second buckets {t, requests, rps, errors, latencyMs}, or null'),

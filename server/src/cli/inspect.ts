@@ -81,7 +81,17 @@ export async function inspectCommand(args: string[]): Promise<number> {
     if (parsed.kind === 'profile') {
       const p = applyFilters(parsed.profile, filters);
       out = { ...profileInspection(p, stringFlag(flags, 'sample-type'), topN), ...filterEcho(flags) };
-    } else if (parsed.kind === 'loadtest') out = parsed.run;
+    } else if (parsed.kind === 'loadtest')
+      // a file of several runs: each run in the file's order
+      out =
+        parsed.runs.length === 1
+          ? parsed.runs[0]
+          : {
+              kind: 'loadtest',
+              format: parsed.format,
+              note: `${parsed.runs.length} runs read from one file`,
+              runs: parsed.runs,
+            };
     else if (parsed.kind === 'benchmark') out = parsed.benchmark;
     else out = parsed.gctrace;
   } catch (e) {

@@ -1,6 +1,6 @@
 import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../store/index.ts';
 import type { Parsed } from '../ingest/detect.ts';
-import type { LoadTestRun } from '../model/loadtest.ts';
+import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
 import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { ProfileKind } from '../model/profile.ts';
@@ -62,7 +62,7 @@ export function artifactSummary(parsed: Parsed): unknown {
       return profileSummary(p, totals);
     }
     case 'loadtest':
-      return parsed.run.summary;
+      return loadTestArtifactSummary(parsed.runs);
     case 'benchmark':
       return {
         config: parsed.benchmark.config,
@@ -201,11 +201,16 @@ export class AnalysisService {
     };
   }
 
-  async loadTests(st: StageWithArtifacts): Promise<{ artifact: Artifact; run: LoadTestRun }[]> {
-    const out: { artifact: Artifact; run: LoadTestRun }[] = [];
+  /** The stage's load-test runs in upload order, a file of several runs giving each (runInFile 1-based). */
+  async loadTests(
+    st: StageWithArtifacts,
+  ): Promise<{ artifact: Artifact; run: LoadTestRun; runInFile: number | null }[]> {
+    const out: { artifact: Artifact; run: LoadTestRun; runInFile: number | null }[] = [];
     for (const a of st.artifacts.filter((x) => x.kind === 'loadtest')) {
       const parsed = await this.models.get(a);
-      if (parsed.kind === 'loadtest') out.push({ artifact: a, run: parsed.run });
+      if (parsed.kind !== 'loadtest') continue;
+      for (const [i, run] of parsed.runs.entries())
+        out.push({ artifact: a, run, runInFile: parsed.runs.length > 1 ? i + 1 : null });
     }
     return out;
   }
@@ -503,9 +508,10 @@ export class AnalysisService {
       stages.push({
         stageId: st.id,
         name: st.name,
-        runs: runs.map(({ artifact, run }) => ({
+        runs: runs.map(({ artifact, run, runInFile }) => ({
           artifactId: artifact.id,
           filename: artifact.filename,
+          runInFile,
           format: run.format,
           summary: run.summary,
           timeline: run.timeline,

@@ -156,7 +156,7 @@ export class ChangeEngine {
     for (const st of tree.stages) values.push(await this.stageValues(tree, st, headline));
     const rows: StageRow[] = tree.stages.map((st, i) => {
       const v = values[i]!;
-      const sums = v.set.used.map((a) => a.summary as LoadTestSummary);
+      const sums = v.set.used.map((r) => r.summary);
       const sum = (pick: (s: LoadTestSummary) => number | null) =>
         sums.some((s) => pick(s) !== null) ? sums.reduce((a, s) => a + (pick(s) ?? 0), 0) : null;
       return {
@@ -171,7 +171,7 @@ export class ChangeEngine {
         runs: v.set.runs,
         source: {
           format: v.set.format,
-          artifactIds: v.set.used.map((a) => a.id),
+          artifactIds: [...new Set(v.set.used.map((r) => r.artifact.id))],
           otherRuns: v.set.otherRuns,
           headline: v.set.headline,
         },

@@ -155,3 +155,20 @@ describe('stagediff inspect --json totals of profiles with negative values', () 
     });
   }
 });
+
+describe('stagediff inspect --json of a file of several runs and of new formats', () => {
+  it('wrk/three-runs.txt: each run in the file’s order', () => {
+    const r = runCliSync('inspect', `${repoRoot}fixtures/loadtests/wrk/three-runs.txt`, '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect([o.kind, o.format, o.note]).toEqual(['loadtest', 'wrk', '3 runs read from one file']);
+    expect(o.runs.map((x: { summary: { rps: number } }) => x.summary.rps)).toEqual([19925.47, 18360, 21217.19]);
+  });
+
+  it('oha and trace-derived profiles name their format and kind', () => {
+    const oha = JSON.parse(runCliSync('inspect', `${repoRoot}fixtures/loadtests/oha/ok.json`, '--json').stdout);
+    expect([oha.kind, oha.format, oha.summary.rps]).toEqual(['loadtest', 'oha-json', 35235.85193248088]);
+    const sched = JSON.parse(runCliSync('inspect', `${repoRoot}fixtures/profiles/trace/sched.pprof`, '--json').stdout);
+    expect(sched.description.kind).toBe('trace-sched');
+  });
+});
