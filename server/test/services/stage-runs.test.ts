@@ -32,12 +32,12 @@ describe('a file of several runs in a stage', () => {
     expect(r.note).toBe('3 runs read from one file');
     expect(r.artifact.summary.runs.map((s: { rps: number }) => s.rps)).toEqual(PRINTED);
 
-    const row = (await app.inject({ url: `/api/comparisons/${id}` })).json().stageTable[0];
+    const row = (await app.inject({ url: `/api/comparisons/${id}/stage-table` })).json().rows[0];
     expect(row.loadTests).toBe(3);
     expect(row.summary).toBe('median');
     expect(row.runs.map((x: { rps: number }) => x.rps)).toEqual(PRINTED);
     expect(row.runs.map((x: { runInFile: number }) => x.runInFile)).toEqual([1, 2, 3]);
-    expect(row.rps).toBe(19925.47);
+    expect(row.figures.rps).toMatchObject({ n: 3, median: 19925.47, values: PRINTED });
     expect(row.source.artifactIds).toEqual([r.artifact.id]);
 
     // each run its own time window in the timelines, in the file's order
@@ -54,7 +54,7 @@ describe('a file of several runs in a stage', () => {
     const [r] = res.json().results;
     expect(r.runs).toBe(1);
     expect(r.note).toBeUndefined();
-    const row = (await app.inject({ url: `/api/comparisons/${id}` })).json().stageTable[0];
+    const row = (await app.inject({ url: `/api/comparisons/${id}/stage-table` })).json().rows[0];
     expect(row.loadTests).toBe(1);
     expect(row.runs[0].runInFile).toBeNull();
   });
