@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { BenchmarkDiff } from './api-types.ts';
+import type { BenchmarkDiff } from '../../src/model/benchmark.ts';
 import {
   ciText,
   commonScale,
@@ -14,7 +14,7 @@ import {
   mediansAcrossStages,
   scaleText,
   unitClass,
-} from './benchstat-format.ts';
+} from '../../src/api/benchstat-format.ts';
 
 const data = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
 
