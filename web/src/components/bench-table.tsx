@@ -1,4 +1,3 @@
-import type { BenchmarkDiff } from '../lib/api-types.ts';
 import {
   benchKey,
   deltaText,
@@ -7,11 +6,13 @@ import {
   geomeanText,
   groupBenchRows,
   unitHeading,
-} from '../lib/benchstat-format.ts';
+} from '../../../server/src/api/benchstat-format.ts';
+import type { Benchmarks } from '../lib/api.ts';
+import { benchRows } from '../lib/bench-rows.ts';
 import { Sparkline } from './sparkline.tsx';
 
 export interface BenchTableProps {
-  diff: BenchmarkDiff;
+  diff: Benchmarks;
   baseName: string;
   targetName: string;
   /** Each benchmark's median at every stage of `stageNames` (null: not measured there), by benchKey. */
@@ -28,7 +29,7 @@ export interface BenchTableProps {
  */
 export function BenchTables(props: BenchTableProps) {
   const { diff, baseName, targetName, acrossStages, stageNames, targetIndex } = props;
-  const tables = groupBenchRows(diff.rows);
+  const tables = groupBenchRows(benchRows(diff));
   const pkgs = new Set(tables.map((t) => t.pkg));
   return (
     <div className="bench-tables">
