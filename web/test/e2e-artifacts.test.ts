@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { formatBenchRow } from '../../server/src/api/benchstat-format.ts';
 import { formatMs } from '../../server/src/api/format.ts';
 import type { Benchmarks, Comparison, GcStages } from '../src/lib/api.ts';
-import { benchRows } from '../src/lib/bench-rows.ts';
 import { gcSummaries } from '../src/lib/gc-summary.ts';
 import { CHROMIUM, SAMPLES } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
@@ -104,7 +103,7 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     ).json()) as Benchmarks;
     const expected = benchstatRows(readFileSync(`${GOBENCH}/expected/json-encode.benchstat.txt`, 'utf8'));
     expect(diff.rows.length).toBe(expected.size);
-    for (const r of benchRows(diff)) {
+    for (const r of diff.rows) {
       const tr = page.locator(`table.bench-table[data-unit="${r.unit}"] tr[data-bench="${r.name}"]`);
       const shown = [
         await tr.locator('[data-field="base"]').getAttribute('data-benchstat'),
