@@ -38,6 +38,11 @@ export interface DiffOptions {
    * CallPathNotFound.
    */
   root?: readonly string[];
+  /**
+   * false: rows and totals only (the CLI's table), no tree: `tree` is then the bare root with both
+   * totals and no children, and `trim` all zeros but `nodes: 1`. Default true.
+   */
+  tree?: boolean;
   /** The granularity of rows and tree nodes: each profile's frame keys; functions when absent. */
   keys?: (p: Profile) => FrameKeys;
 }
@@ -173,15 +178,18 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
       Math.abs(q.deltaCum) - Math.abs(p.deltaCum),
   );
 
-  const { tree, trim } = diffTree(
-    base,
-    baseStacks,
-    target,
-    targetStacks,
-    unionKeys(baseKeys, targetKeys),
-    opts.minFraction ?? 0,
-    opts.root ?? [],
-  );
+  const { tree, trim } =
+    opts.tree === false
+      ? bareRoot(sum(baseStacks), sum(targetStacks))
+      : diffTree(
+          base,
+          baseStacks,
+          target,
+          targetStacks,
+          unionKeys(baseKeys, targetKeys),
+          opts.minFraction ?? 0,
+          opts.root ?? [],
+        );
   return {
     mode: opts.mode,
     sampleType: opts.sampleType,
@@ -223,6 +231,13 @@ function sum(v: Float64Array): number {
  * The diff tree: both sides' stacks in one key space, trimmed as it is grown (see stack-tree.ts), so
  * the untrimmed tree is never built. A node's width is |base| + |target|.
  */
+function bareRoot(base: number, target: number): { tree: DiffNode; trim: DiffResult['trim'] } {
+  return {
+    tree: { name: 'root', value: Math.abs(base) + Math.abs(target), delta: target - base, base, target, children: [] },
+    trim: { prunedNodes: 0, prunedValue: 0, nodes: 1, depthTruncatedStacks: 0 },
+  };
+}
+
 function diffTree(
   base: Profile,
   bv: Float64Array,

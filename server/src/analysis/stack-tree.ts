@@ -440,7 +440,7 @@ export function buildStackTree(sides: readonly TreeSide[], labels: readonly stri
   }
 
   return {
-    found: P === 0 || m > 0,
+    found: path !== null && (P === 0 || m > 0),
     size,
     nodeKey,
     valueA,
