@@ -294,7 +294,13 @@ export const Diff = Type.Object({
   perRequest: Nullable(DiffPerRequest),
   noise: Nullable(DiffNoise),
   tree: DiffNode,
-  trim: Type.Object({ prunedNodes: Type.Number(), nodes: Type.Number(), depthTruncatedStacks: Type.Number() }),
+  trim: Type.Object({
+    prunedNodes: Type.Number(),
+    /** |base| + |target| of the cut subtrees' roots. */
+    prunedValue: Type.Number(),
+    nodes: Type.Number(),
+    depthTruncatedStacks: Type.Number(),
+  }),
   /** The first `limit` rows (by |Δflat|, or |Δcum| with sort=cum) of `rowsTotal`. */
   top: Type.Array(DiffRow),
   rowsTotal: Type.Integer(),
