@@ -26,3 +26,16 @@ export class TooLargeError extends StoreError {
 export function isStoreError(e: unknown): e is StoreError {
   return e instanceof StoreError;
 }
+
+/**
+ * The blob store (an S3 bucket) cannot be used now: unreachable, refusing the credentials, or
+ * missing its bucket. Clients get 503 (try again later); the message, for operators, names the
+ * store and the reason and never a credential.
+ */
+export class BlobStoreUnavailableError extends Error {
+  readonly code = 'BLOB_STORE_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BlobStoreUnavailableError';
+  }
+}
