@@ -327,7 +327,13 @@ function hash(s: string): number {
 function toError(e: Extract<WorkerReply, { ok: false }>['error']): Error {
   switch (e.kind) {
     case 'api':
-      return new ApiError(e.status ?? 400, e.code, e.message, e.param);
+      return new ApiError(
+        e.status ?? 400,
+        e.code,
+        e.message,
+        e.param,
+        e.status === 503 ? { 'retry-after': String(RETRY_AFTER_S) } : {},
+      );
     case 'ingest':
       return new IngestError(e.code as IngestErrorCode, e.message, e.line);
     case 'store':
