@@ -79,12 +79,19 @@ export function filterRegexp(name: string, src: string | undefined): GoRegexp | 
 }
 
 /**
- * A failure of the disk or the database rather than of the request: a full disk is 507, a database
- * that cannot be reached (or is shutting down, or busy) is 503. Null for anything else.
+ * A failure of the disk, the database or the blob store rather than of the request: a full disk is
+ * 507; a database that cannot be reached (refused, unknown host name, timed out, shutting down, busy)
+ * or a blob store that cannot be used is 503. Null for anything else.
  */
 export function infrastructureError(e: unknown): { status: number; code: string; message: string } | null {
   const code = String((e as { code?: unknown } | null)?.code ?? '');
   const msg = String((e as { message?: unknown } | null)?.message ?? '');
+  if (code === 'BLOB_STORE_UNAVAILABLE')
+    return {
+      status: 503,
+      code: 'storage-unavailable',
+      message: 'the blob store (object storage) is unavailable; try again shortly',
+    };
   if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === '53100')
     return {
       status: 507,
@@ -96,6 +103,11 @@ export function infrastructureError(e: unknown): { status: number; code: string;
     code === 'ECONNRESET' ||
     code === 'ETIMEDOUT' ||
     code === 'EPIPE' ||
+    // The database's host name does not resolve (yet): a container being replaced or restarted.
+    code === 'ENOTFOUND' ||
+    code === 'EAI_AGAIN' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ENETUNREACH' ||
     code === 'SQLITE_BUSY' ||
     code === 'SQLITE_LOCKED' ||
     code.startsWith('08') ||
@@ -103,7 +115,9 @@ export function infrastructureError(e: unknown): { status: number; code: string;
     code === '57P02' ||
     code === '57P03' ||
     code === '53300' ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|terminating connection due to administrator command/i.test(
+    // statement_timeout (DATABASE_STATEMENT_TIMEOUT_MS)
+    code === '57014' ||
+    /Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error|not currently accepting connections|terminating connection due to administrator command/i.test(
       msg,
     )
   )
