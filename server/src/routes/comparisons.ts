@@ -88,6 +88,10 @@ export const comparisonSchema = {
     updatedAt: { type: 'string' },
     readOnly: { type: 'boolean' },
     revision: { type: 'integer' },
+    keep: {
+      type: 'boolean',
+      description: 'kept by its edit-token holder: retention (RETENTION_DAYS) never removes it',
+    },
     url: { type: 'string' },
     stages: {
       type: 'array',
@@ -258,11 +262,11 @@ export default async function comparisonRoutes(app: FastifyInstance, { ctx }: { 
     },
   );
 
-  app.patch<{ Params: { id: string }; Body: { title?: string; description?: string } }>(
+  app.patch<{ Params: { id: string }; Body: { title?: string; description?: string; keep?: boolean } }>(
     '/api/comparisons/:id',
     {
       schema: {
-        summary: 'Edit title or description (edit token)',
+        summary: 'Edit title or description, or keep it from retention (edit token)',
         params: idParams,
         body: {
           type: 'object',
@@ -270,6 +274,7 @@ export default async function comparisonRoutes(app: FastifyInstance, { ctx }: { 
           properties: {
             title: { type: 'string', minLength: 1, maxLength: 200 },
             description: { type: 'string', maxLength: 10000 },
+            keep: { type: 'boolean' },
           },
         },
       },
