@@ -317,6 +317,24 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               reload();
             }}
           />
+          <label className="keep-toggle">
+            <input
+              type="checkbox"
+              key={String(comparison.keep)}
+              defaultChecked={comparison.keep}
+              onChange={async (e) => {
+                const box = e.currentTarget;
+                try {
+                  await apiSend('PATCH', compUrl, { keep: box.checked }, token);
+                } catch (err) {
+                  box.checked = !box.checked;
+                  setActionError(err);
+                }
+                reload();
+              }}
+            />{' '}
+            Keep this comparison: the server's retention (RETENTION_DAYS) never removes it
+          </label>
           <StageEditor stages={comparison.stages} uploads={editor.uploads} handlers={editor.handlers} />
           <button
             type="button"
