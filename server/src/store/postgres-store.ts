@@ -357,7 +357,8 @@ export class PostgresStore implements Store {
     let n = 0;
     for (const key of keys) {
       try {
-        await this.objects?.remove(key);
+        // Only complete objects are ever marked for deletion (a blob's, or a duplicate's).
+        await this.objects.remove(key, { complete: true });
         await this.pool.query('DELETE FROM pending_objects WHERE key = $1 AND lock_key IS NULL', [key]);
         n++;
       } catch {
@@ -979,7 +980,7 @@ export class PostgresStore implements Store {
     try {
       for (const row of rows) {
         if (row.lock_key === null) {
-          await objects.remove(row.key);
+          await objects.remove(row.key, { complete: true });
           await this.pool.query('DELETE FROM pending_objects WHERE key = $1 AND lock_key IS NULL', [row.key]);
           n++;
           continue;

@@ -215,12 +215,15 @@ export class S3Blobs {
     }
   }
 
-  /** Aborts any multipart upload of `key` and deletes the object; a key that is not there is fine. */
-  async remove(key: string): Promise<void> {
+  /**
+   * Deletes the object (a key that is not there is fine) and, unless the object is known complete,
+   * aborts any multipart upload of the key first.
+   */
+  async remove(key: string, options: { complete?: boolean } = {}): Promise<void> {
     const { bucket } = this.location;
-    const listed = await this.call(() =>
-      this.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key })),
-    );
+    const listed = options.complete
+      ? { Uploads: [] }
+      : await this.call(() => this.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key })));
     for (const u of listed.Uploads ?? []) {
       if (u.Key !== key || !u.UploadId) continue;
       await this.call(() =>
