@@ -83,6 +83,8 @@ export const Comparison = Type.Object({
   readOnly: Type.Boolean(),
   /** Bumped by every change; derived results are cached by it. */
   revision: Type.Integer(),
+  /** Kept from retention (RETENTION_DAYS) by its edit-token holder. */
+  keep: Type.Boolean(),
   /** The share link. */
   url: Type.String(),
   stages: Type.Array(StageWithFiles),
@@ -108,6 +110,8 @@ export const PatchComparisonBody = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.String({ maxLength: 10000 })),
+    /** Keep the comparison from retention (RETENTION_DAYS): it is never removed for not being viewed. */
+    keep: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

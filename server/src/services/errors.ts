@@ -9,7 +9,9 @@
  * - `duplicate`: the stage already holds these bytes (`existing` names the artifact);
  * - `busy`, `shutting-down`, `analysis-timeout`, `analysis-failed`: the analysis could not run now
  *   (`retryAfterSeconds` says when to try again);
- * - `too-large-to-analyse`: the input needs more than the analysis bounds allow.
+ * - `too-large-to-analyse`: the input needs more than the analysis bounds allow;
+ * - `storage-unavailable`, `storage-full`: the database, blob store or disk failed (store/errors.ts
+ *   `storageFailure`), met in an analysis worker.
  */
 export type ServiceErrorCode =
   | 'not-found'
@@ -24,7 +26,9 @@ export type ServiceErrorCode =
   | 'shutting-down'
   | 'analysis-timeout'
   | 'analysis-failed'
-  | 'too-large-to-analyse';
+  | 'too-large-to-analyse'
+  | 'storage-unavailable'
+  | 'storage-full';
 
 export class ServiceError extends Error {
   constructor(

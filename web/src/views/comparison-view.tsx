@@ -303,6 +303,15 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
       {canEdit && editing && (
         <section className="card" aria-label="Edit comparison">
           <DescriptionEditor value={comparison.description} onSave={(description) => patch({ description })} />
+          <label className="keep-toggle">
+            <input
+              type="checkbox"
+              key={String(comparison.keep)}
+              defaultChecked={comparison.keep}
+              onChange={(e) => patch({ keep: e.currentTarget.checked })}
+            />{' '}
+            Keep this comparison: the server's retention (RETENTION_DAYS) never removes it
+          </label>
           <StageEditor stages={comparison.stages} uploads={editor.uploads} handlers={editor.handlers} />
           <button
             type="button"
