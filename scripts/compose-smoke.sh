@@ -354,7 +354,9 @@ json() { # FILE EXPR: evaluate EXPR on the JSON in FILE (as `d`)
 
 check_demo() { # BASE
   get_json "$1/api/comparisons/demo" "$work/demo.json" || fail "GET /api/comparisons/demo"
-  [ "$(json "$work/demo.json" 'd.stages.length >= 2 && d.stageTable[0].rps > 0')" = true ] ||
+  get_json "$1/api/comparisons/demo/stage-table" "$work/table.json" || fail "GET /api/comparisons/demo/stage-table"
+  [ "$(json "$work/demo.json" 'd.stages.length >= 2')" = true ] || fail "the demo comparison has no stages"
+  [ "$(json "$work/table.json" 'd.rows.length >= 2 && d.rows[0].figures.rps.median > 0')" = true ] ||
     fail "the demo comparison is not seeded"
   curl -fsS -m 30 "$1/c/demo" | grep -q '<div id="root">' || fail "/c/demo is not the web client"
 }

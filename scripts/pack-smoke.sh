@@ -90,14 +90,15 @@ echo "pack-smoke: stagediff serve on $base"
 # The installed bin itself (not through npx), so $server_pid is the server's own process.
 PORT="$port" HOST=127.0.0.1 RATE_LIMIT_WRITES=0 node_modules/.bin/stagediff serve >server.log 2>&1 &
 server_pid=$!
-[ "$(readlink -f "/proc/$server_pid/exe")" = "$(readlink -f "$(command -v node)")" ] ||
-  fail "the server does not run on $(command -v node)"
 for _ in $(seq 1 240); do
   curl -fsS "$base/healthz" >/dev/null 2>&1 && break
   kill -0 "$server_pid" 2>/dev/null || fail "the server exited"
   sleep 0.25
 done
 curl -fsS "$base/healthz" | grep -q '"sqlite"' || fail "/healthz (SQLite store)"
+# Asked only once it answers: before that the bin's shebang may not have exec'd node yet.
+[ "$(readlink -f "/proc/$server_pid/exe")" = "$(readlink -f "$(command -v node)")" ] ||
+  fail "the server does not run on $(command -v node)"
 [ -f data/stagediff.db ] || ls data/*.db >/dev/null 2>&1 || fail "no SQLite database in ./data"
 
 # The page, then every asset it names, compressed and immutable.
@@ -115,9 +116,11 @@ curl -fsSI "$base/c/demo" | grep -qi '^content-security-policy: .*script-src' ||
 # The seeded demo, as the page loads it.
 # (In a file: the comparison, with every run's capture record, is larger than one argument may be.)
 curl -fsS --compressed -o demo.json "$base/api/comparisons/demo" || fail "GET /api/comparisons/demo"
+curl -fsS --compressed -o table.json "$base/api/comparisons/demo/stage-table" || fail "GET /api/comparisons/demo/stage-table"
 node -e '
 const c = JSON.parse(require("node:fs").readFileSync("demo.json", "utf8"));
-if (c.stages.length < 2 || c.stageTable.length !== c.stages.length || !(c.stageTable[0].rps > 0)) process.exit(1);
+const t = JSON.parse(require("node:fs").readFileSync("table.json", "utf8"));
+if (c.stages.length < 2 || t.rows.length !== c.stages.length || !(t.rows[0].figures.rps?.median > 0)) process.exit(1);
 const [a, b] = c.stages;
 console.log(`pack-smoke: demo has ${c.stages.length} stages; diff ${a.name} → ${b.name}`);
 ' || fail "the demo comparison is not seeded"
