@@ -25,6 +25,7 @@ import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.t
 import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { FIGURES } from '../api/labels.ts';
+import { noVerdictReason } from '../api/words.ts';
 import { findStage, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 
@@ -390,22 +391,9 @@ export class ChangeEngine {
   }
 }
 
-/** Why a change has no verdict, in words (null for significant and no-change). */
+/** Why a figure has no verdict, in the words every reader uses (null when it has one). */
 export function reasonFor(v: Verdict): string | null {
-  switch (v.status) {
-    case 'too-few-runs':
-      return `${v.nBase}+${v.nTarget} runs: too few to test — record at least ${v.runsNeeded} per stage`;
-    case 'single-run':
-      return v.nBase <= 1 && v.nTarget <= 1
-        ? '1 run each: no noise estimate'
-        : `1 run on the ${v.nBase <= 1 ? 'base' : 'target'} side: no noise estimate`;
-    case 'missing':
-      return v.nBase === 0 && v.nTarget === 0
-        ? 'not measured'
-        : `not measured on the ${v.nBase === 0 ? 'base' : 'target'} side`;
-    default:
-      return null;
-  }
+  return noVerdictReason(v) || null;
 }
 
 function withDirection(c: Change): Change {
