@@ -36,7 +36,7 @@ function freePort(): Promise<number> {
 async function serve(env: Record<string, string>, tty: boolean) {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'stagediff-serve-'));
-  const fullEnv = {
+  const fullEnv: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
     HOST: '127.0.0.1',

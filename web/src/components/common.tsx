@@ -108,3 +108,18 @@ export function Select<V extends string>(props: {
     </label>
   );
 }
+
+/**
+ * A verdict as words that wrap cleanly: the change, then its parenthesis ("(p=0.041, n=6+6)") whole on
+ * the next line when both do not fit — never broken inside either. The text is unchanged.
+ */
+export function VerdictWords({ text }: { text: string }) {
+  const at = text.indexOf(' (');
+  // A long parenthesis ("2+2 runs: too few to test — …") wraps as any sentence does.
+  if (at < 0 || text.length - at > 28) return <>{text}</>;
+  return (
+    <>
+      <span className="nowrap-part">{text.slice(0, at)}</span> <span className="nowrap-part">{text.slice(at + 1)}</span>
+    </>
+  );
+}
