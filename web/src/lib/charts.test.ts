@@ -14,7 +14,7 @@ async function read(format: string, path: string) {
   const imp = loadTestImporters.find((i) => (i.formats as readonly string[]).includes(format));
   if (!imp) throw new Error(`no importer ${format}`);
   const run = await imp.parse(fileSource(path), path);
-  return { format, ...run };
+  return { ...run, format };
 }
 
 describe.skipIf(!have)('load-test charts by load model, runs as a band', () => {
