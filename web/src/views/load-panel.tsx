@@ -84,7 +84,16 @@ function bandSeries(
     z: 3,
   };
   if (!withRange) return [median];
-  const edge = { type: 'line', name, stack: opts.id, silent: true, showSymbol: false, lineStyle: { opacity: 0 } };
+  // The edges carry the stage's colour too: the legend takes its mark from a name's first series.
+  const edge = {
+    type: 'line',
+    name,
+    stack: opts.id,
+    silent: true,
+    showSymbol: false,
+    itemStyle: { color },
+    lineStyle: { opacity: 0 },
+  };
   return [
     { ...edge, id: `${opts.id}-lo`, data: points.map((p) => [p.x, p.lo]), tooltip: { show: false } },
     {
