@@ -23,6 +23,7 @@ import stageRoutes from './routes/stages.ts';
 import artifactRoutes from './routes/artifacts.ts';
 import analysisRoutes from './routes/analysis.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
+import { OneLinePerRequest, logStream } from './logging.ts';
 
 /** What route plugins share: configuration, the store, the analysis layer and metrics. */
 export interface AppContext {
@@ -44,6 +45,8 @@ export interface BuildOptions {
   /** An already opened store (tests share one between two apps to act as two replicas). */
   store?: Store;
   logger?: boolean;
+  /** Where the log goes instead of stdout (tests read it). */
+  logStream?: { write: (line: string) => unknown };
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -115,7 +118,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const ctx: AppContext = { config, store, metrics, analysis, pool, memo: new ResultMemo(), spool, maintenance };
 
   const app = Fastify({
-    logger: opts.logger === false ? false : { level: config.logLevel },
+    logger:
+      opts.logger === false ? false : { level: config.logLevel, stream: opts.logStream ?? logStream(config.logFormat) },
+    logController: new OneLinePerRequest(),
     bodyLimit: 1024 * 1024,
     // A hop count trusts that many proxies nearest to the server (as proxy-addr counts them).
     trustProxy:

@@ -50,11 +50,40 @@ describe('url state', () => {
     });
     expect(filtersToSend({ ...v, focus: 'json' }, { param: 'focus', value: '(?=x)' }).focus).toBe('json');
   });
-  it('resolves stages', () => {
-    expect(resolveStages({ ...DEFAULT_VIEW }, ['s1', 's2', 's3'])).toEqual({ base: 's1', target: 's3' });
-    expect(resolveStages({ ...DEFAULT_VIEW, base: 's2', target: 'gone' }, ['s1', 's2', 's3'])).toEqual({
+  it('resolves stages: those named, else the last two that have what the view needs', () => {
+    const ids = ['s1', 's2', 's3', 's4'];
+    expect(resolveStages({ base: '', target: '' }, ids)).toEqual({ base: 's3', target: 's4', gone: [] });
+    // The last stage has no profile of the kind: the pair is the last two that do.
+    expect(resolveStages({ base: '', target: '' }, ids, new Set(['s1', 's2', 's3']))).toEqual({
       base: 's2',
       target: 's3',
+      gone: [],
     });
+    expect(resolveStages({ base: '', target: '' }, ids, new Set(['s1', 's4']))).toEqual({
+      base: 's1',
+      target: 's4',
+      gone: [],
+    });
+    // One stage has it: both sides show it. None has it: the last two stages.
+    expect(resolveStages({ base: '', target: '' }, ids, new Set(['s2']))).toEqual({
+      base: 's2',
+      target: 's2',
+      gone: [],
+    });
+    expect(resolveStages({ base: '', target: '' }, ids, new Set())).toEqual({ base: 's3', target: 's4', gone: [] });
+    // Named stages stay, even without what the view needs (the view says what they lack).
+    expect(resolveStages({ base: 's1', target: 's4' }, ids, new Set(['s2', 's3']))).toEqual({
+      base: 's1',
+      target: 's4',
+      gone: [],
+    });
+    // A named stage that is gone: the default for that side, and said.
+    expect(resolveStages({ base: 's2', target: 'gone' }, ids)).toEqual({ base: 's2', target: 's4', gone: ['target'] });
+    expect(resolveStages({ base: 'x', target: 'y' }, ids, new Set(['s1', 's2']))).toEqual({
+      base: 's1',
+      target: 's2',
+      gone: ['base', 'target'],
+    });
+    expect(resolveStages({ base: '', target: '' }, [])).toEqual({ base: '', target: '', gone: [] });
   });
 });

@@ -108,10 +108,34 @@ export function filtersToSend(state: ViewState, refused: { param: string; value:
   return out;
 }
 
-/** Resolve the base/target stage ids against the comparison's stages (default: first and last). */
-export function resolveStages(state: ViewState, stageIds: string[]): { base: string; target: string } {
-  const has = (id: string) => stageIds.includes(id);
-  const first = stageIds[0] ?? '';
-  const last = stageIds[stageIds.length - 1] ?? '';
-  return { base: has(state.base) ? state.base : first, target: has(state.target) ? state.target : last };
+/** The pair of stages a view shows, and the sides whose stage the state named but the comparison no longer has. */
+export interface ResolvedStages {
+  base: string;
+  target: string;
+  gone: ('base' | 'target')[];
+}
+
+/**
+ * The base/target stage ids a view shows: those the state names, where the comparison has them; else
+ * the last two stages that have what the view needs (`eligible`: e.g. a profile of the chosen kind) —
+ * the last of them as target, the one before it as base. Without eligible stages, the last two stages.
+ * A named stage that is gone counts as not named (and is listed in `gone`).
+ */
+export function resolveStages(
+  state: Pick<ViewState, 'base' | 'target'>,
+  stageIds: readonly string[],
+  eligible: ReadonlySet<string> | null = null,
+): ResolvedStages {
+  const has = (id: string) => id !== '' && stageIds.includes(id);
+  const gone: ('base' | 'target')[] = [];
+  if (state.base && !has(state.base)) gone.push('base');
+  if (state.target && !has(state.target)) gone.push('target');
+  const pool = eligible ? stageIds.filter((id) => eligible.has(id)) : [...stageIds];
+  const usable = pool.length > 0 ? pool : [...stageIds];
+  const last = usable[usable.length - 1] ?? '';
+  const target = has(state.target) ? state.target : last;
+  // The base: the usable stage before the target; at the first one, the target itself.
+  const before = usable.filter((id) => stageIds.indexOf(id) < stageIds.indexOf(target));
+  const base = has(state.base) ? state.base : (before[before.length - 1] ?? target);
+  return { base, target, gone };
 }
