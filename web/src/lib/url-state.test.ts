@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_VIEW, filtersToSend, parseViewState, resolveStages, serializeViewState } from './url-state.ts';
+import {
+  DEFAULT_VIEW,
+  applyViewPatch,
+  filtersToSend,
+  parseViewState,
+  resolveStages,
+  serializeViewState,
+} from './url-state.ts';
 
 describe('url state', () => {
   it('round-trips every field', () => {
@@ -17,11 +24,21 @@ describe('url state', () => {
       show: '(?i)json',
       search: 'json',
       fn: 'encoding/json.Marshal',
+      zoom: ['main.main', 'net/http.(*conn).serve', 'a;b&c=d'],
       noise: 0.005,
     };
     const qs = serializeViewState(state);
     expect(qs.startsWith('?tab=diff')).toBe(true);
     expect(parseViewState(qs)).toEqual(state);
+  });
+  it('a zoom path goes with the function it was clicked in', () => {
+    const zoomed = applyViewPatch(DEFAULT_VIEW, { fn: 'b', zoom: ['a', 'b'] });
+    expect(zoomed.zoom).toEqual(['a', 'b']);
+    expect(serializeViewState(zoomed)).toBe('?fn=b&zoom=a&zoom=b');
+    // Another function (a hot-path row) or a reset drops the path; other changes keep it.
+    expect(applyViewPatch(zoomed, { fn: 'c' }).zoom).toEqual([]);
+    expect(applyViewPatch(zoomed, { fn: '' })).toEqual(DEFAULT_VIEW);
+    expect(applyViewPatch(zoomed, { search: 'x' }).zoom).toEqual(['a', 'b']);
   });
   it('omits defaults and rejects invalid values', () => {
     expect(serializeViewState(DEFAULT_VIEW)).toBe('');

@@ -37,6 +37,11 @@ export interface ViewState {
   search: string;
   /** Focused frame: the function zoomed in the flamegraphs and shown in the sandwich. */
   fn: string;
+  /**
+   * The frame zoomed into: its call path (names from the outermost frame), as clicked; empty: the
+   * widest frame of `fn`, or the whole tree. Each graph asks the server for that subtree.
+   */
+  zoom: string[];
   /** Noise floor for diff colours, as a fraction of the larger total (0.001 = 0.1 %). */
   noise: number;
 }
@@ -54,8 +59,20 @@ export const DEFAULT_VIEW: ViewState = {
   show: '',
   search: '',
   fn: '',
+  zoom: [],
   noise: 0.001,
 };
+
+/**
+ * The view after a change. Setting the focused function without a zoom path drops the path (it was the
+ * frame of the function before): a hot-path row or a trajectory line zooms to the widest frame of its
+ * function, "Reset zoom" to the whole tree.
+ */
+export function applyViewPatch(state: ViewState, patch: Partial<ViewState>): ViewState {
+  const next = { ...state, ...patch };
+  if (patch.fn !== undefined && patch.zoom === undefined) next.zoom = [];
+  return next;
+}
 
 const STRING_KEYS = ['base', 'target', 'sampleType', 'focus', 'ignore', 'hide', 'show', 'search', 'fn'] as const;
 
@@ -78,6 +95,7 @@ export function parseViewState(search: string | URLSearchParams): ViewState {
     const v = q.get(key);
     if (v !== null) state[key] = v;
   }
+  state.zoom = q.getAll('zoom');
   const noise = q.get('noise');
   if (noise !== null && noise !== '') {
     const n = Number(noise);
@@ -93,6 +111,7 @@ export function serializeViewState(state: ViewState): string {
   for (const key of ['base', 'target', 'kind', 'sampleType'] as const) if (state[key]) q.set(key, state[key]);
   if (state.mode !== DEFAULT_VIEW.mode) q.set('mode', state.mode);
   for (const key of [...FILTER_KEYS, 'search', 'fn'] as const) if (state[key]) q.set(key, state[key]);
+  for (const frame of state.zoom) q.append('zoom', frame);
   if (state.noise !== DEFAULT_VIEW.noise) q.set('noise', String(state.noise));
   const s = q.toString();
   return s ? `?${s}` : '';

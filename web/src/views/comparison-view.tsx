@@ -28,6 +28,7 @@ import {
   type FilterKey,
   MODE_LABELS,
   MODES,
+  applyViewPatch,
   filtersToSend,
   parseViewState,
   resolveStages,
@@ -66,7 +67,7 @@ function useViewState(): [ViewState, (patch: Partial<ViewState>) => void] {
   }, []);
   const update = useCallback((patch: Partial<ViewState>) => {
     setState((s) => {
-      const next = { ...s, ...patch };
+      const next = applyViewPatch(s, patch);
       const url = `${location.pathname}${serializeViewState(next)}`;
       history.replaceState(null, '', url);
       return next;
