@@ -47,7 +47,9 @@ export function describeProfile(p: Profile): ProfileDescription {
   const types = p.sampleTypes.map((t) => t.type);
   const period = p.periodType?.type ?? '';
   let kind: ProfileKind = 'other';
-  if (types.includes('cpu') || period === 'cpu') kind = 'cpu';
+  if (p.kind?.startsWith('trace-')) return describeTraceProfile(p, p.kind);
+  if (p.kind) kind = p.kind;
+  else if (types.includes('cpu') || period === 'cpu') kind = 'cpu';
   else if (types.includes('wall')) kind = 'wall';
   else if (types.includes('inuse_space') || types.includes('alloc_space'))
     kind = p.defaultSampleType.startsWith('alloc_') ? 'allocs' : 'heap';
@@ -59,6 +61,31 @@ export function describeProfile(p: Profile): ProfileDescription {
     sampleTypes: p.sampleTypes.map((t) => {
       const [description, cumulativeSinceStart] = known(t.type) ?? [`${t.type} in ${t.unit}.`, false];
       return { ...t, description, cumulativeSinceStart };
+    }),
+  };
+}
+
+const TRACE_SPANS: Record<string, string> = {
+  'trace-net': 'blocked on the network',
+  'trace-sync': 'blocked on channels, select and sync primitives',
+  'trace-syscall': 'in system calls',
+  'trace-sched': 'runnable but waiting to be scheduled',
+};
+
+/** A profile derived from an execution trace: its figures cover the trace's span, never more. */
+function describeTraceProfile(p: Profile, kind: ProfileKind): ProfileDescription {
+  const what = TRACE_SPANS[kind] ?? 'in the traced state';
+  return {
+    kind,
+    defaultSampleType: p.defaultSampleType,
+    sampleTypes: p.sampleTypes.map((t) => {
+      const description =
+        t.type === 'delay'
+          ? `Time goroutines spent ${what} during the trace, by the stack that started each span.`
+          : t.type === 'contentions'
+            ? `Spans of goroutines ${what} during the trace.`
+            : `${t.type} in ${t.unit}.`;
+      return { ...t, description, cumulativeSinceStart: false };
     }),
   };
 }

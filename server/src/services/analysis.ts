@@ -115,6 +115,14 @@ export function artifactSummary(parsed: Parsed): unknown {
       };
     case 'gctrace':
       return parsed.gctrace.summary;
+    case 'trace': {
+      // the figures without the timeline and the long lists (the parsed model has them)
+      const { timeline: _timeline, entryFunctions, ...rest } = parsed.trace.summary;
+      return {
+        ...rest,
+        entryFunctions: { functions: entryFunctions.functions.slice(0, 10), omitted: entryFunctions.omitted },
+      };
+    }
   }
 }
 

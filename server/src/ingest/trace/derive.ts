@@ -32,17 +32,22 @@ const TRACKED: Record<DerivedKind, { state: number; counts: (reason: string) => 
 };
 const RULES = DERIVED_KINDS.map((k) => TRACKED[k]);
 
-/** A stack as the profiles key it: by its PCs, whatever generation wrote it. */
+/**
+ * A stack of one generation (Go's stack handle). Samples are keyed by `key`: the PCs as a
+ * zero-padded array, as Go keys them, so stacks that differ only by trailing zero PCs are one sample.
+ */
 interface StackEntry {
   pcs: number[];
-  /** Per profile kind, this stack's sample (index into DERIVED_KINDS). */
-  records: (Record_ | null)[];
+  key: string;
   /** Per PC, the frame the trace wrote first for it: function, file, line. */
   frames: { name: string; file: string; line: number }[];
 }
 
 interface Record_ {
+  /** The stack the sample is written with: the handle of the latest span added to it (as Go keeps it). */
   stack: StackEntry;
+  /** When that span closed (its order among all spans). */
+  stackSeq: number;
   count: number;
   time: number;
 }
@@ -52,6 +57,7 @@ interface Pending {
   stack: StackEntry;
   from: number;
   to: number;
+  seq: number;
 }
 
 /**
@@ -89,12 +95,14 @@ function newLife(): GLife {
  */
 export class DerivedProfiles {
   private readonly lives = new Map<number, GLife>();
-  private readonly records: Record_[][] = DERIVED_KINDS.map(() => []);
-  private readonly noStack: StackEntry = { pcs: [], records: [null, null, null, null], frames: [] };
+  private readonly records: Map<string, Record_>[] = DERIVED_KINDS.map(() => new Map());
+  private readonly noStack: StackEntry = { pcs: [], key: '', frames: [] };
+  /** Spans closed so far: a span's number orders it among all. */
+  private seq = 0;
   /** Per generation, stack id → entry, so each generation's stacks are resolved once. */
   private genStacks = new WeakMap<Generation, Map<number, StackEntry>>();
   private readonly pcFrames = new Map<number, { name: string; file: string; line: number }>();
-  private readonly byKey = new Map<string, StackEntry>();
+  private handles = 0;
 
   constructor(private readonly maxStacks: number) {}
 
@@ -143,26 +151,31 @@ export class DerivedProfiles {
 
   private close(kind: number, life: GLife, stack: StackEntry, from: number, to: number): void {
     if (!life.summarised) return; // no summary of this goroutine: Go finds no interval for it
+    const seq = ++this.seq;
     if (life.start === 0) {
-      (life.pending ??= []).push({ kind, stack, from, to });
+      (life.pending ??= []).push({ kind, stack, from, to, seq });
       return;
     }
-    this.add(kind, stack, overlap(life.start, life.end, from, to));
+    this.add(kind, stack, overlap(life.start, life.end, from, to), seq);
   }
 
   /** A goroutine that ended: its spans waiting on its first run are settled now. */
   private retire(id: number, life: GLife): void {
-    if (life.pending) for (const p of life.pending) this.add(p.kind, p.stack, overlap(0, life.end, p.from, p.to));
+    if (life.pending)
+      for (const p of life.pending) this.add(p.kind, p.stack, overlap(0, life.end, p.from, p.to), p.seq);
     this.lives.delete(id);
   }
 
-  private add(kind: number, stack: StackEntry, dur: number): void {
+  private add(kind: number, stack: StackEntry, dur: number, seq: number): void {
     if (dur <= 0) return;
-    let r = stack.records[kind];
+    const recs = this.records[kind]!;
+    let r = recs.get(stack.key);
     if (!r) {
-      r = { stack, count: 0, time: 0 };
-      stack.records[kind] = r;
-      this.records[kind]!.push(r);
+      r = { stack, stackSeq: seq, count: 0, time: 0 };
+      recs.set(stack.key, r);
+    } else if (seq > r.stackSeq) {
+      r.stack = stack;
+      r.stackSeq = seq;
     }
     r.count++;
     r.time += dur;
@@ -178,28 +191,25 @@ export class DerivedProfiles {
     }
     let entry = cache.get(id);
     if (entry) return entry;
+    if (++this.handles > this.maxStacks)
+      throw new IngestError('too-large', `the trace's profiles have more than ${this.maxStacks} stacks`);
     const pcs = e.gen.stacks.get(id) ?? [];
-    const key = pcs.join(',');
-    entry = this.byKey.get(key);
-    if (!entry) {
-      if (this.byKey.size >= this.maxStacks)
-        throw new IngestError('too-large', `the trace's profiles have more than ${this.maxStacks} distinct stacks`);
-      const frames = pcs.map((pc) => {
-        let f = this.pcFrames.get(pc);
-        if (!f) {
-          const w = e.gen.frames.get(pc)!;
-          f = {
-            name: w.fn === 0 ? '' : (e.gen.strings.get(w.fn) ?? ''),
-            file: w.file === 0 ? '' : (e.gen.strings.get(w.file) ?? ''),
-            line: w.line,
-          };
-          this.pcFrames.set(pc, f);
-        }
-        return f;
-      });
-      entry = { pcs, records: [null, null, null, null], frames };
-      this.byKey.set(key, entry);
-    }
+    let n = pcs.length;
+    while (n > 0 && pcs[n - 1] === 0) n--;
+    const frames = pcs.map((pc) => {
+      let f = this.pcFrames.get(pc);
+      if (!f) {
+        const w = e.gen.frames.get(pc)!;
+        f = {
+          name: w.fn === 0 ? '' : (e.gen.strings.get(w.fn) ?? ''),
+          file: w.file === 0 ? '' : (e.gen.strings.get(w.file) ?? ''),
+          line: w.line,
+        };
+        this.pcFrames.set(pc, f);
+      }
+      return f;
+    });
+    entry = { pcs, key: pcs.slice(0, n).join(','), frames };
     cache.set(id, entry);
     return entry;
   }
@@ -211,7 +221,7 @@ export class DerivedProfiles {
   finish(startTime: number, endTime: number): Record<DerivedKind, Profile> {
     for (const life of this.lives.values()) {
       if (!life.pending || !life.summarised) continue;
-      for (const p of life.pending) this.add(p.kind, p.stack, overlap(0, life.end, p.from, p.to, endTime));
+      for (const p of life.pending) this.add(p.kind, p.stack, overlap(0, life.end, p.from, p.to, endTime), p.seq);
     }
     this.lives.clear();
     const out = {} as Record<DerivedKind, Profile>;
@@ -234,14 +244,14 @@ function overlap(start: number, end: number, from: number, to: number, traceEnd 
  * period type trace/count, one sample per distinct stack, a location per PC (named by the frame the
  * trace wrote first for that PC).
  */
-function buildProfile(records: Record_[], kind: ProfileKind, durationNanos: number): Profile {
+function buildProfile(records: Map<string, Record_>, kind: ProfileKind, durationNanos: number): Profile {
   const b = new ProfileBuilder('pprof', [
     { type: 'contentions', unit: 'count' },
     { type: 'delay', unit: 'nanoseconds' },
   ]);
   const pcIds = new Map<number, number>();
   const functions = new Set<string>();
-  for (const r of records) {
+  for (const r of records.values()) {
     const ids = r.stack.pcs.map((pc, i) => {
       let id = pcIds.get(pc);
       if (id === undefined) {
@@ -258,7 +268,7 @@ function buildProfile(records: Record_[], kind: ProfileKind, durationNanos: numb
     periodType: { type: 'trace', unit: 'count' },
     period: 1,
     durationNanos,
-    stats: { numSamples: records.length, numLocations: pcIds.size, numFunctions: functions.size, numMappings: 0 },
+    stats: { numSamples: records.size, numLocations: pcIds.size, numFunctions: functions.size, numMappings: 0 },
   });
   p.kind = kind;
   return p;

@@ -7,7 +7,14 @@ import { type TraceLimits, defaultTraceLimits, readTrace } from './reader.ts';
 import { TraceSummarizer } from './summary.ts';
 
 export { DERIVED_KINDS, type DerivedKind } from './derive.ts';
-export { checkHeader, defaultTraceLimits, type TraceLimits } from './reader.ts';
+export {
+  builtinTraceLimits,
+  checkHeader,
+  defaultTraceLimits,
+  TraceLimitError,
+  type TraceLimits,
+  traceLimitsFromEnv,
+} from './reader.ts';
 
 /**
  * Confidence that a file is a Go execution trace: its first bytes are the `go 1.NN trace` header.
@@ -22,7 +29,7 @@ export function detect(head: Uint8Array): number {
  * profiles. Throws IngestError for anything it cannot read, within `limits`.
  */
 export async function parseTrace(src: ByteSource, limits: Partial<TraceLimits> = {}): Promise<TraceModel> {
-  const l = { ...defaultTraceLimits, ...limits };
+  const l = { ...defaultTraceLimits(), ...limits };
   const summary = new TraceSummarizer();
   const profiles = new DerivedProfiles(l.maxStacks);
   const t: Transition = { kind: 'goroutine', id: 0, from: 0, to: 0, reason: '', stack: 0 };

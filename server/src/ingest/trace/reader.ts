@@ -34,14 +34,50 @@ export interface TraceLimits {
   maxStates: number;
 }
 
-export const defaultTraceLimits: TraceLimits = {
+/** The built-in bounds; TRACE_MAX_BYTES, TRACE_MAX_EVENTS and TRACE_MAX_GENERATION_BYTES override three. */
+export const builtinTraceLimits: TraceLimits = {
   maxBytes: 512 * 1024 * 1024,
   maxEvents: 50_000_000,
-  maxGenerationBytes: 256 * 1024 * 1024,
+  maxGenerationBytes: 128 * 1024 * 1024,
   maxStacks: 1_000_000,
   maxStrings: 1_000_000,
   maxStates: 2_000_000,
 };
+
+/** Thrown for a TRACE_* setting out of range. */
+export class TraceLimitError extends Error {}
+
+function setting(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new TraceLimitError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+  return n;
+}
+
+/** The trace limits an environment sets (the server validates them at start-up with this). */
+export function traceLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): TraceLimits {
+  return {
+    ...builtinTraceLimits,
+    maxBytes: setting(env, 'TRACE_MAX_BYTES', builtinTraceLimits.maxBytes, 1024, 2 ** 40),
+    maxEvents: setting(env, 'TRACE_MAX_EVENTS', builtinTraceLimits.maxEvents, 1000, 2 ** 40),
+    maxGenerationBytes: setting(
+      env,
+      'TRACE_MAX_GENERATION_BYTES',
+      builtinTraceLimits.maxGenerationBytes,
+      65536,
+      2 ** 40,
+    ),
+  };
+}
+
+let fromEnv: TraceLimits | null = null;
+/** The limits of this process: the built-in ones with the environment's overrides. */
+export function defaultTraceLimits(): TraceLimits {
+  fromEnv ??= traceLimitsFromEnv(process.env);
+  return fromEnv;
+}
 
 /** What reading a trace found besides its events. */
 export interface TraceReadInfo {
@@ -102,7 +138,7 @@ interface Cursor {
 export async function readTrace(
   src: ByteSource,
   sink: TraceSink,
-  limits: TraceLimits = defaultTraceLimits,
+  limits: TraceLimits = defaultTraceLimits(),
 ): Promise<TraceReadInfo> {
   const feed = new ByteFeed(src, limits.maxBytes);
   try {
