@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultWebDist } from './paths.ts';
+import { TraceLimitError, type TraceLimits, traceLimitsFromEnv } from './ingest/trace/index.ts';
 
 /** The server's configuration, read once from the environment at start-up and validated. */
 export interface Config {
@@ -45,6 +46,12 @@ export interface Config {
   cacheMaxBytes: number;
   /** Time a client has to send a whole request (headers and body), ms. */
   requestTimeoutMs: number;
+  /**
+   * Bounds of reading one Go execution trace (TRACE_MAX_BYTES, TRACE_MAX_EVENTS,
+   * TRACE_MAX_GENERATION_BYTES). Parsing reads them from the environment in every process (analysis
+   * workers inherit it); they are validated here so a bad value stops the start.
+   */
+  traceLimits: TraceLimits;
 }
 
 export class ConfigError extends Error {}
@@ -76,6 +83,15 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   );
 }
 
+function traceLimits(env: NodeJS.ProcessEnv): TraceLimits {
+  try {
+    return traceLimitsFromEnv(env);
+  } catch (e) {
+    if (e instanceof TraceLimitError) throw new ConfigError(e.message);
+    throw e;
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const publicUrl = env.PUBLIC_URL?.replace(/\/+$/, '') || undefined;
   if (publicUrl && !/^https?:\/\//.test(publicUrl))
@@ -104,5 +120,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    traceLimits: traceLimits(env),
   };
 }

@@ -76,6 +76,8 @@ export interface GenerationLimits {
 }
 
 interface RawBatch {
+  /** Where the batch starts in the input. */
+  start: number;
   gen: number;
   m: number;
   time: number;
@@ -95,7 +97,8 @@ async function readBatch(feed: ByteFeed): Promise<RawBatch | null> {
   if (have === 0) return null;
   const start = feed.pos;
   const typ = feed.byte();
-  if (typ === EV_END_OF_GENERATION) return { gen: 0, m: NONE, time: 0, exp: 0, data: new Uint8Array(0), end: true };
+  if (typ === EV_END_OF_GENERATION)
+    return { start, gen: 0, m: NONE, time: 0, exp: 0, data: new Uint8Array(0), end: true };
   if (typ !== EV_EVENT_BATCH && typ !== EV_EXPERIMENTAL_BATCH)
     throw new IngestError('malformed', `broken trace: expected a batch at byte ${start}, got event type ${typ}`);
   let exp = 0;
@@ -114,7 +117,7 @@ async function readBatch(feed: ByteFeed): Promise<RawBatch | null> {
     );
   const got = await feed.fill(size);
   if (got < size) throw new TruncatedError(`the trace ends inside a batch (read ${got} of its ${size} bytes)`);
-  return { gen, m: asId(m), time, exp, data: feed.take(size), end: false };
+  return { start, gen, m: asId(m), time, exp, data: feed.take(size), end: false };
 }
 
 function newGeneration(): Generation {

@@ -190,7 +190,8 @@ async function readBody(feed: ByteFeed, version: number, sink: TraceSink, limits
   let spill: RawBatch | null = null;
   for (;;) {
     let next: Awaited<ReturnType<typeof readGeneration>>;
-    const validBytes = feed.pos;
+    // the input read so far holds whole generations (before Go 1.26, up to the next one's first batch)
+    const validBytes = spill ? spill.start : feed.pos;
     try {
       next = await readGeneration(feed, version, spill, limits);
     } catch (e) {
