@@ -115,6 +115,8 @@ export function artifactSummary(parsed: Parsed): unknown {
       };
     case 'gctrace':
       return parsed.gctrace.summary;
+    case 'schedtrace':
+      return { ...parsed.schedtrace.summary, gc: parsed.schedtrace.gc?.summary ?? null };
     case 'trace': {
       // the figures without the timeline and the long lists (the parsed model has them)
       const { timeline: _timeline, entryFunctions, ...rest } = parsed.trace.summary;
