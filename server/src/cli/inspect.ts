@@ -128,6 +128,7 @@ export async function inspectCommand(args: string[]): Promise<number> {
     else if (parsed.kind === 'benchmark') out = parsed.benchmark;
     else if (parsed.kind === 'trace') out = traceInspection(parsed.trace);
     else if (parsed.kind === 'schedtrace') out = parsed.schedtrace;
+    else if (parsed.kind === 'metrics') out = parsed.metrics;
     else out = parsed.gctrace;
   } catch (e) {
     throw new FileError(file, e);

@@ -6,6 +6,7 @@ import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { TraceModel } from '../model/trace.ts';
 import type { SchedTrace } from '../model/schedtrace.ts';
+import type { MetricsModel } from '../model/metrics.ts';
 import { IngestError } from './errors.ts';
 import { gunzipHead, gunzipText, looksLikeText, utf16Order, utf16ToUtf8 } from './encoding.ts';
 import { type ByteSource, bufferSource, fileSource, readAllBytes } from './source.ts';
@@ -21,7 +22,8 @@ export type Parsed =
   | { kind: 'benchmark'; format: 'go-bench'; benchmark: BenchmarkRun }
   | { kind: 'gctrace'; format: 'gctrace'; gctrace: GcTrace }
   | { kind: 'trace'; format: 'go-trace'; trace: TraceModel }
-  | { kind: 'schedtrace'; format: 'schedtrace'; schedtrace: SchedTrace };
+  | { kind: 'schedtrace'; format: 'schedtrace'; schedtrace: SchedTrace }
+  | { kind: 'metrics'; format: 'stagediff-metrics'; metrics: MetricsModel };
 
 /** A whole-file importer of a text or JSON format (small enough to read at once, under its limits). */
 export interface WholeFileImporter {

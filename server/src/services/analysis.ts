@@ -115,6 +115,18 @@ export function artifactSummary(parsed: Parsed): unknown {
       };
     case 'gctrace':
       return parsed.gctrace.summary;
+    case 'metrics': {
+      const m = parsed.metrics;
+      return {
+        source: m.source,
+        start: m.start,
+        scrapes: m.times.length,
+        failedScrapes: m.failedScrapes,
+        windowSeconds: m.windowSeconds,
+        series: m.series.length,
+        highlights: m.highlights,
+      };
+    }
     case 'schedtrace':
       return { ...parsed.schedtrace.summary, gc: parsed.schedtrace.gc?.summary ?? null };
     case 'trace': {

@@ -37,6 +37,8 @@ function parsedBytes(p: Parsed): number {
       return 4096 + p.benchmark.benchmarks.reduce((n, b) => n + 256 + b.values.length * 8, 0);
     case 'gctrace':
       return 4096 + p.gctrace.cycles.length * 512;
+    case 'metrics':
+      return 4096 + p.metrics.series.length * (256 + p.metrics.times.length * 24);
     case 'schedtrace':
       return 4096 + p.schedtrace.samples.length * 512 + (p.schedtrace.gc?.cycles.length ?? 0) * 512;
     case 'trace': {
