@@ -74,7 +74,7 @@ export async function run({ reps }) {
     ratio: { wall: pair((x) => x.ms), peakRss: a[0]?.peakRss !== null ? pair((x) => x.peakRss) : null },
   };
   printTable(
-    ['trace of ' + fmtMB(bytes), 'wall (median)', 'peak RSS (median)'],
+    [`trace of ${fmtMB(bytes)}`, 'wall (median)', 'peak RSS (median)'],
     [
       ['stagediff inspect --json', fmtMs(result.stagediff.msMedian), fmtMB(result.stagediff.peakRssMedian)],
       ...(trace

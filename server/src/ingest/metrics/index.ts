@@ -160,7 +160,7 @@ export function histogramQuantile(q: number, bounds: readonly number[], counts: 
     if (cum + c >= rank && c > 0) {
       if (i >= bounds.length) return bounds.length > 0 ? bounds[bounds.length - 1]! : null;
       const upper = bounds[i]!;
-      const lower = i === 0 ? (upper > 0 ? 0 : upper) : bounds[i - 1]!;
+      const lower = i === 0 ? Math.min(0, upper) : bounds[i - 1]!;
       return lower + (upper - lower) * ((rank - cum) / c);
     }
     cum += c;

@@ -33,7 +33,7 @@ function parseValue(s: string, line: number): number {
   return n;
 }
 
-function unescape(s: string, quoted: boolean): string {
+function unescapeText(s: string, quoted: boolean): string {
   return s.replace(/\\(.)/g, (_, c: string) =>
     c === 'n' ? '\n' : c === '\\' ? '\\' : quoted && c === '"' ? '"' : `\\${c}`,
   );
@@ -77,7 +77,7 @@ function sampleLine(text: string, line: number): Sample {
       }
       if (text[i] !== '"') throw new ScrapeError(`line ${line}: unterminated label value`);
       i++;
-      labels[ln[0]] = unescape(v, true);
+      labels[ln[0]] = unescapeText(v, true);
     }
   }
   const rest = text.slice(i).trim().split(/\s+/);
@@ -128,7 +128,7 @@ export function parsePrometheusText(text: string): ScrapedSeries[] {
         if (!['counter', 'gauge', 'histogram', 'summary', 'untyped', 'unknown'].includes(t))
           throw new ScrapeError(`line ${n + 1}: unknown metric type "${t}"`);
         types.set(m[2]!, t === 'unknown' ? 'untyped' : t);
-      } else helps.set(m[2]!, unescape(m[3] ?? '', false));
+      } else helps.set(m[2]!, unescapeText(m[3] ?? '', false));
       continue;
     }
     const s = sampleLine(l, n + 1);
