@@ -30,7 +30,9 @@ const TRACKED: Record<DerivedKind, { state: number; counts: (reason: string) => 
   syscall: { state: G_SYSCALL, counts: () => true },
   sched: { state: G_RUNNABLE, counts: () => true },
 };
-const RULES = DERIVED_KINDS.map((k) => TRACKED[k]);
+/** Per kind (DERIVED_KINDS' order), the state its spans are spent in and the reasons that count. */
+const STATE_OF = DERIVED_KINDS.map((k) => TRACKED[k].state);
+const COUNTS = DERIVED_KINDS.map((k) => TRACKED[k].counts);
 
 /**
  * A stack of one generation (Go's stack handle). Samples are keyed by `key`: the PCs as a
@@ -130,17 +132,19 @@ export class DerivedProfiles {
       }
       if (t.to === G_NOT_EXIST || (t.to === G_WAITING && t.reason === 'forever')) life.end = time;
     }
-    for (let k = 0; k < RULES.length; k++) {
-      const rule = RULES[k]!;
+    // Which spans this transition may open: decided once, not per profile kind.
+    let opens = 0;
+    for (let k = 0; k < DERIVED_KINDS.length; k++) if (t.to === STATE_OF[k] && COUNTS[k]!(t.reason)) opens |= 1 << k;
+    for (let k = 0; k < DERIVED_KINDS.length; k++) {
       const from = life.openTime[k]!;
       if (Number.isNaN(from)) {
-        if (t.to === rule.state && rule.counts(t.reason)) {
+        if (opens & (1 << k)) {
           life.openTime[k] = time;
           life.openStack[k] = this.stackOf(e);
         }
         continue;
       }
-      if (t.to === rule.state) continue;
+      if (t.to === STATE_OF[k]) continue;
       const stack = life.openStack[k]!;
       life.openTime[k] = Number.NaN;
       life.openStack[k] = null;
