@@ -4,6 +4,7 @@
  */
 import {
   generatedHostile,
+  SYNTHETIC_HUGE_RUN2,
   SYNTHETIC_TRACE_10M,
   SYNTHETIC_TRACE_10MB,
   syntheticProfilePath,
@@ -12,6 +13,7 @@ import {
 
 const makers: Record<string, () => string> = {
   'synthetic-huge': () => syntheticProfilePath(),
+  'synthetic-huge-run2': () => syntheticProfilePath(SYNTHETIC_HUGE_RUN2),
   'trace-10m-events': () => syntheticTracePath(SYNTHETIC_TRACE_10M),
   'trace-10mb': () => syntheticTracePath(SYNTHETIC_TRACE_10MB),
   ...generatedHostile,

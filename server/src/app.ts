@@ -8,7 +8,7 @@ import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
-import type { Config } from './config.ts';
+import { type Config, storeConfig } from './config.ts';
 import { type Store, openStore } from './store/index.ts';
 import { Metrics } from './services/metrics.ts';
 import { ModelCache } from './services/models.ts';
@@ -16,13 +16,13 @@ import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
 import { ResultMemo } from './services/result-memo.ts';
 import { Spool } from './services/spool.ts';
+import { Maintenance } from './services/maintenance.ts';
 import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
 import artifactRoutes from './routes/artifacts.ts';
 import analysisRoutes from './routes/analysis.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
-import imageRoutes from './routes/images.ts';
 
 /** What route plugins share: configuration, the store, the analysis layer and metrics. */
 export interface AppContext {
@@ -36,6 +36,8 @@ export interface AppContext {
   memo: ResultMemo;
   /** Local disk where uploads land before they are parsed and stored. */
   spool: Spool;
+  /** Retention and sweeps of the store, hourly. */
+  maintenance: Maintenance;
 }
 
 export interface BuildOptions {
@@ -89,24 +91,14 @@ async function registerHttpPolicies(app: FastifyInstance, config: Config): Promi
 export type StagediffApp = FastifyInstance & { ctx: AppContext };
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<StagediffApp> {
-  const store =
-    opts.store ??
-    (await openStore({
-      dataDir: config.dataDir,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-      maxCacheBytes: config.cacheMaxBytes,
-    }));
+  const store = opts.store ?? (await openStore(storeConfig(config)));
   const metrics = new Metrics();
   const models = new ModelCache(store, metrics, config.maxDecompressedBytes, {
     maxBytes: (config.analysisMaxHeapMb * 1024 * 1024) / 4,
   });
   const analysis = new AnalysisService(store, models);
   const pool = new AnalysisPool(
-    {
-      dataDir: config.dataDir,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-      maxDecompressedBytes: config.maxDecompressedBytes,
-    },
+    { ...storeConfig(config), maxDecompressedBytes: config.maxDecompressedBytes },
     // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
     opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
     analysis,
@@ -119,7 +111,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   );
   const spool = new Spool(join(config.dataDir, 'spool'));
   spool.sweep();
-  const ctx: AppContext = { config, store, metrics, analysis, pool, memo: new ResultMemo(), spool };
+  const maintenance = new Maintenance(store, metrics, { retentionDays: config.retentionDays });
+  const ctx: AppContext = { config, store, metrics, analysis, pool, memo: new ResultMemo(), spool, maintenance };
 
   const app = Fastify({
     logger: opts.logger === false ? false : { level: config.logLevel },
@@ -153,6 +146,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     });
   });
   app.addHook('onClose', async () => pool.close());
+  app.addHook('onClose', async () => maintenance.stop());
+  app.addHook('onReady', async () => maintenance.start());
   if (!opts.store) app.addHook('onClose', async () => store.close());
 
   await registerHttpPolicies(app, config);
@@ -173,19 +168,20 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(stageRoutes, { ctx });
   await app.register(artifactRoutes, { ctx });
   await app.register(analysisRoutes, { ctx });
-  await app.register(imageRoutes, { ctx });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
+    const where = { store: store.dialect, blobs: store.blobLocation };
     try {
-      await store.stats();
-      return { status: 'ok', store: store.dialect };
+      await store.ping();
+      return { status: 'ok', ...where };
     } catch (e) {
-      return reply.status(503).send({ status: 'unavailable', error: (e as Error).message });
+      return reply.status(503).send({ status: 'unavailable', ...where, error: (e as Error).message });
     }
   });
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    const s = await store.stats().catch(() => null);
+    // Objects are not counted here: with a bucket, counting lists the whole prefix.
+    const s = await store.stats({ countObjects: false }).catch(() => null);
     let text = metrics.render();
     if (s) {
       text += `# TYPE stagediff_store_objects gauge\n${Object.entries(s)

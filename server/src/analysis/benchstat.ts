@@ -349,7 +349,7 @@ export function compareBenchmarks(
 ): BenchmarkDiff {
   const alpha = options.alpha ?? BENCHSTAT_ALPHA;
   const confidence = options.confidence ?? BENCHSTAT_CONFIDENCE;
-  const key = (s: BenchmarkSeries) => `${s.pkg}\u0000${s.name}\u0000${s.unit}`;
+  const key = (s: BenchmarkSeries) => `${configText(s.config)}\u0000${s.pkg}\u0000${s.name}\u0000${s.unit}`;
   const targetByKey = new Map(target.benchmarks.map((s) => [key(s), s] as const));
 
   // benchstat's layout: a table per package and unit, rows by benchmark — each in order of first
@@ -366,9 +366,11 @@ export function compareBenchmarks(
   }
 
   const rows: BenchmarkDiffRow[] = [];
+  const paired = new Set<string>();
   for (const b of base.benchmarks) {
     const t = targetByKey.get(key(b));
     if (!t || b.values.length === 0 || t.values.length === 0) continue;
+    paired.add(key(b));
     const bs = summarizeMedian(b.values, confidence);
     const ts = summarizeMedian(t.values, confidence);
     const test = mannWhitneyU(b.values, t.values);
@@ -395,7 +397,44 @@ export function compareBenchmarks(
   ];
   const ranked = rows.map((r) => ({ r, k: rank(r) }));
   ranked.sort((x, y) => x.k[0]! - y.k[0]! || x.k[1]! - y.k[1]! || x.k[2]! - y.k[2]!);
-  return { kind: 'benchmark-diff', alpha, rows: ranked.map((x) => x.r) };
+  const unpaired = {
+    base: base.benchmarks.filter((s) => !paired.has(key(s))).length,
+    target: target.benchmarks.filter((s) => !paired.has(key(s))).length,
+  };
+  return {
+    kind: 'benchmark-diff',
+    alpha,
+    rows: ranked.map((x) => x.r),
+    unpaired,
+    reason: rows.length === 0 ? unpairedReason(base, target) : null,
+  };
+}
+
+function configText(c: Record<string, string> | undefined): string {
+  return Object.entries(c ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\n');
+}
+
+/**
+ * Why no benchmark could be paired: the configuration lines that differ between the sides (benchstat
+ * prints such files as separate tables), else that no benchmark name and unit is on both sides.
+ */
+function unpairedReason(base: BenchmarkRun, target: BenchmarkRun): string {
+  const keysOf = (r: BenchmarkRun) => new Set(r.benchmarks.flatMap((s) => Object.keys(s.config ?? {})));
+  const valuesOf = (r: BenchmarkRun, k: string) => [...new Set(r.benchmarks.map((s) => s.config?.[k] ?? null))];
+  const differs: string[] = [];
+  for (const k of new Set([...keysOf(base), ...keysOf(target)])) {
+    const b = valuesOf(base, k);
+    const t = valuesOf(target, k);
+    if (b.length === t.length && b.every((v) => t.includes(v))) continue;
+    const show = (vs: (string | null)[]) => vs.map((v) => (v === null ? '(none)' : `"${v}"`)).join(', ');
+    differs.push(`${k}: ${show(b)} vs ${show(t)}`);
+  }
+  if (differs.length > 0)
+    return `no benchmark can be compared: the configuration lines differ (${differs.join('; ')}), and benchstat compares results only under the same configuration (it prints them as separate tables; e.g. benchstat -ignore ${differs[0]!.split(':')[0]} pairs them)`;
+  return 'no benchmark can be compared: no benchmark and unit appears on both sides';
 }
 
 function side(s: MedianSummary): BenchSideSummary {

@@ -1,3 +1,4 @@
+import type { Estimate, Verdict, VerdictStatus } from '../api/changes.ts';
 import { BENCHSTAT_ALPHA, BENCHSTAT_CONFIDENCE, choose, mannWhitneyU, summarizeMedian } from './benchstat.ts';
 
 /*
@@ -7,57 +8,41 @@ import { BENCHSTAT_ALPHA, BENCHSTAT_CONFIDENCE, choose, mannWhitneyU, summarizeM
  */
 
 /**
- * The median of per-run values with benchstat's 95 % confidence interval.
- * - `values`: one per run, in run order, in the figure's own unit;
- * - `lo`/`hi`: the interval's bounds, `null` where benchstat prints "± ∞" (fewer than 6 runs);
- * - `ci`: benchstat's relative half-width (0.05 for "± 5%"), `null` for "± ∞" or "± ?".
+ * The median of per-run values with benchstat's 95 % confidence interval (api/changes.ts `Estimate`):
+ * `values` one per run in the figure's own unit; `lo`/`hi` null where benchstat prints "± ∞" (fewer than
+ * 6 runs); `ci` benchstat's relative half-width (0.05 for "± 5%"), null for "± ∞" or "± ?".
  */
-export interface RunEstimate {
-  n: number;
-  values: number[];
-  median: number;
-  lo: number | null;
-  hi: number | null;
-  ci: number | null;
-}
+export type RunEstimate = Estimate;
+export type { Verdict, VerdictStatus };
 
 /**
- * How a change between two sets of runs reads, the way benchstat decides it:
- * - `significant`: Mann–Whitney U p ≤ α;
- * - `no-change`: p > α with enough runs that a real change could have shown (benchstat's "~");
- * - `need-more-runs`: p > α and both sides have fewer runs than the U test needs to ever reach α
- *   (benchstat's "need >= 4 samples to detect a difference"); also "~";
- * - `single-run`: a side has one run: there is no noise estimate, so no verdict;
- * - `missing`: a side has no value.
+ * The smallest p the two-sided U test can give for nBase runs against nTarget: every run of one side
+ * beyond every run of the other, the most extreme ranking there is (2 / C(nBase + nTarget, nBase)).
  */
-export type VerdictStatus = 'significant' | 'no-change' | 'need-more-runs' | 'single-run' | 'missing';
-
-/**
- * One stage-to-stage comparison of a per-run figure.
- * - `ratio`: target median / base median (null when a side is missing or the base median is 0);
- * - `p`: two-sided Mann–Whitney U p-value (null for `single-run` and `missing`);
- * - `nBase`/`nTarget`: runs on each side; `runsNeeded`: runs per side at which the test can reach α.
- */
-export interface Verdict {
-  status: VerdictStatus;
-  significant: boolean;
-  ratio: number | null;
-  p: number | null;
-  nBase: number;
-  nTarget: number;
-  alpha: number;
-  runsNeeded: number;
-}
-
-/** The smallest p the two-sided U test can give for n runs against n runs: both orders apart. */
-export function minimumUTestP(n: number): number {
-  return n < 1 ? 1 : Math.min(1, 2 / choose(2 * n, n));
+export function minimumUTestP(nBase: number, nTarget: number = nBase): number {
+  return nBase < 1 || nTarget < 1 ? 1 : Math.min(1, 2 / choose(nBase + nTarget, nBase));
 }
 
 /** Runs per side the U test needs before any result can be significant at `alpha` (benchstat: 4 at 0.05). */
 export function runsNeeded(alpha = BENCHSTAT_ALPHA): number {
   for (let n = 1; n < 64; n++) if (minimumUTestP(n) <= alpha) return n;
   return 64;
+}
+
+/**
+ * The verdict every comparison of nBase against nTarget runs shares before any value is seen, or null
+ * when the values decide: `missing` (a side has none), `single-run` (a side has one), `too-few-runs`
+ * (no ranking of the runs could reach alpha).
+ */
+export function verdictByCounts(
+  nBase: number,
+  nTarget: number,
+  alpha = BENCHSTAT_ALPHA,
+): Extract<VerdictStatus, 'missing' | 'single-run' | 'too-few-runs'> | null {
+  if (nBase === 0 || nTarget === 0) return 'missing';
+  if (nBase === 1 || nTarget === 1) return 'single-run';
+  if (minimumUTestP(nBase, nTarget) > alpha) return 'too-few-runs';
+  return null;
 }
 
 /** Median and 95 % interval of the finite values; null when there are none. */
@@ -75,7 +60,10 @@ export function estimate(values: readonly (number | null)[], confidence = BENCHS
   };
 }
 
-/** Compares per-run values of a base and a target the way benchstat compares two benchmark files. */
+/**
+ * Compares per-run values of a base and a target the way benchstat compares two benchmark files: the
+ * medians' ratio, the two-sided Mann–Whitney U p-value, and the verdict (see VerdictStatus).
+ */
 export function verdict(
   base: readonly (number | null)[],
   target: readonly (number | null)[],
@@ -83,16 +71,41 @@ export function verdict(
 ): Verdict {
   const b = base.filter((v): v is number => v !== null && Number.isFinite(v));
   const t = target.filter((v): v is number => v !== null && Number.isFinite(v));
-  const need = runsNeeded(alpha);
-  const common = { nBase: b.length, nTarget: t.length, alpha, runsNeeded: need };
-  if (b.length === 0 || t.length === 0)
-    return { status: 'missing', significant: false, ratio: null, p: null, ...common };
+  const common = {
+    nBase: b.length,
+    nTarget: t.length,
+    alpha,
+    minP: b.length > 0 && t.length > 0 ? minimumUTestP(b.length, t.length) : null,
+    runsNeeded: runsNeeded(alpha),
+  };
+  if (b.length === 0 || t.length === 0) return { status: 'missing', ratio: null, p: null, ...common };
   const mb = summarizeMedian(b).median;
   const mt = summarizeMedian(t).median;
   const ratio = mb !== 0 ? mt / mb : null;
-  if (b.length < 2 || t.length < 2) return { status: 'single-run', significant: false, ratio, p: null, ...common };
-  const { p } = mannWhitneyU(b, t);
-  if (p <= alpha) return { status: 'significant', significant: true, ratio, p, ...common };
-  const status = b.length < need && t.length < need ? 'need-more-runs' : 'no-change';
-  return { status, significant: false, ratio, p, ...common };
+  if (verdictByCounts(b.length, t.length, alpha) === 'single-run')
+    return { status: 'single-run', ratio, p: null, ...common };
+  return judged({ p: mannWhitneyU(b, t).p, nBase: b.length, nTarget: t.length, ratio }, alpha);
+}
+
+/**
+ * The verdict of a U test already run (benchstat's comparison of two benchmark files gives p and the
+ * run counts): the same statuses as `verdict`.
+ */
+export function judged(
+  t: { p: number; nBase: number; nTarget: number; ratio: number | null },
+  alpha = BENCHSTAT_ALPHA,
+): Verdict {
+  const byCounts = verdictByCounts(t.nBase, t.nTarget, alpha);
+  const common = {
+    nBase: t.nBase,
+    nTarget: t.nTarget,
+    alpha,
+    minP: t.nBase > 0 && t.nTarget > 0 ? minimumUTestP(t.nBase, t.nTarget) : null,
+    runsNeeded: runsNeeded(alpha),
+    ratio: t.ratio,
+  };
+  if (byCounts === 'missing') return { status: 'missing', ...common, ratio: null, p: null };
+  if (byCounts === 'single-run') return { status: 'single-run', ...common, p: null };
+  if (t.p <= alpha) return { status: 'significant', ...common, p: t.p };
+  return { status: byCounts ?? 'no-change', ...common, p: t.p };
 }

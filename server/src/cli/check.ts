@@ -1,5 +1,7 @@
-import type { Change, PairData } from './stage-changes.ts';
-import { formatFigure, formatPercent, formatRatio, verdictWords } from './report.ts';
+import type { Change } from '../api/changes.ts';
+import { formatChange, formatRatio, formatValue } from '../api/format.ts';
+import { verdictWords } from '../api/words.ts';
+import type { PairData } from './pair.ts';
 
 /**
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
@@ -15,7 +17,7 @@ export interface Rule {
   percent: number;
 }
 
-const METRICS = ['rps', 'p50', 'p95', 'p99', 'cpu-per-request'];
+const METRICS = ['rps', 'p50', 'p95', 'p99', 'error-rate', 'cpu-per-request', 'alloc-per-request'];
 
 export function parseRule(text: string): Rule {
   const m = /^(.+):([+-])(\d+(?:\.\d+)?)%$/.exec(text.trim());
@@ -27,9 +29,7 @@ export function parseRule(text: string): Rule {
   if (metric === 'qps') metric = 'rps';
   if (metric.startsWith('bench:')) metric = `bench:${m[1]!.trim().slice(6)}`;
   else if (!METRICS.includes(metric))
-    throw new Error(
-      `--fail-on "${text}": unknown metric "${m[1]}" (known: rps, p50, p95, p99, cpu-per-request, bench:UNIT)`,
-    );
+    throw new Error(`--fail-on "${text}": unknown metric "${m[1]}" (known: ${METRICS.join(', ')}, bench:UNIT)`);
   if (metric === 'bench:') throw new Error(`--fail-on "${text}": bench: needs a unit, e.g. bench:sec/op`);
   return { text: text.trim(), metric, sign: m[2] === '+' ? 1 : -1, percent: Number(m[3]) };
 }
@@ -53,14 +53,14 @@ export interface RuleResult {
 
 function describe(c: Change): string {
   const who = c.subject ? `${c.subject} ${c.label}` : c.label;
-  return `${who} ${formatFigure(c.base, c.unit)} → ${formatFigure(c.target, c.unit)} (${formatPercent(c.deltaPercent)}, ${formatRatio(c.ratio)})`;
+  return `${who} ${formatValue(c.base?.median ?? null, c.unit)} → ${formatValue(c.target?.median ?? null, c.unit)} (${formatChange(c.verdict.ratio)}, ${formatRatio(c.verdict.ratio)})`;
 }
 
 function judgeOne(rule: Rule, c: Change): RuleResult {
-  if (c.deltaPercent === null || c.judgement === 'missing')
+  if (c.deltaPercent === null || c.verdict.status === 'missing')
     return { rule, outcome: 'no-data', change: c, message: `${c.label}: not measured on both stages` };
   const past = rule.sign > 0 ? c.deltaPercent > rule.percent : c.deltaPercent < -rule.percent;
-  const line = `${describe(c)}, ${verdictWords(c, { noiseMark: false })}`;
+  const line = `${describe(c)}, ${verdictWords(c.verdict, { noiseMark: false })}`;
   if (!past)
     return {
       rule,
@@ -68,8 +68,8 @@ function judgeOne(rule: Rule, c: Change): RuleResult {
       change: c,
       message: `${line}; within the ${rule.sign > 0 ? '+' : '−'}${rule.percent} % allowed`,
     };
-  if (c.judgement === 'significant') return { rule, outcome: 'fail', change: c, message: line };
-  if (c.judgement === 'within-noise')
+  if (c.verdict.status === 'significant') return { rule, outcome: 'fail', change: c, message: line };
+  if (c.verdict.status === 'no-change')
     return { rule, outcome: 'pass', change: c, message: `${line}; past the threshold but inside the noise` };
   return { rule, outcome: 'unjudged', change: c, message: `${line}; past the threshold but cannot be judged` };
 }
@@ -78,7 +78,7 @@ const SEVERITY: Record<Outcome, number> = { fail: 3, unjudged: 2, pass: 1, 'no-d
 
 /** Evaluates every rule on a pair; for bench: rules, the worst benchmark decides. */
 export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
-  const changes = [...d.loadTests, ...(d.cpuPerRequest ? [d.cpuPerRequest] : []), ...d.benchmarkChanges];
+  const changes = [...d.changes.figures, ...(d.changes.benchmarks?.rows ?? [])];
   return rules.map((rule) => {
     const matching = changes.filter((c) => c.metric === rule.metric);
     if (matching.length === 0)
@@ -88,8 +88,8 @@ export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
         change: null,
         message: rule.metric.startsWith('bench:')
           ? `no go test -bench output in ${rule.metric.slice(6)} on both stages`
-          : rule.metric === 'cpu-per-request'
-            ? 'needs a CPU profile and a load test in both stages'
+          : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
+            ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
             : 'needs a load test in both stages',
       };
     const results = matching.map((c) => judgeOne(rule, c));
@@ -119,7 +119,7 @@ export function formatResults(results: RuleResult[], d: PairData, opts: { failUn
     'no-data': opts.failUnjudged ? 'FAIL?' : '-',
   };
   const width = Math.max(...results.map((r) => r.rule.text.length));
-  const lines = [`stagediff check: ${d.base.name} → ${d.target.name} (${d.comparison.title})`];
+  const lines = [`stagediff check: ${d.changes.base.name} → ${d.changes.target.name} (${d.comparison.title})`];
   for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${r.rule.text.padEnd(width)}  ${r.message}`);
   const nFail = results.filter((r) => r.outcome === 'fail').length;
   const nUnjudged = results.filter((r) => r.outcome === 'unjudged' || r.outcome === 'no-data').length;

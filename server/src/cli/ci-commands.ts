@@ -4,7 +4,9 @@ import { type ComparisonSource, folderSource, serverSource } from './comparison-
 import { UsageError, parseFlags, stringFlag } from './main.ts';
 import { evaluate, failed, formatResults, parseRule } from './check.ts';
 import { buildReport, renderMarkdown } from './report.ts';
-import { readPair } from './stage-changes.ts';
+import { readPair } from './pair.ts';
+import { apiPath } from './comparison-source.ts';
+import type { ProfileKind } from '../model/profile.ts';
 
 const SOURCE_FLAGS = {
   server: 'string',
@@ -13,6 +15,7 @@ const SOURCE_FLAGS = {
   title: 'string',
   base: 'string',
   target: 'string',
+  kind: 'string',
   'sample-type': 'string',
 } as const;
 
@@ -46,9 +49,11 @@ function pairFromFlags(
   const base = stringFlag(f, 'base');
   const target = stringFlag(f, 'target');
   const sampleType = stringFlag(f, 'sample-type');
+  const kind = stringFlag(f, 'kind') as ProfileKind | undefined;
   return readPair(src, {
     ...(base ? { base } : {}),
     ...(target ? { target } : {}),
+    ...(kind ? { kind } : {}),
     ...(sampleType ? { sampleType } : {}),
     top,
   });
@@ -75,10 +80,8 @@ export async function reportCommand(args: string[]): Promise<number> {
     let imageNote: string | undefined;
     if (image && pair.diffQuery) {
       const kind = extname(image).toLowerCase() === '.png' ? 'png' : 'svg';
-      writeFileSync(
-        image,
-        await src.getBytes(`/api/comparisons/${encodeURIComponent(src.comparisonId)}/diff.${kind}?${pair.diffQuery}`),
-      );
+      const { limit: _limit, ...q } = pair.diffQuery;
+      writeFileSync(image, await src.getBytes(apiPath(src, kind === 'png' ? 'diffPng' : 'diffSvg', q)));
       process.stderr.write(`diff flamegraph saved as ${image}\n`);
       imageNote = `The diff flamegraph is saved as ${image}.`;
     } else if (!report.images.diffSvg)
@@ -121,7 +124,7 @@ export async function checkCommand(args: string[]): Promise<number> {
     const bad = failed(results, opts);
     if (f.values.json)
       process.stdout.write(
-        `${JSON.stringify({ failed: bad, base: pair.base.name, target: pair.target.name, results: results.map((r) => ({ rule: r.rule.text, outcome: r.outcome, message: r.message, change: r.change })) }, null, 2)}\n`,
+        `${JSON.stringify({ failed: bad, base: pair.changes.base.name, target: pair.changes.target.name, results: results.map((r) => ({ rule: r.rule.text, outcome: r.outcome, message: r.message, change: r.change })) }, null, 2)}\n`,
       );
     else process.stdout.write(formatResults(results, pair, opts));
     return bad ? 1 : 0;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
 import { type CaptureRecord, uploadedFiles } from '../model/capture.ts';
+import { type ClientQuery, type EndpointName, type Params, type Reply, endpointUrl } from '../api/endpoints.ts';
 
 /**
  * Where `report` and `check` read a comparison: the same HTTP API either way. A server is asked over
@@ -21,6 +22,32 @@ export interface ComparisonSource {
   publicUrl(path: string): string | null;
   comparisonId: string;
   close(): Promise<void>;
+}
+
+type QueryArg<N extends EndpointName> = [ClientQuery<N>] extends [never] ? Record<string, never> : ClientQuery<N>;
+
+/** The URL of endpoint N of the contract, for this comparison (path parameters besides the id given). */
+export function apiPath<N extends EndpointName>(
+  src: Pick<ComparisonSource, 'comparisonId'>,
+  name: N,
+  query?: QueryArg<N>,
+  params?: Omit<Params<N>, 'id'>,
+): string {
+  return endpointUrl(name, { id: src.comparisonId, ...(params as Record<string, string>) }, (query ?? {}) as never);
+}
+
+/** Calls endpoint N of the contract for this comparison and returns its typed answer. */
+export function call<N extends EndpointName>(src: ComparisonSource, name: N, query?: QueryArg<N>): Promise<Reply<N>> {
+  return src.get<Reply<N>>(apiPath(src, name, query));
+}
+
+/** Like call, but null on a 4xx (a view the comparison has no data for). */
+export function callOptional<N extends EndpointName>(
+  src: ComparisonSource,
+  name: N,
+  query?: QueryArg<N>,
+): Promise<Reply<N> | null> {
+  return src.getOptional<Reply<N>>(apiPath(src, name, query));
 }
 
 class ApiCallError extends Error {

@@ -9,7 +9,8 @@ import { FILTER_FLAGS, applyFilters, compileFilterFlags } from './filters.ts';
 import { hasFilters } from '../analysis/filter.ts';
 import { total } from '../analysis/flat-cum.ts';
 import { type Profile, sampleTypeIndex } from '../model/profile.ts';
-import { formatValue, table } from './format.ts';
+import { formatValue } from '../api/format.ts';
+import { table } from './format.ts';
 
 export async function diffCommand(args: string[]): Promise<number> {
   const flags = parseFlags(args, {
@@ -60,6 +61,8 @@ export async function diffCommand(args: string[]): Promise<number> {
     d = diffProfiles(applyFilters(base.profile, filters), applyFilters(target.profile, filters), {
       sampleType,
       mode: flags.values.normalize ? 'normalize' : 'absolute',
+      // the command prints rows only
+      tree: false,
       ...(hasFilters(filters) ? { scaleTotals: unfilteredTotals(base.profile, target.profile, sampleType) } : {}),
     });
   } catch (e) {

@@ -1,191 +1,81 @@
-import { formatValue } from '../render/flamegraph-svg.ts';
+import type { Change, Verdict } from '../api/changes.ts';
+import type { Report } from '../api/report.ts';
+import { formatChange, formatMs, formatRatio, formatSignedValue, formatValue } from '../api/format.ts';
+import { changeStyle, formatPN, noVerdictReason, verdictWords } from '../api/words.ts';
+import { endpointUrl } from '../api/routes.ts';
 import { mdCode, mdTable, mdText } from '../render/markdown.ts';
-import type { Change, GcSummary, Judgement, PairData, StageRow } from './stage-changes.ts';
+import type { PairData } from './pair.ts';
+
+export type { Report };
 
 /**
  * `stagediff report`: one base → target pair of a comparison, for a pull request (Markdown) or a tool
- * (JSON, schema in report-schema.ts). Everything in it comes from the API; verdicts are the server's.
+ * (JSON, schema in api/report.ts). Every figure and verdict is the change engine's; this file only
+ * arranges and words them (api/format.ts, api/words.ts).
  */
-export interface Report {
-  schema: 'stagediff-report/1';
-  comparison: { id: string; title: string; url: string | null };
-  base: { id: string; name: string; note: string };
-  target: { id: string; name: string; note: string };
-  /** Counts over `changes` (load-test figures and CPU per request) and `benchmarks`. */
-  summary: Record<'improvements' | 'regressions' | 'withinNoise' | 'tooFewRuns' | 'notTested', number>;
-  changes: Change[];
-  stages: {
-    id: string;
-    name: string;
-    role: 'base' | 'target' | null;
-    summary: string;
-    loadTests: number;
-    rps: number | null;
-    latencyMs: { p50: number | null; p95: number | null; p99: number | null };
-    ci: { rps: number | null; p50: number | null; p95: number | null; p99: number | null } | null;
-    vsPrevious: { rps: VerdictCell; p99: VerdictCell } | null;
-  }[];
-  topFunctions: {
-    sampleType: string;
-    mode: string;
-    unit: string;
-    rowsTotal: number;
-    warnings: string[];
-    rows: {
-      name: string;
-      base: { flat: number; cum: number };
-      target: { flat: number; cum: number };
-      deltaFlat: number;
-      deltaCum: number;
-      status: string;
-      /** The server's test of the function's cum across the stages' profiles, when it ran one. */
-      verdict: Judgement | null;
-      p: number | null;
-    }[];
-  } | null;
-  gc: { stage: string; role: 'base' | 'target'; traces: number; summary: GcSummary }[];
-  benchmarks: Change[];
-  images: { diffSvg: string | null; diffPng: string | null };
-  notes: string[];
-}
-
-export interface VerdictCell {
-  ratio: number | null;
-  judgement: Judgement;
-  p: number | null;
-  n: string | null;
-}
-
-function cell(
-  v: NonNullable<StageRow['significance']>['vsPrevious'],
-  k: 'rps' | 'p99',
-  ratio: number | null,
-): VerdictCell {
-  const x = v?.[k];
-  if (!x) return { ratio, judgement: 'not-tested', p: null, n: null };
-  const j: Judgement =
-    x.status === 'significant'
-      ? 'significant'
-      : x.status === 'no-change'
-        ? 'within-noise'
-        : x.status === 'missing'
-          ? 'missing'
-          : 'too-few-runs';
-  return { ratio: x.ratio, judgement: j, p: x.p, n: `${x.nBase}+${x.nTarget}` };
-}
-
-/** The report's data: a pure function of what readPair fetched. */
 export function buildReport(
   d: PairData,
   links: { share: string | null; image: (path: string) => string | null },
 ): Report {
-  const id = encodeURIComponent(d.comparison.id);
-  const all = [...d.loadTests, ...(d.cpuPerRequest ? [d.cpuPerRequest] : [])];
-  const counted = [...all, ...d.benchmarkChanges];
-  const count = (f: (c: Change) => boolean) => counted.filter(f).length;
+  const c = d.changes;
+  // A figure missing on a side is not reported; neither are errors where no run had any.
+  const changes = c.figures.filter(
+    (x) => x.verdict.status !== 'missing' && !(x.metric === 'error-rate' && !x.base?.median && !x.target?.median),
+  );
+  const counted = [...changes, ...(c.benchmarks?.rows ?? [])];
+  const count = (f: (x: Change) => boolean) => counted.filter(f).length;
   const notes: string[] = [];
-  if (all.some((c) => c.judgement === 'too-few-runs'))
+  if (changes.some((x) => x.verdict.status === 'too-few-runs' || x.verdict.status === 'single-run'))
     notes.push(
-      'Some figures come from too few runs to tell a change from noise: capture each stage with `--runs 5` (or more) to get verdicts.',
+      `Some figures come from too few runs to tell a change from noise: capture each stage with \`--runs ${c.runsNeeded}\` (or more) to get verdicts.`,
     );
-  const rows = d.comparison.stageTable;
-  const gc: Report['gc'] = [];
-  for (const [role, st] of [
-    ['base', d.base],
-    ['target', d.target],
-  ] as const) {
-    const g = d.gc?.stages.find((s) => s.stageId === st.id);
-    const first = g?.traces[0];
-    if (first) gc.push({ stage: st.name, role, traces: g.traces.length, summary: first.trace.summary });
-  }
-  if (gc.some((g) => g.traces > 1)) notes.push('GC figures are from the first GC trace of each stage.');
-  const top = d.diff;
+  if (c.functions.status === 'too-large' && c.functions.message) notes.push(c.functions.message);
+  const imageQuery = d.diffQuery
+    ? Object.fromEntries(Object.entries(d.diffQuery).filter(([k]) => k !== 'limit'))
+    : null;
+  const image = (name: 'diffSvg' | 'diffPng') =>
+    imageQuery ? links.image(endpointUrl(name, { id: d.comparison.id }, imageQuery as never)) : null;
   return {
-    schema: 'stagediff-report/1',
+    schema: 'stagediff-report/2',
     comparison: { id: d.comparison.id, title: d.comparison.title, url: links.share },
-    base: { id: d.base.id, name: d.base.name, note: d.base.note },
-    target: { id: d.target.id, name: d.target.name, note: d.target.note },
+    base: c.base,
+    target: c.target,
     summary: {
-      improvements: count((c) => c.direction === 'improvement'),
-      regressions: count((c) => c.direction === 'regression'),
-      withinNoise: count((c) => c.judgement === 'within-noise'),
-      tooFewRuns: count((c) => c.judgement === 'too-few-runs'),
-      notTested: count((c) => c.judgement === 'not-tested'),
+      improvements: count((x) => x.direction === 'improvement'),
+      regressions: count((x) => x.direction === 'regression'),
+      noChange: count((x) => x.verdict.status === 'no-change'),
+      tooFewRuns: count((x) => x.verdict.status === 'too-few-runs'),
+      singleRun: count((x) => x.verdict.status === 'single-run'),
     },
-    changes: all,
-    stages: rows.map((r, i) => ({
+    changes,
+    sentences: c.sentences,
+    functions: c.functions,
+    perRequest: c.perRequest,
+    stages: d.table.rows.map((r) => ({
       id: r.stageId,
       name: r.name,
-      role: r.stageId === d.base.id ? 'base' : r.stageId === d.target.id ? 'target' : null,
-      summary: r.summary ?? (r.loadTests > 1 ? 'aggregate' : r.loadTests === 1 ? 'single-run' : 'none'),
+      role: r.stageId === c.base.id ? 'base' : r.stageId === c.target.id ? 'target' : null,
+      summary: r.summary,
       loadTests: r.loadTests,
-      rps: r.rps,
-      latencyMs: r.latencyMs,
-      ci: r.estimates
-        ? {
-            rps: r.estimates.rps?.ci ?? null,
-            p50: r.estimates.p50?.ci ?? null,
-            p95: r.estimates.p95?.ci ?? null,
-            p99: r.estimates.p99?.ci ?? null,
-          }
-        : null,
-      vsPrevious:
-        i === 0
-          ? null
-          : {
-              rps: cell(r.significance?.vsPrevious ?? null, 'rps', ratioOf(rows[i - 1]!.rps, r.rps)),
-              p99: cell(
-                r.significance?.vsPrevious ?? null,
-                'p99',
-                ratioOf(rows[i - 1]!.latencyMs.p99, r.latencyMs.p99),
-              ),
-            },
+      figures: r.figures,
+      vsPrevious: r.vsPrevious,
     })),
-    topFunctions: top
+    topFunctions: d.diff
       ? {
-          sampleType: top.sampleType,
-          mode: top.mode,
-          unit: top.unit,
-          rowsTotal: top.rowsTotal,
-          warnings: top.warnings,
-          rows: top.top.map((r) => {
-            const v = r.noise?.cum;
-            const verdict: Judgement | null = !v
-              ? null
-              : v.status === 'significant'
-                ? 'significant'
-                : v.status === 'no-change'
-                  ? 'within-noise'
-                  : v.status === 'missing'
-                    ? 'missing'
-                    : 'too-few-runs';
-            return {
-              name: r.name,
-              base: r.base,
-              target: r.target,
-              deltaFlat: r.deltaFlat,
-              deltaCum: r.deltaCum,
-              status: r.status,
-              verdict,
-              p: v?.p ?? null,
-            };
-          }),
+          kind: d.diff.kind,
+          sampleType: d.diff.sampleType,
+          mode: d.diff.mode,
+          unit: d.diff.unit,
+          rowsTotal: d.diff.rowsTotal,
+          warnings: d.diff.warnings,
+          rows: d.diff.top,
         }
       : null,
-    gc,
-    benchmarks: d.benchmarkChanges,
-    images: d.diffQuery
-      ? {
-          diffSvg: links.image(`/api/comparisons/${id}/diff.svg?${d.diffQuery}`),
-          diffPng: links.image(`/api/comparisons/${id}/diff.png?${d.diffQuery}`),
-        }
-      : { diffSvg: null, diffPng: null },
+    gc: c.gc,
+    benchmarks: c.benchmarks,
+    images: { diffSvg: image('diffSvg'), diffPng: image('diffPng') },
     notes,
   };
-}
-
-function ratioOf(a: number | null, b: number | null): number | null {
-  return a !== null && b !== null && a !== 0 ? b / a : null;
 }
 
 // ---- Markdown ----
@@ -193,96 +83,43 @@ function ratioOf(a: number | null, b: number | null): number | null {
 /** GitHub refuses comments over 65,536 characters; the report stays below this, folds included. */
 export const MARKDOWN_LIMIT = 60_000;
 
-const group = (v: number, digits: number) =>
-  v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-/** A figure in its unit as the tools print it. */
-export function formatFigure(v: number | null, unit: string): string {
-  if (v === null) return '–';
-  if (unit === 'req/s') return `${group(v, v >= 1000 ? 0 : 1)} req/s`;
-  if (unit === 'ms') return `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : group(v, 0)} ms`;
-  if (unit === 'sec/op') return `${formatValue(v * 1e9, 'nanoseconds')}/op`;
-  if (unit === 'B/op') return `${formatValue(v, 'bytes')}/op`;
-  if (unit === 'B/s') return `${formatValue(v, 'bytes')}/s`;
-  if (/\//.test(unit) && !/^(nanoseconds|microseconds|bytes|count|fraction)\//.test(unit))
-    return `${group(v, Math.abs(v) >= 100 ? 0 : 2)} ${unit}`;
-  return formatValue(v, unit);
-}
-
-export function formatRatio(r: number | null): string {
-  if (r === null) return '–';
-  if (r >= 0.995 && r <= 1.005) return '×1.00';
-  return r < 10 ? `×${r.toFixed(2)}` : `×${r.toFixed(1)}`;
-}
-
-export function formatPercent(d: number | null): string {
-  if (d === null) return '–';
-  const a = Math.abs(d);
-  return `${d > 0 ? '+' : d < 0 ? '−' : '±'}${a < 10 ? a.toFixed(1) : a.toFixed(0)} %`;
-}
-
-export function formatP(p: number | null): string {
-  if (p === null) return '';
-  return p < 0.001 ? 'p<0.001' : `p=${p.toFixed(3)}`;
-}
-
-/**
- * A change's verdict in words: "significant (p=0.002, n=6+6)", "~ within the noise (p=0.818, n=6+6)",
- * "too few runs to judge (1 run: no noise estimate)". `noiseMark: false` drops benchstat's "~" (the
- * check's plain-text lines).
- */
-export function verdictWords(
-  c: Pick<Change, 'judgement' | 'p' | 'nBase' | 'nTarget' | 'reason'>,
-  { noiseMark = true } = {},
-): string {
-  const n = `n=${c.nBase}+${c.nTarget}`;
-  const pn = c.p === null ? n : `${formatP(c.p)}, ${n}`;
-  switch (c.judgement) {
-    case 'significant':
-      return `significant (${pn})`;
-    case 'within-noise':
-      return `${noiseMark ? '~ ' : ''}within the noise (${pn})`;
-    case 'too-few-runs':
-      return `too few runs to judge (${c.reason ?? n})`;
-    case 'not-tested':
-      return `no verdict (${c.reason ?? 'not tested'})`;
-    default:
-      return 'not measured on both sides';
-  }
-}
-
-function icon(c: Pick<Change, 'direction' | 'judgement'>): string {
+function icon(c: Pick<Change, 'direction' | 'verdict'>): string {
   if (c.direction === 'improvement') return '🟢';
   if (c.direction === 'regression') return '🔴';
-  return c.judgement === 'within-noise' ? '⚪' : '❔';
+  return c.verdict.status === 'no-change' ? '⚪' : '❔';
+}
+
+/** A change's move: "×2.05" for QPS, "−35 %" for the rest. */
+function move(c: Change): string {
+  const r = c.verdict.ratio;
+  return changeStyle(c) === 'ratio' ? formatRatio(r) : formatChange(r);
 }
 
 function changeLine(c: Change): string {
   const what = c.subject ? `${mdCode(c.subject)} ${mdText(c.label)}` : `**${mdText(c.label)}**`;
-  const move =
-    c.judgement === 'significant' && c.ratio !== null
-      ? `${c.direction === 'improvement' ? 'improved' : 'regressed'}: ${formatRatio(c.ratio)} (${formatPercent(c.deltaPercent)})`
-      : `${formatRatio(c.ratio)} (${formatPercent(c.deltaPercent)})`;
-  return `- ${icon(c)} ${what} ${move}, ${formatFigure(c.base, c.unit)} → ${formatFigure(c.target, c.unit)}: ${verdictWords(c)}`;
+  const verb = c.direction === 'improvement' ? 'improved' : c.direction === 'regression' ? 'regressed' : null;
+  const figures = `${formatValue(c.base?.median ?? null, c.unit)} → ${formatValue(c.target?.median ?? null, c.unit)}`;
+  return `- ${icon(c)} ${what} ${verb ? `${verb}: ` : ''}${move(c)}, ${figures}: ${verdictWords(c.verdict)}`;
 }
 
-function vsCell(v: VerdictCell | undefined): string {
-  if (!v || v.ratio === null) return '–';
-  switch (v.judgement) {
+/** A stage-table cell of a change: bold when significant, "~" within the noise, unjudged otherwise. */
+function vsCell(v: Verdict | undefined, style: 'ratio' | 'percent'): string {
+  if (!v || v.ratio === null || v.status === 'missing') return '–';
+  const m = style === 'ratio' ? formatRatio(v.ratio) : formatChange(v.ratio);
+  switch (v.status) {
     case 'significant':
-      return `**${formatRatio(v.ratio)}** (${formatP(v.p)}, n=${v.n})`;
-    case 'within-noise':
-      return `~ ${formatRatio(v.ratio)} (${formatP(v.p)}, n=${v.n})`;
-    case 'too-few-runs':
-      return `${formatRatio(v.ratio)} (${v.n === '1+1' || v.n === null ? '1 run' : `n=${v.n}`}: no verdict)`;
+      return `**${m}** (${formatPN(v)})`;
+    case 'no-change':
+      return `~ ${m} (${formatPN(v)})`;
     default:
-      return `${formatRatio(v.ratio)} (no verdict)`;
+      return `${m} (${noVerdictReason(v)})`;
   }
 }
 
-function withCi(v: number | null, ci: number | null | undefined, unit: string): string {
-  const f = formatFigure(v, unit);
-  return ci !== null && ci !== undefined && v !== null ? `${f} ±${Math.round(ci * 100)} %` : f;
+function withCi(e: { median: number; ci: number | null; n: number } | null, unit: string): string {
+  if (!e) return '–';
+  const f = formatValue(e.median, unit);
+  return e.n > 1 && e.ci !== null ? `${f} ±${Math.round(e.ci * 100)} %` : f;
 }
 
 function stageTableMd(r: Report): string {
@@ -290,43 +127,41 @@ function stageTableMd(r: Report): string {
     s.role ?? '',
     mdText(s.name),
     String(s.loadTests),
-    withCi(s.rps, s.ci?.rps, 'req/s'),
-    vsCell(s.vsPrevious?.rps),
-    withCi(s.latencyMs.p50, s.ci?.p50, 'ms'),
-    withCi(s.latencyMs.p99, s.ci?.p99, 'ms'),
-    vsCell(s.vsPrevious?.p99),
+    withCi(s.figures.rps, 'req/s'),
+    vsCell(s.vsPrevious?.rps, 'ratio'),
+    withCi(s.figures.p50, 'ms'),
+    withCi(s.figures.p99, 'ms'),
+    vsCell(s.vsPrevious?.p99, 'percent'),
+    withCi(s.figures.cpuPerRequest, 'nanoseconds/request'),
+    vsCell(s.vsPrevious?.cpuPerRequest, 'percent'),
   ]);
-  return mdTable(['', 'stage', 'runs', 'QPS', 'QPS vs previous', 'P50', 'P99', 'P99 vs previous'], rows, [
-    'l',
-    'l',
-    'r',
-    'r',
-    'r',
-    'r',
-    'r',
-    'r',
-  ]);
+  return mdTable(
+    ['', 'stage', 'runs', 'QPS', 'QPS vs previous', 'P50', 'P99', 'P99 vs previous', 'CPU/req', 'CPU/req vs previous'],
+    rows,
+    ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+  );
 }
 
 function topMd(r: Report, limit: number): string {
   const t = r.topFunctions!;
   const unit = t.unit;
-  const rows = t.rows
-    .slice(0, limit)
-    .map((x) => [
+  const rows = t.rows.slice(0, limit).map((x) => {
+    const v = x.verdict?.cum;
+    return [
       mdCode(x.name),
-      formatFigure(x.base.flat, unit),
-      formatFigure(x.target.flat, unit),
-      formatFigure(x.deltaFlat, unit).replace(/^(?!−)/, x.deltaFlat > 0 ? '+' : ''),
-      formatFigure(x.deltaCum, unit).replace(/^(?!−)/, x.deltaCum > 0 ? '+' : ''),
+      formatValue(x.base.flat, unit),
+      formatValue(x.target.flat, unit),
+      formatSignedValue(x.deltaFlat, unit),
+      formatSignedValue(x.deltaCum, unit),
       x.status === 'new' || x.status === 'removed'
         ? x.status
-        : x.verdict === 'significant'
-          ? `significant (${formatP(x.p)})`
-          : x.verdict === 'within-noise'
-            ? `~ (${formatP(x.p)})`
+        : v?.status === 'significant'
+          ? `significant (${formatPN({ p: v.p, nBase: r.perRequest.base.profiles.length, nTarget: r.perRequest.target.profiles.length })})`
+          : v?.status === 'no-change'
+            ? '~'
             : '',
-    ]);
+    ];
+  });
   return mdTable(['function', 'base flat', 'target flat', 'Δ flat', 'Δ cum', 'verdict (cum)'], rows, [
     'l',
     'r',
@@ -338,33 +173,29 @@ function topMd(r: Report, limit: number): string {
 }
 
 function gcMd(r: Report): string {
+  const g = r.gc!;
+  const row = (role: string, s: NonNullable<typeof g.base> | null) =>
+    s ? [role, String(s.cycles), formatMs(s.stwP99Ms), `${s.maxHeapMb} MB`] : [role, '–', '–', '–'];
   return mdTable(
-    ['stage', 'cycles', 'forced', 'STW pause total', 'P99 pause', 'max pause', 'max heap'],
-    r.gc.map((g) => [
-      `${g.role}: ${mdText(g.stage)}`,
-      String(g.summary.cycles),
-      String(g.summary.forcedCycles),
-      `${g.summary.stwPauseMs.total.toFixed(2)} ms`,
-      `${g.summary.stwPauseMs.p99.toFixed(3)} ms`,
-      `${g.summary.stwPauseMs.max.toFixed(3)} ms`,
-      `${g.summary.maxHeapMb} MB`,
-    ]),
-    ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ['stage', 'cycles', 'P99 STW pause', 'max heap'],
+    [row(`base: ${mdText(r.base.name)}`, g.base), row(`target: ${mdText(r.target.name)}`, g.target)],
+    ['l', 'r', 'r', 'r'],
   );
 }
 
 function benchMd(r: Report, limit: number): string {
+  const b = r.benchmarks!;
   return mdTable(
     ['benchmark', 'unit', 'base', 'target', 'Δ', 'verdict'],
-    r.benchmarks
+    b.rows
       .slice(0, limit)
-      .map((b) => [
-        mdCode(b.subject ?? ''),
-        mdText(b.unit),
-        withCi(b.base, b.ciBase, b.unit),
-        withCi(b.target, b.ciTarget, b.unit),
-        b.judgement === 'significant' ? formatPercent(b.deltaPercent) : '~',
-        `${icon(b)} ${verdictWords(b)}`,
+      .map((x) => [
+        mdCode(x.subject ?? ''),
+        mdText(x.unit),
+        withCi(x.base, x.unit),
+        withCi(x.target, x.unit),
+        x.verdict.status === 'significant' ? formatChange(x.verdict.ratio) : '~',
+        `${icon(x)} ${verdictWords(x.verdict)}`,
       ]),
     ['l', 'l', 'r', 'r', 'r', 'l'],
   );
@@ -375,9 +206,9 @@ function details(summary: string, body: string): string {
 }
 
 /**
- * The report as Markdown for a job summary or a PR comment: the verdict and the significant changes
- * first, then the stage table and the diff image, the rest folded. Shortens the folded tables until
- * the whole fits MARKDOWN_LIMIT.
+ * The report as Markdown for a job summary or a PR comment: the verdict and what changed first, then the
+ * stage table and the diff image, the rest folded. Shortens the folded tables until the whole fits
+ * MARKDOWN_LIMIT.
  */
 export function renderMarkdown(r: Report, opts: { top?: number; imageNote?: string } = {}): string {
   let limit = opts.top ?? 20;
@@ -391,8 +222,7 @@ export function renderMarkdown(r: Report, opts: { top?: number; imageNote?: stri
 
 function markdownWith(r: Report, limit: number, imageNote?: string): string {
   const out: string[] = [];
-  const title = `${mdText(r.base.name)} → ${mdText(r.target.name)}`;
-  out.push(`## stagediff: ${title}`);
+  out.push(`## stagediff: ${mdText(r.base.name)} → ${mdText(r.target.name)}`);
   out.push(
     `**${mdText(r.comparison.title)}**${r.comparison.url ? ` · [open in stagediff](${encodeURI(r.comparison.url)})` : ''}`,
   );
@@ -400,19 +230,24 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
   const parts = [
     `${s.improvements} significant improvement${s.improvements === 1 ? '' : 's'}`,
     `${s.regressions} significant regression${s.regressions === 1 ? '' : 's'}`,
-    `${s.withinNoise} within the noise`,
+    `${s.noChange} within the noise`,
   ];
-  if (s.tooFewRuns) parts.push(`${s.tooFewRuns} with too few runs to judge`);
-  if (s.notTested) parts.push(`${s.notTested} without a verdict`);
+  if (s.tooFewRuns) parts.push(`${s.tooFewRuns} with too few runs to test`);
+  if (s.singleRun) parts.push(`${s.singleRun} from a single run`);
   out.push(`${s.regressions > 0 ? '🔴' : s.improvements > 0 ? '🟢' : '⚪'} ${parts.join(' · ')}`);
 
   out.push('### What changed');
-  const sig = [...r.changes, ...r.benchmarks].filter((c) => c.judgement === 'significant');
-  const rest = r.changes.filter((c) => c.judgement !== 'significant' && c.judgement !== 'missing');
-  if (sig.length === 0) out.push('No significant change.');
-  else out.push(sig.map(changeLine).join('\n'));
-  if (rest.length) out.push(`Not judged as changes:\n${rest.map(changeLine).join('\n')}`);
-  for (const n of r.notes) out.push(`> ${n}`);
+  if (r.sentences.length === 0) out.push('No figures to compare.');
+  else out.push(r.sentences.map((x) => `- ${mdText(x)}`).join('\n'));
+  const benchSig = (r.benchmarks?.rows ?? []).filter((c) => c.verdict.status === 'significant');
+  out.push(
+    details(
+      'Every figure',
+      [...r.changes, ...benchSig.slice(0, Math.max(limit, 1))].map(changeLine).join('\n') ||
+        'none measured on both sides',
+    ),
+  );
+  for (const n of r.notes) out.push(`> ${mdText(n)}`);
 
   out.push('### Stages');
   out.push(stageTableMd(r));
@@ -434,14 +269,17 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
         ),
       );
   }
-  if (r.gc.length > 0) out.push(details('GC (from GODEBUG=gctrace=1)', gcMd(r)));
-  if (r.benchmarks.length > 0 && limit > 0)
-    out.push(
-      details(
-        `Benchmarks: benchstat (${Math.min(limit, r.benchmarks.length)} of ${r.benchmarks.length})`,
-        benchMd(r, limit),
-      ),
-    );
+  if (r.gc) out.push(details('GC (from GODEBUG=gctrace=1)', gcMd(r)));
+  if (r.benchmarks) {
+    if (!r.benchmarks.comparable && r.benchmarks.reason) out.push(`> ${mdText(r.benchmarks.reason)}`);
+    else if (limit > 0)
+      out.push(
+        details(
+          `Benchmarks: benchstat (${Math.min(limit, r.benchmarks.rows.length)} of ${r.benchmarks.rows.length})`,
+          benchMd(r, limit),
+        ),
+      );
+  }
   out.push(
     '<sub>Verdicts: Mann–Whitney U test at α = 0.05 over the runs of each stage, as benchstat computes them; ~ means within the noise. Made by <code>stagediff report</code>.</sub>',
   );

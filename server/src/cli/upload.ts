@@ -1,10 +1,14 @@
 import { openAsBlob, statSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { Reply } from '../api/endpoints.ts';
+import type { FileResult } from '../api/resources.ts';
+import { endpointUrl } from '../api/routes.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 
-interface ApiErrorBody {
-  error?: { code: string; message: string };
-}
+type ErrorBody = { error?: { code: string; message: string } };
+
+/** Statuses whose body still lists each file's result (a parse failure, a file too large, a duplicate). */
+const PER_FILE = new Set([409, 413, 422]);
 
 async function call<T>(url: string, init: RequestInit): Promise<T> {
   let res: Response;
@@ -16,8 +20,8 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
     );
   }
   const text = await res.text();
-  const body = text ? (JSON.parse(text) as T & ApiErrorBody) : ({} as T & ApiErrorBody);
-  if (!res.ok && !(res.status === 422 || res.status === 413))
+  const body = text ? (JSON.parse(text) as T & ErrorBody) : ({} as T & ErrorBody);
+  if (!res.ok && !PER_FILE.has(res.status))
     throw new UsageError(`${init.method ?? 'GET'} ${url}: HTTP ${res.status}: ${body.error?.message ?? text}`);
   return body;
 }
@@ -40,12 +44,7 @@ export interface UploadResult {
   stageId: string;
   created: boolean;
   token: string;
-  results: {
-    filename: string;
-    ok: boolean;
-    artifact?: { format: string; kind: string };
-    error?: { message: string };
-  }[];
+  results: FileResult[];
 }
 
 /**
@@ -60,7 +59,7 @@ export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
   const writeToken = process.env.STAGEDIFF_WRITE_TOKEN;
   let created = false;
   if (!id) {
-    const c = await call<{ id: string; editToken: string; url: string }>(`${server}/api/comparisons`, {
+    const c = await call<Reply<'createComparison'>>(`${server}${endpointUrl('createComparison')}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(writeToken ? { authorization: `Bearer ${writeToken}` } : {}) },
       body: JSON.stringify({ title: u.title ?? `${u.stage} (${new Date().toISOString().slice(0, 16)}Z)` }),
@@ -70,13 +69,12 @@ export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
     created = true;
   }
   const auth = { authorization: `Bearer ${token}` };
-  const cmp = await call<{ url: string; stages: { id: string; name: string }[] }>(
-    `${server}/api/comparisons/${encodeURIComponent(id)}`,
-    { method: 'GET' },
-  );
-  let stage = cmp.stages.find((s) => s.name === u.stage);
+  const cmp = await call<Reply<'getComparison'>>(`${server}${endpointUrl('getComparison', { id })}`, {
+    method: 'GET',
+  });
+  let stage: { id: string } | undefined = cmp.stages.find((s) => s.name === u.stage);
   if (!stage) {
-    stage = await call<{ id: string; name: string }>(`${server}/api/comparisons/${encodeURIComponent(id)}/stages`, {
+    stage = await call<Reply<'createStage'>>(`${server}${endpointUrl('createStage', { id })}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth },
       body: JSON.stringify({ name: u.stage, ...(u.note ? { note: u.note } : {}) }),
@@ -84,8 +82,8 @@ export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
   }
   const form = new FormData();
   for (const f of u.files) form.append('file', await openAsBlob(f.path), f.name ?? basename(f.path));
-  const up = await call<{ results: UploadResult['results'] }>(
-    `${server}/api/comparisons/${encodeURIComponent(id)}/stages/${encodeURIComponent(stage.id)}/artifacts`,
+  const up = await call<Reply<'uploadArtifacts'>>(
+    `${server}${endpointUrl('uploadArtifacts', { id, stageId: stage.id })}`,
     { method: 'POST', headers: auth, body: form },
   );
   return { id, url: cmp.url, stageId: stage.id, created, token: token!, results: up.results };
@@ -97,14 +95,11 @@ export async function postCapture(
   r: { id: string; stageId: string; token: string },
   record: unknown,
 ): Promise<void> {
-  await call(
-    `${server.replace(/\/+$/, '')}/api/comparisons/${encodeURIComponent(r.id)}/stages/${encodeURIComponent(r.stageId)}/captures`,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${r.token}` },
-      body: JSON.stringify(record),
-    },
-  );
+  await call(`${server.replace(/\/+$/, '')}${endpointUrl('addCapture', { id: r.id, stageId: r.stageId })}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${r.token}` },
+    body: JSON.stringify(record),
+  });
 }
 
 /**
@@ -154,10 +149,13 @@ export async function uploadCommand(args: string[]): Promise<number> {
   });
   let failed = 0;
   for (const x of r.results) {
-    if (x.ok) process.stderr.write(`  ${x.filename}: ${x.artifact!.kind} (${x.artifact!.format})\n`);
+    if (x.ok)
+      process.stderr.write(
+        `  ${x.filename}: ${x.artifact.kind} (${x.artifact.format})${x.note ? `, ${x.note}` : ''}\n`,
+      );
     else {
       failed++;
-      process.stderr.write(`stagediff: ${x.error!.message}\n`);
+      process.stderr.write(`stagediff: ${x.error.message}\n`);
     }
   }
   if (flags.values.json)

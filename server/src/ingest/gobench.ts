@@ -93,6 +93,8 @@ export function parse(bytes: Buffer, _fileName?: string): BenchmarkRun {
         throw new IngestError('too-large', `more than ${GOBENCH_LIMITS.maxResultLines} benchmark result lines`, lineNo);
       }
       const pkg = config.get('pkg') ?? '';
+      // The configuration in effect for this result: benchstat compares results under equal ones only.
+      const configKey = [...config].map(([k, v]) => `${k}: ${v}`).join('\n');
       for (const k of Object.keys(seen) as (keyof BenchConfig)[]) seen[k].add(config.get(k) ?? null);
       for (let f = 2; f < fields.length; f += 2) {
         const rawValue = fields[f]!;
@@ -108,10 +110,10 @@ export function parse(bytes: Buffer, _fileName?: string): BenchmarkRun {
           );
         }
         const { value, unit } = tidy(Number(rawValue), rawUnit);
-        const key = `${pkg}\u0000${name}\u0000${unit}`;
+        const key = `${configKey}\u0000${pkg}\u0000${name}\u0000${unit}`;
         let s = series.get(key);
         if (!s) {
-          s = { pkg, name, unit, values: [], median: 0 };
+          s = { pkg, name, unit, config: Object.fromEntries(config), values: [], median: 0 };
           series.set(key, s);
         }
         s.values.push(value);

@@ -29,6 +29,12 @@ export interface BenchmarkSeries {
   pkg: string;
   name: string;
   unit: string;
+  /**
+   * Every `key: value` configuration line in effect for these results (pkg, goos, cpu, notes, …), in
+   * the order set. benchstat compares results only under equal configurations: two files whose `note:`
+   * lines differ land in separate tables, and so here in no row.
+   */
+  config: Record<string, string>;
   values: number[];
   median: number;
 }
@@ -76,13 +82,17 @@ export interface BenchmarkDiffRow {
 }
 
 /**
- * The comparison of two benchmark files. Rows exist for every (pkg, name, unit) present in both files,
- * ordered like benchstat's tables: by package, then unit, then benchmark, each in order of first
- * appearance (base file first).
+ * The comparison of two benchmark files. Rows exist for every (configuration, pkg, name, unit) present
+ * in both files, ordered like benchstat's tables: by package, then unit, then benchmark, each in order
+ * of first appearance (base file first). `unpaired` counts the series of each side with no partner;
+ * `reason` says, when no row could be paired although both sides have results, which configuration
+ * lines differ.
  */
 export interface BenchmarkDiff {
   kind: 'benchmark-diff';
   /** The significance level used: benchstat's default 0.05. */
   alpha: number;
   rows: BenchmarkDiffRow[];
+  unpaired: { base: number; target: number };
+  reason: string | null;
 }

@@ -1,3 +1,5 @@
+import { formatSignedValue, formatValue } from '../api/format.ts';
+
 /**
  * Flamegraphs as standalone SVG documents, for places that show an image but run no script: a pull
  * request comment, a job summary, a wiki. Root on top (the web view's default), frames ordered as the
@@ -80,45 +82,6 @@ export function xmlText(s: string): string {
     .replace(/'/g, '&#39;');
 }
 
-function trimNumber(x: number, digits: number): string {
-  const t = x.toFixed(digits);
-  return t.includes('.') ? t.replace(/\.?0+$/, '') : t;
-}
-
-/** A value in its unit as a person reads it (ms, MB, %, …); `signed` adds "+" to positive values. */
-export function formatValue(v: number, unit: string, signed = false): string {
-  const sign = signed && v > 0 ? '+' : v < 0 ? '−' : '';
-  const a = Math.abs(v);
-  const [base, per] = unit.split('/');
-  const suffix = per ? `/${per === 'request' ? 'req' : per}` : '';
-  if (base === 'fraction') return `${sign}${trimNumber(a * 100, 2)} %`;
-  if (base === 'nanoseconds') {
-    const [d, u] = a >= 1e9 ? [a / 1e9, 's'] : a >= 1e6 ? [a / 1e6, 'ms'] : a >= 1e3 ? [a / 1e3, 'µs'] : [a, 'ns'];
-    return `${sign}${trimNumber(d, d >= 100 ? 0 : 2)} ${u}${suffix}`;
-  }
-  if (base === 'microseconds') return formatValue(v * 1e3, `nanoseconds${per ? `/${per}` : ''}`, signed);
-  if (base === 'bytes') {
-    const [d, u] =
-      a >= 2 ** 30
-        ? [a / 2 ** 30, 'GiB']
-        : a >= 2 ** 20
-          ? [a / 2 ** 20, 'MiB']
-          : a >= 1024
-            ? [a / 1024, 'KiB']
-            : [a, 'B'];
-    return `${sign}${trimNumber(d, d >= 100 ? 0 : 2)} ${u}${suffix}`;
-  }
-  const n =
-    a >= 1e9
-      ? `${trimNumber(a / 1e9, 2)}G`
-      : a >= 1e6
-        ? `${trimNumber(a / 1e6, 2)}M`
-        : a >= 1e4
-          ? `${trimNumber(a / 1e3, 1)}k`
-          : trimNumber(a, a < 10 ? 3 : 1);
-  return `${sign}${n}${base && base !== 'count' ? ` ${base}` : ''}${suffix}`;
-}
-
 type Rgb = [number, number, number];
 const RED: Rgb = [214, 39, 40];
 const BLUE: Rgb = [31, 100, 200];
@@ -165,8 +128,8 @@ function label(name: string, px: number): string | null {
 
 function tooltip(f: SvgFrame, parentValue: number, rootValue: number, unit: string, diff: boolean): string {
   if (diff) {
-    const rel = f.base ? ` (${formatValue((f.delta ?? 0) / f.base, 'fraction', true)})` : f.target ? ' (new)' : '';
-    return `${f.name}\nbase ${formatValue(f.base ?? 0, unit)} → target ${formatValue(f.target ?? 0, unit)}, Δ ${formatValue(f.delta ?? 0, unit, true)}${rel}`;
+    const rel = f.base ? ` (${formatSignedValue((f.delta ?? 0) / f.base, 'fraction')})` : f.target ? ' (new)' : '';
+    return `${f.name}\nbase ${formatValue(f.base ?? 0, unit)} → target ${formatValue(f.target ?? 0, unit)}, Δ ${formatSignedValue(f.delta ?? 0, unit)}${rel}`;
   }
   const share = rootValue > 0 ? ` (${formatValue(f.value / rootValue, 'fraction')} of total` : '';
   const ofParent =

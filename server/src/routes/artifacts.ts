@@ -1,29 +1,20 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../app.ts';
-import type { Artifact, BlobRef } from '../store/index.ts';
+import type { FileResult } from '../api/resources.ts';
+import type { BlobRef, Store } from '../store/index.ts';
 import { StoreError, TooLargeError } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { derivedProfileKey } from '../services/models.ts';
+import { ServiceError } from '../services/errors.ts';
+import { apiProfileSummary, type StoredProfileSummary } from '../services/stage-profiles.ts';
 import type { Spooled } from '../services/spool.ts';
-import { ApiError, infrastructureError } from './errors.ts';
+import { ApiError, fromServiceError, infrastructureError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
-
-type FileResult =
-  | { filename: string; ok: true; artifact: Omit<Artifact, 'comparisonId' | 'stageId'> }
-  | { filename: string; ok: false; error: { code: string; message: string } };
+import { route } from './contract.ts';
 
 /** Files taken from one multipart request; the rest are refused (reported, never silently dropped). */
 export const MAX_FILES_PER_REQUEST = 100;
-
-const params = {
-  type: 'object',
-  required: ['id', 'stageId'],
-  properties: {
-    id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
-    stageId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
-  },
-} as const;
 
 /** A file name from a client: its last path component, printable, bounded. */
 function cleanName(name: string | undefined): string {
@@ -52,11 +43,32 @@ function fileError(ctx: AppContext, filename: string, e: unknown): { result: Fil
       'too-large',
       `larger than the ${ctx.config.maxUploadBytes}-byte limit per file (MAX_UPLOAD_BYTES)`,
     );
+  if (e instanceof ServiceError) {
+    const api = fromServiceError(e);
+    const r = fail(api.status, api.code, e.message);
+    return e.detail.existing
+      ? { ...r, result: { ...r.result, error: { ...r.result.error, existing: e.detail.existing } } }
+      : r;
+  }
   if (e instanceof ApiError) return fail(e.status, e.code, e.message);
   if (e instanceof StoreError) return fail(e.code === 'not-found' ? 404 : 409, e.code, e.message);
   const infra = infrastructureError(e);
   if (infra) return fail(infra.status, infra.code, infra.message);
   throw e;
+}
+
+/**
+ * Refuses bytes the stage already holds: a run uploaded twice is one run, not two (it would double the
+ * noise test's n and could make a change look significant).
+ */
+async function refuseDuplicate(store: Store, comparisonId: string, stageId: string, sha256: string) {
+  const same = (await store.listArtifacts(comparisonId, stageId)).find((a) => a.sha256 === sha256);
+  if (same)
+    throw new ServiceError(
+      'duplicate',
+      `the stage already holds these exact bytes as ${same.filename} (sha256 ${sha256.slice(0, 12)}…): a run uploaded twice is still one run; nothing was stored`,
+      { existing: { artifactId: same.id, filename: same.filename } },
+    );
 }
 
 /**
@@ -76,6 +88,7 @@ async function storeOne(
   let ref: BlobRef | null = null;
   try {
     spooled = await ctx.spool.write(src, ctx.config.maxUploadBytes);
+    await refuseDuplicate(ctx.store, comparisonId, stageId, spooled.sha256);
     const t0 = performance.now();
     const parsed = await ctx.pool.ingest(comparisonId, {
       path: spooled.path,
@@ -86,6 +99,8 @@ async function storeOne(
     });
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
     ref = await ctx.store.putBlob(ctx.spool.read(spooled), ctx.config.maxUploadBytes);
+    // Again just before the row is written: another request may have stored the same bytes meanwhile.
+    await refuseDuplicate(ctx.store, comparisonId, stageId, spooled.sha256);
     const a = await ctx.store.addArtifact({
       comparisonId,
       stageId,
@@ -101,8 +116,13 @@ async function storeOne(
       await ctx.store.cachePut(derivedProfileKey(a.sha256), Buffer.from(parsed.derived)).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'ok', kind: parsed.kind });
     ctx.metrics.inc('stagediff_upload_bytes_total', {}, a.size);
-    const { comparisonId: _c, stageId: _s, ...artifact } = a;
-    return { result: { filename, ok: true, artifact }, status: 200 };
+    const { comparisonId: _c, stageId: _s, ...stored } = a;
+    const artifact = {
+      ...stored,
+      summary: (a.kind === 'profile' ? apiProfileSummary(a.summary as StoredProfileSummary) : a.summary) as never,
+    };
+    const note = parsed.runs > 1 ? { note: `${parsed.runs} runs read from one file` } : {};
+    return { result: { filename, ok: true, artifact, runs: parsed.runs, ...note }, status: 200 };
   } catch (e) {
     if (ref) await ctx.store.releaseBlob(ref).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });
@@ -147,21 +167,10 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
   // Raw single-file uploads (curl --data-binary) arrive as a stream, never buffered whole.
   app.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload));
 
-  app.post<{ Params: { id: string; stageId: string }; Querystring: { filename?: string } }>(
-    '/api/comparisons/:id/stages/:stageId/artifacts',
-    {
-      bodyLimit: Number.MAX_SAFE_INTEGER,
-      schema: {
-        summary:
-          'Upload files into a stage (multipart field "file", several at once; or one raw application/octet-stream body with ?filename=)',
-        params,
-        querystring: { type: 'object', properties: { filename: { type: 'string', maxLength: 255 } } },
-      },
-    },
-    async (
-      req: FastifyRequest<{ Params: { id: string; stageId: string }; Querystring: { filename?: string } }>,
-      reply,
-    ) => {
+  route(
+    app,
+    'uploadArtifacts',
+    async (req, reply) => {
       const { id, stageId } = req.params;
       await requireEditToken(ctx.store, req, id);
       if (!(await ctx.store.getStage(id, stageId)))
@@ -217,23 +226,12 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       const out = replyFor(results);
       return reply.status(out.status).headers(out.headers).send(out.body);
     },
+    { bodyLimit: Number.MAX_SAFE_INTEGER },
   );
 
-  app.get<{ Params: { artifactId: string } }>(
-    '/api/artifacts/:artifactId/raw',
-    {
-      // The original bytes, never re-encoded: @fastify/compress takes application/octet-stream as
-      // compressible and, seeing a gzip file, passes it through unchanged yet labelled br or gzip.
-      compress: false,
-      schema: {
-        summary: 'The original bytes of an uploaded file',
-        params: {
-          type: 'object',
-          required: ['artifactId'],
-          properties: { artifactId: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
-        },
-      },
-    },
+  route(
+    app,
+    'rawArtifact',
     async (req, reply) => {
       const a = await ctx.store.getArtifact(req.params.artifactId);
       if (!a) throw new ApiError(404, 'not-found', `no artifact ${req.params.artifactId}`);
@@ -246,24 +244,14 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
         .header('x-content-sha256', a.sha256)
         .send(stream);
     },
+    // The original bytes, never re-encoded: @fastify/compress takes application/octet-stream as
+    // compressible and, seeing a gzip file, passes it through unchanged yet labelled br or gzip.
+    { compress: false },
   );
 
-  app.delete<{ Params: { id: string; artifactId: string } }>(
-    '/api/comparisons/:id/artifacts/:artifactId',
-    {
-      schema: {
-        summary: 'Remove one file from a comparison (edit token)',
-        params: {
-          type: 'object',
-          required: ['id', 'artifactId'],
-          properties: { id: { type: 'string' }, artifactId: { type: 'string' } },
-        },
-      },
-    },
-    async (req, reply) => {
-      await requireEditToken(ctx.store, req, req.params.id);
-      await ctx.store.deleteArtifact(req.params.id, req.params.artifactId);
-      return reply.status(204).send();
-    },
-  );
+  route(app, 'deleteArtifact', async (req, reply) => {
+    await requireEditToken(ctx.store, req, req.params.id);
+    await ctx.store.deleteArtifact(req.params.id, req.params.artifactId);
+    return reply.status(204).send();
+  });
 }

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { IngestError } from '../ingest/errors.ts';
-import { StoreError } from '../store/index.ts';
-import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
+import { StoreError, storageFailure } from '../store/index.ts';
+import { ServiceError, type ServiceErrorCode } from '../services/errors.ts';
 
 /** An error meant for the client: an HTTP status, a stable code and a message naming the problem. */
 export class ApiError extends Error {
@@ -13,9 +13,44 @@ export class ApiError extends Error {
     readonly param?: string,
     /** Extra response headers, e.g. Retry-After on a 503. */
     readonly headers: Record<string, string> = {},
+    /** Extra fields of the error object, e.g. `existing` for a duplicate upload. */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
   }
+}
+
+/** The status of each service error (services/errors.ts): only this layer speaks HTTP. */
+const serviceStatus: Record<ServiceErrorCode, number> = {
+  'not-found': 404,
+  'ambiguous-stage': 400,
+  'no-profile': 404,
+  'no-benchmark': 404,
+  'no-requests': 400,
+  'invalid-filter': 400,
+  'invalid-request': 400,
+  duplicate: 409,
+  busy: 503,
+  'shutting-down': 503,
+  'analysis-timeout': 503,
+  'analysis-failed': 503,
+  'too-large-to-analyse': 422,
+  'storage-unavailable': 503,
+  'storage-full': 507,
+};
+
+/** An error of the services layer as an HTTP error: its status, code, message, parameter and Retry-After. */
+export function fromServiceError(e: ServiceError): ApiError {
+  const status = serviceStatus[e.code] ?? 400;
+  const retry = e.detail.retryAfterSeconds ?? (status === 503 ? 10 : undefined);
+  return new ApiError(
+    status,
+    e.code,
+    e.message,
+    e.detail.param,
+    retry !== undefined ? { 'retry-after': String(retry) } : {},
+    e.detail.existing ? { existing: e.detail.existing } : {},
+  );
 }
 
 const storeStatus: Record<string, number> = {
@@ -31,12 +66,15 @@ const storeStatus: Record<string, number> = {
  * validation errors to 400, and anything unexpected to a 500 that hides its internals.
  */
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | Error, req, reply) => {
+  app.setErrorHandler((e: FastifyError | Error, req, reply) => {
+    const err = e instanceof ServiceError ? fromServiceError(e) : e;
     if (err instanceof ApiError)
       return reply
         .status(err.status)
         .headers(err.headers)
-        .send({ error: { code: err.code, message: err.message, ...(err.param ? { param: err.param } : {}) } });
+        .send({
+          error: { code: err.code, message: err.message, ...(err.param ? { param: err.param } : {}), ...err.extra },
+        });
     if (err instanceof IngestError) return reply.status(422).send({ error: { code: err.code, message: err.message } });
     if (err instanceof StoreError)
       return reply.status(storeStatus[err.code] ?? 400).send({ error: { code: err.code, message: err.message } });
@@ -61,58 +99,10 @@ export function installErrorHandler(app: FastifyInstance): void {
 }
 
 /**
- * Compiles a client's filter expression (Go syntax, as `go tool pprof` takes it), refusing with a 400
- * that names the parameter and the problem: syntax Go rejects (backreferences, lookaround, possessive
- * quantifiers…), a pattern over MAX_PATTERN_LENGTH, or one that compiles too large.
- */
-export function filterRegexp(name: string, src: string | undefined): GoRegexp | undefined {
-  if (src === undefined || src === '') return undefined;
-  try {
-    return compileGoRegexp(src, { maxLength: MAX_PATTERN_LENGTH });
-  } catch (e) {
-    if (!(e instanceof GoRegexpError)) throw e;
-    const message = e.tooComplex
-      ? `${name} ${e.message}`
-      : `${name} is not a valid Go regular expression: ${e.message}`;
-    throw new ApiError(400, 'invalid-filter', message, name);
-  }
-}
-
-/**
  * A failure of the disk or the database rather than of the request: a full disk is 507, a database
  * that cannot be reached (or is shutting down, or busy) is 503. Null for anything else.
  */
 export function infrastructureError(e: unknown): { status: number; code: string; message: string } | null {
-  const code = String((e as { code?: unknown } | null)?.code ?? '');
-  const msg = String((e as { message?: unknown } | null)?.message ?? '');
-  if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === '53100')
-    return {
-      status: 507,
-      code: 'storage-full',
-      message: 'the server has no space left to store this; try again later',
-    };
-  if (
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'ETIMEDOUT' ||
-    code === 'EPIPE' ||
-    code === 'SQLITE_BUSY' ||
-    code === 'SQLITE_LOCKED' ||
-    code.startsWith('08') ||
-    code === '57P01' ||
-    code === '57P02' ||
-    code === '57P03' ||
-    code === '53300' ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|terminating connection due to administrator command/i.test(
-      msg,
-    )
-  )
-    return { status: 503, code: 'storage-unavailable', message: 'the database is unavailable; try again shortly' };
-  if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'EROFS' || code === 'SQLITE_READONLY')
-    return {
-      status: 503,
-      code: 'storage-unavailable',
-      message: 'the server cannot write its storage; try again later',
-    };
-  return null;
+  const f = storageFailure(e);
+  return f ? { status: f.code === 'storage-full' ? 507 : 503, ...f } : null;
 }

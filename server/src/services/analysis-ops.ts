@@ -1,112 +1,101 @@
+import fastJsonStringify from 'fast-json-stringify';
 import type { ComparisonTree } from '../store/index.ts';
-import type { DiffMode } from '../analysis/diff.ts';
-import type { FrameFilters } from '../analysis/filter.ts';
-import { ApiError, filterRegexp } from '../routes/errors.ts';
-import type { AnalysisService } from './analysis.ts';
 import { compareNames } from '../analysis/names.ts';
-import { renderImageOp } from './images.ts';
+import { type Query, SCHEMAS } from '../api/endpoints.ts';
+import type { AnalysisService } from './analysis.ts';
+import { ChangeEngine } from './changes.ts';
+import { ServiceError } from './errors.ts';
+import { type ImageOp, renderImageOp } from './images.ts';
+import { choice, compileFilters, diffQuery } from './view-queries.ts';
 
-/** Filter regular expressions as sent by a client (Go syntax; compiled where the work happens). */
-export interface FilterArgs {
-  focus?: string;
-  ignore?: string;
-  hide?: string;
-  show?: string;
-}
-
-/** pprof's filter parameters, in the order pprof applies them. */
-export const FILTER_NAMES = ['focus', 'ignore', 'hide', 'show'] as const;
-
-/** The analysis operations, as plain data so they can cross a worker boundary. */
+/**
+ * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
+ * its query exactly as the contract declares it (defaults filled in by validation).
+ */
 export type AnalysisOp =
-  | { op: 'flamegraph'; stage: string; sampleType?: string; minFraction: number; filters: FilterArgs }
-  | {
-      op: 'diff';
-      base: string;
-      target: string;
-      sampleType?: string;
-      mode: DiffMode;
-      minFraction: number;
-      limit: number;
-      sort: 'flat' | 'cum';
-      filters: FilterArgs;
-    }
-  | { op: 'top'; stage: string; sampleType?: string; filters: FilterArgs }
-  | { op: 'trajectory'; sampleType?: string; n: number }
-  | { op: 'sandwich'; stage: string; sampleType?: string; fn: string; filters: FilterArgs }
+  | { op: 'stageTable' }
   | { op: 'timeline' }
-  | { op: 'folded'; stage: string; sampleType?: string; filters: FilterArgs }
-  | { op: 'benchmarks'; base: string; target: string }
   | { op: 'gc' }
-  | {
-      op: 'flamegraph-image';
-      format: ImageFormat;
-      width: number;
-      stage: string;
-      sampleType?: string;
-      minFraction: number;
-      filters: FilterArgs;
-    }
-  | {
-      op: 'diff-image';
-      format: ImageFormat;
-      width: number;
-      noise: number;
-      base: string;
-      target: string;
-      sampleType?: string;
-      mode: DiffMode;
-      minFraction: number;
-      filters: FilterArgs;
-    };
+  | { op: 'changes'; query: Query<'changes'> }
+  | { op: 'flamegraph'; query: Query<'flamegraph'> }
+  | { op: 'diff'; query: Query<'diff'> }
+  | { op: 'top'; query: Query<'top'> }
+  | { op: 'trajectory'; query: Query<'trajectory'> }
+  | { op: 'sandwich'; query: Query<'sandwich'> }
+  | { op: 'folded'; query: Query<'folded'> }
+  | { op: 'benchmarks'; query: Query<'benchmarks'> }
+  | ImageOp;
 
-/** Standalone images of the flamegraph views: SVG text, or PNG bytes carried as base64 text. */
-export type ImageFormat = 'svg' | 'png';
+export type AnalysisOpName = AnalysisOp['op'];
 
-/** Compiles the filters a client sent; a bad expression is a 400 naming its parameter. */
-export function compileFilters(q: FilterArgs): FrameFilters {
-  const f: FrameFilters = {};
-  for (const name of FILTER_NAMES) {
-    const re = filterRegexp(name, q[name]);
-    if (re) f[name] = re;
+/*
+ * Each view's answer is serialised with its response schema (fast-json-stringify, as the routes'
+ * own replies are): the bytes cached and sent are exactly what the contract declares.
+ */
+const serializers = new Map<string, (v: unknown) => string>();
+function serialise(op: keyof typeof SCHEMAS, value: unknown): string {
+  let s = serializers.get(op);
+  if (!s) {
+    s = fastJsonStringify(SCHEMAS[op].response as object) as (v: unknown) => string;
+    serializers.set(op, s);
   }
-  return f;
+  return s(value);
 }
 
-/** Runs one operation; the result is JSON text (folded stacks: plain text). */
+/** Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG in base64). */
 export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string> {
   switch (a.op) {
+    case 'stageTable':
+      return serialise(a.op, await new ChangeEngine(svc).stageTable(tree));
+    case 'changes':
+      return serialise(
+        a.op,
+        await new ChangeEngine(svc).changes(tree, {
+          base: a.query.base,
+          target: a.query.target,
+          ...(a.query.kind ? { kind: a.query.kind } : {}),
+          functions: a.query.functions ?? 'auto',
+        }),
+      );
     case 'flamegraph':
-      return JSON.stringify(
-        await svc.flamegraph(tree, a.stage, a.sampleType, a.minFraction, compileFilters(a.filters)),
+      return serialise(
+        a.op,
+        await svc.flamegraph(tree, { ...viewQuery(a.query), minFraction: a.query.minFraction ?? 0 }),
       );
     case 'diff': {
-      const d = await svc.diff(tree, a.base, a.target, a.sampleType, a.mode, a.minFraction, compileFilters(a.filters));
+      const q = a.query;
+      const d = (await svc.diffResult(tree, diffQuery(q))).view;
       // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
       const rows =
-        a.sort === 'cum'
+        q.sort === 'cum'
           ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
           : d.top;
-      return JSON.stringify({ ...d, rowsTotal: rows.length, top: rows.slice(0, a.limit) });
+      return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? 2000) });
     }
     case 'top':
-      return JSON.stringify(await svc.top(tree, a.stage, a.sampleType, compileFilters(a.filters)));
+      return serialise(a.op, await svc.top(tree, viewQuery(a.query)));
     case 'trajectory':
-      return JSON.stringify(await svc.trajectory(tree, a.sampleType, a.n));
+      return serialise(a.op, await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10 }));
     case 'sandwich':
-      return JSON.stringify(await svc.sandwich(tree, a.stage, a.sampleType, a.fn, compileFilters(a.filters)));
+      return serialise(a.op, await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }));
     case 'timeline':
-      return JSON.stringify(await svc.timeline(tree));
+      return serialise(a.op, await svc.timeline(tree));
     case 'folded':
-      return svc.folded(tree, a.stage, a.sampleType, compileFilters(a.filters));
+      return svc.folded(tree, viewQuery(a.query));
     case 'benchmarks':
-      return JSON.stringify(await svc.benchmarks(tree, a.base, a.target));
+      return serialise(a.op, await svc.benchmarks(tree, a.query.base, a.query.target));
     case 'gc':
-      return JSON.stringify(await svc.gc(tree));
-    case 'flamegraph-image':
-    case 'diff-image':
+      return serialise(a.op, await svc.gc(tree));
+    case 'flamegraphSvg':
+    case 'flamegraphPng':
+    case 'diffSvg':
+    case 'diffPng':
       return renderImageOp(svc, tree, a);
     default:
-      throw new ApiError(400, 'invalid-request', 'unknown analysis operation');
+      throw new ServiceError('invalid-request', 'unknown analysis operation');
   }
+}
+
+function viewQuery(q: Query<'top'>) {
+  return { stage: q.stage, ...choice(q), filters: compileFilters(q) };
 }

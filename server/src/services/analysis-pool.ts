@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { ComparisonTree } from '../store/index.ts';
 import { IngestError, type IngestErrorCode } from '../ingest/errors.ts';
 import { StoreError, type StoreErrorCode } from '../store/index.ts';
-import { ApiError } from '../routes/errors.ts';
+import { ServiceError, type ServiceErrorCode } from './errors.ts';
 import type { AnalysisService } from './analysis.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
 import type { IngestJob, IngestResult, WorkerConfig, WorkerJob, WorkerReply } from './analysis-worker.ts';
@@ -135,12 +135,10 @@ export class AnalysisPool {
     if (queue.length >= this.limits.queueMax + (slot?.busy ? 0 : 1)) {
       this.metrics.inc('stagediff_analysis_rejected_total', { reason: 'queue-full' });
       return Promise.reject(
-        new ApiError(
-          503,
+        new ServiceError(
           'busy',
           `the analysis queue is full (${this.limits.queueMax} waiting, ANALYSIS_QUEUE_MAX); try again shortly`,
-          undefined,
-          { 'retry-after': String(RETRY_AFTER_S) },
+          { retryAfterSeconds: RETRY_AFTER_S },
         ),
       );
     }
@@ -249,11 +247,9 @@ export class AnalysisPool {
     const job = slot.busy;
     slot.busy = null;
     if (this.closed) {
-      job?.reject(
-        new ApiError(503, 'shutting-down', 'the server is shutting down', undefined, { 'retry-after': '10' }),
-      );
+      job?.reject(new ServiceError('shutting-down', 'the server is shutting down', { retryAfterSeconds: 10 }));
       for (const q of this.queues[i]!.splice(0))
-        q.reject(new ApiError(503, 'shutting-down', 'the server is shutting down', undefined, { 'retry-after': '10' }));
+        q.reject(new ServiceError('shutting-down', 'the server is shutting down', { retryAfterSeconds: 10 }));
       return;
     }
     this.metrics.inc('stagediff_analysis_worker_restarts_total');
@@ -263,12 +259,10 @@ export class AnalysisPool {
       if (slot.killing === 'timeout') {
         this.metrics.inc('stagediff_analysis_timeouts_total');
         job.reject(
-          new ApiError(
-            503,
+          new ServiceError(
             'analysis-timeout',
             `${what} took longer than the ${this.limits.timeoutMs} ms allowed per job (ANALYSIS_TIMEOUT_MS); it was stopped`,
-            undefined,
-            { 'retry-after': String(RETRY_AFTER_S) },
+            { retryAfterSeconds: RETRY_AFTER_S },
           ),
         );
       } else if (oom && slot.served > 0 && !job.retried) {
@@ -278,15 +272,14 @@ export class AnalysisPool {
       } else if (oom) {
         this.metrics.inc('stagediff_analysis_memory_kills_total');
         job.reject(
-          new ApiError(
-            422,
+          new ServiceError(
             'too-large-to-analyse',
             `${what} needs more memory than an analysis worker may use (ANALYSIS_MAX_HEAP_MB=${this.limits.maxHeapMb}: ${this.limits.maxHeapMb} MiB of heap, ${2 * this.limits.maxHeapMb + WORKER_BASE_MB} MiB resident); it was stopped`,
           ),
         );
       } else {
         job.reject(
-          new ApiError(503, 'analysis-failed', `the analysis worker stopped (exit code ${code}) during ${what}`),
+          new ServiceError('analysis-failed', `the analysis worker stopped (exit code ${code}) during ${what}`),
         );
       }
     }
@@ -326,8 +319,8 @@ function hash(s: string): number {
 
 function toError(e: Extract<WorkerReply, { ok: false }>['error']): Error {
   switch (e.kind) {
-    case 'api':
-      return new ApiError(e.status ?? 400, e.code, e.message, e.param);
+    case 'service':
+      return new ServiceError(e.code as ServiceErrorCode, e.message, e.detail ?? {});
     case 'ingest':
       return new IngestError(e.code as IngestErrorCode, e.message, e.line);
     case 'store':

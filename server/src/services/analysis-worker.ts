@@ -6,10 +6,11 @@
  * so that cache can never be stale). The pool runs one job at a time here, under a deadline and
  * this process's memory limits; its configuration comes in STAGEDIFF_WORKER (JSON).
  */
-import { openStore } from '../store/index.ts';
+import { openStore, type StoreConfig } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError } from '../store/index.ts';
-import { ApiError } from '../routes/errors.ts';
+import { ServiceError } from './errors.ts';
+import { storageFailure } from '../store/index.ts';
 import { AnalysisService } from './analysis.ts';
 import { ModelCache } from './models.ts';
 import { Metrics } from './metrics.ts';
@@ -19,9 +20,7 @@ import type { ComparisonTree } from '../store/index.ts';
 
 export type { IngestResult } from './ingest-job.ts';
 
-export interface WorkerConfig {
-  dataDir: string;
-  databaseUrl?: string;
+export interface WorkerConfig extends StoreConfig {
   maxDecompressedBytes: number;
   /** This worker's heap limit in bytes (uploads too big to analyse under it are refused). */
   maxHeapBytes?: number;
@@ -36,24 +35,18 @@ export type WorkerReply =
       id: number;
       ok: false;
       error: {
-        kind: 'api' | 'ingest' | 'store' | 'internal';
-        status?: number;
+        kind: 'service' | 'ingest' | 'store' | 'internal';
         code: string;
         message: string;
         line?: number;
-        /** The request parameter at fault (an ApiError's `param`). */
-        param?: string;
+        /** A service error's detail: the parameter at fault, when to retry, the artifact already there. */
+        detail?: ServiceError['detail'];
       };
     };
 
 const cfg = JSON.parse(process.env.STAGEDIFF_WORKER ?? '{}') as WorkerConfig;
 const send = (m: unknown) => process.send!(m);
-const store = await openStore({
-  dataDir: cfg.dataDir,
-  ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
-  sweepOnOpen: false,
-  maxConnections: 4,
-});
+const store = await openStore({ ...cfg, sweepOnOpen: false, maxConnections: 4 });
 const maxHeapBytes = cfg.maxHeapBytes ?? Number.MAX_SAFE_INTEGER;
 const models = new ModelCache(store, new Metrics(), cfg.maxDecompressedBytes, { maxBytes: maxHeapBytes / 4 });
 const svc = new AnalysisService(store, models);
@@ -68,18 +61,8 @@ process.on('message', async (job: WorkerJob) => {
   try {
     reply = { id: job.id, ok: true, body: await run(job) };
   } catch (e) {
-    if (e instanceof ApiError)
-      reply = {
-        id: job.id,
-        ok: false,
-        error: {
-          kind: 'api',
-          status: e.status,
-          code: e.code,
-          message: e.message,
-          ...(e.param ? { param: e.param } : {}),
-        },
-      };
+    if (e instanceof ServiceError)
+      reply = { id: job.id, ok: false, error: { kind: 'service', code: e.code, message: e.message, detail: e.detail } };
     else if (e instanceof IngestError)
       reply = {
         id: job.id,
@@ -88,7 +71,15 @@ process.on('message', async (job: WorkerJob) => {
       };
     else if (e instanceof StoreError)
       reply = { id: job.id, ok: false, error: { kind: 'store', code: e.code, message: e.message } };
-    else
+    else if (storageFailure(e)) {
+      // The database or the blob store out of reach: the same 503 (or 507) the server gives.
+      const f = storageFailure(e)!;
+      reply = {
+        id: job.id,
+        ok: false,
+        error: { kind: 'service', code: f.code, message: f.message, detail: { retryAfterSeconds: 30 } },
+      };
+    } else
       reply = {
         id: job.id,
         ok: false,

@@ -1,18 +1,23 @@
 import { Resvg } from '@resvg/resvg-js';
 import type { ComparisonTree } from '../store/index.ts';
-import { formatValue, renderFlameSvg } from '../render/flamegraph-svg.ts';
+import { formatValue } from '../api/format.ts';
+import { renderFlameSvg } from '../render/flamegraph-svg.ts';
 import type { AnalysisService } from './analysis.ts';
-import { type AnalysisOp, compileFilters } from './analysis-ops.ts';
+import type { Query } from '../api/endpoints.ts';
+import { choice, compileFilters, diffQuery, filterArgs } from './view-queries.ts';
+import { findStage } from './stage-profiles.ts';
 
-type ImageOp = Extract<AnalysisOp, { op: 'flamegraph-image' | 'diff-image' }>;
+/** The image endpoints, as analysis operations. */
+export type ImageOp =
+  | { op: 'flamegraphSvg'; query: Query<'flamegraphSvg'> }
+  | { op: 'flamegraphPng'; query: Query<'flamegraphPng'> }
+  | { op: 'diffSvg'; query: Query<'diffSvg'> }
+  | { op: 'diffPng'; query: Query<'diffPng'> };
 
-function filterWords(f: { focus?: string; ignore?: string; hide?: string; show?: string }): string {
+function filterWords(q: Parameters<typeof filterArgs>[0]): string {
+  const f = filterArgs(q);
   const parts = (['focus', 'ignore', 'hide', 'show'] as const).filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
   return parts.length ? ` · ${parts.join(' ')}` : '';
-}
-
-function stageName(tree: ComparisonTree, id: string): string {
-  return tree.stages.find((s) => s.id === id)?.name ?? id;
 }
 
 /**
@@ -30,23 +35,30 @@ export function svgToPng(svg: string): Buffer {
 export async function renderImageOp(svc: AnalysisService, tree: ComparisonTree, a: ImageOp): Promise<string> {
   const title = tree.comparison.title;
   let svg: string;
-  if (a.op === 'flamegraph-image') {
-    const f = await svc.flamegraph(tree, a.stage, a.sampleType, a.minFraction, compileFilters(a.filters));
+  if (a.op === 'flamegraphSvg' || a.op === 'flamegraphPng') {
+    const q = a.query;
+    const f = await svc.flamegraph(tree, {
+      stage: q.stage,
+      ...choice(q),
+      minFraction: q.minFraction ?? 0,
+      filters: compileFilters(q),
+    });
     svg = renderFlameSvg(f.tree, {
-      title: `${title} — ${stageName(tree, a.stage)}`,
-      subtitle: `${f.sampleType} · total ${formatValue(f.total, f.unit)}${filterWords(a.filters)}`,
+      title: `${title} — ${findStage(tree, q.stage).name}`,
+      subtitle: `${f.sampleType} · total ${formatValue(f.total, f.unit)}${filterWords(q)}`,
       unit: f.unit,
-      width: a.width,
+      width: q.width ?? 1200,
     });
   } else {
-    const d = await svc.diff(tree, a.base, a.target, a.sampleType, a.mode, a.minFraction, compileFilters(a.filters));
+    const q = a.query;
+    const d = (await svc.diffResult(tree, diffQuery(q))).view;
     svg = renderFlameSvg(d.tree, {
-      title: `${title} — ${stageName(tree, a.base)} → ${stageName(tree, a.target)}`,
-      subtitle: `${d.sampleType} · ${d.mode} · base ${formatValue(d.tree.base, d.unit)} → target ${formatValue(d.tree.target, d.unit)}${filterWords(a.filters)}`,
+      title: `${title} — ${findStage(tree, q.base, 'base').name} → ${findStage(tree, q.target, 'target').name}`,
+      subtitle: `${d.sampleType} · ${d.mode === 'per-request' ? 'per request' : d.mode} · base ${formatValue(d.tree.base, d.unit)} → target ${formatValue(d.tree.target, d.unit)}${filterWords(q)}`,
       unit: d.unit,
-      width: a.width,
-      diff: { reference: Math.max(Math.abs(d.tree.base), Math.abs(d.tree.target)), noiseFloor: a.noise },
+      width: q.width ?? 1200,
+      diff: { reference: Math.max(Math.abs(d.tree.base), Math.abs(d.tree.target)), noiseFloor: q.noise ?? 0.001 },
     });
   }
-  return a.format === 'png' ? svgToPng(svg).toString('base64') : svg;
+  return a.op.endsWith('Png') ? svgToPng(svg).toString('base64') : svg;
 }

@@ -3,7 +3,7 @@ import { type Parsed, ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { aggregateSamples, encodeProfile } from '../model/profile-codec.ts';
 import { profileModelBytes, storableSampleTypes } from './profile-bytes.ts';
-import { ApiError } from '../routes/errors.ts';
+import { ServiceError } from './errors.ts';
 import { artifactSummary } from './analysis.ts';
 import type { ModelCache } from './models.ts';
 
@@ -27,6 +27,8 @@ export interface IngestResult {
   modelBytes: number;
   /** A profile's compact derived form (profile-codec), for the store's cache once the blob is stored. */
   derived: Uint8Array | null;
+  /** Runs the file holds: several for a load-test file of several runs of one tool, else 1. */
+  runs: number;
 }
 
 /**
@@ -54,8 +56,7 @@ export async function ingestFile(
   const needed = modelBytes * ANALYSIS_MODEL_FACTOR;
   if (needed > opts.maxHeapBytes) {
     const mib = (b: number) => Math.ceil(b / 1024 / 1024);
-    throw new ApiError(
-      422,
+    throw new ServiceError(
       'too-large-to-analyse',
       `its ${parsed.kind === 'profile' ? parsed.profile.stats.numSamples : 0} samples need about ${mib(needed)} MiB to analyse, more than the ${mib(opts.maxHeapBytes)} MiB an analysis worker may use: raise ANALYSIS_MAX_HEAP_MB to at least ${mib(needed) + 64}`,
     );
@@ -67,5 +68,6 @@ export async function ingestFile(
     summary: artifactSummary(parsed),
     modelBytes,
     derived: parsed.kind === 'profile' ? encodeProfile(parsed.profile) : null,
+    runs: parsed.kind === 'loadtest' ? parsed.runs.length : 1,
   };
 }

@@ -20,6 +20,7 @@ export class Metrics {
       'Analysis and parse jobs stopped at the worker heap limit (ANALYSIS_MAX_HEAP_MB).',
     stagediff_analysis_worker_restarts_total: 'Analysis workers replaced after a timeout, a memory kill or a crash.',
     stagediff_analysis_rejected_total: 'Analysis jobs refused before they ran (full queue).',
+    stagediff_retention_removed_total: 'Comparisons removed by retention (RETENTION_DAYS).',
   };
 
   /** A value read when /metrics is rendered (queue lengths, cache sizes). */

@@ -204,3 +204,41 @@ describe('statistics building blocks', () => {
     expect(big.p).toBeCloseTo(0.1319, 4);
   });
 });
+
+describe('benchstat pairs results only under equal configuration lines', () => {
+  const published = new URL('published/', samples);
+  const old = parse(read(published, 'crc-old.txt'));
+  const neu = parse(read(published, 'crc-new.txt'));
+
+  it('crc-old vs crc-new (their note: lines differ): no row, and the reason names the line', () => {
+    // benchstat prints the two files as separate one-column tables: nothing compared.
+    const printed = read(published, 'crc-old-new.benchstat.txt').toString('utf8');
+    expect(printed).not.toMatch(/vs base/);
+    const d = compareBenchmarks(old, neu);
+    expect(d.rows).toEqual([]);
+    expect(d.unpaired.base).toBe(old.benchmarks.length);
+    expect(d.unpaired.target).toBe(neu.benchmarks.length);
+    expect(d.reason).toMatch(/note: "hw acceleration disabled" vs "hw acceleration enabled"/);
+    expect(d.reason).toMatch(/-ignore note/);
+  });
+
+  it('with the note line left out (benchstat -ignore note) every benchmark pairs, as benchstat pairs them', () => {
+    const strip = (r: typeof old) => ({
+      ...r,
+      benchmarks: r.benchmarks.map((s) => ({
+        ...s,
+        config: Object.fromEntries(Object.entries(s.config).filter(([k]) => k !== 'note')),
+      })),
+    });
+    const d = compareBenchmarks(strip(old), strip(neu));
+    const csv = readBenchstatCsv(read(published, 'crc-old-new-ignore-note.benchstat.csv').toString('utf8'));
+    expect(d.reason).toBeNull();
+    expect(d.rows.map((r) => `${r.unit} ${r.name}`)).toEqual(csv.map((r) => `${r.unit} ${r.name}`));
+    d.rows.forEach((r, i) => {
+      expect(r.base.median).toBe(Number(csv[i]!.base.center));
+      expect(deltaCell(r)).toBe(csv[i]!.delta);
+      expect(pnCell(r)).toBe(csv[i]!.pn);
+      expect(r.significant).toBe(csv[i]!.delta !== '~');
+    });
+  });
+});

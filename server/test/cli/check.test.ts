@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { parseRule } from '../../src/cli/check.ts';
-import { formatFigure, formatPercent, formatRatio } from '../../src/cli/report.ts';
+import { formatChange, formatRatio, formatValue } from '../../src/api/format.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { runCli } from '../helpers/cli.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
@@ -132,7 +132,11 @@ describe('stagediff check on real runs', () => {
     expect(j.results[0]).toMatchObject({
       rule: 'rps:-3%',
       outcome: 'fail',
-      change: { metric: 'rps', judgement: 'significant', nBase: 5, nTarget: 5, direction: 'regression' },
+      change: {
+        metric: 'rps',
+        verdict: { status: 'significant', nBase: 5, nTarget: 5 },
+        direction: 'regression',
+      },
     });
   });
 
@@ -153,7 +157,10 @@ describe('stagediff check on real runs', () => {
       '--json',
     ]);
     const j = JSON.parse(r.stdout);
-    expect(j.results[0].change).toMatchObject({ judgement: 'significant', p: 2 / 252, direction: 'improvement' });
+    expect(j.results[0].change).toMatchObject({
+      verdict: { status: 'significant', p: 2 / 252 },
+      direction: 'improvement',
+    });
     expect(r.status).toBe(1); // a rule on a rise fails on a significant rise, whatever the metric
   });
 });
@@ -169,7 +176,7 @@ describe('stagediff check on single runs and benchmarks', () => {
     expect(r.status).toBe(0);
     const [from, to] = [base, target].map((s) => wrkP99(s));
     expect(r.stdout).toContain(
-      `?     p99:+1%  P99 ${formatFigure(from!, 'ms')} → ${formatFigure(to!, 'ms')} (${formatPercent((to! / from! - 1) * 100)}, ${formatRatio(to! / from!)}), too few runs to judge (1 run: no noise estimate); past the threshold but cannot be judged`,
+      `?     p99:+1%  P99 ${formatValue(from!, 'ms')} → ${formatValue(to!, 'ms')} (${formatChange(to! / from!)}, ${formatRatio(to! / from!)}), not judged (1 run: no noise estimate); past the threshold but cannot be judged`,
     );
     const strict = await runCli([...args, '--fail-on', 'p99:+1%', '--too-few-runs', 'fail']);
     expect(strict.status).toBe(1);

@@ -14,7 +14,7 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StagediffApp } from '../../src/app.ts';
-import { reportSchema } from '../../src/cli/report-schema.ts';
+import { Report as reportSchema } from '../../src/api/report.ts';
 import { addStage, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir, inCi, repoRoot } from '../helpers/paths.ts';
 
@@ -226,8 +226,8 @@ describe.skipIf(!inCi && (!haveGo || !haveWrk || !haveCapture))(
       expect(validate(json), JSON.stringify(validate.errors)).toBe(true);
       const cpu = json.changes.find((c: { metric: string }) => c.metric === 'cpu-per-request');
       // 200 µs of CPU more per request, on top of the pooled stage's own cost.
-      expect(cpu.target - cpu.base).toBeGreaterThan(100_000);
-      expect(cpu.judgement).toBe('significant');
+      expect(cpu.target.median - cpu.base.median).toBeGreaterThan(100_000);
+      expect(cpu.verdict.status).toBe('significant');
     });
 
     it('fails the gate on the slowed head, naming the rules and their figures', () => {

@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { injectSource } from '../../src/cli/comparison-source.ts';
 import { MARKDOWN_LIMIT, buildReport, renderMarkdown } from '../../src/cli/report.ts';
-import { reportSchema } from '../../src/cli/report-schema.ts';
-import { readPair } from '../../src/cli/stage-changes.ts';
+import { Report as reportSchema } from '../../src/api/report.ts';
+import { readPair } from '../../src/cli/pair.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { runCli } from '../helpers/cli.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir, repoRoot } from '../helpers/paths.ts';
+import { uploadRepeatedRuns } from '../helpers/repeated-runs.ts';
 
 const ORIGIN = 'https://stagediff.example';
 const GOLDEN = join(repoRoot, 'server/test/cli/golden/demo-report.md');
@@ -119,33 +120,37 @@ describe('report on the demo comparison', () => {
     expect(r.base.name).toBe('baseline');
     expect(r.target.name).toBe('async-log');
     const rps = r.changes.find((c) => c.metric === 'rps')!;
-    // The medians of what wrk printed in each stage's five runs (fixtures/demo/*/run-K/wrk.txt).
-    expect(rps.base).toBe(wrkRps('baseline'));
-    expect(rps.target).toBe(wrkRps('async-log'));
-    expect(rps.ratio).toBeCloseTo(wrkRps('async-log') / wrkRps('baseline'), 12);
+    // The medians of what wrk printed in each stage's six runs (fixtures/demo/*/run-K/wrk.txt).
+    expect(rps.base!.median).toBe(wrkRps('baseline'));
+    expect(rps.target!.median).toBe(wrkRps('async-log'));
+    expect(rps.verdict.ratio).toBeCloseTo(wrkRps('async-log') / wrkRps('baseline'), 12);
     // Every async-log run served more than every baseline run: significant, on all the runs.
     expect(Math.min(...wrkRuns('async-log'))).toBeGreaterThan(Math.max(...wrkRuns('baseline')));
-    expect(rps).toMatchObject({
-      judgement: 'significant',
-      direction: 'improvement',
+    expect(rps).toMatchObject({ direction: 'improvement' });
+    expect(rps.verdict).toMatchObject({
+      status: 'significant',
       nBase: wrkRuns('baseline').length,
       nTarget: wrkRuns('async-log').length,
     });
-    expect(rps.p).toBeLessThan(0.05);
+    expect(rps.verdict.p).toBeLessThan(0.05);
     expect(r.summary.improvements).toBeGreaterThan(0);
     expect(r.summary.tooFewRuns).toBe(0);
     const cpu = r.changes.find((c) => c.metric === 'cpu-per-request')!;
     expect(cpu.unit).toBe('nanoseconds/request');
-    // The per-request diff's totals, the same figures the dashboard's per-request diff shows.
-    const diff = (
-      await app.inject({
-        url: `/api/comparisons/demo/diff?base=${r.base.id}&target=${r.target.id}&mode=per-request&limit=1`,
-      })
-    ).json() as { baseTotal: number; targetTotal: number };
-    expect(cpu.base).toBe(diff.baseTotal);
-    expect(cpu.target).toBe(diff.targetTotal);
+    // The engine's own figures: the report selects, never recomputes.
+    const engine = (
+      await app.inject({ url: `/api/comparisons/demo/changes?base=${r.base.id}&target=${r.target.id}&functions=on` })
+    ).json();
+    // Every figure measured on both sides (the demo's runs had no errors: that row is left out).
+    expect(JSON.parse(JSON.stringify(r.changes))).toEqual(
+      engine.figures.filter(
+        (f: { metric: string; verdict: { status: string } }) =>
+          f.verdict.status !== 'missing' && f.metric !== 'error-rate',
+      ),
+    );
+    expect(r.sentences).toEqual(engine.sentences);
     expect(r.images.diffSvg).toBe(
-      `${ORIGIN}/api/comparisons/demo/diff.svg?base=${r.base.id}&target=${r.target.id}&mode=per-request`,
+      `${ORIGIN}/api/comparisons/demo/diff.svg?base=${r.base.id}&target=${r.target.id}&kind=cpu&minFraction=0.0001`,
     );
   });
 
@@ -279,7 +284,7 @@ describe('stagediff report (the command)', () => {
     expect(r.images.diffSvg).toBeNull();
     // The same figures as the demo comparison on a server: the medians of wrk's Requests/sec.
     const rps = r.changes.find((c: { metric: string }) => c.metric === 'rps');
-    expect([rps.base, rps.target]).toEqual([wrkRps('baseline'), wrkRps('pooled')]);
+    expect([rps.base.median, rps.target.median]).toEqual([wrkRps('baseline'), wrkRps('pooled')]);
     const { report: onServer } = await report('demo', { base: 'baseline', target: 'pooled' });
     // Every figure and verdict agrees with the seeded demo on a server (the same files).
     expect(r.changes).toEqual(JSON.parse(JSON.stringify(onServer.changes)));
@@ -312,4 +317,85 @@ describe('stagediff report (the command)', () => {
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/^stagediff: --format must be markdown or json, got "html"\n/);
   });
+});
+
+describe('one judgement: GET …/changes, report --format json and check agree on every pair', () => {
+  const FIGS = ['rps', 'p50', 'p99', 'cpu-per-request'] as const;
+  const RULE: Record<(typeof FIGS)[number], string> = {
+    rps: 'rps:+0%',
+    p50: 'p50:+0%',
+    p99: 'p99:+0%',
+    'cpu-per-request': 'cpu-per-request:+0%',
+  };
+  const brief = (v: { status: string; p: number | null; nBase: number; nTarget: number }) => ({
+    status: v.status,
+    p: v.p,
+    nBase: v.nBase,
+    nTarget: v.nTarget,
+  });
+
+  async function agree(id: string, base: string, target: string) {
+    const engine = (
+      await app.inject({
+        url: `/api/comparisons/${id}/changes?base=${encodeURIComponent(base)}&target=${encodeURIComponent(target)}`,
+      })
+    ).json();
+    const js = await runCli([
+      'report',
+      '--server',
+      socketUrl,
+      '--comparison',
+      id,
+      '--base',
+      base,
+      '--target',
+      target,
+      '--format',
+      'json',
+    ]);
+    expect(js.status, js.stderr).toBe(0);
+    const report = JSON.parse(js.stdout);
+    const rules = FIGS.flatMap((f) => ['--fail-on', RULE[f]]);
+    const check = await runCli([
+      'check',
+      '--server',
+      socketUrl,
+      '--comparison',
+      id,
+      '--base',
+      base,
+      '--target',
+      target,
+      ...rules,
+      '--json',
+    ]);
+    const gate = JSON.parse(check.stdout);
+    for (const [i, f] of FIGS.entries()) {
+      const e = engine.figures.find((c: { metric: string }) => c.metric === f);
+      const r = report.changes.find((c: { metric: string }) => c.metric === f);
+      const g = gate.results[i].change;
+      expect(brief(r.verdict), `${base} → ${target} ${f} (report)`).toEqual(brief(e.verdict));
+      expect(brief(g.verdict), `${base} → ${target} ${f} (check)`).toEqual(brief(e.verdict));
+    }
+  }
+
+  it('on the demo', async () => {
+    for (const [b, t] of [
+      ['baseline', 'fast-json'],
+      ['fast-json', 'pooled'],
+      ['pooled', 'async-log'],
+      ['baseline', 'async-log'],
+    ])
+      await agree('demo', b!, t!);
+  }, 180_000);
+
+  it('on fixtures/repeated-runs', async () => {
+    const { id } = await uploadRepeatedRuns(app);
+    for (const [b, t] of [
+      ['fast-json', 'pooled'],
+      ['pooled', 'pooled-rerun'],
+      ['fast-json', 'pooled-rerun'],
+    ])
+      await agree(id, b!, t!);
+  }, 180_000);
 });

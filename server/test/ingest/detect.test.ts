@@ -50,7 +50,12 @@ describe('other artifacts are detected by content', () => {
         : f.includes('gctrace')
           ? ['gctrace', 'gctrace']
           : ['benchmark', 'go-bench'];
-  for (const f of readdirSync(dir).filter((x) => !x.endsWith('.md') && x !== 'expected')) {
+  const files = [
+    ...readdirSync(dir).filter((x) => !x.endsWith('.md') && x !== 'expected' && x !== 'published'),
+    'published/crc-old.txt',
+    'published/crc-new.txt',
+  ];
+  for (const f of files) {
     it(`gobench/${f}`, async () => {
       const r = await detectNameless(dir + f);
       expect(r).not.toBeInstanceOf(IngestError);

@@ -82,7 +82,7 @@ describe('go test -bench importer', () => {
     const run = parse(read(ours, 'kvjoin-after.txt'));
     const back = JSON.parse(JSON.stringify(run));
     expect(back).toEqual(run);
-    expect(Object.keys(back.benchmarks[0]).sort()).toEqual(['median', 'name', 'pkg', 'unit', 'values']);
+    expect(Object.keys(back.benchmarks[0]).sort()).toEqual(['config', 'median', 'name', 'pkg', 'unit', 'values']);
     expect(run.benchmarks.map((b) => b.unit)).toEqual(
       expect.arrayContaining(['sec/op', 'B/s', 'pairs/op', 'B/op', 'allocs/op']),
     );
@@ -101,7 +101,14 @@ describe('go test -bench importer', () => {
     ].join('\n');
     const run = parse(Buffer.from(text));
     expect(run.benchmarks).toEqual([
-      { pkg: 'example.com/x', name: 'Foo-8', unit: 'sec/op', values: [1500e-9, 1700e-9], median: 1600e-9 },
+      {
+        pkg: 'example.com/x',
+        name: 'Foo-8',
+        unit: 'sec/op',
+        config: { goos: 'linux', pkg: 'example.com/x' },
+        values: [1500e-9, 1700e-9],
+        median: 1600e-9,
+      },
     ]);
     expect(run.config).toEqual({ goos: 'linux', goarch: null, pkg: 'example.com/x', cpu: null });
   });

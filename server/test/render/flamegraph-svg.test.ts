@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type SvgFrame, diffFill, formatValue, renderFlameSvg, xmlText } from '../../src/render/flamegraph-svg.ts';
+import { type SvgFrame, diffFill, renderFlameSvg, xmlText } from '../../src/render/flamegraph-svg.ts';
 
 const leaf = (name: string, value: number): SvgFrame => ({ name, value, children: [] });
 
@@ -9,18 +9,6 @@ describe('xmlText', () => {
     expect(xmlText('a\u0000b\u001bc\ud800d\uffff')).toBe('a\uFFFDb\uFFFDc\uFFFDd\uFFFD');
     // A valid surrogate pair and tab/newline stay.
     expect(xmlText('😀\t\n')).toBe('😀\t\n');
-  });
-});
-
-describe('formatValue', () => {
-  it('reads pprof units the way people do', () => {
-    expect(formatValue(8_220_000_000, 'nanoseconds')).toBe('8.22 s');
-    expect(formatValue(-1_500_000, 'nanoseconds', true)).toBe('−1.5 ms');
-    expect(formatValue(256_000, 'nanoseconds/request', true)).toBe('+256 µs/req');
-    expect(formatValue(270_000, 'nanoseconds/request')).toBe('270 µs/req');
-    expect(formatValue(3 * 2 ** 20, 'bytes')).toBe('3 MiB');
-    expect(formatValue(0.3201, 'fraction')).toBe('32.01 %');
-    expect(formatValue(12_345, 'count')).toBe('12.3k');
   });
 });
 

@@ -25,7 +25,7 @@ type Row = {
   name: string;
   base: { cum: number };
   target: { cum: number };
-  noise: { cum: { status: string; significant: boolean; p: number | null } } | null;
+  verdict: { cum: { status: string; p: number | null } } | null;
 };
 
 async function diff(b: number, t: number) {
@@ -53,22 +53,26 @@ describe('diff noise across several profiles per stage', () => {
   it('fast-json → pooled: the per-request test flags the dialling that pooling removed', async () => {
     const d = await diff(0, 1);
     expect(d.noise).toEqual({
+      status: 'tested',
       normalisation: 'per-request',
       unit: 'nanoseconds/request',
       nBase: 5,
       nTarget: 5,
       alpha: 0.05,
+      minP: 2 / 252,
       runsNeeded: 4,
     });
+    // Every profile has its own run: the diff opens per request.
+    expect(d.mode).toBe('per-request');
     const dial = d.top.find((r: Row) => r.name === 'net.(*Dialer).DialContext') as Row;
     expect(dial.target.cum).toBe(0);
-    expect(dial.noise!.cum).toMatchObject({ status: 'significant', significant: true });
+    expect(dial.verdict!.cum).toMatchObject({ status: 'significant' });
     // The same p from the files themselves: each profile's cum over the requests its run served in it.
     const ref = mannWhitneyU(
       cumPerRequest('fast-json', 'net.(*Dialer).DialContext'),
       cumPerRequest('pooled', 'net.(*Dialer).DialContext'),
     );
-    expect(dial.noise!.cum.p).toBeCloseTo(ref.p, 15);
+    expect(dial.verdict!.cum.p).toBeCloseTo(ref.p, 15);
     // The tree carries each node's function verdict for the tooltips.
     const stack = [d.tree];
     let found = null;
@@ -77,13 +81,13 @@ describe('diff noise across several profiles per stage', () => {
       if (n.name === 'net.(*Dialer).DialContext') found = n;
       stack.push(...n.children);
     }
-    expect(found?.noise).toEqual(dial.noise!.cum);
+    expect(found?.verdict).toEqual(dial.verdict!.cum);
   });
 
   it('pooled → its re-run: almost nothing moves beyond the noise', async () => {
     const sig = (d: { top: Row[]; baseTotal: number; targetTotal: number }) => {
       const big = d.top.filter((r) => Math.max(r.base.cum / d.baseTotal, r.target.cum / d.targetTotal) > 0.01);
-      return { big: big.length, significant: big.filter((r) => r.noise?.cum.significant).length };
+      return { big: big.length, significant: big.filter((r) => r.verdict?.cum.status === 'significant').length };
     };
     const real = sig(await diff(0, 1));
     const same = sig(await diff(1, 2));
@@ -92,7 +96,7 @@ describe('diff noise across several profiles per stage', () => {
     expect(real.significant / real.big).toBeGreaterThan(0.5);
     expect(same.significant / same.big).toBeLessThan(0.1);
     const handler = (await diff(1, 2)).top.find((r: Row) => r.name === 'main.(*service).handleOrders') as Row;
-    expect(handler.noise!.cum).toMatchObject({ status: 'no-change', significant: false });
+    expect(handler.verdict!.cum).toMatchObject({ status: 'no-change' });
   });
 
   it('the trajectory shows the spread of each function across a stage’s profiles', async () => {

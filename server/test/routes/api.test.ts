@@ -2,15 +2,16 @@
  * The HTTP API through app.inject: a story of three stages built from real files, its figures
  * checked against the parsers and against go tool pprof's answers, rights, and bad input.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { ingest } from '../../src/ingest/detect.ts';
 import '../../src/ingest/registry.ts';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
-import { flatCum } from '../../src/analysis/flat-cum.ts';
+import { flatCum, total } from '../../src/analysis/flat-cum.ts';
 import type { LoadTestRun } from '../../src/model/loadtest.ts';
-import { samplePath } from '../helpers/paths.ts';
+import { fixturesDir, samplePath } from '../helpers/paths.ts';
 import { addStage, createComparison, multipart, testApp, upload } from '../helpers/app.ts';
 
 const S = {
@@ -30,7 +31,8 @@ const S = {
 async function run(path: string): Promise<LoadTestRun> {
   const p = await ingest({ name: 'x', bytes: readFileSync(path) });
   if (p.kind !== 'loadtest') throw new Error('not a load test');
-  return p.run;
+  expect(p.runs).toHaveLength(1);
+  return p.runs[0]!;
 }
 
 let app: StagediffApp;
@@ -72,32 +74,40 @@ describe('a three-stage story from real files', () => {
     expect(c.url).toMatch(new RegExp(`/c/${id}$`));
   });
 
-  it("stage table figures equal the parsers' figures, with ratios vs previous and baseline", async () => {
-    const t = (await app.inject({ url: `/api/comparisons/${id}` })).json().stageTable;
+  it("stage table figures equal the parsers' figures, with verdicts vs previous and baseline", async () => {
+    const t = (await app.inject({ url: `/api/comparisons/${id}/stage-table` })).json().rows;
     const base = (await run(S.wrkBase)).summary;
     const fast = (await run(S.wrkFast)).summary;
     expect(t[0]).toMatchObject({
-      rps: base.rps,
       requests: base.requests,
       errors: base.errors,
-      latencyMs: { p50: base.latencyMs.p50, p99: base.latencyMs.p99 },
       vsPrevious: null,
       vsBaseline: null,
       loadTests: 1,
+      summary: 'single-run',
     });
-    expect(t[1].rps).toBe(fast.rps);
-    expect(t[1].vsPrevious.rps).toBeCloseTo(fast.rps! / base.rps!, 12);
-    expect(t[1].vsBaseline.p99).toBeCloseTo(fast.latencyMs.p99! / base.latencyMs.p99!, 12);
+    expect(t[0].figures.rps).toMatchObject({ n: 1, median: base.rps });
+    expect(t[0].figures.p50.median).toBe(base.latencyMs.p50);
+    expect(t[0].figures.p99.median).toBe(base.latencyMs.p99);
+    expect(t[1].figures.rps.median).toBe(fast.rps);
+    // One run a side: the change is measured, not judged.
+    expect(t[1].vsPrevious.rps).toMatchObject({ status: 'single-run', nBase: 1, nTarget: 1, p: null });
+    expect(t[1].vsPrevious.rps.ratio).toBeCloseTo(fast.rps! / base.rps!, 12);
+    expect(t[1].vsBaseline.p99.ratio).toBeCloseTo(fast.latencyMs.p99! / base.latencyMs.p99!, 12);
+    // CPU per request: the CPU profile's total over its wrk run's rps × the profile's duration.
+    const cpu = parsePprof(readFileSync(S.beforeCpu));
+    expect(t[0].figures.cpuPerRequest.median).toBeCloseTo(total(cpu, 1) / ((base.rps! * cpu.durationNanos) / 1e9), 6);
     // Stage 3 holds wrk and a hey per-request log: the row reads wrk only (the tool every stage has),
     // never a blend of a saturating run and a rate-limited one.
     const a = (await run(S.wrkAsync)).summary;
-    expect(t[2]).toMatchObject({ rps: a.rps, requests: a.requests, loadTests: 1, aggregated: false });
+    expect(t[2]).toMatchObject({ requests: a.requests, loadTests: 1, summary: 'single-run' });
+    expect(t[2].figures.rps.median).toBe(a.rps);
     expect(t[2].source).toMatchObject({ format: 'wrk', otherRuns: 1, headline: true });
   });
 
   it('absolute diff equals go tool pprof -diff_base', async () => {
     const r = await app.inject({
-      url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu`,
+      url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&mode=absolute`,
     });
     expect(r.statusCode).toBe(200);
     const d = r.json();
@@ -121,7 +131,7 @@ describe('a three-stage story from real files', () => {
     // limit and sort=cum: the first rows by |Δcum|, and how many there are in all.
     const byCum = (
       await app.inject({
-        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&limit=3&sort=cum`,
+        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=cpu&mode=absolute&limit=3&sort=cum`,
       })
     ).json();
     expect(byCum.top).toHaveLength(3);
@@ -166,7 +176,7 @@ describe('a three-stage story from real files', () => {
     expect(share.targetTotal).toBeCloseTo(1, 12);
     const allocs = (
       await app.inject({
-        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=alloc_space`,
+        url: `/api/comparisons/${id}/diff?base=${stages[0]}&target=${stages[1]}&sampleType=alloc_space&mode=absolute`,
       })
     ).json();
     expect(allocs.warnings.join(' ')).toMatch(/accumulates since the process started/);
@@ -421,7 +431,7 @@ describe('bad input gets a clear 4xx', () => {
       url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=goroutine`,
     });
     expect(noType.statusCode).toBe(404);
-    expect(noType.json().error.message).toMatch(/no profile with sample type "goroutine"/);
+    expect(noType.json().error.message).toMatch(/no CPU profile with sample type "goroutine"/);
     expect((await app.inject({ url: '/api/artifacts/nope/raw' })).statusCode).toBe(404);
     const badJson = await app.inject({
       method: 'POST',
@@ -435,25 +445,33 @@ describe('bad input gets a clear 4xx', () => {
     );
   });
 
-  it('50 parallel uploads lose nothing', async () => {
+  it('50 parallel uploads of 50 different files lose nothing', async () => {
     const st = await addStage(app, id, auth, 'parallel');
-    const files = [S.beforeCpu, S.afterCpu, S.wrkBase, S.wrkFast, S.beforeAllocs];
-    const rs = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => upload(app, id, st, auth, [files[i % files.length]!])),
-    );
-    expect(rs.every((r) => r.statusCode === 200)).toBe(true);
+    // Real, distinct files: the demo's runs (a file the stage already holds would be refused).
+    const demo = `${fixturesDir}demo/`;
+    const files = ['baseline', 'fast-json', 'pooled', 'async-log']
+      .flatMap((stage) => [1, 2, 3, 4, 5, 6].map((k) => `${demo}${stage}/run-${k}/`))
+      .flatMap((run) => ['wrk.txt', 'cpu.pb.gz', 'allocs.pb.gz'].map((f) => run + f))
+      .slice(0, 50);
+    expect(new Set(files.map((f) => createHash('sha256').update(readFileSync(f)).digest('hex'))).size).toBe(50);
+    const rs = await Promise.all(files.map((f) => upload(app, id, st, auth, [f])));
+    expect(rs.map((r) => r.statusCode)).toEqual(Array(50).fill(200));
     const c = (await app.inject({ url: `/api/comparisons/${id}` })).json();
     expect(c.stages.find((s: { id: string }) => s.id === st).artifacts).toHaveLength(50);
-    // 20 of them are wrk runs: the row aggregates them (requests add up; rps = requests / duration).
-    const row = c.stageTable.find((r: { stageId: string }) => r.stageId === st);
-    const b = (await run(S.wrkBase)).summary;
-    const f = (await run(S.wrkFast)).summary;
-    expect(row).toMatchObject({ loadTests: 20, aggregated: true, requests: 10 * (b.requests! + f.requests!) });
-    expect(row.rps).toBeCloseTo((b.requests! + f.requests!) / (b.durationSeconds! + f.durationSeconds!), 9);
-    expect(row.latencyMs.p50).toBeCloseTo(
-      (b.latencyMs.p50! * b.requests! + f.latencyMs.p50! * f.requests!) / (b.requests! + f.requests!),
-      9,
-    );
+    // 17 of them are wrk runs with the same settings: the row is their median.
+    const row = (await app.inject({ url: `/api/comparisons/${id}/stage-table` }))
+      .json()
+      .rows.find((r: { stageId: string }) => r.stageId === st);
+    const printed = files
+      .filter((f) => f.endsWith('wrk.txt'))
+      .map((f) => Number(/Requests\/sec:\s+([\d.]+)/.exec(readFileSync(f, 'utf8'))![1]))
+      .sort((x, y) => x - y);
+    expect(row).toMatchObject({ loadTests: 17, summary: 'median' });
+    expect(row.figures.rps.median).toBe(printed[8]);
+    // The same file once more: refused, nothing added.
+    const again = await upload(app, id, st, auth, [files[4]!]);
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error.existing.filename).toBe('cpu.pb.gz');
   });
 
   it('function names are data: hostile names come back as JSON strings, unchanged', async () => {
@@ -466,7 +484,7 @@ describe('bad input gets a clear 4xx', () => {
 
 describe('ops', () => {
   it('healthz, metrics, openapi', async () => {
-    expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok', store: 'sqlite' });
+    expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok', store: 'sqlite', blobs: 'files' });
     const m = (await app.inject({ url: '/metrics' })).body;
     expect(m).toMatch(/# TYPE stagediff_http_requests_total counter/);
     expect(m).toMatch(/stagediff_upload_bytes_total \d+/);

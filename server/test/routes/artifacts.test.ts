@@ -40,14 +40,12 @@ describe('uploads of hostile or odd files are answered cleanly', () => {
   it('reports every stored file of a multipart request past 100 files, and the refusal of the rest', async () => {
     const own = await createComparison(app, 'many files');
     const st = await addStage(app, own.id, own.auth, 'one');
-    const wrk = join(fixturesDir, 'demo/baseline/run-1/wrk.txt');
-    const r = await upload(
-      app,
-      own.id,
-      st,
-      own.auth,
-      Array.from({ length: 103 }, () => wrk),
-    );
+    // 103 different real files (the same bytes twice would be one run refused as a duplicate).
+    const files = ['baseline', 'fast-json', 'pooled', 'async-log']
+      .flatMap((stage) => [1, 2, 3, 4, 5, 6].map((k) => join(fixturesDir, `demo/${stage}/run-${k}/`)))
+      .flatMap((run) => ['wrk.txt', 'cpu.pb.gz', 'allocs.pb.gz', 'heap.pb.gz', 'goroutine.pb.gz'].map((f) => run + f))
+      .slice(0, 103);
+    const r = await upload(app, own.id, st, own.auth, files);
     expect(r.statusCode).toBe(200);
     const results = r.json().results as { ok: boolean; error?: { code: string; message: string } }[];
     expect(results.filter((x) => x.ok)).toHaveLength(100);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
-import { formatValue } from '../../src/render/flamegraph-svg.ts';
+import { formatValue } from '../../src/api/format.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { launchBrowser } from '../../../web/test/harness.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';

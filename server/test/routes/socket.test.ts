@@ -48,7 +48,8 @@ describe('over a real socket', () => {
     expect(up.status).toBe(200);
     expect((await up.json()).results.map((r: { ok: boolean }) => r.ok)).toEqual([true, true]);
     const view = await (await fetch(`${base}/api/comparisons/${c.id}`)).json();
-    expect(view.stageTable[0].rps).toBe(8589.52);
+    const table = await (await fetch(`${base}/api/comparisons/${c.id}/stage-table`)).json();
+    expect(table.rows[0].figures.rps.median).toBe(8589.52);
     const raw = await fetch(`${base}/api/artifacts/${view.stages[0].artifacts[0].id}/raw`);
     expect(
       Buffer.compare(

@@ -75,7 +75,7 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
   });
 
   it('stage table figures are the medians of what wrk printed in the runs of each stage', async () => {
-    const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
+    const t = (await app.inject({ url: '/api/comparisons/demo/stage-table' })).json().rows;
     const runs: number[][] = [];
     for (const [i, st] of manifest.stages.entries()) {
       const wrk = stageFiles(st).filter((f) => f.name.endsWith('wrk.txt'));
@@ -84,17 +84,18 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
       expect(wrk.map((f) => f.name)).toEqual(Array.from({ length: n }, (_, k) => `run-${k + 1}-wrk.txt`));
       const printed = wrk.map((f) => wrkPrinted(`${fixturesDir}demo/${f.path}`));
       runs.push(printed.map((p) => p.rps));
-      const row = c.stageTable[i];
+      const row = t[i];
       expect(row.source.format).toBe('wrk');
       expect(row.summary).toBe('median');
       expect(row.runs.map((r: { rps: number }) => r.rps)).toEqual(printed.map((p) => p.rps));
-      expect(row.rps).toBe(median(printed.map((p) => p.rps)));
-      expect(row.latencyMs.p50).toBeCloseTo(median(printed.map((p) => p.p50)), 9);
-      expect(row.latencyMs.p99).toBeCloseTo(median(printed.map((p) => p.p99)), 9);
-      expect(row.estimates.rps).toMatchObject({ n, median: row.rps });
-      expect(row.estimates.rps.lo).toBeLessThanOrEqual(row.rps);
-      expect(row.estimates.rps.hi).toBeGreaterThanOrEqual(row.rps);
-      const verdict = row.significance.vsPrevious?.rps;
+      const rps = row.figures.rps.median;
+      expect(rps).toBe(median(printed.map((p) => p.rps)));
+      expect(row.figures.p50.median).toBeCloseTo(median(printed.map((p) => p.p50)), 9);
+      expect(row.figures.p99.median).toBeCloseTo(median(printed.map((p) => p.p99)), 9);
+      expect(row.figures.rps).toMatchObject({ n });
+      expect(row.figures.rps.lo).toBeLessThanOrEqual(rps);
+      expect(row.figures.rps.hi).toBeGreaterThanOrEqual(rps);
+      const verdict = row.vsPrevious?.rps;
       if (i === 0) expect(verdict).toBeUndefined();
       else
         expect(verdict).toMatchObject({
@@ -103,12 +104,12 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
           status: expect.stringMatching(/^(significant|no-change)$/),
         });
     }
-    const last = c.stageTable[c.stageTable.length - 1];
-    expect(last.vsBaseline.rps).toBeCloseTo(last.rps / c.stageTable[0].rps, 12);
+    const last = t[t.length - 1];
+    expect(last.vsBaseline.rps.ratio).toBeCloseTo(last.figures.rps.median / t[0].figures.rps.median, 12);
     // Every wrk run of pooled served more than every run of baseline: the U test's smallest p.
     const k = manifest.stages.findIndex((s) => s.name === 'pooled');
     expect(Math.min(...runs[k]!)).toBeGreaterThan(Math.max(...runs[0]!));
-    const verdict = c.stageTable[k].significance.vsBaseline.rps;
+    const verdict = t[k].vsBaseline.rps;
     expect(verdict.status).toBe('significant');
     expect(verdict.p).toBeCloseTo(smallestP(runs[0]!.length), 12);
   });

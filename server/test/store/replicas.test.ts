@@ -63,9 +63,9 @@ describe.skipIf(!adminUrl)('two replicas on one PostgreSQL', () => {
     expect(d1.baseTotal).toBe(7010000000);
     expect(d1.targetTotal).toBe(5460000000);
     // A change through A must be seen by B at once, though B has this diff cached.
-    expect((await upload(a, id, s2, auth, [samplePath('pprof/go_httpserver_after_cpu.pb.gz')])).statusCode).toBe(200);
+    expect((await upload(a, id, s2, auth, [samplePath('pprof/go_httpserver_before_cpu.pb.gz')])).statusCode).toBe(200);
     const d2 = (await b.inject({ url: diffUrl })).json();
-    expect(d2.targetTotal).toBe(2 * 5460000000);
+    expect(d2.targetTotal).toBe(5460000000 + 7010000000);
     const raw = await b.inject({ url: `/api/artifacts/${viaB.stages[0].artifacts[0].id}/raw` });
     expect(raw.statusCode).toBe(200);
     expect((await b.inject({ method: 'DELETE', url: `/api/comparisons/${id}`, headers: auth })).statusCode).toBe(204);

@@ -52,19 +52,20 @@ describe('sqlite store specifics', () => {
       { version: 1, name: 'init' },
       { version: 2, name: 'stage-captures' },
       { version: 3, name: 'cache-bound' },
-      { version: 4, name: 'artifact-kinds' },
+      { version: 4, name: 'retention' },
+      { version: 5, name: 'artifact-kinds' },
     ]);
     db.close();
     expect(existsSync(join(dataDir, 'blobs', ref.sha256.slice(0, 2), ref.sha256))).toBe(true);
   });
 
-  it('migration 4 keeps the artifacts of an older database, in upload order, and takes the new kinds', async () => {
+  it('migration 5 keeps the artifacts of an older database, in upload order, and takes the new kinds', async () => {
     const dataDir = freshDir();
     const db = new Database(join(dataDir, 'stagediff.db'));
     db.exec(
       'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
     );
-    for (const m of loadMigrations('sqlite').slice(0, 3)) {
+    for (const m of loadMigrations('sqlite').slice(0, 4)) {
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 0);
     }

@@ -1,0 +1,303 @@
+import Type, { type Static } from 'typebox';
+import { Nullable } from './kit.ts';
+
+/*
+ * The change engine's vocabulary: what a stage's figure is across its runs, and what a change between
+ * two stages is worth. The stage table, GET …/changes, `stagediff report` and `stagediff check` all
+ * carry these shapes and nothing else; the statistics behind them are benchstat's (analysis/benchstat.ts).
+ */
+
+/**
+ * How a change between two sets of runs reads, one vocabulary for every figure:
+ * - `significant`: two-sided Mann–Whitney U p ≤ alpha;
+ * - `no-change`: enough runs that a real change could have shown (minP ≤ alpha), and p > alpha;
+ * - `too-few-runs`: even the most extreme ordering of the runs could not reach alpha (minP > alpha), so
+ *   p says nothing: e.g. 2+2 or 2+6 runs; the size of the change is shown, unjudged;
+ * - `single-run`: a side has one run: nothing says how much a run varies from the next;
+ * - `missing`: a side has no value for this figure.
+ */
+export const VerdictStatus = Type.Union([
+  Type.Literal('significant'),
+  Type.Literal('no-change'),
+  Type.Literal('too-few-runs'),
+  Type.Literal('single-run'),
+  Type.Literal('missing'),
+]);
+export type VerdictStatus = Static<typeof VerdictStatus>;
+
+export const Verdict = Type.Object({
+  status: VerdictStatus,
+  ratio: Nullable(Type.Number({ description: 'target median / base median' })),
+  p: Nullable(Type.Number({ description: 'two-sided Mann–Whitney U p-value; null for single-run and missing' })),
+  nBase: Type.Integer({ description: 'runs on the base side' }),
+  nTarget: Type.Integer({ description: 'runs on the target side' }),
+  alpha: Type.Number({ description: 'significance level (benchstat: 0.05)' }),
+  minP: Nullable(
+    Type.Number({ description: 'the smallest p nBase+nTarget runs can give (2 / C(nBase+nTarget, nBase))' }),
+  ),
+  runsNeeded: Type.Integer({ description: 'runs per stage at which the test can reach alpha (4 at 0.05)' }),
+});
+export type Verdict = Static<typeof Verdict>;
+
+/** The median of per-run values with benchstat's distribution-free 95 % interval of the median. */
+export const Estimate = Type.Object({
+  n: Type.Integer({ description: 'runs with this figure' }),
+  values: Type.Array(Type.Number(), { description: 'one value per run, in run order' }),
+  median: Type.Number(),
+  lo: Nullable(Type.Number({ description: 'interval bound; null below 6 runs (benchstat’s ± ∞)' })),
+  hi: Nullable(Type.Number()),
+  ci: Nullable(Type.Number({ description: 'benchstat’s ± as a fraction of the median (0.05 = ± 5 %)' })),
+});
+export type Estimate = Static<typeof Estimate>;
+
+/**
+ * The figures the engine judges for every stage. Load-test figures are per run (req/s; ms; error
+ * rate = errors ÷ requests); the per-request figures are per profile: the profile's total ÷ the requests
+ * served during its window (see PerRequest), CPU in nanoseconds and allocated bytes per request.
+ */
+export const FigureKey = Type.Union([
+  Type.Literal('rps'),
+  Type.Literal('p50'),
+  Type.Literal('p95'),
+  Type.Literal('p99'),
+  Type.Literal('errorRate'),
+  Type.Literal('cpuPerRequest'),
+  Type.Literal('allocPerRequest'),
+]);
+export type FigureKey = Static<typeof FigureKey>;
+export const FIGURE_KEYS: readonly FigureKey[] = [
+  'rps',
+  'p50',
+  'p95',
+  'p99',
+  'errorRate',
+  'cpuPerRequest',
+  'allocPerRequest',
+];
+
+const perFigure = <T extends Parameters<typeof Type.Object>[0][string]>(t: T) =>
+  Type.Object({
+    rps: t,
+    p50: t,
+    p95: t,
+    p99: t,
+    errorRate: t,
+    cpuPerRequest: t,
+    allocPerRequest: t,
+  });
+
+/** One stage's figures across its runs (null where no run has the figure). */
+export const StageFigures = perFigure(Nullable(Estimate));
+export type StageFigures = Static<typeof StageFigures>;
+
+/** Verdicts of one stage against another, per figure. */
+export const FigureVerdicts = perFigure(Verdict);
+export type FigureVerdicts = Static<typeof FigureVerdicts>;
+
+/** One load-test run behind a stage row, with its own figures (req/s, ms). */
+export const StageRun = Type.Object({
+  artifactId: Type.String(),
+  filename: Type.String(),
+  /** 1-based position of the run in a file of several runs (null for a file of one run). */
+  runInFile: Nullable(Type.Integer()),
+  rps: Nullable(Type.Number()),
+  requests: Nullable(Type.Number()),
+  errors: Nullable(Type.Number()),
+  latencyMs: Type.Object({ p50: Nullable(Type.Number()), p95: Nullable(Type.Number()), p99: Nullable(Type.Number()) }),
+});
+export type StageRun = Static<typeof StageRun>;
+
+/**
+ * How a row's load-test figures summarise its runs:
+ * - `single-run`: one run, its figures as the tool printed them (no noise estimate);
+ * - `median`: several runs of one tool and settings: medians across runs, with intervals and verdicts;
+ * - `aggregate`: runs with different settings: request-weighted figures, no noise estimate;
+ * - `none`: the stage has no load test.
+ */
+export const StageSummaryKind = Type.Union([
+  Type.Literal('single-run'),
+  Type.Literal('median'),
+  Type.Literal('aggregate'),
+  Type.Literal('none'),
+]);
+export type StageSummaryKind = Static<typeof StageSummaryKind>;
+
+/**
+ * The requests a profile's figures are divided by, one rule everywhere (the engine's `requestsForProfile`):
+ * for each profile with a duration, in order of preference,
+ * 1. `timeline`: a load test with absolute times whose per-second timeline covers the profile's window:
+ *    the requests of the seconds inside the window (partial seconds pro rata);
+ * 2. `paired-run`: the load-test run the profile was captured with (the same `stagediff capture` run; else,
+ *    when the stage holds as many runs of its headline tool as profiles of the kind, the i-th in upload
+ *    order): that run's req/s × the profile's duration;
+ * 3. `stage-rps`: the stage's median req/s × the profile's duration (an estimate: the stage's runs were
+ *    not matched to this profile).
+ * A stage of several profiles is divided by the sum over its profiles.
+ */
+export const DivisorMethod = Type.Union([
+  Type.Literal('timeline'),
+  Type.Literal('paired-run'),
+  Type.Literal('stage-rps'),
+]);
+export type DivisorMethod = Static<typeof DivisorMethod>;
+
+export const ProfileRequests = Type.Object({
+  artifactId: Type.String(),
+  requests: Nullable(Type.Number({ description: 'requests served during the profile’s window' })),
+  method: Nullable(DivisorMethod),
+  /** In words, e.g. "timeline of vegeta-json within the profile's window". */
+  description: Nullable(Type.String()),
+});
+export type ProfileRequests = Static<typeof ProfileRequests>;
+
+/** A stage's per-request divisor: each profile's, the sum, and whether every profile has its own run. */
+export const PerRequest = Type.Object({
+  requests: Nullable(Type.Number({ description: 'sum over the profiles; null when a profile has none' })),
+  /**
+   * True when every profile's requests come from its own load run (timeline or paired-run): then the
+   * diff opens per request by default.
+   */
+  measured: Type.Boolean(),
+  profiles: Type.Array(ProfileRequests),
+});
+export type PerRequest = Static<typeof PerRequest>;
+
+/** One row of the stage table. */
+export const StageRow = Type.Object({
+  stageId: Type.String(),
+  name: Type.String(),
+  note: Type.String(),
+  summary: StageSummaryKind,
+  /** Load-test runs behind the load-test figures. */
+  loadTests: Type.Integer(),
+  /** Requests and errors summed over those runs. */
+  requests: Nullable(Type.Number()),
+  errors: Nullable(Type.Number()),
+  /** Each figure across the stage's runs; a single run has n = 1. */
+  figures: StageFigures,
+  /** The load-test runs behind the figures, each with its own figures, in upload order. */
+  runs: Type.Array(StageRun),
+  /** Which runs the load-test figures come from. */
+  source: Type.Object({
+    format: Nullable(Type.String()),
+    artifactIds: Type.Array(Type.String()),
+    /** Load tests of other tools or settings in the stage, kept out of the row (they stay in the timelines). */
+    otherRuns: Type.Integer(),
+    /** False when the stage has no run of the tool the other rows use, and shows its own largest one. */
+    headline: Type.Boolean(),
+  }),
+  /** Verdicts against the previous stage and the first one (null for the first stage). */
+  vsPrevious: Nullable(FigureVerdicts),
+  vsBaseline: Nullable(FigureVerdicts),
+});
+export type StageRow = Static<typeof StageRow>;
+
+export const StageTable = Type.Object({
+  alpha: Type.Number(),
+  runsNeeded: Type.Integer(),
+  rows: Type.Array(StageRow),
+});
+export type StageTable = Static<typeof StageTable>;
+
+/** How a figure moves when it gets better. */
+export const Better = Type.Union([Type.Literal('higher'), Type.Literal('lower')]);
+
+/**
+ * One figure compared between the base and the target stage.
+ * - `metric`: `rps`, `p50`, `p95`, `p99`, `error-rate`, `cpu-per-request`, `alloc-per-request`, or
+ *   `bench:UNIT` (with `subject` naming the benchmark) — the names `stagediff check --fail-on` takes;
+ * - `base`/`target`: the figure across each side's runs (null: the side lacks it);
+ * - `deltaPercent`: (ratio − 1) · 100; `direction` only for significant changes.
+ */
+export const Change = Type.Object({
+  metric: Type.String(),
+  label: Type.String(),
+  subject: Nullable(Type.String()),
+  unit: Type.String(),
+  better: Better,
+  base: Nullable(Estimate),
+  target: Nullable(Estimate),
+  verdict: Verdict,
+  deltaPercent: Nullable(Type.Number()),
+  direction: Nullable(Type.Union([Type.Literal('improvement'), Type.Literal('regression')])),
+  /** Why there is no verdict, in words (too-few-runs, single-run, missing). */
+  reason: Nullable(Type.String()),
+});
+export type Change = Static<typeof Change>;
+
+/**
+ * A function whose cost changed, named where the change starts (see analysis/change-origins.ts):
+ * - `removed`/`added`: the highest frame of a call subtree that disappeared or appeared whole;
+ * - `shrank`/`grew`: a call path whose change is its own, not explained by one of its callees.
+ * Figures are per request (else per second, else as recorded: see `normalisation`), of the function's
+ * call paths that start the change; `verdict` tests the function's cum across the stages' profiles.
+ */
+export const FunctionChange = Type.Object({
+  name: Type.String(),
+  change: Type.Union([Type.Literal('removed'), Type.Literal('added'), Type.Literal('shrank'), Type.Literal('grew')]),
+  base: Type.Number(),
+  target: Type.Number(),
+  delta: Type.Number(),
+  /** |delta| as a fraction of the base stage's total. */
+  ofBaseTotal: Type.Number(),
+  /** The call path of its largest occurrence, root first (at most 12 frames, the outermost elided). */
+  path: Type.Array(Type.String()),
+  verdict: Verdict,
+});
+export type FunctionChange = Static<typeof FunctionChange>;
+
+export const FunctionChanges = Type.Object({
+  /** `ok`; `no-profiles` (a side has none of the kind); `too-large` (above the automatic limit: ask with functions=on). */
+  status: Type.Union([Type.Literal('ok'), Type.Literal('no-profiles'), Type.Literal('too-large')]),
+  message: Nullable(Type.String()),
+  kind: Nullable(Type.String()),
+  sampleType: Nullable(Type.String()),
+  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second'), Type.Literal('absolute')]),
+  unit: Type.String(),
+  baseTotal: Type.Number(),
+  targetTotal: Type.Number(),
+  changes: Type.Array(FunctionChange),
+});
+export type FunctionChanges = Static<typeof FunctionChanges>;
+
+/** benchstat's comparison of the stages' `go test -bench` outputs, when both have some. */
+export const BenchmarkChanges = Type.Object({
+  /** False when no benchmark can be paired (benchstat would print separate tables); `reason` says why. */
+  comparable: Type.Boolean(),
+  reason: Nullable(Type.String()),
+  /** Per unit: the geomean change over the paired benchmarks and how many changed significantly. */
+  units: Type.Array(
+    Type.Object({
+      unit: Type.String(),
+      benchmarks: Type.Integer(),
+      significant: Type.Integer(),
+      geomeanDeltaPercent: Nullable(Type.Number()),
+      better: Better,
+    }),
+  ),
+  rows: Type.Array(Change),
+});
+export type BenchmarkChanges = Static<typeof BenchmarkChanges>;
+
+/** GET …/changes: everything the engine judges about one base → target pair. */
+export const StageChanges = Type.Object({
+  base: Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() }),
+  target: Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() }),
+  alpha: Type.Number(),
+  runsNeeded: Type.Integer(),
+  /** Load-test figures and the per-request figures, in FIGURE_KEYS order. */
+  figures: Type.Array(Change),
+  perRequest: Type.Object({ base: PerRequest, target: PerRequest }),
+  functions: FunctionChanges,
+  benchmarks: Nullable(BenchmarkChanges),
+  /** GC figures of each side's GODEBUG=gctrace=1 logs (first trace of each), with the STW p99 change. */
+  gc: Nullable(
+    Type.Object({
+      base: Nullable(Type.Object({ cycles: Type.Integer(), stwP99Ms: Type.Number(), maxHeapMb: Type.Number() })),
+      target: Nullable(Type.Object({ cycles: Type.Integer(), stwP99Ms: Type.Number(), maxHeapMb: Type.Number() })),
+    }),
+  ),
+  /** "What changed", in words, most telling first: only significant changes are worded as changes. */
+  sentences: Type.Array(Type.String()),
+});
+export type StageChanges = Static<typeof StageChanges>;

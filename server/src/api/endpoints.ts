@@ -1,0 +1,281 @@
+import Type, { type Static, type TSchema } from 'typebox';
+import { StageChanges, StageTable } from './changes.ts';
+import { ErrorBody } from './kit.ts';
+import {
+  ArtifactParams,
+  CaptureBody,
+  Comparison,
+  ComparisonArtifactParams,
+  ComparisonParams,
+  CreateComparisonBody,
+  CreatedComparison,
+  Nothing,
+  PatchComparisonBody,
+  PatchStageBody,
+  Stage,
+  StageBody,
+  StageOrderBody,
+  StageParams,
+  StageWithCaptures,
+  UploadQuery,
+  UploadResults,
+} from './resources.ts';
+import {
+  Benchmarks,
+  ChangesQuery,
+  Diff,
+  DiffImageQuery,
+  DiffQuery,
+  FilterCheck,
+  FilterQuery,
+  Flamegraph,
+  FlamegraphImageQuery,
+  FlamegraphQuery,
+  FoldedQuery,
+  GcStages,
+  Sandwich,
+  SandwichQuery,
+  StagePairQuery,
+  Timeline,
+  Top,
+  TopQuery,
+  Trajectory,
+  TrajectoryQuery,
+} from './views.ts';
+import { ENDPOINT_ROUTES, type EndpointName, endpointUrl } from './routes.ts';
+
+/**
+ * The API contract, declared once: every endpoint's method and path (routes.ts), its parameters, query,
+ * body and answers. The server's routes validate and serialise with these schemas, /api/openapi.json
+ * publishes them, and the web client and the CLI take their types from them (`Query`, `Reply` below).
+ * A view computed by the analysis workers is serialised there with the same response schema.
+ */
+export interface EndpointSchema {
+  summary: string;
+  description?: string;
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  /** The success answer; its status is `status` (200 unless said). */
+  response: TSchema;
+  status?: 200 | 201 | 204;
+  /** Not JSON: the media type of the answer (text, an image). */
+  produces?: string;
+  /** Needs the comparison's edit token (Authorization: Bearer TOKEN). */
+  auth?: true;
+}
+
+const Text = Type.String({ description: 'text' });
+const Binary = Type.String({ description: 'binary image' });
+
+export const SCHEMAS = {
+  createComparison: {
+    summary: 'Create a comparison (an optimization story)',
+    body: CreateComparisonBody,
+    response: CreatedComparison,
+    status: 201,
+  },
+  getComparison: {
+    summary: 'A comparison with its stages and their files',
+    params: ComparisonParams,
+    response: Comparison,
+  },
+  patchComparison: {
+    summary: 'Edit title or description, or keep it from retention (edit token)',
+    params: ComparisonParams,
+    body: PatchComparisonBody,
+    response: Comparison,
+    auth: true,
+  },
+  deleteComparison: {
+    summary: 'Delete a comparison and its files (edit token)',
+    params: ComparisonParams,
+    response: Nothing,
+    status: 204,
+    auth: true,
+  },
+  createStage: {
+    summary: 'Append a stage (edit token)',
+    params: ComparisonParams,
+    body: StageBody,
+    response: Stage,
+    status: 201,
+    auth: true,
+  },
+  patchStage: {
+    summary: 'Rename or annotate a stage (edit token)',
+    params: StageParams,
+    body: PatchStageBody,
+    response: Stage,
+    auth: true,
+  },
+  deleteStage: {
+    summary: 'Delete a stage and its files (edit token)',
+    params: StageParams,
+    response: Nothing,
+    status: 204,
+    auth: true,
+  },
+  orderStages: {
+    summary: 'Reorder stages (edit token): list every stage id once, in the new order',
+    params: ComparisonParams,
+    body: StageOrderBody,
+    response: Type.Array(Stage),
+    auth: true,
+  },
+  addCapture: {
+    summary: 'Record how a stage was captured (edit token): a `stagediff capture` record, appended to the stage',
+    params: StageParams,
+    body: CaptureBody,
+    response: StageWithCaptures,
+    status: 201,
+    auth: true,
+  },
+  uploadArtifacts: {
+    summary:
+      'Upload files into a stage (edit token): multipart field "file", several at once; or one raw application/octet-stream body with ?filename=. Each file gets its own result; a file whose bytes the stage already holds is refused (duplicate, 409 when it is the only one) naming the artifact there.',
+    params: StageParams,
+    querystring: UploadQuery,
+    response: UploadResults,
+    auth: true,
+  },
+  rawArtifact: {
+    summary: 'The original bytes of an uploaded file',
+    params: ArtifactParams,
+    response: Binary,
+    produces: 'application/octet-stream',
+  },
+  deleteArtifact: {
+    summary: 'Remove one file from a comparison (edit token)',
+    params: ComparisonArtifactParams,
+    response: Nothing,
+    status: 204,
+    auth: true,
+  },
+  checkFilters: {
+    summary:
+      'Checks focus/ignore/hide/show as the analysis routes would (Go syntax, limits) without any analysis: the expressions as they will apply, or the same 400 naming the parameter',
+    querystring: FilterQuery,
+    response: FilterCheck,
+  },
+  stageTable: {
+    summary:
+      "The stage table: each stage's figures across its runs (load-test figures per run, CPU and allocated bytes per request per profile), with the verdicts against the previous stage and the first",
+    params: ComparisonParams,
+    response: StageTable,
+  },
+  changes: {
+    summary:
+      'Everything the change engine judges about one pair of stages (id or name): each figure with its interval and verdict, the per-request divisors, the functions whose cost changed (named where the change starts), benchmarks, GC, and "what changed" in words',
+    params: ComparisonParams,
+    querystring: ChangesQuery,
+    response: StageChanges,
+  },
+  flamegraph: {
+    summary: 'Call tree of one stage for d3-flame-graph ({name, value, children}), trimmed at minFraction of the total',
+    params: ComparisonParams,
+    querystring: FlamegraphQuery,
+    response: Flamegraph,
+  },
+  diff: {
+    summary:
+      'Diff of two stages: a tree with delta per node and functions ranked by change (absolute equals go tool pprof -diff_base). With several profiles per stage, rows and nodes carry the verdict of the function across the profiles',
+    params: ComparisonParams,
+    querystring: DiffQuery,
+    response: Diff,
+  },
+  top: {
+    summary: 'Flat and cum of every function of one stage (pprof -top)',
+    params: ComparisonParams,
+    querystring: TopQuery,
+    response: Top,
+  },
+  trajectory: {
+    summary: "The top functions' flat/cum at every stage, with their spread across a stage's profiles",
+    params: ComparisonParams,
+    querystring: TrajectoryQuery,
+    response: Trajectory,
+  },
+  sandwich: {
+    summary: 'Callers and callees of one function',
+    params: ComparisonParams,
+    querystring: SandwichQuery,
+    response: Sandwich,
+  },
+  timeline: {
+    summary: 'Per-second timelines and latency distributions of every load test, per stage',
+    params: ComparisonParams,
+    response: Timeline,
+  },
+  folded: {
+    summary: 'Folded stacks (Brendan Gregg format) of one stage',
+    params: ComparisonParams,
+    querystring: FoldedQuery,
+    response: Text,
+    produces: 'text/plain; charset=utf-8',
+  },
+  benchmarks: {
+    summary: "benchstat's comparison of two stages' go test -bench outputs (paired by configuration, as benchstat)",
+    params: ComparisonParams,
+    querystring: StagePairQuery,
+    response: Benchmarks,
+  },
+  gc: {
+    summary: 'GC traces per stage: cycles and pause summaries',
+    params: ComparisonParams,
+    response: GcStages,
+  },
+  flamegraphSvg: {
+    summary: 'Flamegraph of one stage as SVG (root on top; the parameters of /flamegraph, plus width)',
+    params: ComparisonParams,
+    querystring: FlamegraphImageQuery,
+    response: Binary,
+    produces: 'image/svg+xml; charset=utf-8',
+  },
+  flamegraphPng: {
+    summary: 'Flamegraph of one stage as PNG (the parameters of /flamegraph, plus width)',
+    params: ComparisonParams,
+    querystring: FlamegraphImageQuery,
+    response: Binary,
+    produces: 'image/png',
+  },
+  diffSvg: {
+    summary: 'Diff flamegraph of two stages as SVG (red: more in the target, blue: less; the parameters of /diff)',
+    params: ComparisonParams,
+    querystring: DiffImageQuery,
+    response: Binary,
+    produces: 'image/svg+xml; charset=utf-8',
+  },
+  diffPng: {
+    summary: 'Diff flamegraph of two stages as PNG (the parameters of /diff)',
+    params: ComparisonParams,
+    querystring: DiffImageQuery,
+    response: Binary,
+    produces: 'image/png',
+  },
+} as const satisfies Record<EndpointName, EndpointSchema>;
+
+export type Schemas = typeof SCHEMAS;
+
+type Field<N extends EndpointName, K extends string> =
+  Schemas[N] extends Record<K, infer S extends TSchema> ? Static<S> : never;
+
+/** Query parameters that have a default wherever they appear (validation fills them in). */
+type Defaulted = 'mode' | 'minFraction' | 'limit' | 'sort' | 'n' | 'functions' | 'width' | 'noise';
+
+/** The query of endpoint N as the server reads it, defaults filled in. */
+export type Query<N extends EndpointName> = Field<N, 'querystring'>;
+/** What a client sends as the query of endpoint N: parameters with defaults may be left out. */
+export type ClientQuery<N extends EndpointName> = Omit<Query<N>, Defaulted> &
+  Partial<Pick<Query<N>, Extract<keyof Query<N>, Defaulted>>>;
+/** The path parameters of endpoint N (none: an empty record). */
+export type Params<N extends EndpointName> = Schemas[N] extends { params: TSchema }
+  ? Field<N, 'params'>
+  : Record<string, never>;
+/** The body of endpoint N. */
+export type Body<N extends EndpointName> = Field<N, 'body'>;
+/** The success answer of endpoint N. */
+export type Reply<N extends EndpointName> = Static<Schemas[N]['response']>;
+
+export { ENDPOINT_ROUTES, ErrorBody, endpointUrl };
+export type { EndpointName };

@@ -1,0 +1,78 @@
+import Type, { type Static } from 'typebox';
+import {
+  BenchmarkChanges,
+  Change,
+  FigureVerdicts,
+  FunctionChanges,
+  PerRequest,
+  StageChanges,
+  StageFigures,
+  StageSummaryKind,
+} from './changes.ts';
+import { Nullable } from './kit.ts';
+import { DiffRow, ProfileKind } from './views.ts';
+
+/*
+ * `stagediff report --format json` (schema "stagediff-report/2"), published as docs/report-schema.json.
+ * Every figure and verdict in it is the change engine's (GET …/changes, GET …/stage-table, GET …/diff);
+ * the report only selects and arranges them. Numbers are in the unit each object names, ratios are
+ * target / base, percentages (ratio − 1) × 100, null where a side has no figure.
+ *
+ * Version 2 (from 1): every change carries the engine's `verdict` (status significant, no-change,
+ * too-few-runs, single-run or missing; p; n; minP) and its sides as `Estimate`s; `sentences` and
+ * `functions` say what changed; the stage rows carry every figure, CPU and memory per request included.
+ */
+
+const StageRef = Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() });
+
+export const Report = Type.Object(
+  {
+    schema: Type.Literal('stagediff-report/2'),
+    comparison: Type.Object({ id: Type.String(), title: Type.String(), url: Nullable(Type.String()) }),
+    base: StageRef,
+    target: StageRef,
+    /** Counts over `changes` and the benchmark rows, by verdict and direction. */
+    summary: Type.Object({
+      improvements: Type.Integer(),
+      regressions: Type.Integer(),
+      noChange: Type.Integer(),
+      tooFewRuns: Type.Integer(),
+      singleRun: Type.Integer(),
+    }),
+    /** Load-test figures and the per-request figures measured on both sides. */
+    changes: Type.Array(Change),
+    /** What changed, in words, most telling first (the dashboard shows the same). */
+    sentences: Type.Array(Type.String()),
+    functions: FunctionChanges,
+    perRequest: Type.Object({ base: PerRequest, target: PerRequest }),
+    stages: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        role: Nullable(Type.Union([Type.Literal('base'), Type.Literal('target')])),
+        summary: StageSummaryKind,
+        loadTests: Type.Integer(),
+        figures: StageFigures,
+        vsPrevious: Nullable(FigureVerdicts),
+      }),
+    ),
+    /** The functions of the diff flamegraph, ranked by |Δ flat| (the diff's own order). */
+    topFunctions: Nullable(
+      Type.Object({
+        kind: ProfileKind,
+        sampleType: Type.String(),
+        mode: Type.String(),
+        unit: Type.String(),
+        rowsTotal: Type.Integer(),
+        warnings: Type.Array(Type.String()),
+        rows: Type.Array(DiffRow),
+      }),
+    ),
+    gc: StageChanges.properties.gc,
+    benchmarks: Nullable(BenchmarkChanges),
+    images: Type.Object({ diffSvg: Nullable(Type.String()), diffPng: Nullable(Type.String()) }),
+    notes: Type.Array(Type.String()),
+  },
+  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:2', title: 'stagediff report' },
+);
+export type Report = Static<typeof Report>;

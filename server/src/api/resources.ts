@@ -1,0 +1,211 @@
+import Type, { type Static } from 'typebox';
+import type { BenchConfig } from '../model/benchmark.ts';
+import type { CaptureRecord } from '../model/capture.ts';
+import type { GcTraceSummary } from '../model/gctrace.ts';
+import type { LoadTestSummary } from '../model/loadtest.ts';
+import type { MetricsModel } from '../model/metrics.ts';
+import type { SchedTraceSummary } from '../model/schedtrace.ts';
+import type { TraceSummary } from '../model/trace.ts';
+import { Id, Model, Nullable } from './kit.ts';
+import { ProfileKind, SampleTypeInfo } from './views.ts';
+
+/* Comparisons, stages and their files: what the store holds, as the API shows it. */
+
+/** What the stage view lists of a profile without re-parsing it (totals in each sample type's own unit). */
+export const ProfileSummary = Type.Object({
+  kind: ProfileKind,
+  sampleTypes: Type.Array(SampleTypeInfo),
+  defaultSampleType: Type.String(),
+  /** The profile's window in nanoseconds (0 for snapshots). */
+  durationNanos: Type.Number(),
+  timeNanos: Type.Number(),
+  numSamples: Type.Number(),
+  totals: Type.Record(Type.String(), Type.Number()),
+});
+export type ProfileSummary = Static<typeof ProfileSummary>;
+
+/** Summary stored with a `go test -bench` artifact. */
+export interface BenchmarkArtifactSummary {
+  config: BenchConfig;
+  /** Number of (benchmark, unit) series. */
+  benchmarks: number;
+  names: string[];
+}
+
+/** Summary stored with an execution trace: its figures without the timeline, the first 10 entry functions. */
+export type TraceArtifactSummary = Omit<TraceSummary, 'timeline'>;
+
+/** Summary stored with a GODEBUG=schedtrace log: its figures and, when it has gc lines, their GC summary. */
+export type SchedTraceArtifactSummary = SchedTraceSummary & { gc: GcTraceSummary | null };
+
+/** Summary stored with a runtime-metric series (`stagediff capture --metrics`). */
+export type MetricsArtifactSummary = Pick<
+  MetricsModel,
+  'source' | 'start' | 'failedScrapes' | 'windowSeconds' | 'highlights'
+> & {
+  /** Scrapes taken, and series recorded. */
+  scrapes: number;
+  series: number;
+};
+
+/** The summary of any artifact, by its kind. */
+export type ArtifactSummary =
+  | ProfileSummary
+  | LoadTestSummary
+  | BenchmarkArtifactSummary
+  | GcTraceSummary
+  | TraceArtifactSummary
+  | SchedTraceArtifactSummary
+  | MetricsArtifactSummary;
+
+export const ArtifactKind = Type.Union([
+  Type.Literal('profile'),
+  Type.Literal('loadtest'),
+  Type.Literal('benchmark'),
+  Type.Literal('gctrace'),
+  Type.Literal('trace'),
+  Type.Literal('schedtrace'),
+  Type.Literal('metrics'),
+]);
+export type ArtifactKind = Static<typeof ArtifactKind>;
+
+export const Artifact = Type.Object({
+  id: Type.String(),
+  kind: ArtifactKind,
+  format: Type.String(),
+  filename: Type.String(),
+  size: Type.Number(),
+  sha256: Type.String(),
+  createdAt: Type.String(),
+  summary: Model<ArtifactSummary>(
+    'by kind: a profile summary (kind, sampleTypes, totals, durationNanos), a load-test summary (requests, rps, latencyMs, meta), a benchmark summary (config, names), a GC summary, an execution-trace summary (schedWait, blocked, gc, goroutines), a schedtrace summary or a metrics summary (source, scrapes, highlights)',
+  ),
+});
+export type Artifact = Static<typeof Artifact>;
+
+export const Stage = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  note: Type.String(),
+  position: Type.Integer(),
+});
+export type Stage = Static<typeof Stage>;
+
+export const StageWithFiles = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  note: Type.String(),
+  position: Type.Integer(),
+  /** How the stage was recorded by `stagediff capture`, one record per invocation. */
+  captures: Type.Array(Model<CaptureRecord>('a stagediff-capture/1 record (see model/capture.ts)')),
+  artifacts: Type.Array(Artifact),
+});
+export type StageWithFiles = Static<typeof StageWithFiles>;
+
+export const Comparison = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  description: Type.String(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+  /** The demo and other seeded comparisons: no edit token opens them. */
+  readOnly: Type.Boolean(),
+  /** Bumped by every change; derived results are cached by it. */
+  revision: Type.Integer(),
+  /** Kept from retention (RETENTION_DAYS) by its edit-token holder. */
+  keep: Type.Boolean(),
+  /** The share link. */
+  url: Type.String(),
+  stages: Type.Array(StageWithFiles),
+});
+export type Comparison = Static<typeof Comparison>;
+
+export const ComparisonParams = Type.Object({ id: Id });
+export const StageParams = Type.Object({ id: Id, stageId: Id });
+export const ArtifactParams = Type.Object({ artifactId: Id });
+export const ComparisonArtifactParams = Type.Object({ id: Id, artifactId: Id });
+
+export const CreateComparisonBody = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 10000 })),
+  },
+  { additionalProperties: false },
+);
+export const CreatedComparison = Type.Object({ id: Type.String(), editToken: Type.String(), url: Type.String() });
+export type CreatedComparison = Static<typeof CreatedComparison>;
+
+export const PatchComparisonBody = Type.Object(
+  {
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Type.String({ maxLength: 10000 })),
+    /** Keep the comparison from retention (RETENTION_DAYS): it is never removed for not being viewed. */
+    keep: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const StageBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 120 }), note: Type.Optional(Type.String({ maxLength: 2000 })) },
+  { additionalProperties: false },
+);
+export const PatchStageBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+    note: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+export const StageOrderBody = Type.Object(
+  { stageIds: Type.Array(Type.String(), { maxItems: 200 }) },
+  { additionalProperties: false },
+);
+export const CaptureBody = Type.Object({
+  schema: Type.Literal('stagediff-capture/1'),
+  runs: Type.Array(Type.Object({}), { maxItems: 100 }),
+});
+export const StageWithCaptures = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  note: Type.String(),
+  position: Type.Integer(),
+  captures: Type.Array(Model<CaptureRecord>('a stagediff-capture/1 record')),
+});
+
+export const UploadQuery = Type.Object({ filename: Type.Optional(Type.String({ maxLength: 255 })) });
+
+/** One file of an upload: stored (its artifact), or refused with the reason (naming the file). */
+export const FileResult = Type.Union([
+  Type.Object({
+    filename: Type.String(),
+    ok: Type.Literal(true),
+    artifact: Artifact,
+    /** Runs read from the file: a load-test file may hold several runs of one tool, each a run of the stage. */
+    runs: Type.Integer(),
+    /** Said when the file held several runs: "3 runs read from one file". */
+    note: Type.Optional(Type.String()),
+  }),
+  Type.Object({
+    filename: Type.String(),
+    ok: Type.Literal(false),
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      /** For `duplicate`: the artifact of the stage that already holds these bytes. */
+      existing: Type.Optional(Type.Object({ artifactId: Type.String(), filename: Type.String() })),
+    }),
+  }),
+]);
+export type FileResult = Static<typeof FileResult>;
+export const UploadResults = Type.Object({ results: Type.Array(FileResult) });
+export const UploadRefused = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    existing: Type.Optional(Type.Object({ artifactId: Type.String(), filename: Type.String() })),
+  }),
+  results: Type.Array(FileResult),
+});
+
+export const Nothing = Type.Null({ description: 'no body' });
+export { Nullable };

@@ -1,0 +1,439 @@
+import Type, { type Static } from 'typebox';
+import type { GcTrace } from '../model/gctrace.ts';
+import type { LoadTestSummary, PercentilePoint, TimelineBucket } from '../model/loadtest.ts';
+import { Verdict, VerdictStatus } from './changes.ts';
+import { Model, Nullable, StageRef } from './kit.ts';
+
+/* The analysis views of a comparison: their query parameters and their answers. */
+
+/** Profile kinds (model/profile.ts): a view is always of one kind; profiles of different kinds never merge. */
+export const PROFILE_KINDS = [
+  'cpu',
+  'wall',
+  'allocs',
+  'heap',
+  'mutex',
+  'block',
+  'goroutine',
+  'trace-net',
+  'trace-sync',
+  'trace-syscall',
+  'trace-sched',
+  'other',
+] as const;
+export const ProfileKind = Type.Union([
+  Type.Literal('cpu'),
+  Type.Literal('wall'),
+  Type.Literal('allocs'),
+  Type.Literal('heap'),
+  Type.Literal('mutex'),
+  Type.Literal('block'),
+  Type.Literal('goroutine'),
+  Type.Literal('trace-net'),
+  Type.Literal('trace-sync'),
+  Type.Literal('trace-syscall'),
+  Type.Literal('trace-sched'),
+  Type.Literal('other'),
+]);
+export type ProfileKind = Static<typeof ProfileKind>;
+
+/** A sample type as the UI presents it: what it measures, and whether it accumulates since the process started. */
+export const SampleTypeInfo = Type.Object({
+  type: Type.String(),
+  unit: Type.String(),
+  description: Type.Optional(Type.String()),
+  /** True when comparing stages by absolute value compares uptimes as much as code (snapshots' alloc_*, …). */
+  cumulativeSinceStart: Type.Optional(Type.Boolean()),
+});
+export type SampleTypeInfo = Static<typeof SampleTypeInfo>;
+
+export const MAX_FILTER_PARAMS = 16;
+/**
+ * A Go regular expression (RE2 syntax, as `go tool pprof` takes it); given several times, the values
+ * are joined with "|" as pprof's interactive `focus=` does.
+ */
+const FilterParam = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: MAX_FILTER_PARAMS })], {
+  description: 'Go regular expression (RE2 syntax), at most 512 characters; repeat to join with |',
+});
+const FilterParams = {
+  focus: Type.Optional(FilterParam),
+  ignore: Type.Optional(FilterParam),
+  hide: Type.Optional(FilterParam),
+  show: Type.Optional(FilterParam),
+};
+/** Which profiles a view reads: their kind (default: CPU when the comparison has it) and sample type. */
+const ProfileSelect = {
+  kind: Type.Optional(ProfileKind),
+  sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+};
+const MinFraction = Type.Number({
+  minimum: 0,
+  maximum: 1,
+  default: 0,
+  description: 'drop tree nodes below this fraction of the total',
+});
+
+export const FilterQuery = Type.Object(FilterParams, { additionalProperties: false });
+export type FilterQuery = Static<typeof FilterQuery>;
+/** The filters as they will apply: one expression per filter. */
+export const FilterCheck = Type.Object({
+  focus: Type.Optional(Type.String()),
+  ignore: Type.Optional(Type.String()),
+  hide: Type.Optional(Type.String()),
+  show: Type.Optional(Type.String()),
+});
+
+export const FlameNode = Type.Cyclic(
+  {
+    FlameNode: Type.Object({
+      name: Type.String(),
+      value: Type.Number(),
+      children: Type.Array(Type.Ref('FlameNode')),
+    }),
+  },
+  'FlameNode',
+);
+export type FlameNode = Static<typeof FlameNode>;
+
+export const FlamegraphQuery = Type.Object(
+  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, ...FilterParams },
+  { additionalProperties: false },
+);
+export type FlamegraphQuery = Static<typeof FlamegraphQuery>;
+
+export const TreeTrim = Type.Object({
+  prunedNodes: Type.Number(),
+  prunedValue: Type.Number(),
+  nodes: Type.Number(),
+  depthTruncatedNodes: Type.Number(),
+});
+
+export const Flamegraph = Type.Object({
+  stageId: Type.String(),
+  kind: ProfileKind,
+  sampleType: Type.String(),
+  unit: Type.String(),
+  total: Type.Number(),
+  /** The sample types of this kind, for the picker. */
+  sampleTypes: Type.Array(SampleTypeInfo),
+  /** The profiles merged into the view. */
+  profiles: Type.Array(Type.String()),
+  tree: FlameNode,
+  trim: TreeTrim,
+});
+export type Flamegraph = Static<typeof Flamegraph>;
+
+export const TopQuery = Type.Object(
+  { stage: StageRef, ...ProfileSelect, ...FilterParams },
+  { additionalProperties: false },
+);
+export const TopRow = Type.Object({ name: Type.String(), flat: Type.Number(), cum: Type.Number() });
+export const Top = Type.Object({
+  stageId: Type.String(),
+  kind: ProfileKind,
+  sampleType: Type.String(),
+  unit: Type.String(),
+  total: Type.Number(),
+  rows: Type.Array(TopRow),
+});
+export type Top = Static<typeof Top>;
+
+export const FoldedQuery = TopQuery;
+
+export const SandwichQuery = Type.Object(
+  { stage: StageRef, ...ProfileSelect, fn: Type.String({ minLength: 1, maxLength: 100000 }), ...FilterParams },
+  { additionalProperties: false },
+);
+// One cyclic definition holding both trees: a schema may define the recursive node only once.
+export const Sandwich = Type.Cyclic(
+  {
+    SandwichNode: Type.Object({
+      name: Type.String(),
+      value: Type.Number(),
+      children: Type.Array(Type.Ref('SandwichNode')),
+    }),
+    Sandwich: Type.Object({
+      name: Type.String(),
+      kind: ProfileKind,
+      sampleType: Type.String(),
+      unit: Type.String(),
+      total: Type.Number(),
+      flat: Type.Number(),
+      cum: Type.Number(),
+      /** Who calls the function: rooted at it, each child one caller further up. */
+      callers: Type.Ref('SandwichNode'),
+      /** What the function calls: rooted at it, as in a flame graph. */
+      callees: Type.Ref('SandwichNode'),
+    }),
+  },
+  'Sandwich',
+);
+export type Sandwich = Static<typeof Sandwich>;
+
+/**
+ * Diff modes: `absolute` equals `go tool pprof -diff_base`; `normalize` is pprof's -normalize; `share`
+ * divides each side by its own total; `per-request` by the requests each stage served during its
+ * profiles' windows; `auto` (the default) is per-request when every profile of both stages has its own
+ * load run, else absolute.
+ */
+export const DiffMode = Type.Union([
+  Type.Literal('absolute'),
+  Type.Literal('share'),
+  Type.Literal('normalize'),
+  Type.Literal('per-request'),
+]);
+export type DiffMode = Static<typeof DiffMode>;
+export const DiffModeParam = Type.Union(
+  [
+    Type.Literal('auto'),
+    Type.Literal('absolute'),
+    Type.Literal('share'),
+    Type.Literal('normalize'),
+    Type.Literal('per-request'),
+  ],
+  { default: 'auto' },
+);
+export type DiffModeParam = Static<typeof DiffModeParam>;
+
+export const DiffQuery = Type.Object(
+  {
+    base: StageRef,
+    target: StageRef,
+    ...ProfileSelect,
+    mode: DiffModeParam,
+    minFraction: MinFraction,
+    limit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 2000 }),
+    sort: Type.Union([Type.Literal('flat'), Type.Literal('cum')], { default: 'flat' }),
+    ...FilterParams,
+  },
+  { additionalProperties: false },
+);
+export type DiffQuery = Static<typeof DiffQuery>;
+
+/** A verdict in brief, where thousands of functions carry one. */
+export const VerdictBrief = Type.Object({ status: VerdictStatus, p: Nullable(Type.Number()) });
+export type VerdictBrief = Static<typeof VerdictBrief>;
+
+export const DiffNode = Type.Cyclic(
+  {
+    DiffNode: Type.Object({
+      name: Type.String(),
+      /** Width: |base| + |target|, so both sides fit and children nest. */
+      value: Type.Number(),
+      /** target − base. */
+      delta: Type.Number(),
+      base: Type.Number(),
+      target: Type.Number(),
+      /** The function's cum tested across the stages' profiles (absent for functions not tested). */
+      verdict: Type.Optional(Nullable(Type.Object({ status: VerdictStatus, p: Nullable(Type.Number()) }))),
+      children: Type.Array(Type.Ref('DiffNode')),
+    }),
+  },
+  'DiffNode',
+);
+export type DiffNode = Static<typeof DiffNode>;
+
+export const DiffStatus = Type.Union([
+  Type.Literal('new'),
+  Type.Literal('removed'),
+  Type.Literal('changed'),
+  Type.Literal('unchanged'),
+]);
+export type DiffStatus = Static<typeof DiffStatus>;
+
+export const DiffRow = Type.Object({
+  name: Type.String(),
+  base: Type.Object({ flat: Type.Number(), cum: Type.Number() }),
+  target: Type.Object({ flat: Type.Number(), cum: Type.Number() }),
+  deltaFlat: Type.Number(),
+  deltaCum: Type.Number(),
+  status: DiffStatus,
+  /** The function's flat and cum tested across the stages' profiles (absent for functions not tested). */
+  verdict: Type.Optional(Nullable(Type.Object({ flat: VerdictBrief, cum: VerdictBrief }))),
+});
+export type DiffRow = Static<typeof DiffRow>;
+
+/**
+ * How the functions of a diff were tested across the stages' profiles: each profile normalised
+ * (per request when every profile has its requests, else per second, else raw) and the U test run
+ * on the function's flat and cum. `status` is the verdict every function shares when the run counts
+ * alone decide it: `too-few-runs` (e.g. 2+2) and `single-run` (a side has one profile); else `tested`.
+ */
+export const DiffNoise = Type.Object({
+  status: Type.Union([Type.Literal('tested'), Type.Literal('too-few-runs'), Type.Literal('single-run')]),
+  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second'), Type.Literal('raw')]),
+  unit: Type.String(),
+  nBase: Type.Integer(),
+  nTarget: Type.Integer(),
+  alpha: Type.Number(),
+  minP: Nullable(Type.Number()),
+  runsNeeded: Type.Integer(),
+});
+export type DiffNoise = Static<typeof DiffNoise>;
+
+export const DiffPerRequest = Type.Object({
+  baseRequests: Type.Number(),
+  targetRequests: Type.Number(),
+  /** In words, how the requests were counted on each side. */
+  method: Type.String(),
+  /** True when every profile's requests come from its own load run. */
+  measured: Type.Boolean(),
+});
+
+export const Diff = Type.Object({
+  mode: DiffMode,
+  /** Why this mode, when the request said `auto`. */
+  modeReason: Nullable(Type.String()),
+  kind: ProfileKind,
+  unit: Type.String(),
+  sampleType: Type.String(),
+  baseTotal: Type.Number(),
+  targetTotal: Type.Number(),
+  scale: Type.Object({ base: Type.Number(), target: Type.Number() }),
+  warnings: Type.Array(Type.String()),
+  perRequest: Nullable(DiffPerRequest),
+  noise: Nullable(DiffNoise),
+  tree: DiffNode,
+  trim: Type.Object({
+    prunedNodes: Type.Number(),
+    /** |base| + |target| of the cut subtrees' roots. */
+    prunedValue: Type.Number(),
+    nodes: Type.Number(),
+    depthTruncatedStacks: Type.Number(),
+  }),
+  /** The first `limit` rows (by |Δflat|, or |Δcum| with sort=cum) of `rowsTotal`. */
+  top: Type.Array(DiffRow),
+  rowsTotal: Type.Integer(),
+});
+export type Diff = Static<typeof Diff>;
+
+export const TrajectoryQuery = Type.Object(
+  { ...ProfileSelect, n: Type.Integer({ minimum: 1, maximum: 100, default: 10 }) },
+  { additionalProperties: false },
+);
+export const ShareSpread = Type.Object({
+  n: Type.Integer(),
+  min: Type.Number(),
+  max: Type.Number(),
+  median: Type.Number(),
+  lo: Nullable(Type.Number()),
+  hi: Nullable(Type.Number()),
+});
+export type ShareSpread = Static<typeof ShareSpread>;
+export const TrajectoryPoint = Type.Object({
+  stageId: Type.String(),
+  flat: Type.Number(),
+  cum: Type.Number(),
+  total: Type.Number(),
+  /** The function's cum share of each of the stage's profiles, when it holds several. */
+  spread: Nullable(ShareSpread),
+});
+export type TrajectoryPoint = Static<typeof TrajectoryPoint>;
+export const Trajectory = Type.Object({
+  kind: Nullable(ProfileKind),
+  sampleType: Nullable(Type.String()),
+  unit: Type.String(),
+  stages: Type.Array(Type.Object({ stageId: Type.String(), name: Type.String() })),
+  functions: Type.Array(Type.Object({ name: Type.String(), points: Type.Array(Nullable(TrajectoryPoint)) })),
+});
+export type Trajectory = Static<typeof Trajectory>;
+
+export const TimelineRun = Type.Object({
+  artifactId: Type.String(),
+  filename: Type.String(),
+  /** 1-based position of the run in a file of several runs (null for a file of one run). */
+  runInFile: Nullable(Type.Integer()),
+  format: Type.String(),
+  summary: Model<LoadTestSummary>('the run’s summary (model/loadtest.ts LoadTestSummary)'),
+  timeline: Model<TimelineBucket[] | null>('per-second buckets {t, requests, rps, errors, latencyMs}, or null'),
+  latencyDistribution: Model<PercentilePoint[] | null>('[{percentile, ms}] or null'),
+});
+export type TimelineRun = Static<typeof TimelineRun>;
+export const Timeline = Type.Object({
+  stages: Type.Array(Type.Object({ stageId: Type.String(), name: Type.String(), runs: Type.Array(TimelineRun) })),
+});
+export type Timeline = Static<typeof Timeline>;
+
+export const StagePairQuery = Type.Object({ base: StageRef, target: StageRef }, { additionalProperties: false });
+
+const BenchSide = Type.Object({ median: Type.Number(), ci: Nullable(Type.Number()) });
+export const BenchmarkRow = Type.Object({
+  pkg: Type.String(),
+  name: Type.String(),
+  unit: Type.String(),
+  base: BenchSide,
+  target: BenchSide,
+  deltaPercent: Nullable(Type.Number()),
+  p: Type.Number(),
+  n: Type.Union([Type.Number(), Type.String()]),
+  nBase: Type.Integer(),
+  nTarget: Type.Integer(),
+  /** benchstat's own mark: p ≤ alpha (it prints "~" otherwise). */
+  significant: Type.Boolean(),
+  verdict: Verdict,
+});
+export type BenchmarkRow = Static<typeof BenchmarkRow>;
+/**
+ * benchstat's comparison of two stages' `go test -bench` outputs. Rows pair a benchmark only where its
+ * configuration (the `key: value` lines in effect, and the unit) is the same on both sides, as benchstat
+ * does; `unpaired` lists the configurations that differ, `reason` says why nothing could be compared.
+ */
+export const Benchmarks = Type.Object({
+  kind: Type.Literal('benchmark-diff'),
+  alpha: Type.Number(),
+  rows: Type.Array(BenchmarkRow),
+  unpaired: Type.Object({ base: Type.Integer(), target: Type.Integer() }),
+  reason: Nullable(Type.String()),
+});
+export type Benchmarks = Static<typeof Benchmarks>;
+
+export const GcStages = Type.Object({
+  stages: Type.Array(
+    Type.Object({
+      stageId: Type.String(),
+      name: Type.String(),
+      traces: Type.Array(
+        Type.Object({
+          artifactId: Type.String(),
+          filename: Type.String(),
+          trace: Model<GcTrace>('a parsed GODEBUG=gctrace=1 log (model/gctrace.ts)'),
+        }),
+      ),
+    }),
+  ),
+});
+export type GcStages = Static<typeof GcStages>;
+
+export const ChangesQuery = Type.Object(
+  {
+    base: StageRef,
+    target: StageRef,
+    kind: Type.Optional(ProfileKind),
+    /** Rank the functions that changed: `auto` skips profiles above the automatic size limit. */
+    functions: Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], { default: 'auto' }),
+  },
+  { additionalProperties: false },
+);
+export type ChangesQuery = Static<typeof ChangesQuery>;
+
+const ImageWidth = Type.Integer({ minimum: 300, maximum: 4000, default: 1200, description: 'pixels' });
+export const FlamegraphImageQuery = Type.Object(
+  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, width: ImageWidth, ...FilterParams },
+  { additionalProperties: false },
+);
+export const DiffImageQuery = Type.Object(
+  {
+    base: StageRef,
+    target: StageRef,
+    ...ProfileSelect,
+    mode: DiffModeParam,
+    minFraction: MinFraction,
+    width: ImageWidth,
+    noise: Type.Number({ minimum: 0, maximum: 1, default: 0.001 }),
+    // Accepted so a diff view's address works as is; an image has no table to sort or cut.
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    sort: Type.Optional(Type.Union([Type.Literal('flat'), Type.Literal('cum')])),
+    ...FilterParams,
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,156 @@
+import type { Change, FunctionChange, FunctionChanges, Verdict } from './changes.ts';
+import { DASH, formatChange, formatRatio, formatValue } from './format.ts';
+
+/*
+ * How a verdict reads, in one place: the page, the images, `stagediff report` and `stagediff check`
+ * word every change through these functions. Only a significant change is worded as a change.
+ */
+
+/** p as a verdict prints it: three decimals, and "p<0.001" below that (never a bare "p=0.000"). */
+export function formatP(p: number | null): string {
+  if (p === null) return '';
+  return p < 0.001 ? 'p<0.001' : `p=${p.toFixed(3)}`;
+}
+
+/** Both sides' run counts, always "n=5+5" so the reader sees each side. */
+export function formatN(v: Pick<Verdict, 'nBase' | 'nTarget'>): string {
+  return `n=${v.nBase}+${v.nTarget}`;
+}
+
+/** "p=0.008, n=5+5", or "n=1+5" without a p. */
+export function formatPN(v: Pick<Verdict, 'p' | 'nBase' | 'nTarget'>): string {
+  return v.p === null ? formatN(v) : `${formatP(v.p)}, ${formatN(v)}`;
+}
+
+/** Why a change has no verdict: "2+2 runs: too few to test — record at least 4 per stage", … */
+export function noVerdictReason(v: Verdict): string {
+  switch (v.status) {
+    case 'too-few-runs':
+      return `${v.nBase}+${v.nTarget} runs: too few to test — record at least ${v.runsNeeded} per stage`;
+    case 'single-run':
+      return '1 run: no noise estimate';
+    case 'missing':
+      return 'not measured on both sides';
+    default:
+      return '';
+  }
+}
+
+/** How a change reads: the text, whether it may be coloured, and a sentence for a tooltip. */
+export interface VerdictText {
+  /** e.g. "×2.38 (p=0.008, n=5+5)", "~ (p=0.151, n=5+5)", "×1.03 · 1 run: no noise estimate". */
+  text: string;
+  /** The change as a bare figure ("×2.38", "−60 %"), or "~" when it is within the noise. */
+  change: string;
+  /** Only a significant change is a change: colour it. */
+  significant: boolean;
+  title: string;
+}
+
+/** Whether a figure's change reads as a ratio (QPS ×2.38) or a percentage (P99 −60 %). */
+export type ChangeStyle = 'ratio' | 'percent';
+
+/** A stage-to-stage change of one figure with its verdict (the stage table's cells). */
+export function verdictText(v: Verdict | null | undefined, style: ChangeStyle): VerdictText {
+  if (!v || v.status === 'missing' || v.ratio === null)
+    return { text: DASH, change: DASH, significant: false, title: 'no figure to compare' };
+  const figure = style === 'ratio' ? formatRatio(v.ratio) : formatChange(v.ratio);
+  const pn = formatPN(v);
+  switch (v.status) {
+    case 'significant':
+      return {
+        text: `${figure} (${pn})`,
+        change: figure,
+        significant: true,
+        title: `Significant: the Mann–Whitney U test of the runs gives ${formatP(v.p)} ≤ ${v.alpha}.`,
+      };
+    case 'single-run': {
+      const side = v.nBase <= 1 && v.nTarget <= 1 ? 'each stage' : v.nBase <= 1 ? 'the earlier stage' : 'this stage';
+      return {
+        text: `${figure} · 1 run: no noise estimate`,
+        change: figure,
+        significant: false,
+        title: `${figure} between medians, but ${side} has a single run: nothing says how much one run varies from the next. Record several runs per stage (at least ${v.runsNeeded}) to get a verdict.`,
+      };
+    }
+    case 'too-few-runs':
+      return {
+        text: `${figure} · ${v.nBase}+${v.nTarget} runs: too few to test`,
+        change: figure,
+        significant: false,
+        title: `${figure} between medians, unjudged: with ${v.nBase}+${v.nTarget} runs even the most extreme ordering gives p = ${v.minP?.toFixed(3)} > ${v.alpha}, so no change could be significant. Record at least ${v.runsNeeded} runs per stage.`,
+      };
+    default:
+      return {
+        text: `~ (${pn})`,
+        change: '~',
+        significant: false,
+        title: `${figure} between medians, within the noise: ${formatP(v.p)} > ${v.alpha}.`,
+      };
+  }
+}
+
+/** A verdict in words: "significant (p=0.002, n=6+6)", "~ within the noise (p=0.818, n=6+6)", … */
+export function verdictWords(v: Verdict, { noiseMark = true } = {}): string {
+  switch (v.status) {
+    case 'significant':
+      return `significant (${formatPN(v)})`;
+    case 'no-change':
+      return `${noiseMark ? '~ ' : ''}within the noise (${formatPN(v)})`;
+    case 'too-few-runs':
+    case 'single-run':
+      return `not judged (${noVerdictReason(v)})`;
+    default:
+      return noVerdictReason(v);
+  }
+}
+
+/** Load-test throughput reads as a ratio; latencies, costs and rates as a percentage. */
+export function changeStyle(c: Pick<Change, 'metric'>): ChangeStyle {
+  return c.metric === 'rps' ? 'ratio' : 'percent';
+}
+
+/**
+ * One "what changed" clause for a figure: "QPS ×2.05 (p=0.002, n=6+6)", "P99 ~ within the noise
+ * (p=0.937, n=6+6)", "CPU per request −65 % (2+2 runs: too few to test — record at least 4 per stage)".
+ * A figure missing on a side says nothing.
+ */
+export function changeHeadline(c: Change): string[] {
+  const v = c.verdict;
+  if (v.status === 'missing' || v.ratio === null) return [];
+  const style = changeStyle(c);
+  const figure = style === 'ratio' ? formatRatio(v.ratio) : formatChange(v.ratio);
+  const values =
+    c.base && c.target && style === 'percent'
+      ? ` (${formatValue(c.base.median, c.unit)} → ${formatValue(c.target.median, c.unit)})`
+      : '';
+  switch (v.status) {
+    case 'significant':
+      return [`${c.label} ${figure}${values.replace(/\)$/, `, ${formatPN(v)})`) || ` (${formatPN(v)})`}`];
+    case 'no-change':
+      return [`${c.label} ~ within the noise (${formatPN(v)})`];
+    default:
+      return [`${c.label} ${figure} (${noVerdictReason(v)})`];
+  }
+}
+
+/** A function's change in words: "Removed net/http.(*Transport).dialConnFor: 41.3 µs/req → 0 (p=0.002, n=6+6)". */
+export function functionSentence(f: FunctionChange, fc: Pick<FunctionChanges, 'unit'>): string {
+  const v = f.verdict;
+  const base = formatValue(f.base, fc.unit);
+  const target = formatValue(f.target, fc.unit);
+  const how =
+    v.status === 'significant' || v.status === 'no-change'
+      ? v.status === 'significant'
+        ? formatPN(v)
+        : `~ within the noise, ${formatPN(v)}`
+      : noVerdictReason(v);
+  switch (f.change) {
+    case 'removed':
+      return `Removed ${f.name}: ${base} → 0 (${how})`;
+    case 'added':
+      return `Added ${f.name}: 0 → ${target} (${how})`;
+    default:
+      return `${f.name} ${f.change === 'grew' ? '+' : '−'}${formatValue(Math.abs(f.delta), fc.unit)} (${base} → ${target}; ${how})`;
+  }
+}

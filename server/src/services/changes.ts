@@ -1,0 +1,483 @@
+import {
+  type BenchmarkChanges,
+  type Change,
+  type Estimate,
+  FIGURE_KEYS,
+  type FigureKey,
+  type FigureVerdicts,
+  type FunctionChanges,
+  type PerRequest,
+  type StageChanges,
+  type StageFigures,
+  type StageRow,
+  type StageTable,
+  type Verdict,
+} from '../api/changes.ts';
+import { changeHeadline, functionSentence } from '../api/words.ts';
+import { formatMs } from '../api/format.ts';
+import { geomeanRow } from '../api/benchstat-format.ts';
+import type { ComparisonTree, StageWithArtifacts } from '../store/index.ts';
+import type { ProfileKind } from '../model/profile.ts';
+import type { LoadTestSummary } from '../model/loadtest.ts';
+import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
+import { estimate, runsNeeded, verdict } from '../analysis/significance.ts';
+import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.ts';
+import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
+import { ServiceError } from './errors.ts';
+import { findStage, profilesOfKind, summaryOf } from './stage-profiles.ts';
+import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
+
+/**
+ * The change engine: every judgement of a stage, and of a pair of stages, is made here and only here.
+ * The stage table, GET …/changes, `stagediff report` and `stagediff check` (which reads a capture folder
+ * through an in-process server) all format what it returns.
+ */
+
+/** How each figure is labelled, in which unit, and which way is better. */
+export const FIGURES: Record<FigureKey, { metric: string; label: string; unit: string; better: 'higher' | 'lower' }> = {
+  rps: { metric: 'rps', label: 'QPS', unit: 'req/s', better: 'higher' },
+  p50: { metric: 'p50', label: 'P50', unit: 'ms', better: 'lower' },
+  p95: { metric: 'p95', label: 'P95', unit: 'ms', better: 'lower' },
+  p99: { metric: 'p99', label: 'P99', unit: 'ms', better: 'lower' },
+  errorRate: { metric: 'error-rate', label: 'Errors', unit: 'fraction', better: 'lower' },
+  cpuPerRequest: { metric: 'cpu-per-request', label: 'CPU per request', unit: 'nanoseconds/request', better: 'lower' },
+  allocPerRequest: {
+    metric: 'alloc-per-request',
+    label: 'Allocated per request',
+    unit: 'bytes/request',
+    better: 'lower',
+  },
+};
+
+/**
+ * Profiles above this many samples (both stages together) are not ranked for "what changed" unless the
+ * request asks (functions=on): a page view must not start heavy work nobody asked for.
+ */
+export const AUTO_FUNCTIONS_MAX_SAMPLES = 2_000_000;
+
+/** Smallest change "what changed" names: this fraction of the base stage's total (per request or not). */
+const ORIGIN_MIN_FRACTION = 0.01;
+
+/** One value per run of every figure of a stage, and what the per-request figures were divided by. */
+interface StageValues {
+  set: StageRunSet;
+  values: Record<FigureKey, number[]>;
+  perRequest: { cpu: PerRequest; allocs: PerRequest };
+}
+
+/** Converts a per-request CPU figure to nanoseconds; null for units that are not time. */
+const TIME_UNITS: Record<string, number> = {
+  nanoseconds: 1,
+  ns: 1,
+  microseconds: 1e3,
+  us: 1e3,
+  milliseconds: 1e6,
+  seconds: 1e9,
+};
+
+export class ChangeEngine {
+  /*
+   * The exact U test costs up to ~40 ms for 50 runs against 50 (benchstat's exact limit), and a stage
+   * table tests every stage twice per figure: verdicts are kept by their inputs. Bounded, least
+   * recently used first out.
+   */
+  private readonly memo = new Map<string, Verdict>();
+
+  constructor(private readonly analysis: AnalysisService) {}
+
+  private verdict(base: readonly number[], target: readonly number[]): Verdict {
+    const key = `${base.join(',')}|${target.join(',')}`;
+    const hit = this.memo.get(key);
+    if (hit) {
+      this.memo.delete(key);
+      this.memo.set(key, hit);
+      return hit;
+    }
+    const v = verdict(base, target);
+    this.memo.set(key, v);
+    if (this.memo.size > 4096) this.memo.delete(this.memo.keys().next().value!);
+    return v;
+  }
+
+  /** Per-request values of a stage's profiles of one kind: each profile's total of `type` over its requests. */
+  private async perRequestValues(
+    tree: ComparisonTree,
+    st: StageWithArtifacts,
+    kind: ProfileKind,
+    type: string,
+    scale: (unit: string) => number | null,
+  ): Promise<{ values: number[]; perRequest: PerRequest }> {
+    const profiles = profilesOfKind(st, kind);
+    const pr = await this.analysis.perRequest(tree, st, profiles);
+    const values: number[] = [];
+    profiles.forEach((a, i) => {
+      const s = summaryOf(a);
+      const unit = s.sampleTypes.find((t) => t.type === type)?.unit;
+      const k = unit === undefined ? null : scale(unit);
+      const requests = pr.profiles[i]?.requests ?? null;
+      const v = s.totals?.[type];
+      if (k !== null && requests !== null && requests > 0 && typeof v === 'number') values.push((v * k) / requests);
+    });
+    return { values, perRequest: pr };
+  }
+
+  private async stageValues(
+    tree: ComparisonTree,
+    st: StageWithArtifacts,
+    headline: string | null,
+  ): Promise<StageValues> {
+    const set = stageRunSet(st, headline);
+    const load = loadFigureValues(set);
+    const cpu = await this.perRequestValues(tree, st, 'cpu', 'cpu', (u) => TIME_UNITS[u] ?? null);
+    const allocs = await this.perRequestValues(tree, st, 'allocs', 'alloc_space', (u) => (u === 'bytes' ? 1 : null));
+    return {
+      set,
+      values: { ...load, cpuPerRequest: cpu.values, allocPerRequest: allocs.values },
+      perRequest: { cpu: cpu.perRequest, allocs: allocs.perRequest },
+    };
+  }
+
+  private figures(v: StageValues): StageFigures {
+    const out = {} as StageFigures;
+    for (const k of FIGURE_KEYS) out[k] = estimate(v.values[k]);
+    return out;
+  }
+
+  private compare(base: StageValues, target: StageValues): FigureVerdicts {
+    const out = {} as FigureVerdicts;
+    for (const k of FIGURE_KEYS) out[k] = this.verdict(base.values[k], target.values[k]);
+    return out;
+  }
+
+  /** The stage table: every stage's figures, and each stage against the previous one and the first. */
+  async stageTable(tree: ComparisonTree): Promise<StageTable> {
+    const headline = headlineFormat(tree);
+    const values: StageValues[] = [];
+    for (const st of tree.stages) values.push(await this.stageValues(tree, st, headline));
+    const rows: StageRow[] = tree.stages.map((st, i) => {
+      const v = values[i]!;
+      const sums = v.set.used.map((r) => r.summary);
+      const sum = (pick: (s: LoadTestSummary) => number | null) =>
+        sums.some((s) => pick(s) !== null) ? sums.reduce((a, s) => a + (pick(s) ?? 0), 0) : null;
+      return {
+        stageId: st.id,
+        name: st.name,
+        note: st.note,
+        summary: v.set.summary,
+        loadTests: v.set.used.length,
+        requests: sum((s) => s.requests),
+        errors: sum((s) => s.errors),
+        figures: this.figures(v),
+        runs: v.set.runs,
+        source: {
+          format: v.set.format,
+          artifactIds: [...new Set(v.set.used.map((r) => r.artifact.id))],
+          otherRuns: v.set.otherRuns,
+          headline: v.set.headline,
+        },
+        vsPrevious: i === 0 ? null : this.compare(values[i - 1]!, v),
+        vsBaseline: i === 0 ? null : this.compare(values[0]!, v),
+      };
+    });
+    return { alpha: BENCHSTAT_ALPHA, runsNeeded: runsNeeded(BENCHSTAT_ALPHA), rows };
+  }
+
+  /** Everything the engine judges about base → target (stage ids or names). */
+  async changes(
+    tree: ComparisonTree,
+    q: { base: string; target: string; kind?: ProfileKind; functions: 'auto' | 'on' | 'off' },
+  ): Promise<StageChanges> {
+    const base = findStage(tree, q.base, 'base');
+    const target = findStage(tree, q.target, 'target');
+    if (base.id === target.id)
+      throw new ServiceError('invalid-request', `base and target are the same stage ("${base.name}")`, {
+        param: 'target',
+      });
+    const headline = headlineFormat(tree);
+    const bv = await this.stageValues(tree, base, headline);
+    const tv = await this.stageValues(tree, target, headline);
+    const bf = this.figures(bv);
+    const tf = this.figures(tv);
+    const verdicts = this.compare(bv, tv);
+    const figures = FIGURE_KEYS.map((k) => figureChange(k, bf[k], tf[k], verdicts[k]));
+    const functions = await this.functionChanges(tree, base, target, q);
+    const benchmarks = await this.benchmarkChanges(base, target);
+    const gc = await this.gcChange(base, target);
+    const kind = functions.kind ?? 'cpu';
+    const perRequest =
+      kind === 'allocs'
+        ? { base: bv.perRequest.allocs, target: tv.perRequest.allocs }
+        : { base: bv.perRequest.cpu, target: tv.perRequest.cpu };
+    return {
+      base: { id: base.id, name: base.name, note: base.note },
+      target: { id: target.id, name: target.name, note: target.note },
+      alpha: BENCHSTAT_ALPHA,
+      runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+      figures,
+      perRequest,
+      functions,
+      benchmarks,
+      gc,
+      sentences: sentences(figures, functions, benchmarks, gc),
+    };
+  }
+
+  private async functionChanges(
+    tree: ComparisonTree,
+    base: StageWithArtifacts,
+    target: StageWithArtifacts,
+    q: { kind?: ProfileKind; functions: 'auto' | 'on' | 'off' },
+  ): Promise<FunctionChanges> {
+    const empty = (
+      status: FunctionChanges['status'],
+      message: string | null,
+      kind: ProfileKind | null = null,
+    ): FunctionChanges => ({
+      status,
+      message,
+      kind,
+      sampleType: null,
+      normalisation: 'absolute',
+      unit: '',
+      baseTotal: 0,
+      targetTotal: 0,
+      changes: [],
+    });
+    if (q.functions === 'off') return empty('no-profiles', 'not asked for (functions=off)');
+    const kinds = (st: StageWithArtifacts) => new Set(st.artifacts.filter((a) => a.kind === 'profile').map((a) => a));
+    if (kinds(base).size === 0 || kinds(target).size === 0)
+      return empty('no-profiles', `${kinds(base).size === 0 ? base.name : target.name} has no profile`);
+    let kind = q.kind;
+    if (!kind) {
+      const common = (['cpu', 'allocs', 'wall'] as ProfileKind[]).find(
+        (k) => profilesOfKind(base, k).length > 0 && profilesOfKind(target, k).length > 0,
+      );
+      if (!common) return empty('no-profiles', 'the two stages have no profile of a common kind (CPU, allocations)');
+      kind = common;
+    }
+    if (profilesOfKind(base, kind).length === 0 || profilesOfKind(target, kind).length === 0)
+      return empty('no-profiles', `a stage has no ${kind} profile`, kind);
+    const samples = [...profilesOfKind(base, kind), ...profilesOfKind(target, kind)].reduce(
+      (n, a) => n + (summaryOf(a).numSamples ?? 0),
+      0,
+    );
+    if (q.functions === 'auto' && samples > AUTO_FUNCTIONS_MAX_SAMPLES)
+      return empty(
+        'too-large',
+        `the profiles hold ${samples.toLocaleString('en-US')} samples, more than ${AUTO_FUNCTIONS_MAX_SAMPLES.toLocaleString('en-US')} ranked on every page view: ask for them (functions=on)`,
+        kind,
+      );
+    const d = await this.analysis.diffResult(tree, {
+      base: base.id,
+      target: target.id,
+      kind,
+      // Per request whenever both stages have requests; per second otherwise; absolute as a last resort.
+      mode: 'auto',
+      minFraction: ORIGIN_MIN_FRACTION / 4,
+      filters: {},
+    });
+    let view = d.view;
+    let normalisation: FunctionChanges['normalisation'] = view.mode === 'per-request' ? 'per-request' : 'absolute';
+    if (view.mode !== 'per-request') {
+      // Stages whose profiles are not each matched to a run: per request by the stage's rps if both
+      // have it, else per second of profile, so a longer profile is not read as more cost.
+      try {
+        view = (
+          await this.analysis.diffResult(tree, {
+            base: base.id,
+            target: target.id,
+            kind,
+            mode: 'per-request',
+            minFraction: ORIGIN_MIN_FRACTION / 4,
+            filters: {},
+          })
+        ).view;
+        normalisation = 'per-request';
+      } catch (e) {
+        if (!(e instanceof ServiceError && e.code === 'no-requests')) throw e;
+      }
+    }
+    const perSecond =
+      normalisation === 'absolute' && d.base.profile.durationNanos > 0 && d.target.profile.durationNanos > 0;
+    const sb = perSecond ? 1e9 / d.base.profile.durationNanos : 1;
+    const st = perSecond ? 1e9 / d.target.profile.durationNanos : 1;
+    if (perSecond) normalisation = 'per-second';
+    const scaled = (n: (typeof view)['tree']): ChangeTreeNode => ({
+      name: n.name,
+      base: n.base * sb,
+      target: n.target * st,
+      children: n.children.map(scaled),
+    });
+    const tree0 = perSecond ? scaled(view.tree) : view.tree;
+    const baseTotal = view.baseTotal * sb;
+    const targetTotal = view.targetTotal * st;
+    const minDelta = ORIGIN_MIN_FRACTION * Math.abs(baseTotal || targetTotal);
+    // A call path that appeared or vanished while its function's cost, all paths together, did not move
+    // as much is work that moved between callers: only the function's own change counts.
+    const functionDelta = new Map(view.top.map((r) => [r.name, r.target.cum * st - r.base.cum * sb]));
+    const effective = (o: { name: string; delta: number }) => {
+      const df = functionDelta.get(o.name) ?? o.delta;
+      return Math.sign(df) === Math.sign(o.delta) ? Math.sign(o.delta) * Math.min(Math.abs(o.delta), Math.abs(df)) : 0;
+    };
+    const origins = changeOrigins(tree0, { minDelta, limit: 32 })
+      .filter((o) => Math.abs(effective(o)) >= minDelta)
+      .sort((a, b) => Math.abs(effective(b)) - Math.abs(effective(a)))
+      .slice(0, 8);
+    const unit =
+      normalisation === 'per-request'
+        ? `${d.base.unit}/request`
+        : normalisation === 'per-second'
+          ? `${d.base.unit}/s`
+          : d.base.unit;
+    return {
+      status: 'ok',
+      message: null,
+      kind,
+      sampleType: view.sampleType,
+      normalisation,
+      unit,
+      baseTotal,
+      targetTotal,
+      changes: origins.map((o) => ({
+        ...o,
+        ofBaseTotal: baseTotal !== 0 ? Math.abs(o.delta) / Math.abs(baseTotal) : 0,
+        verdict: d.noise?.cum.get(o.name) ?? verdict([], []),
+      })),
+    };
+  }
+
+  private async benchmarkChanges(
+    base: StageWithArtifacts,
+    target: StageWithArtifacts,
+  ): Promise<BenchmarkChanges | null> {
+    const b = await this.analysis.benchmarkRun(base);
+    const t = await this.analysis.benchmarkRun(target);
+    if (!b || !t) return null;
+    const diff = benchmarkVerdicts(compareBenchmarks(b, t));
+    const rows: Change[] = diff.rows.map((r) => {
+      const better = /\/s$/.test(r.unit) ? 'higher' : 'lower';
+      const side = (median: number, ci: number | null, n: number): Estimate => ({
+        n,
+        values: [],
+        median,
+        lo: null,
+        hi: null,
+        ci,
+      });
+      return withDirection({
+        metric: `bench:${r.unit}`,
+        label: r.unit,
+        subject: r.pkg ? `${r.pkg}.${r.name}` : r.name,
+        unit: r.unit,
+        better,
+        base: side(r.base.median, r.base.ci, r.nBase),
+        target: side(r.target.median, r.target.ci, r.nTarget),
+        verdict: r.verdict,
+        deltaPercent: r.deltaPercent,
+        direction: null,
+        reason: reasonFor(r.verdict),
+      });
+    });
+    const units = [...new Set(diff.rows.map((r) => r.unit))].map((unit) => {
+      const rs = diff.rows.filter((r) => r.unit === unit);
+      const g = rs.length === 1 ? rs[0]!.deltaPercent : (geomeanRow(rs)?.deltaPercent ?? null);
+      return {
+        unit,
+        benchmarks: rs.length,
+        significant: rs.filter((r) => r.verdict.status === 'significant').length,
+        geomeanDeltaPercent: g,
+        better: (/\/s$/.test(unit) ? 'higher' : 'lower') as 'higher' | 'lower',
+      };
+    });
+    return { comparable: diff.rows.length > 0, reason: diff.reason, units, rows };
+  }
+
+  private async gcChange(base: StageWithArtifacts, target: StageWithArtifacts): Promise<StageChanges['gc']> {
+    const first = async (st: StageWithArtifacts) => {
+      const t = (await this.analysis.gcTraces(st))[0]?.trace;
+      return t
+        ? { cycles: t.summary.cycles, stwP99Ms: t.summary.stwPauseMs.p99, maxHeapMb: t.summary.maxHeapMb }
+        : null;
+    };
+    const b = await first(base);
+    const t = await first(target);
+    return b || t ? { base: b, target: t } : null;
+  }
+}
+
+/** Why a change has no verdict, in words (null for significant and no-change). */
+export function reasonFor(v: Verdict): string | null {
+  switch (v.status) {
+    case 'too-few-runs':
+      return `${v.nBase}+${v.nTarget} runs: too few to test — record at least ${v.runsNeeded} per stage`;
+    case 'single-run':
+      return v.nBase <= 1 && v.nTarget <= 1
+        ? '1 run each: no noise estimate'
+        : `1 run on the ${v.nBase <= 1 ? 'base' : 'target'} side: no noise estimate`;
+    case 'missing':
+      return v.nBase === 0 && v.nTarget === 0
+        ? 'not measured'
+        : `not measured on the ${v.nBase === 0 ? 'base' : 'target'} side`;
+    default:
+      return null;
+  }
+}
+
+function withDirection(c: Change): Change {
+  const ratio = c.verdict.ratio;
+  const direction =
+    c.verdict.status === 'significant' && ratio !== null && ratio !== 1
+      ? ratio > 1 === (c.better === 'higher')
+        ? 'improvement'
+        : 'regression'
+      : null;
+  return { ...c, direction };
+}
+
+function figureChange(k: FigureKey, base: Estimate | null, target: Estimate | null, v: Verdict): Change {
+  const f = FIGURES[k];
+  return withDirection({
+    metric: f.metric,
+    label: f.label,
+    subject: null,
+    unit: f.unit,
+    better: f.better,
+    base,
+    target,
+    verdict: v,
+    deltaPercent: v.ratio === null ? null : (v.ratio - 1) * 100,
+    direction: null,
+    reason: reasonFor(v),
+  });
+}
+
+/**
+ * "What changed", most telling first: the functions where the change starts, then QPS and latency, CPU
+ * and memory per request, errors, benchmarks and GC. Only significant changes are worded as changes; the
+ * others say why they are not (within the noise, too few runs, one run).
+ */
+function sentences(
+  figures: Change[],
+  functions: FunctionChanges,
+  benchmarks: BenchmarkChanges | null,
+  gc: StageChanges['gc'],
+): string[] {
+  const out: string[] = [];
+  // A function inside the noise is not a change; one that cannot be tested (too few runs) still is news.
+  const named = functions.changes.filter((f) => f.verdict.status !== 'no-change' && f.verdict.status !== 'missing');
+  for (const f of named.slice(0, 3)) out.push(functionSentence(f, functions));
+  const by = (m: string) => figures.find((c) => c.metric === m)!;
+  out.push(...[by('rps'), by('p99'), by('cpu-per-request'), by('alloc-per-request')].flatMap((c) => changeHeadline(c)));
+  const errors = by('error-rate');
+  if (errors.verdict.status === 'significant') out.push(...changeHeadline(errors));
+  if (benchmarks) {
+    if (!benchmarks.comparable && benchmarks.reason) out.push(`go test -bench: ${benchmarks.reason}`);
+    for (const u of benchmarks.units)
+      if (u.significant > 0)
+        out.push(
+          `go test -bench ${u.unit} ${u.geomeanDeltaPercent === null ? '?' : `${u.geomeanDeltaPercent < 0 ? '−' : '+'}${Math.abs(u.geomeanDeltaPercent).toFixed(2)} %`} geomean, ${u.significant} of ${u.benchmarks} significant`,
+        );
+  }
+  if (gc?.base && gc.target) out.push(`GC STW p99 ${formatMs(gc.base.stwP99Ms)} → ${formatMs(gc.target.stwP99Ms)}`);
+  return out;
+}

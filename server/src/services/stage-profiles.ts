@@ -1,0 +1,232 @@
+import type { ProfileSummary } from '../api/resources.ts';
+import type { Artifact, ComparisonTree, StageWithArtifacts } from '../store/index.ts';
+import type { Parsed } from '../ingest/detect.ts';
+import type { Profile, ProfileKind, ValueType } from '../model/profile.ts';
+import { mergeProfiles } from '../analysis/merge.ts';
+import { total } from '../analysis/flat-cum.ts';
+import { type FrameFilters, filterProfile } from '../analysis/filter.ts';
+import { describeSampleType, kindDefaultSampleType, profileKind } from '../analysis/sample-types.ts';
+import { ServiceError } from './errors.ts';
+import type { ModelCache } from './models.ts';
+
+/**
+ * A stage's profiles as the views read them: of one kind, merged. Which stage a request names (id or
+ * name), which kind and sample type a view opens on, and what the API says of each stored profile all
+ * come from here, so every view and the change engine choose alike.
+ */
+
+/** The summary stored with a profile artifact when it was uploaded (see profileSummary). */
+export interface StoredProfileSummary {
+  sampleTypes: ValueType[];
+  defaultSampleType: string;
+  kind: ProfileKind;
+  durationNanos: number;
+  timeNanos: number;
+  numSamples: number;
+  totals: Record<string, number>;
+}
+
+/** The summary kept in the store for a parsed profile (what the stage view lists without re-parsing). */
+export function profileSummary(p: Profile, totals: Record<string, number>): StoredProfileSummary {
+  return {
+    sampleTypes: p.sampleTypes.map((t) => ({ type: t.type, unit: t.unit })),
+    defaultSampleType: p.defaultSampleType,
+    kind: profileKind(p),
+    durationNanos: p.durationNanos,
+    timeNanos: p.timeNanos,
+    numSamples: p.stats.numSamples,
+    totals,
+  };
+}
+
+/**
+ * The kind of a stored profile. Summaries stored before kinds followed the window (a Go allocs delta
+ * was once filed as a heap profile) are read with today's rule: a heap-type profile with a window is
+ * allocations over it, one without is a heap snapshot.
+ */
+export function storedProfileKind(s: StoredProfileSummary): ProfileKind {
+  if (s.kind === 'heap' || s.kind === 'allocs') return s.durationNanos > 0 ? 'allocs' : 'heap';
+  return s.kind;
+}
+
+/** A stored profile summary as the API shows it: its kind by today's rule, its sample types described. */
+export function apiProfileSummary(s: StoredProfileSummary): ProfileSummary {
+  const kind = storedProfileKind(s);
+  const duration = s.durationNanos ?? 0;
+  return {
+    kind,
+    sampleTypes: s.sampleTypes.map((t) => describeSampleType(t, kind, duration)),
+    defaultSampleType: kindDefaultSampleType(kind, s),
+    durationNanos: duration,
+    timeNanos: s.timeNanos ?? 0,
+    numSamples: s.numSamples ?? 0,
+    totals: s.totals ?? {},
+  };
+}
+
+export function summaryOf(a: Artifact): StoredProfileSummary {
+  return a.summary as StoredProfileSummary;
+}
+
+/** The profile artifacts of a stage, by kind, in upload order. */
+export function profilesOfKind(st: StageWithArtifacts, kind: ProfileKind): Artifact[] {
+  return st.artifacts.filter((a) => a.kind === 'profile' && storedProfileKind(summaryOf(a)) === kind);
+}
+
+/** The kinds a comparison's profiles are of, CPU first, then in order of first appearance. */
+export function comparisonKinds(tree: ComparisonTree): ProfileKind[] {
+  const kinds: ProfileKind[] = [];
+  for (const st of tree.stages)
+    for (const a of st.artifacts)
+      if (a.kind === 'profile') {
+        const k = storedProfileKind(summaryOf(a));
+        if (!kinds.includes(k)) kinds.push(k);
+      }
+  return kinds.includes('cpu') ? ['cpu', ...kinds.filter((k) => k !== 'cpu')] : kinds;
+}
+
+/**
+ * The stage a request names: its id, else the one stage with that name. A name several stages share
+ * is refused naming them (use the id).
+ */
+export function findStage(tree: ComparisonTree, ref: string, param = 'stage'): StageWithArtifacts {
+  const byId = tree.stages.find((s) => s.id === ref);
+  if (byId) return byId;
+  const byName = tree.stages.filter((s) => s.name === ref);
+  if (byName.length === 1) return byName[0]!;
+  if (byName.length > 1)
+    throw new ServiceError(
+      'ambiguous-stage',
+      `${param}: ${byName.length} stages are named "${ref}"; give the stage id (${byName.map((s) => s.id).join(', ')})`,
+      { param },
+    );
+  throw new ServiceError(
+    'not-found',
+    `${param}: comparison ${tree.comparison.id} has no stage "${ref}" (stages: ${tree.stages.map((s) => s.name).join(', ') || 'none'})`,
+    { param },
+  );
+}
+
+/** Which profiles a view reads. */
+export interface ProfileChoice {
+  kind?: ProfileKind;
+  sampleType?: string;
+}
+
+/** A stage's profiles of one kind, merged, filtered, with the sample type the view reads. */
+export interface StageProfile {
+  stage: StageWithArtifacts;
+  kind: ProfileKind;
+  profile: Profile;
+  artifacts: Artifact[];
+  sampleType: string;
+  sampleIndex: number;
+  unit: string;
+  /** The stage's total before focus/ignore/hide/show; null when no filter applied. */
+  unfilteredTotal: number | null;
+}
+
+/**
+ * The kind and sample type a view of a stage reads: the kind asked for; else, given a sample type, the
+ * kind whose own default it is (allocations over a window for alloc_space, a heap snapshot for
+ * inuse_space), else the first kind holding it; else the comparison's first kind (CPU when there is
+ * one) if the stage has it, else the stage's own first.
+ */
+export function chooseKind(tree: ComparisonTree, st: StageWithArtifacts, choice: ProfileChoice): ProfileKind {
+  if (choice.kind) return choice.kind;
+  const stageKinds = comparisonKinds({ ...tree, stages: [st] });
+  if (choice.sampleType) {
+    const holding = stageKinds.filter((k) =>
+      profilesOfKind(st, k).some((a) => summaryOf(a).sampleTypes.some((t) => t.type === choice.sampleType)),
+    );
+    const own = holding.find((k) =>
+      profilesOfKind(st, k).some((a) => kindDefaultSampleType(k, summaryOf(a)) === choice.sampleType),
+    );
+    if (own ?? holding[0]) return (own ?? holding[0])!;
+  }
+  const first = comparisonKinds(tree).find((k) => stageKinds.includes(k));
+  if (first) return first;
+  throw new ServiceError('no-profile', `stage "${st.name}" has no profile`);
+}
+
+/** Reads a stage's profiles through the parsed-model cache. */
+export class StageProfiles {
+  constructor(readonly models: ModelCache) {}
+
+  async profile(a: Artifact): Promise<Profile> {
+    const parsed = await this.models.get(a);
+    if (parsed.kind !== 'profile') throw new ServiceError('no-profile', `${a.filename} is not a profile`);
+    return (parsed as Extract<Parsed, { kind: 'profile' }>).profile;
+  }
+
+  /** The stage's profiles of the chosen kind, merged (pprof's merge), then filtered. */
+  async stageProfile(
+    tree: ComparisonTree,
+    stageRef: string,
+    choice: ProfileChoice,
+    filters: FrameFilters = {},
+    param = 'stage',
+  ): Promise<StageProfile> {
+    const st = findStage(tree, stageRef, param);
+    const kind = chooseKind(tree, st, choice);
+    const artifacts = profilesOfKind(st, kind);
+    if (artifacts.length === 0)
+      throw new ServiceError('no-profile', `stage "${st.name}" has no ${kindLabel(kind)} profile`, { param });
+    const type = choice.sampleType ?? kindDefaultSampleType(kind, summaryOf(artifacts[0]!));
+    const withType = artifacts.filter((a) => summaryOf(a).sampleTypes.some((t) => t.type === type));
+    if (withType.length === 0)
+      throw new ServiceError(
+        'no-profile',
+        `stage "${st.name}" has no ${kindLabel(kind)} profile with sample type "${type}" (it has ${summaryOf(
+          artifacts[0]!,
+        )
+          .sampleTypes.map((t) => t.type)
+          .join(', ')})`,
+        { param: 'sampleType' },
+      );
+    // Profiles of one kind may still differ in their sample types (a Node heap profile beside Go's):
+    // merge those shaped like the first.
+    const shape = (a: Artifact) =>
+      summaryOf(a)
+        .sampleTypes.map((t) => `${t.type}/${t.unit}`)
+        .join(',');
+    const sameShape = withType.filter((a) => shape(a) === shape(withType[0]!));
+    // Go's heap and allocs endpoints, fetched without a window, write the same snapshot with different
+    // defaults: never sum the two. Take those whose own default is the type read, else the first default.
+    const defaultOf = (a: Artifact) => summaryOf(a).defaultSampleType;
+    const preferred = sameShape.some((a) => defaultOf(a) === type) ? type : defaultOf(sameShape[0]!);
+    const chosen = sameShape.filter((a) => defaultOf(a) === preferred);
+    const merged = mergeProfiles(await Promise.all(chosen.map((a) => this.profile(a))));
+    const profile = filterProfile(merged, filters);
+    const sampleIndex = profile.sampleTypes.findIndex((t) => t.type === type);
+    return {
+      stage: st,
+      kind,
+      profile,
+      artifacts: chosen,
+      sampleType: type,
+      sampleIndex,
+      unit: profile.sampleTypes[sampleIndex]!.unit,
+      unfilteredTotal: profile === merged ? null : total(merged, sampleIndex),
+    };
+  }
+}
+
+/** A kind in words, for messages and the picker. */
+export function kindLabel(kind: ProfileKind): string {
+  const labels: Record<ProfileKind, string> = {
+    cpu: 'CPU',
+    wall: 'wall-clock',
+    allocs: 'allocations (window)',
+    heap: 'heap (snapshot)',
+    mutex: 'mutex',
+    block: 'block',
+    goroutine: 'goroutine',
+    'trace-net': 'network blocking (trace)',
+    'trace-sync': 'sync blocking (trace)',
+    'trace-syscall': 'syscall blocking (trace)',
+    'trace-sched': 'scheduler latency (trace)',
+    other: 'other',
+  };
+  return labels[kind];
+}

@@ -1,0 +1,224 @@
+/**
+ * The change engine on real files: the seeded demo (six wrk runs per stage, six profiles of each kind),
+ * and comparisons uploaded from fixtures/repeated-runs. Figures are checked against what the tools
+ * printed and against `go tool pprof`, read independently of the parsers where that is cheap.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StagediffApp } from '../../src/app.ts';
+import { parsePprof } from '../../src/ingest/pprof/index.ts';
+import { total } from '../../src/analysis/flat-cum.ts';
+import { seedDemo } from '../../src/services/seed.ts';
+import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
+import { findGo, fixturesDir } from '../helpers/paths.ts';
+import { parseTopAll } from '../helpers/pprof-text.ts';
+
+const demo = `${fixturesDir}demo/`;
+const STAGES = ['baseline', 'fast-json', 'pooled', 'async-log'];
+const go = findGo();
+
+function wrkRps(path: string): number {
+  return Number(/Requests\/sec:\s+([\d.]+)/.exec(readFileSync(path, 'utf8'))![1]);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+describe('the change engine on the demo', () => {
+  let app: StagediffApp;
+  beforeAll(async () => {
+    app = await testApp();
+    await seedDemo(app.ctx);
+  });
+  afterAll(async () => app.close());
+
+  const changes = async (base: string, target: string, extra = '') => {
+    const r = await app.inject({ url: `/api/comparisons/demo/changes?base=${base}&target=${target}${extra}` });
+    expect(r.statusCode, r.body).toBe(200);
+    return r.json();
+  };
+
+  it('"what changed" names where each stage’s change starts, never the ancestors whose share grew', async () => {
+    const expected: Record<string, RegExp> = {
+      'fast-json': /^Removed encoding\/json\.\(\*Encoder\)\.Encode: .* → 0 \(p=0\.002, n=6\+6\)$/,
+      pooled: /^Removed net\/http\.\(\*Transport\)\.dialConnFor: .* → 0 \(p=0\.002, n=6\+6\)$/,
+      'async-log': /^Removed main\.\(\*syncLogger\)\.Log: .* → 0 \(p=0\.002, n=6\+6\)$/,
+    };
+    for (let i = 1; i < STAGES.length; i++) {
+      const c = await changes(STAGES[i - 1]!, STAGES[i]!);
+      expect(c.functions).toMatchObject({ status: 'ok', normalisation: 'per-request', kind: 'cpu' });
+      expect(
+        c.sentences.some((s: string) => expected[STAGES[i]!]!.test(s)),
+        c.sentences.join('\n'),
+      ).toBe(true);
+      for (const s of c.sentences as string[]) expect(s).not.toMatch(/ServeHTTP|\(\*conn\)\.serve\b/);
+      // Only significant function changes are worded (a change inside the noise is not news).
+      for (const f of c.functions.changes)
+        if (c.sentences.some((s: string) => s.includes(f.name))) expect(f.verdict.status).not.toBe('no-change');
+    }
+  });
+
+  it('pooled → async-log: QPS within the noise, worded so', async () => {
+    const c = await changes('pooled', 'async-log');
+    const qps = c.figures.find((f: { metric: string }) => f.metric === 'rps');
+    expect(qps.verdict).toMatchObject({ status: 'no-change', nBase: 6, nTarget: 6 });
+    expect(c.sentences).toContain(`QPS ~ within the noise (p=${qps.verdict.p.toFixed(3)}, n=6+6)`);
+  });
+
+  it('CPU per request is each CPU profile over its own wrk run (rps × the profile’s duration)', async () => {
+    const t = (await app.inject({ url: '/api/comparisons/demo/stage-table' })).json();
+    for (const [i, st] of STAGES.entries()) {
+      const perRun = [1, 2, 3, 4, 5, 6].map((k) => {
+        const p = parsePprof(readFileSync(`${demo}${st}/run-${k}/cpu.pb.gz`));
+        return (
+          total(
+            p,
+            p.sampleTypes.findIndex((t) => t.type === 'cpu'),
+          ) /
+          (wrkRps(`${demo}${st}/run-${k}/wrk.txt`) * (p.durationNanos / 1e9))
+        );
+      });
+      const fig = t.rows[i].figures.cpuPerRequest;
+      expect(fig.n).toBe(6);
+      for (const [k, v] of (fig.values as number[]).entries()) expect(v).toBeCloseTo(perRun[k]!, 6);
+      expect(fig.median).toBeCloseTo(median(perRun), 6);
+      if (i > 0) {
+        const c = await changes(STAGES[i - 1]!, st);
+        const cpu = c.figures.find((f: { metric: string }) => f.metric === 'cpu-per-request');
+        // The page's table and the pair's changes are one judgement.
+        expect(cpu.verdict).toEqual(t.rows[i].vsPrevious.cpuPerRequest);
+        expect(c.perRequest.base.measured).toBe(true);
+        expect(c.perRequest.target.profiles.map((p: { method: string }) => p.method)).toEqual(
+          Array(6).fill('paired-run'),
+        );
+      }
+    }
+  });
+
+  it('allocation windows and heap snapshots are separate kinds; only snapshots warn of since-start', async () => {
+    const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
+    const kinds = c.stages[0].artifacts
+      .filter((a: { kind: string }) => a.kind === 'profile')
+      .map((a: { filename: string; summary: { kind: string } }) => [
+        a.filename.replace(/^run-\d-/, ''),
+        a.summary.kind,
+      ]);
+    expect(new Map(kinds)).toEqual(
+      new Map([
+        ['cpu.pb.gz', 'cpu'],
+        ['allocs.pb.gz', 'allocs'],
+        ['heap.pb.gz', 'heap'],
+        ['mutex.pb.gz', 'mutex'],
+        ['block.pb.gz', 'block'],
+        ['goroutine.pb.gz', 'goroutine'],
+      ]),
+    );
+    const allocs = (await app.inject({ url: '/api/comparisons/demo/flamegraph?stage=baseline&kind=allocs' })).json();
+    expect(allocs).toMatchObject({ kind: 'allocs', sampleType: 'alloc_space' });
+    expect(allocs.profiles).toHaveLength(6);
+    expect(allocs.sampleTypes.find((t: { type: string }) => t.type === 'alloc_space').cumulativeSinceStart).toBe(false);
+    const heap = (await app.inject({ url: '/api/comparisons/demo/flamegraph?stage=baseline&kind=heap' })).json();
+    expect(heap).toMatchObject({ kind: 'heap', sampleType: 'inuse_space' });
+    expect(heap.sampleTypes.find((t: { type: string }) => t.type === 'alloc_space').cumulativeSinceStart).toBe(true);
+    // Per request works on the window deltas.
+    const d = await app.inject({
+      url: '/api/comparisons/demo/diff?base=baseline&target=pooled&kind=allocs&mode=per-request',
+    });
+    expect(d.statusCode, d.body).toBe(200);
+    expect(d.json()).toMatchObject({ kind: 'allocs', unit: 'bytes/request', warnings: [] });
+    // A snapshot has no window: per request is refused, naming why.
+    const h = await app.inject({
+      url: '/api/comparisons/demo/diff?base=baseline&target=pooled&kind=heap&mode=per-request',
+    });
+    expect(h.statusCode).toBe(400);
+    expect(h.json().error.message).toMatch(/snapshots have none/);
+  });
+
+  it.skipIf(!go)('each kind equals go tool pprof over the stage’s files of that kind merged', async () => {
+    for (const [kind, file, type] of [
+      ['allocs', 'allocs.pb.gz', 'alloc_space'],
+      ['heap', 'heap.pb.gz', 'inuse_space'],
+      ['heap', 'heap.pb.gz', 'alloc_space'],
+    ] as const) {
+      const files = [1, 2, 3, 4, 5, 6].map((k) => `${demo}baseline/run-${k}/${file}`);
+      const r = spawnSync(
+        go!,
+        [
+          'tool',
+          'pprof',
+          '-top',
+          '-nodecount=0',
+          '-nodefraction=0',
+          '-edgefraction=0',
+          `-sample_index=${type}`,
+          '-unit=bytes',
+          ...files,
+        ],
+        { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' }, maxBuffer: 64 << 20 },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const ref = parseTopAll(r.stdout);
+      const top = (
+        await app.inject({ url: `/api/comparisons/demo/top?stage=baseline&kind=${kind}&sampleType=${type}` })
+      ).json();
+      const ours = new Map(top.rows.map((x: { name: string; flat: number; cum: number }) => [x.name, [x.flat, x.cum]]));
+      expect(new Map([...ours].sort()), `${kind} ${type}`).toEqual(new Map([...ref].sort()));
+    }
+  });
+});
+
+describe('runs are runs, and too few runs are unjudged', () => {
+  let app: StagediffApp;
+  beforeAll(async () => {
+    app = await testApp();
+  });
+  afterAll(async () => app.close());
+
+  const rr = `${fixturesDir}repeated-runs/`;
+
+  it('2+2 real runs uploaded twice: the duplicates are refused (409) and the verdict stays too-few-runs', async () => {
+    const { id, auth } = await createComparison(app, '2+2');
+    const a = await addStage(app, id, auth, 'fast-json');
+    const b = await addStage(app, id, auth, 'pooled');
+    const files = (stage: string) =>
+      [1, 2].flatMap((k) => [`${rr}${stage}/run-${k}/wrk.txt`, `${rr}${stage}/run-${k}/cpu.pb.gz`]);
+    for (const [st, name] of [
+      [a, 'fast-json'],
+      [b, 'pooled'],
+    ] as const)
+      for (const f of files(name)) expect((await upload(app, id, st, auth, [f])).statusCode).toBe(200);
+    const before = (await app.inject({ url: `/api/comparisons/${id}/changes?base=${a}&target=${b}` })).json();
+    const rps = (c: { figures: { metric: string; verdict: unknown }[] }) =>
+      c.figures.find((f) => f.metric === 'rps')!.verdict;
+    expect(rps(before)).toMatchObject({ status: 'too-few-runs', nBase: 2, nTarget: 2 });
+    // The same files again: every one refused, naming the artifact already there; nothing stored.
+    for (const f of files('pooled')) {
+      const r = await upload(app, id, b, auth, [f]);
+      expect(r.statusCode).toBe(409);
+      const body = r.json();
+      expect(body.error.code).toBe('duplicate');
+      expect(body.error.existing.filename).toBe(f.split('/').pop());
+      expect(body.results[0].error.message).toMatch(/already holds these exact bytes/);
+    }
+    const after = (await app.inject({ url: `/api/comparisons/${id}/changes?base=${a}&target=${b}` })).json();
+    expect(rps(after)).toEqual(rps(before));
+    const tree = (await app.ctx.store.getComparisonTree(id))!;
+    expect(tree.stages[1]!.artifacts).toHaveLength(4);
+    // The diff of 2+2 profiles: every tested node says too-few-runs, and the diff says why.
+    const d = (await app.inject({ url: `/api/comparisons/${id}/diff?base=${a}&target=${b}` })).json();
+    expect(d.noise).toMatchObject({ status: 'too-few-runs', nBase: 2, nTarget: 2, runsNeeded: 4 });
+    expect(d.noise.minP).toBeCloseTo(1 / 3, 12);
+    const statuses = new Set<string>();
+    const walk = (n: { verdict?: { status: string } | null; children: unknown[] }) => {
+      if (n.verdict) statuses.add(n.verdict.status);
+      for (const c of n.children) walk(c as typeof n);
+    };
+    walk(d.tree);
+    expect([...statuses]).toEqual(['too-few-runs']);
+    expect(d.mode).toBe('per-request');
+  });
+});
