@@ -32,8 +32,13 @@ export interface BenchmarkArtifactSummary {
   names: string[];
 }
 
-/** Summary stored with an execution trace: its figures without the timeline, the first 10 entry functions. */
-export type TraceArtifactSummary = Omit<TraceSummary, 'timeline'>;
+/**
+ * Summary stored with an execution trace: its figures without the timeline, the first 10 entry
+ * functions, and the summary of each profile it yields (`go tool trace -pprof=net|sync|syscall|sched`).
+ */
+export type TraceArtifactSummary = Omit<TraceSummary, 'timeline'> & {
+  profiles?: Partial<Record<'net' | 'sync' | 'syscall' | 'sched', ProfileSummary>>;
+};
 
 /** Summary stored with a GODEBUG=schedtrace log: its figures and, when it has gc lines, their GC summary. */
 export type SchedTraceArtifactSummary = SchedTraceSummary & { gc: GcTraceSummary | null };

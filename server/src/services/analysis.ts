@@ -3,7 +3,7 @@ import type { Parsed } from '../ingest/detect.ts';
 import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
 import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
-import type { ProfileKind } from '../model/profile.ts';
+import type { Profile, ProfileKind } from '../model/profile.ts';
 import type { PerRequest } from '../api/changes.ts';
 import type {
   Benchmarks,
@@ -47,20 +47,16 @@ import {
   findStage,
   profileSummary,
   profilesOfKind,
+  type StoredProfileSummary,
+  TRACE_PROFILES,
 } from './stage-profiles.ts';
 import { headlineFormat, stageRunSet } from './stage-runs.ts';
 
 /** The summary kept in the store for any parsed artifact. */
 export function artifactSummary(parsed: Parsed): unknown {
   switch (parsed.kind) {
-    case 'profile': {
-      const p = parsed.profile;
-      // Own properties even for a type named `__proto__` (an assignment would set the prototype instead).
-      const totals: Record<string, number> = Object.fromEntries(
-        p.sampleTypes.map((t, i) => [t.type, percentageBase(p, i)]),
-      );
-      return profileSummary(p, totals);
-    }
+    case 'profile':
+      return storedSummary(parsed.profile);
     case 'loadtest':
       return loadTestArtifactSummary(parsed.runs);
     case 'benchmark':
@@ -88,12 +84,28 @@ export function artifactSummary(parsed: Parsed): unknown {
     case 'trace': {
       // the figures without the timeline and the long lists (the parsed model has them)
       const { timeline: _timeline, entryFunctions, ...rest } = parsed.trace.summary;
+      // Each derived profile's summary, so the stage's kinds and per-request divisors need no parsing.
+      // The trace's start (Go 1.25+ records the wall clock) places its window against a load test's.
+      const startNanos = rest.startTime ? Date.parse(rest.startTime) * 1e6 : 0;
+      const profiles = Object.fromEntries(
+        TRACE_PROFILES.map((n) => [n, { ...storedSummary(parsed.trace.profiles[n]), timeNanos: startNanos }]),
+      );
       return {
         ...rest,
         entryFunctions: { functions: entryFunctions.functions.slice(0, 10), omitted: entryFunctions.omitted },
+        profiles,
       };
     }
   }
+}
+
+/** The summary stored with a profile: its description and each sample type's total. */
+function storedSummary(p: Profile): StoredProfileSummary {
+  // Own properties even for a type named `__proto__` (an assignment would set the prototype instead).
+  const totals: Record<string, number> = Object.fromEntries(
+    p.sampleTypes.map((t, i) => [t.type, percentageBase(p, i)]),
+  );
+  return profileSummary(p, totals);
 }
 
 function shareSpread(shares: number[]): ShareSpread | null {

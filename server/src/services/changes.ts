@@ -24,7 +24,7 @@ import { estimate, runsNeeded, verdict } from '../analysis/significance.ts';
 import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.ts';
 import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
-import { findStage, profilesOfKind, summaryOf } from './stage-profiles.ts';
+import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 
 /**
@@ -244,9 +244,8 @@ export class ChangeEngine {
       changes: [],
     });
     if (q.functions === 'off') return empty('no-profiles', 'not asked for (functions=off)');
-    const kinds = (st: StageWithArtifacts) => new Set(st.artifacts.filter((a) => a.kind === 'profile').map((a) => a));
-    if (kinds(base).size === 0 || kinds(target).size === 0)
-      return empty('no-profiles', `${kinds(base).size === 0 ? base.name : target.name} has no profile`);
+    if (!hasProfiles(base) || !hasProfiles(target))
+      return empty('no-profiles', `${hasProfiles(base) ? target.name : base.name} has no profile`);
     let kind = q.kind;
     if (!kind) {
       const common = (['cpu', 'allocs', 'wall'] as ProfileKind[]).find(

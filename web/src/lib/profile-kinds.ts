@@ -3,7 +3,7 @@
  * which kind a view reads. A view is always of one kind (the server never merges kinds); the stored
  * summary of each profile names its kind.
  */
-import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage } from './api.ts';
+import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage, TraceArtifactSummary } from './api.ts';
 
 /** The picker's name of each kind (the record makes the build fail when the contract gains a kind). */
 export const KIND_LABELS: Record<ProfileKind, string> = {
@@ -25,17 +25,17 @@ export function isProfileKind(s: string): s is ProfileKind {
   return Object.hasOwn(KIND_LABELS, s);
 }
 
-function profileSummary(a: Artifact): ProfileSummary | null {
-  return a.kind === 'profile' ? (a.summary as ProfileSummary) : null;
+/** What an artifact gives as profiles: a profile itself; an execution trace, the four profiles derived from it. */
+function profileSummaries(a: Artifact): ProfileSummary[] {
+  if (a.kind === 'profile') return [a.summary as ProfileSummary];
+  if (a.kind === 'trace') return Object.values((a.summary as TraceArtifactSummary).profiles ?? {});
+  return [];
 }
 
-/** The stage's profiles of one kind (any kind when null). */
+/** The stage's profiles of one kind (any kind when null), a trace's derived profiles among them. */
 export function profilesOf(stage: Stage | undefined, kind: ProfileKind | null = null): ProfileSummary[] {
   if (!stage) return [];
-  return stage.artifacts.flatMap((a) => {
-    const p = profileSummary(a);
-    return p && (kind === null || p.kind === kind) ? [p] : [];
-  });
+  return stage.artifacts.flatMap((a) => profileSummaries(a).filter((p) => kind === null || p.kind === kind));
 }
 
 /** The kinds the stages' profiles are of: CPU first, then in order of first appearance (as the server). */
