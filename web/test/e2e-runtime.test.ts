@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatValue } from '../../server/src/api/format.ts';
+import { formatInt, formatNanos, formatValue } from '../../server/src/api/format.ts';
 import type { Reply } from '../src/lib/api.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
@@ -88,6 +88,22 @@ describe.skipIf(!available)('the Runtime tab', () => {
       expect(await row.locator('td').nth(2).textContent()).toContain('2+4 runs: too few to test');
     }
     expect(await table.locator('tbody tr').count()).toBe(9);
+    // Goroutine lifetimes by entry function, from each stage's first trace, as the API gives them.
+    const entries = page.getByRole('table', { name: 'Goroutine lifetimes by entry function' });
+    // (wrk keeps its connections: the goroutines that end inside the trace are the connections' readers)
+    const serve = rt.target.traces[0]!.summary.entryFunctions.functions.find((f) => f.lifetime.count > 0)!;
+    expect(serve.name).toBe('net/http.(*connReader).backgroundRead');
+    const serveRow = entries
+      .locator('tr', { has: page.locator('td:text-is("pooled")') })
+      .filter({ has: page.locator(`td:text-is("${serve.name}")`) });
+    expect(await serveRow.locator('td').allTextContents()).toEqual([
+      'pooled',
+      serve.name,
+      formatInt(serve.created),
+      formatNanos(serve.lifetime.p50Nanos),
+      formatNanos(serve.lifetime.p99Nanos),
+      formatNanos(serve.lifetime.maxNanos),
+    ]);
     const titles = await page.locator('.runtime-panel .chart-box h3').allTextContents();
     expect(titles).toEqual([
       'Throughput per second (QPS)',

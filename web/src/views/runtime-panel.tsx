@@ -2,7 +2,7 @@ import { useMemo } from 'react';
 import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
-import { formatChange, formatInt, formatValue, sig } from '../../../server/src/api/format.ts';
+import { formatChange, formatInt, formatNanos, formatValue, sig } from '../../../server/src/api/format.ts';
 import type { Reply, Stage } from '../lib/api.ts';
 import { relativeSeries } from '../lib/charts.ts';
 import type { PanelProps } from './comparison-panels.tsx';
@@ -83,6 +83,7 @@ export function RuntimePanel(props: PanelProps & { base: Stage | undefined; targ
           ))}
         </ul>
       )}
+      <EntryTable d={d} />
       {charts.qps && <ChartBox title="Throughput per second (QPS)" option={charts.qps} dark={dark} height={240} />}
       {charts.goroutines && (
         <ChartBox
@@ -153,6 +154,58 @@ function RuntimeTable({ d }: { d: Runtime }) {
               <td className={f.direction === 'improvement' ? 'good' : f.direction === 'regression' ? 'bad' : undefined}>
                 {verdictText(f)}
               </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * Goroutines by the function they started in (the request handlers among them), each stage's first
+ * trace: how many were created and how long those that ended lived — the tail a P99 comes from.
+ */
+function EntryTable({ d }: { d: Runtime }) {
+  const rows = [d.base, d.target].flatMap((side) => {
+    const t = side.traces[0];
+    if (!t) return [];
+    return t.summary.entryFunctions.functions
+      .filter((f) => f.lifetime.count > 0)
+      .slice(0, 5)
+      .map((f) => ({ stage: side.name, f }));
+  });
+  if (rows.length === 0) return null;
+  return (
+    <div className="table-scroll">
+      <table className="runtime-table" aria-label="Goroutine lifetimes by entry function">
+        <thead>
+          <tr>
+            <th scope="col">Stage (first trace)</th>
+            <th scope="col">Entry function</th>
+            <th scope="col" className="num">
+              Created
+            </th>
+            <th scope="col" className="num">
+              Lifetime p50
+            </th>
+            <th scope="col" className="num">
+              p99
+            </th>
+            <th scope="col" className="num">
+              max
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ stage, f }) => (
+            <tr key={`${stage}\u0000${f.name}`}>
+              <td>{stage}</td>
+              <td className="fn-name">{f.name || '(no stack)'}</td>
+              <td className="num">{formatInt(f.created)}</td>
+              <td className="num">{formatNanos(f.lifetime.p50Nanos)}</td>
+              <td className="num">{formatNanos(f.lifetime.p99Nanos)}</td>
+              <td className="num">{formatNanos(f.lifetime.maxNanos)}</td>
             </tr>
           ))}
         </tbody>
