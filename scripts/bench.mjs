@@ -19,6 +19,7 @@ const SECTIONS = [
   'filters',
   'bigprofile',
   'images',
+  'trace',
 ];
 
 const { values, positionals } = parseArgs({

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipBombValidProto, gzipBombZeros } from './bombs.ts';
 import { generateSyntheticProfile, SYNTHETIC_HUGE, type SyntheticOptions } from './synthetic-profile.ts';
+import { generateSyntheticTrace, type SyntheticTraceOptions } from './synthetic-trace.ts';
 
 export const cacheDir = fileURLToPath(new URL('../../.testdata-cache/', import.meta.url));
 
@@ -43,4 +44,21 @@ export function syntheticProfilePath(o: SyntheticOptions = SYNTHETIC_HUGE): stri
 /** A second run of the 1M-sample profile's program: the same stacks, samples drawn anew. */
 export const SYNTHETIC_HUGE_RUN2: SyntheticOptions = { ...SYNTHETIC_HUGE, sampleSeed: 20260902 };
 
-export { generateSyntheticProfile, SYNTHETIC_HUGE, type SyntheticOptions };
+/** A synthetic Go execution trace (see synthetic-trace.ts), cached by its options. */
+export function syntheticTracePath(o: SyntheticTraceOptions): string {
+  const name = `synthetic_trace_${o.version ?? 26}_${o.seed}_${o.events}_${o.procs ?? 4}_${o.generationNanos ?? 1e9}.trace`;
+  return cached(name, () => generateSyntheticTrace(o));
+}
+
+/** About 10 M events (some 50 MB), in the Go 1.26 format. */
+export const SYNTHETIC_TRACE_10M: SyntheticTraceOptions = { seed: 10, events: 10_000_000 };
+/** About 10 MB (2 M events), the size of the benchmark's trace. */
+export const SYNTHETIC_TRACE_10MB: SyntheticTraceOptions = { seed: 3, events: 1_900_000 };
+
+export {
+  generateSyntheticProfile,
+  generateSyntheticTrace,
+  SYNTHETIC_HUGE,
+  type SyntheticOptions,
+  type SyntheticTraceOptions,
+};

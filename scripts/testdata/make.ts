@@ -2,11 +2,20 @@
  * Makes (or finds in the cache) generated test inputs and prints their paths, one a line, for
  * scripts that are not TypeScript: `node --import tsx scripts/testdata/make.ts synthetic-huge`.
  */
-import { SYNTHETIC_HUGE_RUN2, generatedHostile, syntheticProfilePath } from './index.ts';
+import {
+  generatedHostile,
+  SYNTHETIC_HUGE_RUN2,
+  SYNTHETIC_TRACE_10M,
+  SYNTHETIC_TRACE_10MB,
+  syntheticProfilePath,
+  syntheticTracePath,
+} from './index.ts';
 
 const makers: Record<string, () => string> = {
   'synthetic-huge': () => syntheticProfilePath(),
   'synthetic-huge-run2': () => syntheticProfilePath(SYNTHETIC_HUGE_RUN2),
+  'trace-10m-events': () => syntheticTracePath(SYNTHETIC_TRACE_10M),
+  'trace-10mb': () => syntheticTracePath(SYNTHETIC_TRACE_10MB),
   ...generatedHostile,
 };
 const names = process.argv.slice(2);

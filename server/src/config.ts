@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultWebDist } from './paths.ts';
+import { TraceLimitError, type TraceLimits, traceLimitsFromEnv } from './ingest/trace/index.ts';
 import { parseBlobStoreUrl } from './store/blob-store-url.ts';
 import type { StoreConfig } from './store/index.ts';
 import { LOG_FORMATS, type LogFormat } from './logging.ts';
@@ -60,6 +61,12 @@ export interface Config {
   cacheMaxBytes: number;
   /** Time a client has to send a whole request (headers and body), ms. */
   requestTimeoutMs: number;
+  /**
+   * Bounds of reading one Go execution trace (TRACE_MAX_BYTES, TRACE_MAX_EVENTS,
+   * TRACE_MAX_GENERATION_BYTES). Parsing reads them from the environment in every process (analysis
+   * workers inherit it); they are validated here so a bad value stops the start.
+   */
+  traceLimits: TraceLimits;
 }
 
 export class ConfigError extends Error {}
@@ -95,6 +102,15 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   throw new ConfigError(
     `TRUST_PROXY must be true, false, a hop count or a comma-separated list of addresses, got "${raw}"`,
   );
+}
+
+function traceLimits(env: NodeJS.ProcessEnv): TraceLimits {
+  try {
+    return traceLimitsFromEnv(env);
+  } catch (e) {
+    if (e instanceof TraceLimitError) throw new ConfigError(e.message);
+    throw e;
+  }
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -143,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    traceLimits: traceLimits(env),
   };
 }
 

@@ -62,6 +62,10 @@ export function kindDefaultSampleType(
     mutex: 'delay',
     block: 'delay',
     goroutine: 'goroutine',
+    'trace-net': 'delay',
+    'trace-sync': 'delay',
+    'trace-syscall': 'delay',
+    'trace-sched': 'delay',
   };
   const w = want[kind];
   return w && p.sampleTypes.some((t) => t.type === w) ? w : p.defaultSampleType;
@@ -78,8 +82,28 @@ export function sinceProcessStart(kind: ProfileKind, type: string, durationNanos
   return false;
 }
 
+const TRACE_SPANS: Partial<Record<ProfileKind, string>> = {
+  'trace-net': 'blocked on the network',
+  'trace-sync': 'blocked on channels, select and sync primitives',
+  'trace-syscall': 'in system calls',
+  'trace-sched': 'runnable but waiting to be scheduled',
+};
+
+/** A sample type of a profile derived from an execution trace: its figures cover the trace's span, never more. */
+function describeTraceSampleType(t: ValueType, what: string): SampleTypeInfo {
+  const description =
+    t.type === 'delay'
+      ? `Time goroutines spent ${what} during the trace, by the stack that started each span.`
+      : t.type === 'contentions'
+        ? `Spans of goroutines ${what} during the trace.`
+        : `${t.type} in ${t.unit}.`;
+  return { ...t, description, cumulativeSinceStart: false };
+}
+
 /** A sample type with its description for the UI, as a profile of this kind holds it. */
 export function describeSampleType(t: ValueType, kind: ProfileKind, durationNanos: number): SampleTypeInfo {
+  const traced = TRACE_SPANS[kind];
+  if (traced) return describeTraceSampleType(t, traced);
   const text = known(t.type) ?? `${t.type} in ${t.unit}.`;
   const since = sinceProcessStart(kind, t.type, durationNanos);
   const span = since

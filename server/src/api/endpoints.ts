@@ -1,6 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { StageChanges, StageTable } from './changes.ts';
 import { ErrorBody } from './kit.ts';
+import { StageRuntime } from './runtime.ts';
 import {
   ArtifactParams,
   CaptureBody,
@@ -224,6 +225,13 @@ export const SCHEMAS = {
     summary: 'GC traces per stage: cycles and pause summaries',
     params: ComparisonParams,
     response: GcStages,
+  },
+  runtime: {
+    summary:
+      "What the Go runtime did in two stages (id or name): each stage's execution traces (summary, timeline of running/runnable goroutines, GC and STW spans, requests served during each), runtime-metric series and scheduler traces; the change engine's verdicts across the traces on scheduling wait (mean, P99), GC stop-the-world, time blocked by reason, syscalls and goroutines created (per request when every trace has its run, else per second)",
+    params: ComparisonParams,
+    querystring: StagePairQuery,
+    response: StageRuntime,
   },
   flamegraphSvg: {
     summary: 'Flamegraph of one stage as SVG (root on top; the parameters of /flamegraph, plus width)',

@@ -3,6 +3,9 @@ import type { BenchConfig } from '../model/benchmark.ts';
 import type { CaptureRecord } from '../model/capture.ts';
 import type { GcTraceSummary } from '../model/gctrace.ts';
 import type { LoadTestSummary } from '../model/loadtest.ts';
+import type { MetricsModel } from '../model/metrics.ts';
+import type { SchedTraceSummary } from '../model/schedtrace.ts';
+import type { TraceSummary } from '../model/trace.ts';
 import { Id, Model, Nullable } from './kit.ts';
 import { ProfileKind, SampleTypeInfo } from './views.ts';
 
@@ -29,14 +32,45 @@ export interface BenchmarkArtifactSummary {
   names: string[];
 }
 
-/** The summary of any artifact, by its kind: profile, loadtest, benchmark or gctrace. */
-export type ArtifactSummary = ProfileSummary | LoadTestSummary | BenchmarkArtifactSummary | GcTraceSummary;
+/**
+ * Summary stored with an execution trace: its figures without the timeline, the first 10 entry
+ * functions, and the summary of each profile it yields (`go tool trace -pprof=net|sync|syscall|sched`).
+ */
+export type TraceArtifactSummary = Omit<TraceSummary, 'timeline'> & {
+  profiles?: Partial<Record<'net' | 'sync' | 'syscall' | 'sched', ProfileSummary>>;
+};
+
+/** Summary stored with a GODEBUG=schedtrace log: its figures and, when it has gc lines, their GC summary. */
+export type SchedTraceArtifactSummary = SchedTraceSummary & { gc: GcTraceSummary | null };
+
+/** Summary stored with a runtime-metric series (`stagediff capture --metrics`). */
+export type MetricsArtifactSummary = Pick<
+  MetricsModel,
+  'source' | 'start' | 'failedScrapes' | 'windowSeconds' | 'highlights'
+> & {
+  /** Scrapes taken, and series recorded. */
+  scrapes: number;
+  series: number;
+};
+
+/** The summary of any artifact, by its kind. */
+export type ArtifactSummary =
+  | ProfileSummary
+  | LoadTestSummary
+  | BenchmarkArtifactSummary
+  | GcTraceSummary
+  | TraceArtifactSummary
+  | SchedTraceArtifactSummary
+  | MetricsArtifactSummary;
 
 export const ArtifactKind = Type.Union([
   Type.Literal('profile'),
   Type.Literal('loadtest'),
   Type.Literal('benchmark'),
   Type.Literal('gctrace'),
+  Type.Literal('trace'),
+  Type.Literal('schedtrace'),
+  Type.Literal('metrics'),
 ]);
 export type ArtifactKind = Static<typeof ArtifactKind>;
 
@@ -49,7 +83,7 @@ export const Artifact = Type.Object({
   sha256: Type.String(),
   createdAt: Type.String(),
   summary: Model<ArtifactSummary>(
-    'by kind: a profile summary (kind, sampleTypes, totals, durationNanos), a load-test summary (requests, rps, latencyMs, meta), a benchmark summary (config, names) or a GC summary',
+    'by kind: a profile summary (kind, sampleTypes, totals, durationNanos), a load-test summary (requests, rps, latencyMs, meta), a benchmark summary (config, names), a GC summary, an execution-trace summary (schedWait, blocked, gc, goroutines), a schedtrace summary or a metrics summary (source, scrapes, highlights)',
   ),
 });
 export type Artifact = Static<typeof Artifact>;

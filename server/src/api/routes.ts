@@ -28,6 +28,7 @@ export const ENDPOINT_ROUTES = {
   folded: { method: 'GET', path: '/api/comparisons/:id/folded' },
   benchmarks: { method: 'GET', path: '/api/comparisons/:id/benchmarks' },
   gc: { method: 'GET', path: '/api/comparisons/:id/gc' },
+  runtime: { method: 'GET', path: '/api/comparisons/:id/runtime' },
   flamegraphSvg: { method: 'GET', path: '/api/comparisons/:id/flamegraph.svg' },
   flamegraphPng: { method: 'GET', path: '/api/comparisons/:id/flamegraph.png' },
   diffSvg: { method: 'GET', path: '/api/comparisons/:id/diff.svg' },

@@ -39,6 +39,7 @@ import { redactHeaders, redactSecrets, shellJoin } from './command-line.ts';
 import { sampleMachine } from './machine.ts';
 import { UsageError, parseFlags, stringFlag } from './main.ts';
 import { postCapture, uploadToStage } from './upload.ts';
+import { MetricsRecorder, parseScrape } from '../ingest/metrics/index.ts';
 
 const PROFILE_TYPES = ['cpu', 'heap', 'allocs', 'mutex', 'block', 'goroutine'] as const;
 type ProfileType = (typeof PROFILE_TYPES)[number];
@@ -49,8 +50,17 @@ const SNAPSHOT_TYPES: ProfileType[] = ['heap', 'goroutine'];
 
 const requireHere = createRequire(import.meta.url);
 
+/** Longest execution trace taken without --force-trace: tracing costs the service while it runs. */
+const MAX_TRACE_SECONDS = 5;
+/** The metrics endpoint is scraped this often over the window. */
+const METRICS_INTERVAL_MS = 1000;
+
 interface Options {
   pprof: string | null;
+  /** Seconds of execution trace to take inside the window, or null. */
+  trace: number | null;
+  /** Runtime-metrics endpoint to scrape over the window, or null. */
+  metrics: string | null;
   stage: string;
   note: string;
   runs: number;
@@ -100,6 +110,9 @@ function parseOptions(args: string[]): Options {
     connections: 'string',
     duration: 'string',
     rate: 'string',
+    trace: 'string',
+    'force-trace': 'boolean',
+    metrics: 'string',
   });
   if (f.positionals.length > 0)
     throw new UsageError(`unexpected "${f.positionals[0]}": put the load command after "--"`);
@@ -124,6 +137,19 @@ function parseOptions(args: string[]): Options {
     if (!/^https?:\/\//.test(pprof)) throw new UsageError(`--pprof must be an http(s) URL, got "${pprof}"`);
     pprof = pprof.replace(/\/+$/, '').replace(/\/debug\/pprof$/, '');
   }
+  const trace = positiveNumber(stringFlag(f, 'trace'), 'trace', null);
+  if (trace !== null) {
+    if (!pprof) throw new UsageError('--trace needs --pprof URL (the trace comes from /debug/pprof/trace)');
+    if (trace > MAX_TRACE_SECONDS && !f.values['force-trace'])
+      throw new UsageError(
+        `--trace ${trace}: a trace costs the service while it runs, so it is kept to ${MAX_TRACE_SECONDS} s; add --force-trace to take a longer one`,
+      );
+  } else if (f.values['force-trace']) throw new UsageError('--force-trace goes with --trace S');
+  const metrics = stringFlag(f, 'metrics') ?? null;
+  if (metrics !== null && !/^https?:\/\//.test(metrics))
+    throw new UsageError(
+      `--metrics must be an http(s) URL (a Prometheus text endpoint or /debug/vars), got "${metrics}"`,
+    );
   const warmup = positiveNumber(stringFlag(f, 'warmup'), 'warmup', 1)!;
   const pause = stringFlag(f, 'pause') === '0' ? 0 : positiveNumber(stringFlag(f, 'pause'), 'pause', 1)!;
   const waitQuiet =
@@ -170,8 +196,12 @@ function parseOptions(args: string[]): Options {
   const token = stringFlag(f, 'token') ?? process.env.STAGEDIFF_TOKEN ?? null;
   if (comparison && !server) throw new UsageError('--comparison needs --server URL');
   if (comparison && !token) throw new UsageError('--comparison needs --token (or STAGEDIFF_TOKEN) to add to it');
+  if (trace !== null && trace > seconds!)
+    throw new UsageError(`--trace ${trace} is longer than the ${seconds} s window it is taken in (--seconds)`);
   return {
     pprof,
+    trace,
+    metrics,
     stage,
     note: stringFlag(f, 'note') ?? '',
     runs,
@@ -520,6 +550,8 @@ export async function captureCommand(args: string[]): Promise<number> {
     command: shellJoin(['stagediff', 'capture', ...redactSecrets(args)]),
     pprof: o.pprof,
     profiles: [...o.profiles],
+    traceSeconds: o.trace,
+    metrics: o.metrics,
     load,
     host: {
       os: platform(),
@@ -611,6 +643,102 @@ export async function captureCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+/** GETs `url` as text within `timeoutMs` (or the interrupt); the error says why when it fails. */
+async function getText(url: string, timeoutMs: number): Promise<{ body: string } | { error: string }> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), interrupt.signal]) });
+    const body = await res.text();
+    if (res.status !== 200) return { error: `HTTP ${res.status}: ${body.trim().split('\n')[0]?.slice(0, 200) ?? ''}` };
+    return { body };
+  } catch (e) {
+    return { error: interrupt.signal.aborted ? 'interrupted' : errorText(e) };
+  }
+}
+
+/** Checks, before any load runs, that the metrics endpoint answers with metrics. */
+async function checkMetricsEndpoint(url: string): Promise<string | null> {
+  const r = await getText(url, 5000);
+  if ('error' in r) return `metrics endpoint ${url} is unreachable: ${r.error}`;
+  try {
+    const s = parseScrape(r.body);
+    if (s.series.length === 0) return `metrics endpoint ${url} answered with no metric`;
+  } catch (e) {
+    return `metrics endpoint ${url} answered with something that is neither Prometheus text nor expvar JSON: ${(e as Error).message}`;
+  }
+  return null;
+}
+
+/**
+ * Scrapes the metrics endpoint at the window's start and every second after it, up to its end, into
+ * `file` (a MetricsFile). Returns how many scrapes failed and the first failure.
+ */
+async function scrapeMetrics(
+  url: string,
+  w0: number,
+  seconds: number,
+  file: string,
+): Promise<{ scrapes: number; failed: number; firstError: string | null; to: number }> {
+  const rec = new MetricsRecorder(url, METRICS_INTERVAL_MS, w0);
+  const offsets: number[] = [];
+  for (let i = 0; i * METRICS_INTERVAL_MS <= seconds * 1000; i++) offsets.push(i * METRICS_INTERVAL_MS);
+  if (offsets[offsets.length - 1]! < seconds * 1000) offsets.push(seconds * 1000);
+  let failed = 0;
+  let firstError: string | null = null;
+  for (const off of offsets) {
+    const wait = w0 + off - Date.now();
+    if (wait > 0) await sleep(wait, undefined, { signal: interrupt.signal }).catch(() => undefined);
+    if (interrupt.signal.aborted) break;
+    const at = Date.now();
+    const r = await getText(url, METRICS_INTERVAL_MS - 100);
+    const before = rec.file().scrapes.length;
+    rec.add(at - w0, Date.now() - at, 'body' in r ? r.body : null, 'error' in r ? r.error : null);
+    const scrape = rec.file().scrapes[before]!;
+    if (scrape.error !== null) {
+      failed++;
+      firstError ??= scrape.error;
+    }
+  }
+  const f = rec.file();
+  writeFileSync(file, `${JSON.stringify(f)}\n`);
+  return { scrapes: f.scrapes.length, failed, firstError, to: Date.now() };
+}
+
+/** Takes `seconds` of execution trace, centred in the window that opened at `w0`, into `file`. */
+async function takeTrace(
+  pprof: string,
+  seconds: number,
+  windowSeconds: number,
+  w0: number,
+  file: string,
+): Promise<{ url: string; from: number; to: number; error: string | null }> {
+  const url = `${pprof}/debug/pprof/trace?seconds=${seconds}`;
+  const wait = w0 + ((windowSeconds - seconds) / 2) * 1000 - Date.now();
+  if (wait > 0) await sleep(wait, undefined, { signal: interrupt.signal }).catch(() => undefined);
+  const from = Date.now();
+  if (interrupt.signal.aborted) return { url, from, to: from, error: `${url}: interrupted` };
+  try {
+    const res = await fetch(url, {
+      signal: AbortSignal.any([AbortSignal.timeout((seconds + 30) * 1000), interrupt.signal]),
+    });
+    const body = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200) {
+      const text = body.toString('utf8').trim().split('\n')[0]?.slice(0, 200) ?? '';
+      return { url, from, to: Date.now(), error: `${url}: HTTP ${res.status}${text ? `: ${text}` : ''}` };
+    }
+    if (!body.subarray(0, 5).equals(Buffer.from('go 1.')))
+      return {
+        url,
+        from,
+        to: Date.now(),
+        error: `${url}: the answer is not a Go execution trace (${body.length} bytes)`,
+      };
+    writeFileSync(file, body);
+    return { url, from, to: Date.now(), error: null };
+  } catch (e) {
+    return { url, from, to: Date.now(), error: `${url}: ${interrupt.signal.aborted ? 'interrupted' : errorText(e)}` };
+  }
+}
+
 async function captureRun(
   o: Options,
   load: CaptureLoad,
@@ -674,6 +802,15 @@ async function captureRun(
     }
   }
 
+  if (o.metrics) {
+    const problem = await checkMetricsEndpoint(o.metrics);
+    if (problem) {
+      run.error = `${problem}; the load was not started`;
+      run.endedAt = iso();
+      return run;
+    }
+  }
+
   const t0 = Date.now();
   run.load.startedAt = iso(t0);
   const loadLabel =
@@ -697,33 +834,68 @@ async function captureRun(
   await Promise.race([sleep(o.warmup * 1000), loadDone]);
   progress.stopCountdown();
   const profileErrors: string[] = [];
-  if (loadEnd === null && o.pprof && o.profiles.length > 0) {
+  const wantWindow = (o.pprof !== null && o.profiles.length > 0) || o.trace !== null || o.metrics !== null;
+  if (loadEnd === null && wantWindow) {
     const inWindow = o.profiles.filter((p) => p === 'cpu' || DELTA_TYPES.includes(p));
     const w0 = Date.now();
-    progress.line(`${tag}: profile window open: ${inWindow.join(', ') || 'no interval profile'} over ${o.seconds} s`);
+    const taken = [
+      ...inWindow,
+      ...(o.trace !== null ? [`a ${o.trace} s execution trace`] : []),
+      ...(o.metrics !== null ? ['runtime metrics every second'] : []),
+    ];
+    progress.line(`${tag}: profile window open: ${taken.join(', ') || 'no interval profile'} over ${o.seconds} s`);
     progress.countdown(`${tag}: profiling`, w0 + o.seconds * 1000);
     const timeout = (o.seconds + 30) * 1000;
-    const fetched = await Promise.all(
-      inWindow.map(async (type) => {
-        const url = profileUrl(o.pprof!, type, o.seconds);
-        const rel = `${prefix}${type}.pb.gz`;
-        const from = Date.now();
-        try {
-          await fetchProfile(url, join(dir, rel), timeout);
-          const to = Date.now();
-          // A server that ignores ?seconds= answers at once with the cumulative profile.
-          const span: CaptureFile['span'] =
-            type === 'cpu' ? 'interval' : to - from < o.seconds * 500 ? 'cumulative' : 'delta';
-          return { type, rel, url, from, to, span, error: null as string | null, status: 200 as number | null };
-        } catch (e) {
-          const fe = e as FetchError;
-          return { type, rel, url, from, to: Date.now(), span: null, error: fe.message, status: fe.status ?? null };
-        }
-      }),
-    );
+    const traceRel = `${prefix}trace.out`;
+    const metricsRel = `${prefix}metrics.json`;
+    const [fetched, traced, scraped] = await Promise.all([
+      Promise.all(
+        inWindow.map(async (type) => {
+          const url = profileUrl(o.pprof!, type, o.seconds);
+          const rel = `${prefix}${type}.pb.gz`;
+          const from = Date.now();
+          try {
+            await fetchProfile(url, join(dir, rel), timeout);
+            const to = Date.now();
+            // A server that ignores ?seconds= answers at once with the cumulative profile.
+            const span: CaptureFile['span'] =
+              type === 'cpu' ? 'interval' : to - from < o.seconds * 500 ? 'cumulative' : 'delta';
+            return { type, rel, url, from, to, span, error: null as string | null, status: 200 as number | null };
+          } catch (e) {
+            const fe = e as FetchError;
+            return { type, rel, url, from, to: Date.now(), span: null, error: fe.message, status: fe.status ?? null };
+          }
+        }),
+      ),
+      o.trace !== null ? takeTrace(o.pprof!, o.trace, o.seconds, w0, join(dir, traceRel)) : null,
+      o.metrics !== null ? scrapeMetrics(o.metrics, w0, o.seconds, join(dir, metricsRel)) : null,
+    ]);
     progress.stopCountdown();
-    const w1 = Math.max(...fetched.map((f) => f.to));
+    const w1 = Math.max(w0, ...fetched.map((f) => f.to), traced?.to ?? w0, scraped?.to ?? w0);
     run.window = { start: iso(w0), end: iso(w1), seconds: o.seconds };
+    if (traced) {
+      if (traced.error) profileErrors.push(`trace: ${traced.error}`);
+      else
+        run.files.push(
+          fileEntry(dir, traceRel, 'trace', {
+            span: 'interval',
+            url: traced.url,
+            fetchedFrom: iso(traced.from),
+            fetchedTo: iso(traced.to),
+          }),
+        );
+    }
+    if (scraped) {
+      run.files.push(
+        fileEntry(dir, metricsRel, 'metrics', { url: o.metrics!, fetchedFrom: iso(w0), fetchedTo: iso(scraped.to) }),
+      );
+      if (scraped.failed === scraped.scrapes)
+        profileErrors.push(`metrics: every scrape failed (${scraped.firstError})`);
+      else if (scraped.failed > 0)
+        run.warnings.push(
+          `metrics: ${scraped.failed} of ${scraped.scrapes} scrapes failed (first: ${scraped.firstError})`,
+        );
+    }
     for (const f of fetched) {
       if (f.error && f.type !== 'cpu' && f.status !== null && f.status >= 400 && f.status < 500 && f.status !== 404) {
         // The endpoint refuses ?seconds= for this profile: take the cumulative one and say so.
@@ -766,7 +938,7 @@ async function captureRun(
       );
     }
     for (const type of o.profiles.filter((p) => SNAPSHOT_TYPES.includes(p))) {
-      const url = profileUrl(o.pprof, type, null);
+      const url = profileUrl(o.pprof!, type, null);
       const rel = `${prefix}${type}.pb.gz`;
       const from = Date.now();
       try {

@@ -4,7 +4,7 @@ import type { BenchmarkDiff } from '../model/benchmark.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
-import { filterEcho, parseTopN, pickSampleType, pct } from './inspect.ts';
+import { filterEcho, parseKindFlag, parseTopN, pickSampleType, pct, withTraceKind } from './inspect.ts';
 import { FILTER_FLAGS, applyFilters, compileFilterFlags } from './filters.ts';
 import { hasFilters } from '../analysis/filter.ts';
 import { total } from '../analysis/flat-cum.ts';
@@ -18,20 +18,26 @@ export async function diffCommand(args: string[]): Promise<number> {
     top: 'string',
     normalize: 'boolean',
     json: 'boolean',
+    kind: 'string',
     ...FILTER_FLAGS,
   });
   if (flags.positionals.length !== 2) throw new UsageError('diff needs BASE and TARGET');
   const [baseFile, targetFile] = flags.positionals as [string, string];
   const topN = parseTopN(stringFlag(flags, 'top'));
   const filters = compileFilterFlags(flags);
-  const base = await loadFile(baseFile);
-  const target = await loadFile(targetFile);
+  const kind = parseKindFlag(flags);
+  const base = withTraceKind(await loadFile(baseFile), kind, baseFile);
+  const target = withTraceKind(await loadFile(targetFile), kind, targetFile);
   if (base.kind === 'benchmark' && target.kind === 'benchmark') {
     if (hasFilters(filters)) throw new UsageError('--focus/--ignore/--hide/--show apply to profiles, not benchmarks');
     const d = compareBenchmarks(base.benchmark, target.benchmark);
     process.stdout.write(flags.values.json ? `${JSON.stringify(d, null, 2)}\n` : renderBenchDiff(d));
     return 0;
   }
+  if (base.kind === 'trace' || target.kind === 'trace')
+    throw new UsageError(
+      'diff of execution traces needs --kind net|sync|syscall|sched (the derived profile to compare)',
+    );
   if (base.kind !== 'profile')
     throw new FileError(
       baseFile,

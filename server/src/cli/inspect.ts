@@ -9,6 +9,9 @@ import { table } from './format.ts';
 import { FILTER_FLAGS, applyFilters, compileFilterFlags, filterSources } from './filters.ts';
 import { hasFilters } from '../analysis/filter.ts';
 import type { Flags } from './main.ts';
+import type { Parsed } from '../ingest/detect.ts';
+import { DERIVED_KINDS, type DerivedKind } from '../ingest/trace/index.ts';
+import type { TraceModel } from '../model/trace.ts';
 import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
 
 /** Picks a sample type by name (or the profile's default), refusing unknown names clearly. */
@@ -68,11 +71,46 @@ export function parseTopN(v: string | undefined): number {
   return n === 0 ? Number.MAX_SAFE_INTEGER : n;
 }
 
+/** The `--kind` flag: which profile of an execution trace to read (net, sync, syscall, sched). */
+export function parseKindFlag(flags: Flags): DerivedKind | undefined {
+  const k = stringFlag(flags, 'kind');
+  if (k === undefined) return undefined;
+  if (!(DERIVED_KINDS as readonly string[]).includes(k))
+    throw new UsageError(`--kind must be one of ${DERIVED_KINDS.join(', ')} (a trace's derived profiles), got "${k}"`);
+  return k as DerivedKind;
+}
+
+/**
+ * A parsed file as a profile to inspect or diff: a trace gives the derived profile `--kind` names
+ * (the profile `go tool trace -pprof=KIND` writes); any other file is taken as it is, and `--kind` on
+ * anything but a trace is refused.
+ */
+export function withTraceKind(parsed: Parsed, kind: DerivedKind | undefined, file: string): Parsed {
+  if (kind === undefined) return parsed;
+  if (parsed.kind !== 'trace')
+    throw new UsageError(
+      `--kind picks a profile of an execution trace; ${file} is a ${parsed.kind} (${parsed.format})`,
+    );
+  const profile = parsed.trace.profiles[kind];
+  return { kind: 'profile', format: profile.format, profile };
+}
+
+/** The `inspect --json` shape of a trace: its summary, and each derived profile's totals. */
+export function traceInspection(t: TraceModel) {
+  const profiles: Record<string, { samples: number; contentions: number; delayNanos: number }> = {};
+  for (const k of DERIVED_KINDS) {
+    const p = t.profiles[k];
+    profiles[k] = { samples: p.stats.numSamples, contentions: percentageBase(p, 0), delayNanos: percentageBase(p, 1) };
+  }
+  return { kind: 'trace' as const, format: 'go-trace' as const, ...t.summary, profiles };
+}
+
 export async function inspectCommand(args: string[]): Promise<number> {
   const flags = parseFlags(args, {
     'sample-type': 'string',
     top: 'string',
     json: 'boolean',
+    kind: 'string',
     root: 'string',
     'min-fraction': 'string',
     ...FILTER_FLAGS,
@@ -84,7 +122,8 @@ export async function inspectCommand(args: string[]): Promise<number> {
   const minFraction = parseMinFraction(stringFlag(flags, 'min-fraction'));
   if (minFraction !== undefined && root === undefined) throw new UsageError('--min-fraction applies with --root');
   const filters = compileFilterFlags(flags);
-  const parsed = await loadFile(file);
+  const kind = parseKindFlag(flags);
+  const parsed = withTraceKind(await loadFile(file), kind, file);
   if (hasFilters(filters) && parsed.kind !== 'profile')
     throw new UsageError(`--focus/--ignore/--hide/--show apply to profiles; ${file} is a ${parsed.kind}`);
   if (root !== undefined && parsed.kind !== 'profile')
@@ -115,6 +154,9 @@ export async function inspectCommand(args: string[]): Promise<number> {
               runs: parsed.runs,
             };
     else if (parsed.kind === 'benchmark') out = parsed.benchmark;
+    else if (parsed.kind === 'trace') out = traceInspection(parsed.trace);
+    else if (parsed.kind === 'schedtrace') out = parsed.schedtrace;
+    else if (parsed.kind === 'metrics') out = parsed.metrics;
     else out = parsed.gctrace;
   } catch (e) {
     throw new FileError(file, e);
@@ -206,7 +248,43 @@ function renderText(file: string, o: Record<string, unknown>): string {
     if (sub) lines.push('', ...renderSubtree(sub, unit, tot));
     return `${lines.join('\n')}\n`;
   }
+  if (o.kind === 'trace') return traceText(file, o as ReturnType<typeof traceInspection>);
   return `${JSON.stringify(o, null, 2)}\n`;
+}
+
+function ms(ns: number): string {
+  return formatValue(Math.round(ns), 'nanoseconds');
+}
+
+function traceText(file: string, t: ReturnType<typeof traceInspection>): string {
+  const w = t.schedWait;
+  const b = t.blocked;
+  const lines = [
+    `File: ${file}`,
+    `Format: Go execution trace (go ${t.goVersion}), ${t.generations} generation(s), ${t.events} events, span ${ms(t.spanNanos)}${t.startTime ? `, from ${t.startTime}` : ''}`,
+    ...(t.incomplete ? [`Incomplete: ${t.incomplete.reason} (read up to byte ${t.incomplete.validBytes})`] : []),
+    `Goroutines: ${t.goroutines.atStart} at start, ${t.goroutines.created} created, ${t.goroutines.ended} ended, at most ${t.goroutines.maxAlive} alive; GOMAXPROCS ${t.gomaxprocs ?? '?'}`,
+    `Scheduling wait (runnable → running): ${w.count}, mean ${ms(w.meanNanos)}, p50 ${ms(w.p50Nanos)}, p99 ${ms(w.p99Nanos)}, max ${ms(w.maxNanos)}`,
+    `GC: ${t.gc.cycles} cycles, mark ${ms(t.gc.markNanos)}, ${t.gc.stw.count} stop-the-world pauses totalling ${ms(t.gc.stw.totalNanos)} (p99 ${ms(t.gc.stw.p99Nanos)}, max ${ms(t.gc.stw.maxNanos)}), ${t.gc.assist.count} assists totalling ${ms(t.gc.assist.totalNanos)}`,
+    `Blocked: channel ${ms(b.channel.totalNanos)}, select ${ms(b.select.totalNanos)}, sync ${ms(b.sync.totalNanos)}, network ${ms(b.network.totalNanos)}, sleep ${ms(b.sleep.totalNanos)}, other ${ms(b.other.totalNanos)}; syscalls ${ms(t.syscall.totalNanos)}`,
+    `Derived profiles (--kind): ${DERIVED_KINDS.map((k) => `${k} ${ms(t.profiles[k]!.delayNanos)}`).join(', ')}`,
+    '',
+    table(
+      ['goroutines', 'created', 'p50 life', 'p99 life', 'running', 'runnable', 'entry function'],
+      t.entryFunctions.functions
+        .slice(0, 15)
+        .map((f) => [
+          String(f.goroutines),
+          String(f.created),
+          f.lifetime.count > 0 ? ms(f.lifetime.p50Nanos) : '-',
+          f.lifetime.count > 0 ? ms(f.lifetime.p99Nanos) : '-',
+          ms(f.runningNanos),
+          ms(f.runnableNanos),
+          f.name || '(no stack seen)',
+        ]),
+    ),
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 export function pct(v: number, tot: number): string {

@@ -2,11 +2,12 @@ import { parseArgs } from 'node:util';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
 
 const USAGE = `usage:
-  stagediff inspect FILE [--sample-type NAME] [--top N] [--json] [--root 'CALLER;…;CALLEE' [--min-fraction F]] [FILTERS]
-  stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json] [FILTERS]
+  stagediff inspect FILE [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--json] [--root 'CALLER;…;CALLEE' [--min-fraction F]] [FILTERS]
+  stagediff diff BASE TARGET [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--normalize] [--json] [FILTERS]
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
-                   [--seconds S] [--warmup S] [--wait-quiet S] [--out DIR] [--server URL [--comparison ID --token T | --title T]]
+                   [--seconds S] [--warmup S] [--wait-quiet S] [--trace S [--force-trace]] [--metrics URL]
+                   [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
   stagediff report (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
                    [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]

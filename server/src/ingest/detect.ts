@@ -1,8 +1,12 @@
-import { openSync, readSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, readSync, closeSync, readFileSync, statSync } from 'node:fs';
+import { createGunzip } from 'node:zlib';
 import type { Profile } from '../model/profile.ts';
 import type { LoadTestRun } from '../model/loadtest.ts';
 import type { BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
+import type { TraceModel } from '../model/trace.ts';
+import type { SchedTrace } from '../model/schedtrace.ts';
+import type { MetricsModel } from '../model/metrics.ts';
 import { IngestError } from './errors.ts';
 import { gunzipHead, gunzipText, looksLikeText, utf16Order, utf16ToUtf8 } from './encoding.ts';
 import { type ByteSource, bufferSource, fileSource, readAllBytes } from './source.ts';
@@ -11,6 +15,7 @@ import { readRuns } from './loadtest/runs.ts';
 import * as pprof from './pprof/index.ts';
 import { markTraceDerived } from './pprof/trace-derived.ts';
 import type { PprofLimits } from './pprof/index.ts';
+import * as trace from './trace/index.ts';
 
 /** What one uploaded file turned out to be. */
 export type Parsed =
@@ -18,7 +23,10 @@ export type Parsed =
   /** Every run the file holds, in its order (one unless the file appends several runs of one tool). */
   | { kind: 'loadtest'; format: LoadTestRun['format']; runs: LoadTestRun[] }
   | { kind: 'benchmark'; format: 'go-bench'; benchmark: BenchmarkRun }
-  | { kind: 'gctrace'; format: 'gctrace'; gctrace: GcTrace };
+  | { kind: 'gctrace'; format: 'gctrace'; gctrace: GcTrace }
+  | { kind: 'trace'; format: 'go-trace'; trace: TraceModel }
+  | { kind: 'schedtrace'; format: 'schedtrace'; schedtrace: SchedTrace }
+  | { kind: 'metrics'; format: 'stagediff-metrics'; metrics: MetricsModel };
 
 /** A whole-file importer of a text or JSON format (small enough to read at once, under its limits). */
 export interface WholeFileImporter {
@@ -38,7 +46,10 @@ export interface InputFile {
   open?: () => ByteSource;
 }
 
-export interface IngestLimits extends PprofLimits {}
+export interface IngestLimits extends PprofLimits {
+  /** Bounds of a Go execution trace (defaults: `trace.defaultTraceLimits()`, from TRACE_* settings). */
+  trace?: Partial<trace.TraceLimits>;
+}
 
 interface Candidate {
   confidence: number;
@@ -119,6 +130,8 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     return ingest({ name: f.name, bytes: text }, limits);
   }
   const inner = gunzipHead(head);
+  // A Go execution trace, plain or gzip'd: streamed, never held whole.
+  if (trace.detect(head) > 0 || (inner && trace.detect(inner) > 0)) return ingestTrace(f, !trace.detect(head), limits);
   if (inner && inner.length > 0 && (looksLikeText(inner) || utf16Order(inner))) {
     const maxIn = limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes;
     const maxOut = limits.maxDecompressedBytes ?? pprof.defaultPprofLimits.maxDecompressedBytes;
@@ -166,7 +179,7 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
   if (candidates.length === 0) {
     throw new IngestError(
       'unsupported',
-      'unrecognized format: not a pprof profile or a known load-test, benchmark or trace output',
+      'unrecognized format: not a pprof profile, an execution trace or a known load-test, benchmark or trace output',
     );
   }
   candidates.sort((a, b) => b.confidence - a.confidence);
@@ -175,5 +188,62 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
   } catch (e) {
     if (e instanceof IngestError) throw e;
     throw new IngestError('malformed', `could not be parsed: ${(e as Error).message}`);
+  }
+}
+
+/** The size of an input when known without reading it (bytes given, or a file on disk). */
+function knownSize(f: InputFile): number | null {
+  if (f.bytes) return f.bytes.length;
+  if (f.path) return statSync(f.path).size;
+  return null;
+}
+
+async function ingestTrace(f: InputFile, gzipped: boolean, limits: Partial<IngestLimits>): Promise<Parsed> {
+  const l = { ...trace.defaultTraceLimits(), ...limits.trace };
+  const size = knownSize(f);
+  // A file that cannot fit is refused before a byte of it is read (a plain file's size is its data's).
+  if (!gzipped && size !== null && size > l.maxBytes) {
+    throw new IngestError(
+      'too-large',
+      `the trace is ${size} bytes, over the ${l.maxBytes}-byte limit (TRACE_MAX_BYTES); record a shorter one (/debug/pprof/trace?seconds=…)`,
+    );
+  }
+  let src: ByteSource = source(f);
+  if (gzipped) src = gunzipStream(src, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes);
+  try {
+    return { kind: 'trace', format: 'go-trace', trace: await trace.parseTrace(src, l) };
+  } catch (e) {
+    if (e instanceof IngestError) throw e;
+    const code = (e as { code?: string }).code;
+    if (gzipped && typeof code === 'string' && code.startsWith('Z_'))
+      throw new IngestError('corrupt-gzip', `the gzip stream is damaged: ${(e as Error).message}`);
+    throw new IngestError('malformed', `could not be parsed: ${(e as Error).message}`);
+  }
+}
+
+/** Inflates a gzip'd source as it is read, refusing more than `maxIn` compressed bytes. */
+async function* gunzipStream(src: ByteSource, maxIn: number): ByteSource {
+  const z = createGunzip();
+  let fed = 0;
+  const pump = (async () => {
+    try {
+      for await (const c of src) {
+        fed += c.length;
+        if (fed > maxIn) {
+          z.destroy(new IngestError('too-large', `the compressed trace is larger than ${maxIn} bytes`));
+          return;
+        }
+        if (!z.write(c)) await new Promise((r) => z.once('drain', r));
+      }
+      z.end();
+    } catch (e) {
+      z.destroy(e as Error);
+    }
+  })();
+  try {
+    for await (const c of z) yield c as Buffer;
+  } finally {
+    z.destroy();
+    await pump;
   }
 }

@@ -6,6 +6,8 @@ import { registerLoadTestImporters, registerWholeFileImporters } from './detect.
 import { loadTestImporters } from './loadtest/index.ts';
 import * as gobench from './gobench.ts';
 import * as gctrace from './gctrace.ts';
+import * as schedtrace from './schedtrace.ts';
+import * as metrics from './metrics/index.ts';
 import * as folded from './folded.ts';
 import * as cpuprofile from './cpuprofile.ts';
 import * as speedscope from './speedscope.ts';
@@ -19,6 +21,14 @@ registerWholeFileImporters([
     parse: (b, n) => ({ kind: 'benchmark', format: 'go-bench', benchmark: gobench.parse(b, n) }),
   },
   { detect: gctrace.detect, parse: (b, n) => ({ kind: 'gctrace', format: 'gctrace', gctrace: gctrace.parse(b, n) }) },
+  {
+    detect: metrics.detect,
+    parse: (b, n) => ({ kind: 'metrics', format: 'stagediff-metrics', metrics: metrics.parse(b, n) }),
+  },
+  {
+    detect: schedtrace.detect,
+    parse: (b, n) => ({ kind: 'schedtrace', format: 'schedtrace', schedtrace: schedtrace.parse(b, n) }),
+  },
   {
     detect: folded.detect,
     parse: (b, n) => {

@@ -16,6 +16,13 @@ export interface CaptureRecord {
   pprof: string | null;
   /** Profile types asked for, in the order they were fetched. */
   profiles: string[];
+  /** `--trace S`: an execution trace of S seconds taken inside each run's window (absent or null: none). */
+  traceSeconds?: number | null;
+  /**
+   * `--metrics URL`: the runtime-metrics endpoint (Prometheus text or expvar) scraped once a second
+   * over each run's window into `metrics.json` (absent or null: none).
+   */
+  metrics?: string | null;
   load: CaptureLoad;
   host: {
     os: string;
@@ -88,8 +95,12 @@ export interface CaptureRun {
 /** One file a run produced, path relative to the capture's folder. */
 export interface CaptureFile {
   path: string;
-  /** `loadtest` and `profile` files are uploaded; `raw` files (tool stderr, binary results) are kept locally. */
-  role: 'loadtest' | 'profile' | 'raw';
+  /**
+   * `loadtest`, `profile`, `trace` (a Go execution trace, `/debug/pprof/trace`) and `metrics` (the
+   * window's runtime-metric series, `metrics.json`) files are uploaded; `raw` files (tool stderr,
+   * binary results) are kept locally.
+   */
+  role: 'loadtest' | 'profile' | 'trace' | 'metrics' | 'raw';
   size: number;
   sha256: string;
   /** For profiles: cpu, allocs, heap, mutex, block, goroutine. */
@@ -124,8 +135,6 @@ export interface CaptureSummary {
  */
 export function uploadedFiles(record: Pick<CaptureRecord, 'runs'>): { path: string; name: string }[] {
   return record.runs.flatMap((run) =>
-    run.files
-      .filter((f) => f.role === 'loadtest' || f.role === 'profile')
-      .map((f) => ({ path: f.path, name: f.path.replaceAll('/', '-') })),
+    run.files.filter((f) => f.role !== 'raw').map((f) => ({ path: f.path, name: f.path.replaceAll('/', '-') })),
   );
 }

@@ -104,6 +104,9 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     cached(ctx, req, reply, req.params.id, { op: 'benchmarks', query: req.query }),
   );
   route(app, 'gc', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'gc' }));
+  route(app, 'runtime', async (req, reply) =>
+    cached(ctx, req, reply, req.params.id, { op: 'runtime', query: req.query }),
+  );
 
   // The flamegraph and diff flamegraph as standalone images (for PR comments, job summaries, wikis):
   // the JSON views' query parameters plus `width` (px) and, for the diff, `noise` (the fraction of the

@@ -7,7 +7,7 @@ import { StoreError, TooLargeError } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { derivedProfileKey } from '../services/models.ts';
 import { ServiceError } from '../services/errors.ts';
-import { apiProfileSummary, type StoredProfileSummary } from '../services/stage-profiles.ts';
+import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import type { Spooled } from '../services/spool.ts';
 import { ApiError, fromServiceError, infrastructureError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
@@ -119,7 +119,7 @@ async function storeOne(
     const { comparisonId: _c, stageId: _s, ...stored } = a;
     const artifact = {
       ...stored,
-      summary: (a.kind === 'profile' ? apiProfileSummary(a.summary as StoredProfileSummary) : a.summary) as never,
+      summary: apiArtifactSummary(a) as never,
     };
     const note = parsed.runs > 1 ? { note: `${parsed.runs} runs read from one file` } : {};
     return { result: { filename, ok: true, artifact, runs: parsed.runs, ...note }, status: 200 };

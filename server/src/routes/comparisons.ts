@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Comparison } from '../api/resources.ts';
 import type { ComparisonTree } from '../store/index.ts';
 import type { AppContext } from '../app.ts';
-import { apiProfileSummary, type StoredProfileSummary } from '../services/stage-profiles.ts';
+import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import { ApiError } from './errors.ts';
 import { bearer, requireEditToken } from './auth.ts';
 import { route } from './contract.ts';
@@ -25,9 +25,7 @@ export function comparisonView(ctx: AppContext, req: FastifyRequest, tree: Compa
       captures: s.captures as Comparison['stages'][number]['captures'],
       artifacts: s.artifacts.map(({ comparisonId: _c, stageId: _s, ...a }) => ({
         ...a,
-        summary: (a.kind === 'profile'
-          ? apiProfileSummary(a.summary as StoredProfileSummary)
-          : a.summary) as Comparison['stages'][number]['artifacts'][number]['summary'],
+        summary: apiArtifactSummary(a) as Comparison['stages'][number]['artifacts'][number]['summary'],
       })),
     })),
   };

@@ -24,6 +24,7 @@ export type AnalysisOp =
   | { op: 'sandwich'; query: Query<'sandwich'> }
   | { op: 'folded'; query: Query<'folded'> }
   | { op: 'benchmarks'; query: Query<'benchmarks'> }
+  | { op: 'runtime'; query: Query<'runtime'> }
   | ImageOp;
 
 export type AnalysisOpName = AnalysisOp['op'];
@@ -83,6 +84,8 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       return serialise(a.op, await svc.benchmarks(tree, a.query.base, a.query.target));
     case 'gc':
       return serialise(a.op, await svc.gc(tree));
+    case 'runtime':
+      return serialise(a.op, await new ChangeEngine(svc).runtime(tree, { base: a.query.base, target: a.query.target }));
     case 'flamegraphSvg':
     case 'flamegraphPng':
     case 'diffSvg':

@@ -3,7 +3,8 @@ import type { Parsed } from '../ingest/detect.ts';
 import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
 import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
-import type { ProfileKind } from '../model/profile.ts';
+import type { Profile, ProfileKind } from '../model/profile.ts';
+import type { RuntimeStage } from '../api/runtime.ts';
 import type { PerRequest } from '../api/changes.ts';
 import type {
   Benchmarks,
@@ -47,20 +48,16 @@ import {
   findStage,
   profileSummary,
   profilesOfKind,
+  type StoredProfileSummary,
+  TRACE_PROFILES,
 } from './stage-profiles.ts';
 import { headlineFormat, stageRunSet } from './stage-runs.ts';
 
 /** The summary kept in the store for any parsed artifact. */
 export function artifactSummary(parsed: Parsed): unknown {
   switch (parsed.kind) {
-    case 'profile': {
-      const p = parsed.profile;
-      // Own properties even for a type named `__proto__` (an assignment would set the prototype instead).
-      const totals: Record<string, number> = Object.fromEntries(
-        p.sampleTypes.map((t, i) => [t.type, percentageBase(p, i)]),
-      );
-      return profileSummary(p, totals);
-    }
+    case 'profile':
+      return storedSummary(parsed.profile);
     case 'loadtest':
       return loadTestArtifactSummary(parsed.runs);
     case 'benchmark':
@@ -71,7 +68,63 @@ export function artifactSummary(parsed: Parsed): unknown {
       };
     case 'gctrace':
       return parsed.gctrace.summary;
+    case 'metrics': {
+      const m = parsed.metrics;
+      return {
+        source: m.source,
+        start: m.start,
+        scrapes: m.times.length,
+        failedScrapes: m.failedScrapes,
+        windowSeconds: m.windowSeconds,
+        series: m.series.length,
+        highlights: m.highlights,
+      };
+    }
+    case 'schedtrace':
+      return { ...parsed.schedtrace.summary, gc: parsed.schedtrace.gc?.summary ?? null };
+    case 'trace': {
+      // the figures without the timeline and the long lists (the parsed model has them)
+      const { timeline: _timeline, entryFunctions, ...rest } = parsed.trace.summary;
+      // Each derived profile's summary, so the stage's kinds and per-request divisors need no parsing.
+      // The trace's start (Go 1.25+ records the wall clock) places its window against a load test's.
+      const startNanos = rest.startTime ? Date.parse(rest.startTime) * 1e6 : 0;
+      const profiles = Object.fromEntries(
+        TRACE_PROFILES.map((n) => [n, { ...storedSummary(parsed.trace.profiles[n]), timeNanos: startNanos }]),
+      );
+      return {
+        ...rest,
+        entryFunctions: { functions: entryFunctions.functions.slice(0, 10), omitted: entryFunctions.omitted },
+        profiles,
+      };
+    }
   }
+}
+
+/**
+ * The runtime-metric series the runtime timeline draws, by the names client_golang, runtime/metrics (as
+ * Prometheus names) and expvar give them: goroutines, heap, GC cycles, GC CPU and pauses, scheduling latency.
+ */
+const TIMELINE_METRICS = new Set([
+  'go_goroutines',
+  'go_sched_goroutines_goroutines',
+  'go_memstats_heap_alloc_bytes',
+  'go_memory_classes_heap_objects_bytes',
+  'go_gc_cycles_total_gc_cycles_total',
+  'go_cpu_classes_gc_total_cpu_seconds_total',
+  'go_sched_pauses_total_gc_seconds',
+  'go_sched_latencies_seconds',
+  'memstats.HeapAlloc',
+  'memstats.NumGC',
+  'memstats.PauseTotalNs',
+]);
+
+/** The summary stored with a profile: its description and each sample type's total. */
+function storedSummary(p: Profile): StoredProfileSummary {
+  // Own properties even for a type named `__proto__` (an assignment would set the prototype instead).
+  const totals: Record<string, number> = Object.fromEntries(
+    p.sampleTypes.map((t, i) => [t.type, percentageBase(p, i)]),
+  );
+  return profileSummary(p, totals);
 }
 
 function shareSpread(shares: number[]): ShareSpread | null {
@@ -588,6 +641,51 @@ export class AnalysisService {
       if (p.kind === 'gctrace') traces.push({ artifactId: a.id, filename: a.filename, trace: p.gctrace });
     }
     return traces;
+  }
+
+  /**
+   * A stage's runtime files: its execution traces (summary, timeline, and the requests served during
+   * each, by the per-request rule), the timeline's series of its runtime-metric files, and its
+   * scheduler traces' summaries.
+   */
+  async runtimeStage(tree: ComparisonTree, st: StageWithArtifacts): Promise<RuntimeStage> {
+    // The traces as their sched profile: the same window (the trace's span) and run pairing as any profile.
+    const asProfiles = profilesOfKind(st, 'trace-sched').filter((a) => a.kind === 'trace');
+    const requests = asProfiles.length > 0 ? (await this.perRequest(tree, st, asProfiles)).profiles : [];
+    const traces: RuntimeStage['traces'] = [];
+    for (const [i, a] of asProfiles.entries()) {
+      const parsed = await this.models.get(a);
+      if (parsed.kind !== 'trace') continue;
+      const { timeline, ...summary } = parsed.trace.summary;
+      traces.push({
+        artifactId: a.id,
+        filename: a.filename,
+        summary,
+        timeline,
+        requests: requests[i]?.requests ?? null,
+      });
+    }
+    const metrics: RuntimeStage['metrics'] = [];
+    for (const a of st.artifacts.filter((x) => x.kind === 'metrics')) {
+      const parsed = await this.models.get(a);
+      if (parsed.kind !== 'metrics') continue;
+      const m = parsed.metrics;
+      metrics.push({
+        artifactId: a.id,
+        filename: a.filename,
+        start: m.start,
+        times: m.times,
+        series: m.series.filter((x) => TIMELINE_METRICS.has(x.name) && Object.keys(x.labels).length === 0),
+      });
+    }
+    const schedtraces = st.artifacts
+      .filter((x) => x.kind === 'schedtrace')
+      .map((a) => ({
+        artifactId: a.id,
+        filename: a.filename,
+        summary: a.summary as RuntimeStage['schedtraces'][number]['summary'],
+      }));
+    return { stageId: st.id, name: st.name, traces, metrics, schedtraces };
   }
 
   async gc(tree: ComparisonTree): Promise<GcStages> {

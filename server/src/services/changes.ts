@@ -26,7 +26,9 @@ import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { FIGURES } from '../api/labels.ts';
 import { noVerdictReason } from '../api/words.ts';
-import { findStage, profilesOfKind, summaryOf } from './stage-profiles.ts';
+import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
+import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
+import type { TraceArtifactSummary } from '../api/resources.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 
 /**
@@ -50,6 +52,71 @@ interface StageValues {
   values: Record<FigureKey, number[]>;
   perRequest: { cpu: PerRequest; allocs: PerRequest };
 }
+
+/**
+ * The execution-trace figures the engine judges, one value per trace (a run). Scheduling waits are
+ * read as measured; the others are totals over the trace, divided by its requests (or by its span in
+ * seconds when a trace of either stage has no requests), so traces of different lengths compare.
+ */
+const RUNTIME_FIGURES: {
+  metric: string;
+  label: string;
+  unit: string;
+  total: boolean;
+  value: (s: TraceArtifactSummary) => number | null;
+}[] = [
+  {
+    metric: 'sched-wait-mean',
+    label: 'Scheduling wait (mean)',
+    unit: 'nanoseconds',
+    total: false,
+    value: (s) => (s.schedWait.count > 0 ? s.schedWait.meanNanos : null),
+  },
+  {
+    metric: 'sched-wait-p99',
+    label: 'Scheduling wait (P99)',
+    unit: 'nanoseconds',
+    total: false,
+    value: (s) => (s.schedWait.count > 0 ? s.schedWait.p99Nanos : null),
+  },
+  { metric: 'gc-stw', label: 'GC stop-the-world', unit: 'nanoseconds', total: true, value: (s) => s.gc.stw.totalNanos },
+  {
+    metric: 'blocked-channel',
+    label: 'Blocked on channels',
+    unit: 'nanoseconds',
+    total: true,
+    value: (s) => s.blocked.channel.totalNanos,
+  },
+  {
+    metric: 'blocked-select',
+    label: 'Blocked in select',
+    unit: 'nanoseconds',
+    total: true,
+    value: (s) => s.blocked.select.totalNanos,
+  },
+  {
+    metric: 'blocked-sync',
+    label: 'Blocked on sync',
+    unit: 'nanoseconds',
+    total: true,
+    value: (s) => s.blocked.sync.totalNanos,
+  },
+  {
+    metric: 'blocked-network',
+    label: 'Blocked on the network',
+    unit: 'nanoseconds',
+    total: true,
+    value: (s) => s.blocked.network.totalNanos,
+  },
+  { metric: 'syscall', label: 'In syscalls', unit: 'nanoseconds', total: true, value: (s) => s.syscall.totalNanos },
+  {
+    metric: 'goroutines-created',
+    label: 'Goroutines created',
+    unit: 'count',
+    total: true,
+    value: (s) => s.goroutines.created,
+  },
+];
 
 /** Converts a per-request CPU figure to nanoseconds; null for units that are not time. */
 const TIME_UNITS: Record<string, number> = {
@@ -230,9 +297,8 @@ export class ChangeEngine {
       changes: [],
     });
     if (q.functions === 'off') return empty('no-profiles', 'not asked for (functions=off)');
-    const kinds = (st: StageWithArtifacts) => new Set(st.artifacts.filter((a) => a.kind === 'profile').map((a) => a));
-    if (kinds(base).size === 0 || kinds(target).size === 0)
-      return empty('no-profiles', `${kinds(base).size === 0 ? base.name : target.name} has no profile`);
+    if (!hasProfiles(base) || !hasProfiles(target))
+      return empty('no-profiles', `${hasProfiles(base) ? target.name : base.name} has no profile`);
     let kind = q.kind;
     if (!kind) {
       const common = (['cpu', 'allocs', 'wall'] as ProfileKind[]).find(
@@ -376,6 +442,61 @@ export class ChangeEngine {
       };
     });
     return { comparable: diff.rows.length > 0, reason: diff.reason, units, rows };
+  }
+
+  /**
+   * What the runtime did in base and target (stage ids or names): each stage's traces, metrics and
+   * scheduler traces, and the verdicts on the trace figures (RUNTIME_FIGURES) across the traces.
+   */
+  async runtime(tree: ComparisonTree, q: { base: string; target: string }): Promise<StageRuntime> {
+    const base = findStage(tree, q.base, 'base');
+    const target = findStage(tree, q.target, 'target');
+    if (base.id === target.id)
+      throw new ServiceError('invalid-request', `base and target are the same stage ("${base.name}")`, {
+        param: 'target',
+      });
+    const b = await this.analysis.runtimeStage(tree, base);
+    const t = await this.analysis.runtimeStage(tree, target);
+    const all = [...b.traces, ...t.traces];
+    const perRequest = all.length > 0 && all.every((x) => x.requests !== null && x.requests > 0);
+    const values = (side: RuntimeStage, f: (typeof RUNTIME_FIGURES)[number]) =>
+      side.traces.flatMap((x) => {
+        const s = x.summary as TraceArtifactSummary;
+        const v = f.value(s);
+        if (v === null) return [];
+        if (!f.total) return [v];
+        const by = perRequest ? x.requests! : s.spanNanos / 1e9;
+        return by > 0 ? [v / by] : [];
+      });
+    const figures = RUNTIME_FIGURES.map((f) => {
+      const bv = values(b, f);
+      const tv = values(t, f);
+      const v = this.verdict(bv, tv);
+      return withDirection({
+        metric: f.metric,
+        label: f.label,
+        subject: null,
+        unit: f.total ? `${f.unit}/${perRequest ? 'request' : 's'}` : f.unit,
+        better: 'lower',
+        base: estimate(bv),
+        target: estimate(tv),
+        verdict: v,
+        deltaPercent: v.ratio === null ? null : (v.ratio - 1) * 100,
+        direction: null,
+        reason: reasonFor(v),
+      });
+    });
+    const significant = figures.filter((c) => c.verdict.status === 'significant');
+    const rest = figures.filter((c) => c.verdict.status !== 'significant');
+    return {
+      alpha: BENCHSTAT_ALPHA,
+      runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+      normalisation: perRequest ? 'per-request' : 'per-second',
+      base: b,
+      target: t,
+      figures,
+      sentences: [...significant, ...rest].flatMap((c) => changeHeadline(c)),
+    };
   }
 
   private async gcChange(base: StageWithArtifacts, target: StageWithArtifacts): Promise<StageChanges['gc']> {

@@ -40,6 +40,18 @@ function parsedBytes(p: Parsed): number {
       return 4096 + p.benchmark.benchmarks.reduce((n, b) => n + 256 + b.values.length * 8, 0);
     case 'gctrace':
       return 4096 + p.gctrace.cycles.length * 512;
+    case 'metrics':
+      return 4096 + p.metrics.series.length * (256 + p.metrics.times.length * 24);
+    case 'schedtrace':
+      return 4096 + p.schedtrace.samples.length * 512 + (p.schedtrace.gc?.cycles.length ?? 0) * 512;
+    case 'trace': {
+      const t = p.trace;
+      return (
+        65536 +
+        t.summary.timeline.buckets.length * 96 +
+        Object.values(t.profiles).reduce((n, prof) => n + profileModelBytes(prof), 0)
+      );
+    }
   }
 }
 

@@ -35,12 +35,12 @@ export function requestsInWindow(run: LoadTestRun, startMs: number, durMs: numbe
   return n > 0 ? n : null;
 }
 
-/** The load-test artifact captured in the same `stagediff capture` run as a profile, by sha256. */
+/** The load-test artifact captured in the same `stagediff capture` run as a profile (or a trace), by sha256. */
 export function capturedWith(st: StageWithArtifacts, profile: Artifact): Artifact | null {
   for (const rec of st.captures as CaptureRecord[]) {
     for (const run of rec?.runs ?? []) {
       const files = run?.files ?? [];
-      if (!files.some((f) => f.role === 'profile' && f.sha256 === profile.sha256)) continue;
+      if (!files.some((f) => (f.role === 'profile' || f.role === 'trace') && f.sha256 === profile.sha256)) continue;
       for (const f of files) {
         if (f.role !== 'loadtest') continue;
         const a = st.artifacts.find((x) => x.kind === 'loadtest' && x.sha256 === f.sha256);

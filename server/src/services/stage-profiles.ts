@@ -69,21 +69,80 @@ export function summaryOf(a: Artifact): StoredProfileSummary {
   return a.summary as StoredProfileSummary;
 }
 
-/** The profile artifacts of a stage, by kind, in upload order. */
+/** The four profiles an execution trace yields, by the name `go tool trace -pprof=…` gives each. */
+export const TRACE_PROFILES = ['net', 'sync', 'syscall', 'sched'] as const;
+export type TraceProfileName = (typeof TRACE_PROFILES)[number];
+type TraceKind = `trace-${TraceProfileName}`;
+
+export function isTraceKind(kind: ProfileKind): kind is TraceKind {
+  return kind === 'trace-net' || kind === 'trace-sync' || kind === 'trace-syscall' || kind === 'trace-sched';
+}
+
+/** The summary stored with an execution trace holds one profile summary per derived profile. */
+export interface StoredTraceProfiles {
+  profiles?: Partial<Record<TraceProfileName, StoredProfileSummary>>;
+}
+
+/**
+ * A stage's execution traces as profiles of one trace kind: each trace artifact with its summary
+ * replaced by that derived profile's (the artifact keeps its id, kind `trace` and bytes; StageProfiles
+ * reads the profile out of the parsed trace).
+ */
+function traceProfiles(st: StageWithArtifacts, kind: TraceKind): Artifact[] {
+  const name = kind.slice('trace-'.length) as TraceProfileName;
+  return st.artifacts.flatMap((a) => {
+    const s = a.kind === 'trace' ? (a.summary as StoredTraceProfiles).profiles?.[name] : undefined;
+    return s ? [{ ...a, summary: s }] : [];
+  });
+}
+
+/**
+ * The profile artifacts of a stage, by kind, in upload order: for a trace kind, the profiles uploaded
+ * as such (`go tool trace -pprof` output) and then those derived from the stage's execution traces.
+ */
 export function profilesOfKind(st: StageWithArtifacts, kind: ProfileKind): Artifact[] {
-  return st.artifacts.filter((a) => a.kind === 'profile' && storedProfileKind(summaryOf(a)) === kind);
+  const uploaded = st.artifacts.filter((a) => a.kind === 'profile' && storedProfileKind(summaryOf(a)) === kind);
+  return isTraceKind(kind) ? [...uploaded, ...traceProfiles(st, kind)] : uploaded;
+}
+
+/** The kinds of a stage's artifacts read as profiles: its profiles', and the trace kinds its traces yield. */
+function artifactKinds(a: Artifact): ProfileKind[] {
+  if (a.kind === 'profile') return [storedProfileKind(summaryOf(a))];
+  if (a.kind !== 'trace') return [];
+  const held = (a.summary as StoredTraceProfiles).profiles ?? {};
+  return TRACE_PROFILES.filter((n) => held[n]).map((n) => `trace-${n}` as const);
+}
+
+/** Whether a stage holds anything read as a profile (a profile, or an execution trace's derived ones). */
+export function hasProfiles(st: StageWithArtifacts): boolean {
+  return st.artifacts.some((a) => artifactKinds(a).length > 0);
 }
 
 /** The kinds a comparison's profiles are of, CPU first, then in order of first appearance. */
 export function comparisonKinds(tree: ComparisonTree): ProfileKind[] {
   const kinds: ProfileKind[] = [];
   for (const st of tree.stages)
-    for (const a of st.artifacts)
-      if (a.kind === 'profile') {
-        const k = storedProfileKind(summaryOf(a));
-        if (!kinds.includes(k)) kinds.push(k);
-      }
+    for (const a of st.artifacts) for (const k of artifactKinds(a)) if (!kinds.includes(k)) kinds.push(k);
   return kinds.includes('cpu') ? ['cpu', ...kinds.filter((k) => k !== 'cpu')] : kinds;
+}
+
+/**
+ * An artifact's summary as the API shows it: a profile's described (apiProfileSummary), and an
+ * execution trace's with each derived profile described alike; other kinds as stored.
+ */
+export function apiArtifactSummary(a: Pick<Artifact, 'kind' | 'summary'>): unknown {
+  if (a.kind === 'profile') return apiProfileSummary(a.summary as StoredProfileSummary);
+  if (a.kind === 'trace') {
+    const s = a.summary as StoredTraceProfiles & Record<string, unknown>;
+    if (!s.profiles) return s;
+    const profiles: Partial<Record<TraceProfileName, ProfileSummary>> = {};
+    for (const n of TRACE_PROFILES) {
+      const p = s.profiles[n];
+      if (p) profiles[n] = apiProfileSummary(p);
+    }
+    return { ...s, profiles };
+  }
+  return a.summary;
 }
 
 /**
@@ -154,8 +213,13 @@ export function chooseKind(tree: ComparisonTree, st: StageWithArtifacts, choice:
 export class StageProfiles {
   constructor(readonly models: ModelCache) {}
 
+  /** A profile artifact's profile; for an execution trace (see profilesOfKind), the derived one its summary names. */
   async profile(a: Artifact): Promise<Profile> {
     const parsed = await this.models.get(a);
+    if (parsed.kind === 'trace') {
+      const kind = summaryOf(a).kind;
+      if (isTraceKind(kind)) return parsed.trace.profiles[kind.slice('trace-'.length) as TraceProfileName];
+    }
     if (parsed.kind !== 'profile') throw new ServiceError('no-profile', `${a.filename} is not a profile`);
     return (parsed as Extract<Parsed, { kind: 'profile' }>).profile;
   }

@@ -13,8 +13,16 @@ import type { Readable } from 'node:stream';
  * can be served a result computed before a change.
  */
 
-export type ArtifactKind = 'profile' | 'loadtest' | 'benchmark' | 'gctrace';
-export const ARTIFACT_KINDS: readonly ArtifactKind[] = ['profile', 'loadtest', 'benchmark', 'gctrace'];
+export type ArtifactKind = 'profile' | 'loadtest' | 'benchmark' | 'gctrace' | 'trace' | 'schedtrace' | 'metrics';
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = [
+  'profile',
+  'loadtest',
+  'benchmark',
+  'gctrace',
+  'trace',
+  'schedtrace',
+  'metrics',
+];
 
 /** One optimization story. Timestamps are ISO-8601 strings (UTC). */
 export interface Comparison {

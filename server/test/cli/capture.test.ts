@@ -257,6 +257,136 @@ describe.skipIf(!haveGo)('stagediff capture', () => {
     expect(r.stdout.trim()).toBe(`${base}/c/${created.id}`);
   }, 60_000);
 
+  it('with --trace and --metrics: an execution trace inside the window and the window’s runtime metrics, uploaded', async () => {
+    const out = join(work, 'trace-metrics');
+    const metricsUrl = `${pprof}/metrics`;
+    const r = await stagediff([
+      'capture',
+      '--pprof',
+      pprof,
+      '--stage',
+      'traced',
+      '--profiles',
+      'cpu',
+      '--trace',
+      '1',
+      '--metrics',
+      metricsUrl,
+      '--seconds',
+      '3',
+      '--url',
+      target(),
+      '--connections',
+      '8',
+      '--out',
+      out,
+      '--server',
+      base,
+      '--title',
+      'trace and metrics',
+    ]);
+    expect(r.stderr).toContain('a 1 s execution trace, runtime metrics every second over 3 s');
+    expect(r.code).toBe(0);
+    const rec = JSON.parse(readFileSync(join(out, 'capture.json'), 'utf8')) as CaptureRecord;
+    expect([rec.traceSeconds, rec.metrics]).toEqual([1, metricsUrl]);
+    const run = rec.runs[0]!;
+    const trace = run.files.find((f) => f.role === 'trace')!;
+    const metrics = run.files.find((f) => f.role === 'metrics')!;
+    expect([trace.path, trace.url, metrics.path, metrics.url]).toEqual([
+      'trace.out',
+      `${pprof}/debug/pprof/trace?seconds=1`,
+      'metrics.json',
+      metricsUrl,
+    ]);
+    // the trace lies inside the window and spans its second
+    const [w0, w1] = [Date.parse(run.window!.start), Date.parse(run.window!.end)];
+    expect(Date.parse(trace.fetchedFrom!)).toBeGreaterThanOrEqual(w0);
+    expect(Date.parse(trace.fetchedTo!)).toBeLessThanOrEqual(w1);
+    const t = await ingest({ name: 'x', path: join(out, 'trace.out') });
+    if (t.kind !== 'trace') throw new Error(t.kind);
+    expect(Math.abs(t.trace.summary.spanNanos / 1e9 - 1)).toBeLessThan(0.3);
+    expect(t.trace.summary.goroutines.created).toBeGreaterThan(0);
+    // one scrape a second over exactly the window: at 0, 1, 2 and 3 s
+    const m = await ingest({ name: 'x', path: join(out, 'metrics.json') });
+    if (m.kind !== 'metrics') throw new Error(m.kind);
+    expect(m.metrics.times.map(Math.round)).toEqual([0, 1, 2, 3]);
+    expect(m.metrics.failedScrapes).toBe(0);
+    const served = m.metrics.series.find((x) => x.name === 'demo_http_requests_total');
+    expect(served?.type === 'counter' && served.windowDelta).toBeGreaterThan(0);
+    expect(m.metrics.highlights.schedLatencyP99Seconds).toBeGreaterThan(0);
+    // both are artifacts of the stage on the server
+    const id = r.stdout.trim().slice(r.stdout.trim().lastIndexOf('/') + 1);
+    const c = await (await fetch(`${base}/api/comparisons/${id}`)).json();
+    const kinds = c.stages[0].artifacts
+      .map((a: { kind: string; filename: string }) => `${a.kind} ${a.filename}`)
+      .sort();
+    expect(kinds).toEqual(['loadtest autocannon.json', 'metrics metrics.json', 'profile cpu.pb.gz', 'trace trace.out']);
+  }, 60_000);
+
+  it('--trace longer than 5 s needs --force-trace; a metrics endpoint that does not answer stops the run before the load', async () => {
+    const long = await stagediff([
+      'capture',
+      '--pprof',
+      pprof,
+      '--stage',
+      's',
+      '--trace',
+      '6',
+      '--seconds',
+      '8',
+      '--url',
+      target(),
+    ]);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain(
+      '--trace 6: a trace costs the service while it runs, so it is kept to 5 s; add --force-trace',
+    );
+    const noPprof = await stagediff([
+      'capture',
+      '--profiles',
+      'none',
+      '--stage',
+      's',
+      '--trace',
+      '1',
+      '--url',
+      target(),
+    ]);
+    expect(noPprof.stderr).toContain('--trace needs --pprof URL');
+    const out = join(work, 'metrics-dead');
+    const dead = `http://127.0.0.1:${await freePort()}/metrics`;
+    const r = await stagediff([
+      'capture',
+      '--profiles',
+      'none',
+      '--stage',
+      's',
+      '--metrics',
+      dead,
+      '--out',
+      out,
+      '--url',
+      target(),
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`metrics endpoint ${dead} is unreachable: connection refused; the load was not started`);
+    expect(readdirSync(out)).toEqual(['capture.json']);
+    const html = await stagediff([
+      'capture',
+      '--profiles',
+      'none',
+      '--stage',
+      's',
+      '--metrics',
+      `${pprof}/debug/pprof/`,
+      '--out',
+      join(work, 'metrics-html'),
+      '--url',
+      target(),
+    ]);
+    expect(html.stderr).toMatch(/answered with something that is neither Prometheus text nor expvar JSON/);
+  }, 60_000);
+
   it('an unreachable pprof endpoint: named, exit ≠ 0, the record kept, no load started', async () => {
     const out = join(work, 'unreachable');
     const dead = `http://127.0.0.1:${await freePort()}`;

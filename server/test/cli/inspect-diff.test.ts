@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCliSync } from '../helpers/cli.ts';
-import { repoRoot, samplePath } from '../helpers/paths.ts';
+import { fixturesDir, repoRoot, samplePath } from '../helpers/paths.ts';
+import { parseTopAll } from '../helpers/pprof-text.ts';
+import { reportTotal } from '../helpers/trace-compare.ts';
 
 describe('stagediff inspect --json', () => {
   it('reports a heap profile per the contract, opening on inuse_space', () => {
@@ -204,5 +206,106 @@ describe('stagediff inspect --root', () => {
     const f = runCliSync('inspect', demo, '--root', '', '--min-fraction', '2');
     expect(f.status).not.toBe(0);
     expect(f.stderr).toMatch(/--min-fraction needs a number from 0 to 1, got "2"/);
+  });
+});
+
+// Execution traces: the summary, and --kind for a derived profile (fixtures/traces and Go’s answers).
+const trace = (name: string) => `${fixturesDir}traces/${name}.trace`;
+const expected = (name: string) => `${fixturesDir}traces/expected/${name}`;
+
+describe('inspect TRACE', () => {
+  it('--json prints the summary (as scripts/trace-reference computes it) and each derived profile’s totals', () => {
+    const r = runCliSync('inspect', trace('xtime-rate-go1.22'), '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    const ref = JSON.parse(readFileSync(expected('xtime-rate-go1.22.summary.json'), 'utf8'));
+    expect([o.kind, o.format, o.goVersion, o.generations, o.events]).toEqual([
+      'trace',
+      'go-trace',
+      '1.22',
+      3,
+      ref.events,
+    ]);
+    expect(o.schedWait).toEqual(ref.schedWait);
+    expect(o.gc).toEqual(ref.gc);
+    for (const k of ['net', 'sync', 'syscall', 'sched']) {
+      const text = readFileSync(expected(`xtime-rate-go1.22.${k}.delay.txt`), 'utf8');
+      expect([k, o.profiles[k].delayNanos]).toEqual([k, reportTotal(text)]);
+    }
+  });
+
+  it('without --json: one screen of figures', () => {
+    const r = runCliSync('inspect', trace('demo-go1.26-light-3gen'));
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Format: Go execution trace \(go 1\.26\), 3 generation\(s\), 6060 events/m);
+    expect(r.stdout).toMatch(/^Scheduling wait \(runnable → running\): \d+, mean/m);
+    expect(r.stdout).toContain('net/http.(*conn).serve');
+  });
+
+  it('--kind sched --json prints the derived profile like any profile, equal to go tool trace -pprof=sched', () => {
+    const r = runCliSync('inspect', trace('demo-go1.26-pooled'), '--kind', 'sched', '--json', '--top', '0');
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    const text = readFileSync(expected('demo-go1.26-pooled.sched.delay.txt'), 'utf8');
+    expect([o.kind, o.sampleType, o.description.kind]).toEqual(['profile', 'delay', 'trace-sched']);
+    expect(o.totals.delay).toBe(reportTotal(text));
+    const ref = parseTopAll(text);
+    const ours = new Map<string, [number, number]>(
+      o.top
+        .filter((x: { flat: number; cum: number }) => x.flat || x.cum)
+        .map((x: { name: string; flat: number; cum: number }) => [x.name, [x.flat, x.cum]]),
+    );
+    expect(ours).toEqual(ref);
+    expect(o.durationNanos).toBeGreaterThan(0.6e9);
+  });
+
+  it('--kind applies filters as any profile (--focus)', () => {
+    const r = runCliSync('inspect', trace('demo-go1.26-pooled'), '--kind', 'sync', '--focus', 'selectgo', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).filters).toEqual({ focus: 'selectgo' });
+  });
+});
+
+describe('diff --kind', () => {
+  it('diffs two traces’ derived profiles: base and target totals are go tool trace’s', () => {
+    const r = runCliSync(
+      'diff',
+      trace('demo-go1.22-baseline'),
+      trace('demo-go1.22-pooled'),
+      '--kind',
+      'sync',
+      '--json',
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    const total = (n: string) => reportTotal(readFileSync(expected(`${n}.sync.delay.txt`), 'utf8'));
+    expect([o.sampleType, o.baseTotal, o.targetTotal]).toEqual([
+      'delay',
+      total('demo-go1.22-baseline'),
+      total('demo-go1.22-pooled'),
+    ]);
+    expect(o.top.length).toBeGreaterThan(0);
+  });
+
+  it('refuses two traces without --kind, and --kind on a profile or an unknown kind', () => {
+    const none = runCliSync('diff', trace('demo-go1.22-baseline'), trace('demo-go1.22-pooled'));
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('diff of execution traces needs --kind net|sync|syscall|sched');
+    const onProfile = runCliSync(
+      'inspect',
+      `${fixturesDir}reference/pprof/go_httpserver_before_cpu.pb.gz`,
+      '--kind',
+      'sched',
+    );
+    expect(onProfile.status).toBe(2);
+    expect(onProfile.stderr).toMatch(/--kind picks a profile of an execution trace; .* is a profile \(pprof\)/);
+    const bad = runCliSync('inspect', trace('demo-go1.22-baseline'), '--kind', 'cpu');
+    expect(bad.stderr).toContain('--kind must be one of net, sync, syscall, sched');
+  });
+
+  it('a trace of the older format is refused, naming its version', () => {
+    const r = runCliSync('inspect', trace('xsync-semaphore-go1.21'));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/xsync-semaphore-go1\.21\.trace: a Go execution trace in the format of Go 1\.21/);
   });
 });

@@ -21,6 +21,7 @@ import {
   type StoreStats,
 } from '../../src/store/index.ts';
 import { bytesOf } from './bytes.ts';
+import { ARTIFACT_KINDS } from '../../src/store/types.ts';
 
 export interface StoreHarness {
   setup?(): Promise<void>;
@@ -213,6 +214,25 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const raw = await harness.rawComparisonRow(config, a.comparison.id);
         expect(raw).not.toContain(a.editToken!);
         expect(raw).toContain(createHash('sha256').update(a.editToken!).digest('hex'));
+      });
+    });
+
+    describe('kinds', () => {
+      it('takes an artifact of every kind', async () => {
+        const { s, cid, sid } = await withStage();
+        for (const kind of ARTIFACT_KINDS) {
+          const a = await s.addArtifact({
+            comparisonId: cid,
+            stageId: sid,
+            kind,
+            format: 'x',
+            filename: kind,
+            summary: {},
+            src: chunked(bytesOf(kind.length, 10)),
+            maxBytes: MiB,
+          });
+          expect((await s.getArtifact(a.id))!.kind).toBe(kind);
+        }
       });
     });
 

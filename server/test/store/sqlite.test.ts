@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, PIN_TTL_MS } from '../../src/store/index.ts';
+import { loadMigrations } from '../../src/store/common.ts';
 import { storeContract } from './contract.ts';
 
 const dirs: string[] = [];
@@ -52,9 +53,47 @@ describe('sqlite store specifics', () => {
       { version: 2, name: 'stage-captures' },
       { version: 3, name: 'cache-bound' },
       { version: 4, name: 'retention' },
+      { version: 5, name: 'artifact-kinds' },
     ]);
     db.close();
     expect(existsSync(join(dataDir, 'blobs', ref.sha256.slice(0, 2), ref.sha256))).toBe(true);
+  });
+
+  it('migration 5 keeps the artifacts of an older database, in upload order, and takes the new kinds', async () => {
+    const dataDir = freshDir();
+    const db = new Database(join(dataDir, 'stagediff.db'));
+    db.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+    );
+    for (const m of loadMigrations('sqlite').slice(0, 4)) {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 0);
+    }
+    db.prepare("INSERT INTO comparisons (id, title, created_at, updated_at) VALUES ('c1', 'old', 0, 0)").run();
+    db.prepare(
+      "INSERT INTO stages (id, comparison_id, position, name, created_at) VALUES ('s1', 'c1', 0, 'base', 0)",
+    ).run();
+    db.prepare("INSERT INTO blobs (sha256, size, created_at) VALUES ('ab', 1, 0)").run();
+    const add = db.prepare(
+      "INSERT INTO artifacts (id, stage_id, kind, format, filename, size, sha256, summary, created_at) VALUES (?, 's1', ?, 'x', ?, 1, 'ab', '{}', 0)",
+    );
+    add.run('z-first', 'gctrace', 'gc.txt');
+    add.run('a-second', 'profile', 'cpu.pb.gz');
+    expect(() => add.run('t', 'trace', 'trace.out')).toThrow(/CHECK/);
+    db.close();
+    const s = await openStore({ dataDir });
+    expect((await s.listArtifacts('c1', 's1')).map((a) => [a.id, a.kind])).toEqual([
+      ['z-first', 'gctrace'],
+      ['a-second', 'profile'],
+    ]);
+    await s.close();
+    const after = new Database(join(dataDir, 'stagediff.db'));
+    const again = after.prepare(
+      "INSERT INTO artifacts (id, stage_id, kind, format, filename, size, sha256, summary, created_at) VALUES (?, 's1', ?, 'x', ?, 1, 'ab', '{}', 0)",
+    );
+    for (const kind of ['trace', 'schedtrace', 'metrics']) again.run(`n-${kind}`, kind, kind);
+    expect(() => again.run('bad', 'video', 'v')).toThrow(/CHECK/);
+    after.close();
   });
 
   it('a sweep by a second store on the same directory leaves an upload in progress alone', async () => {

@@ -51,6 +51,7 @@ export type {
   ProfileSummary,
   BenchmarkArtifactSummary,
   ArtifactSummary,
+  TraceArtifactSummary,
 } from '../../../server/src/api/resources.ts';
 export type GcTrace = Reply<'gc'>['stages'][number]['traces'][number]['trace'];
 export type GcCycle = GcTrace['cycles'][number];

@@ -1,5 +1,12 @@
 import { formatInt, formatMs, formatNanos, formatRps, formatValue } from '../../../server/src/api/format.ts';
-import type { Artifact, BenchmarkArtifactSummary, GcTrace, ProfileSummary, Reply } from './api.ts';
+import type {
+  Artifact,
+  BenchmarkArtifactSummary,
+  GcTrace,
+  ProfileSummary,
+  Reply,
+  TraceArtifactSummary,
+} from './api.ts';
 import { KIND_LABELS } from './profile-kinds.ts';
 
 type LoadTestSummary = Reply<'timeline'>['stages'][number]['runs'][number]['summary'];
@@ -38,6 +45,20 @@ export function describeArtifact(a: Pick<Artifact, 'kind' | 'format' | 'summary'
     if (g.forcedCycles) parts.push(`${formatInt(g.forcedCycles)} forced`);
     if (g.stwPauseMs) parts.push(`STW p99 ${formatMs(g.stwPauseMs.p99)}`);
     return parts.join(' · ');
+  }
+  if (a.kind === 'trace') {
+    const t = s as unknown as Partial<TraceArtifactSummary>;
+    const parts = [`execution trace (go ${t.goVersion ?? '?'})`];
+    if (t.spanNanos) parts.push(formatNanos(t.spanNanos));
+    if (t.schedWait) parts.push(`sched wait p99 ${formatNanos(t.schedWait.p99Nanos)}`);
+    if (t.gc) parts.push(`${formatInt(t.gc.cycles)} GC cycles`);
+    if (t.incomplete) parts.push('incomplete');
+    return parts.join(' · ');
+  }
+  if (a.kind === 'schedtrace') return 'GODEBUG=schedtrace log';
+  if (a.kind === 'metrics') {
+    const m = s as { scrapes?: number; series?: number };
+    return `runtime metrics · ${formatInt(m.scrapes ?? 0)} scrapes · ${formatInt(m.series ?? 0)} series`;
   }
   return a.kind;
 }

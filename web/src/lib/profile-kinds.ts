@@ -4,7 +4,7 @@
  * summary of each profile names its kind.
  */
 import { KIND_LABELS } from '../../../server/src/api/labels.ts';
-import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage } from './api.ts';
+import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage, TraceArtifactSummary } from './api.ts';
 
 export { KIND_LABELS };
 
@@ -12,17 +12,17 @@ export function isProfileKind(s: string): s is ProfileKind {
   return Object.hasOwn(KIND_LABELS, s);
 }
 
-function profileSummary(a: Artifact): ProfileSummary | null {
-  return a.kind === 'profile' ? (a.summary as ProfileSummary) : null;
+/** What an artifact gives as profiles: a profile itself; an execution trace, the four profiles derived from it. */
+function profileSummaries(a: Artifact): ProfileSummary[] {
+  if (a.kind === 'profile') return [a.summary as ProfileSummary];
+  if (a.kind === 'trace') return Object.values((a.summary as TraceArtifactSummary).profiles ?? {});
+  return [];
 }
 
-/** The stage's profiles of one kind (any kind when null). */
+/** The stage's profiles of one kind (any kind when null), a trace's derived profiles among them. */
 export function profilesOf(stage: Stage | undefined, kind: ProfileKind | null = null): ProfileSummary[] {
   if (!stage) return [];
-  return stage.artifacts.flatMap((a) => {
-    const p = profileSummary(a);
-    return p && (kind === null || p.kind === kind) ? [p] : [];
-  });
+  return stage.artifacts.flatMap((a) => profileSummaries(a).filter((p) => kind === null || p.kind === kind));
 }
 
 /** The kinds the stages' profiles are of: CPU first, then in order of first appearance (as the server). */

@@ -46,6 +46,7 @@ import { useStageEditor } from './use-stage-editor.ts';
 // ECharts is only needed on the load-test tab: keep it out of the first bundle.
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
 const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.GcPanel })));
+const RuntimePanel = lazy(() => import('./runtime-panel.tsx').then((m) => ({ default: m.RuntimePanel })));
 
 const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'flame', label: 'Flamegraphs' },
@@ -53,6 +54,7 @@ const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'trends', label: 'Trajectory' },
   { key: 'sandwich', label: 'Sandwich' },
   { key: 'load', label: 'Load tests' },
+  { key: 'runtime', label: 'Runtime' },
   { key: 'bench', label: 'Benchmarks' },
   { key: 'gc', label: 'GC' },
 ];
@@ -119,14 +121,16 @@ function useFilterCheck(view: ViewState): FilterProblem | null {
   return problem;
 }
 
-/** The tabs worth showing: profile views, load tests, benchmarks, GC — each when some stage has such a file. */
+/** The tabs worth showing: profile views, load tests, runtime, benchmarks, GC — each when some stage has such a file. */
 function visibleTabs(stages: Stage[]): typeof TAB_DEFS {
   const has = (kind: string) => stages.some((s) => s.artifacts.some((a) => a.kind === kind));
   const shown = TAB_DEFS.filter((t) => {
     if (t.key === 'load') return has('loadtest');
     if (t.key === 'bench') return has('benchmark');
     if (t.key === 'gc') return has('gctrace');
-    return has('profile');
+    if (t.key === 'runtime') return has('trace') || has('metrics');
+    // an execution trace gives profiles of its own kinds (trace-net, -sync, -syscall, -sched)
+    return has('profile') || has('trace');
   });
   // Nothing uploaded yet: the flamegraph tab explains what each stage lacks.
   return shown.length > 0 ? shown : TAB_DEFS.filter((t) => t.key === 'flame');
@@ -283,7 +287,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   // Tabs only for the kinds of files the stages hold (a link naming a hidden tab shows the first tab).
   const tabs = visibleTabs(stages);
   const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
-  const profileTab = tab !== 'bench' && tab !== 'gc';
+  const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
   const filterError = (k: FilterKey) =>
     filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
   const filters = filtersToSend(view, filterProblem);
@@ -496,7 +500,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           )}
           <fieldset className="controls" aria-label="View controls">
             <Select
-              label={tab === 'diff' || tab === 'bench' ? 'Base stage' : 'Left stage'}
+              label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Base stage' : 'Left stage'}
               value={base}
               options={stageOptions}
               onChange={(v) => {
@@ -506,7 +510,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               }}
             />
             <Select
-              label={tab === 'diff' || tab === 'bench' ? 'Target stage' : 'Right stage'}
+              label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Target stage' : 'Right stage'}
               value={target}
               options={stageOptions}
               onChange={(v) => {
@@ -587,6 +591,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {tab === 'load' && (
               <Suspense fallback={<Loading what="charts" />}>
                 <LoadPanel {...common} />
+              </Suspense>
+            )}
+            {tab === 'runtime' && (
+              <Suspense fallback={<Loading what="charts" />}>
+                <RuntimePanel {...common} base={baseStage} target={targetStage} />
               </Suspense>
             )}
             {tab === 'bench' && <BenchPanel {...common} base={baseStage} target={targetStage} />}
