@@ -55,16 +55,37 @@ export const MAX_FILTER_PARAMS = 16;
 const FilterParam = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: MAX_FILTER_PARAMS })], {
   description: 'Go regular expression (RE2 syntax), at most 512 characters; repeat to join with |',
 });
+/**
+ * pprof's tag filters: tagfocus/tagignore take `[KEY=]FILTER`, a number range with units (`32kb`,
+ * `:64kb`, `4mb:`, `1ms:10ms`) or comma-separated Go regular expressions on label values;
+ * tagshow/taghide are Go regular expressions on label keys.
+ */
+const TagFilterParam = Type.String({
+  maxLength: 512,
+  description: 'as go tool pprof -tagfocus/-tagignore ([KEY=]RANGE or regexps) or -tagshow/-taghide (key regexp)',
+});
 const FilterParams = {
   focus: Type.Optional(FilterParam),
   ignore: Type.Optional(FilterParam),
   hide: Type.Optional(FilterParam),
   show: Type.Optional(FilterParam),
+  tagfocus: Type.Optional(TagFilterParam),
+  tagignore: Type.Optional(TagFilterParam),
+  tagshow: Type.Optional(TagFilterParam),
+  taghide: Type.Optional(TagFilterParam),
 };
+/**
+ * What rows and tree nodes stand for, as `go tool pprof -functions|-lines|-files`: a function (the
+ * default), a function's source line (`name file:line`), or a file (a node per function starting in
+ * it, as pprof keys them: `file (function at line N)`).
+ */
+export const Granularity = Type.Union([Type.Literal('functions'), Type.Literal('lines'), Type.Literal('files')]);
+export type Granularity = Static<typeof Granularity>;
 /** Which profiles a view reads: their kind (default: CPU when the comparison has it) and sample type. */
 const ProfileSelect = {
   kind: Type.Optional(ProfileKind),
   sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  granularity: Type.Optional(Granularity),
 };
 const MinFraction = Type.Number({
   minimum: 0,
@@ -81,6 +102,10 @@ export const FilterCheck = Type.Object({
   ignore: Type.Optional(Type.String()),
   hide: Type.Optional(Type.String()),
   show: Type.Optional(Type.String()),
+  tagfocus: Type.Optional(Type.String()),
+  tagignore: Type.Optional(Type.String()),
+  tagshow: Type.Optional(Type.String()),
+  taghide: Type.Optional(Type.String()),
 });
 
 export const FlameNode = Type.Cyclic(
@@ -111,6 +136,7 @@ export const TreeTrim = Type.Object({
 export const Flamegraph = Type.Object({
   stageId: Type.String(),
   kind: ProfileKind,
+  granularity: Granularity,
   sampleType: Type.String(),
   unit: Type.String(),
   total: Type.Number(),
@@ -131,6 +157,7 @@ export const TopRow = Type.Object({ name: Type.String(), flat: Type.Number(), cu
 export const Top = Type.Object({
   stageId: Type.String(),
   kind: ProfileKind,
+  granularity: Granularity,
   sampleType: Type.String(),
   unit: Type.String(),
   total: Type.Number(),
@@ -285,6 +312,7 @@ export const Diff = Type.Object({
   /** Why this mode, when the request said `auto`. */
   modeReason: Nullable(Type.String()),
   kind: ProfileKind,
+  granularity: Granularity,
   unit: Type.String(),
   sampleType: Type.String(),
   baseTotal: Type.Number(),

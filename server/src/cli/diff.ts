@@ -4,7 +4,8 @@ import type { BenchmarkDiff } from '../model/benchmark.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
-import { filterEcho, parseTopN, pickSampleType, pct } from './inspect.ts';
+import { filterEcho, parseGranularity, parseTopN, pickSampleType, pct } from './inspect.ts';
+import { keysOf } from '../analysis/granularity.ts';
 import { FILTER_FLAGS, applyFilters, compileFilterFlags } from './filters.ts';
 import { hasFilters } from '../analysis/filter.ts';
 import { total } from '../analysis/flat-cum.ts';
@@ -18,16 +19,20 @@ export async function diffCommand(args: string[]): Promise<number> {
     top: 'string',
     normalize: 'boolean',
     json: 'boolean',
+    granularity: 'string',
     ...FILTER_FLAGS,
   });
   if (flags.positionals.length !== 2) throw new UsageError('diff needs BASE and TARGET');
+  const granularity = parseGranularity(stringFlag(flags, 'granularity'));
   const [baseFile, targetFile] = flags.positionals as [string, string];
   const topN = parseTopN(stringFlag(flags, 'top'));
   const filters = compileFilterFlags(flags);
   const base = await loadFile(baseFile);
   const target = await loadFile(targetFile);
   if (base.kind === 'benchmark' && target.kind === 'benchmark') {
-    if (hasFilters(filters)) throw new UsageError('--focus/--ignore/--hide/--show apply to profiles, not benchmarks');
+    if (hasFilters(filters))
+      throw new UsageError('the profile filters (--focus, --tagfocus, …) apply to profiles, not benchmarks');
+    if (granularity !== 'functions') throw new UsageError('--granularity applies to profiles, not benchmarks');
     const d = compareBenchmarks(base.benchmark, target.benchmark);
     process.stdout.write(flags.values.json ? `${JSON.stringify(d, null, 2)}\n` : renderBenchDiff(d));
     return 0;
@@ -55,6 +60,7 @@ export async function diffCommand(args: string[]): Promise<number> {
     d = diffProfiles(applyFilters(base.profile, filters), applyFilters(target.profile, filters), {
       sampleType,
       mode: flags.values.normalize ? 'normalize' : 'absolute',
+      keys: keysOf(granularity),
       // the command prints rows only
       tree: false,
       ...(hasFilters(filters) ? { scaleTotals: unfilteredTotals(base.profile, target.profile, sampleType) } : {}),
@@ -77,6 +83,7 @@ export async function diffCommand(args: string[]): Promise<number> {
     sampleType: d.sampleType,
     unit: d.unit,
     mode: d.mode,
+    ...(granularity !== 'functions' ? { granularity } : {}),
     baseTotal: d.baseTotal,
     targetTotal: d.targetTotal,
     ...filterEcho(flags),

@@ -6,7 +6,7 @@ import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
 import { type ImageOp, renderImageOp } from './images.ts';
-import { choice, compileFilters, diffQuery } from './view-queries.ts';
+import { choice, compileFilters, diffQuery, granularityOf } from './view-queries.ts';
 
 /**
  * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
@@ -75,7 +75,10 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
     case 'top':
       return serialise(a.op, await svc.top(tree, viewQuery(a.query)));
     case 'trajectory':
-      return serialise(a.op, await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10 }));
+      return serialise(
+        a.op,
+        await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10, granularity: granularityOf(a.query) }),
+      );
     case 'sandwich':
       return serialise(a.op, await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }));
     case 'timeline':
@@ -97,5 +100,5 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
 }
 
 function viewQuery(q: Query<'top'>) {
-  return { stage: q.stage, ...choice(q), filters: compileFilters(q) };
+  return { stage: q.stage, ...choice(q), filters: compileFilters(q), granularity: granularityOf(q) };
 }

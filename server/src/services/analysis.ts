@@ -25,6 +25,7 @@ import { callTree } from '../analysis/call-tree.ts';
 import { type DiffMode, type DiffNode as PlainDiffNode, diffProfiles } from '../analysis/diff.ts';
 import { toFolded } from '../analysis/folded.ts';
 import { type FrameFilters, filterProfile } from '../analysis/filter.ts';
+import { type Granularity, granularityKeys, keysOf } from '../analysis/granularity.ts';
 import { sandwich } from '../analysis/sandwich.ts';
 import { describeSampleType, sinceProcessStart } from '../analysis/sample-types.ts';
 import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
@@ -124,6 +125,8 @@ function withVerdicts(root: PlainDiffNode, functions: Map<string, FunctionNoise>
 export interface ViewQuery extends ProfileChoice {
   stage: string;
   filters: FrameFilters;
+  /** What rows and nodes stand for (functions unless said). */
+  granularity?: Granularity;
 }
 
 export interface DiffQuery extends ProfileChoice {
@@ -132,6 +135,7 @@ export interface DiffQuery extends ProfileChoice {
   mode: DiffModeParam;
   minFraction: number;
   filters: FrameFilters;
+  granularity?: Granularity;
 }
 
 /** A resolved diff before its JSON shape: the view, plus what the change engine reads of it. */
@@ -158,10 +162,14 @@ export class AnalysisService {
 
   async flamegraph(tree: ComparisonTree, q: ViewQuery & { minFraction: number }): Promise<Flamegraph> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    const { tree: t, trim } = callTree(sp.profile, sp.sampleIndex, q.minFraction);
+    const granularity = q.granularity ?? 'functions';
+    const { tree: t, trim } = callTree(sp.profile, sp.sampleIndex, q.minFraction, {
+      keys: granularityKeys(sp.profile, granularity),
+    });
     return {
       stageId: sp.stage.id,
       kind: sp.kind,
+      granularity,
       sampleType: sp.sampleType,
       unit: sp.unit,
       total: percentageBase(sp.profile, sp.sampleIndex),
@@ -174,24 +182,27 @@ export class AnalysisService {
 
   async top(tree: ComparisonTree, q: ViewQuery): Promise<Top> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
+    const granularity = q.granularity ?? 'functions';
+    const keys = granularityKeys(sp.profile, granularity);
     return {
       stageId: sp.stage.id,
       kind: sp.kind,
+      granularity,
       sampleType: sp.sampleType,
       unit: sp.unit,
       total: percentageBase(sp.profile, sp.sampleIndex),
-      rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex)),
+      rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex, undefined, keys)),
     };
   }
 
   async folded(tree: ComparisonTree, q: ViewQuery): Promise<string> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    return toFolded(sp.profile, sp.sampleIndex);
+    return toFolded(sp.profile, sp.sampleIndex, granularityKeys(sp.profile, q.granularity ?? 'functions'));
   }
 
   async sandwich(tree: ComparisonTree, q: ViewQuery & { fn: string }): Promise<Sandwich> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    const s = sandwich(sp.profile, sp.sampleIndex, q.fn);
+    const s = sandwich(sp.profile, sp.sampleIndex, q.fn, granularityKeys(sp.profile, q.granularity ?? 'functions'));
     return {
       ...s,
       kind: sp.kind,
@@ -243,6 +254,7 @@ export class AnalysisService {
     base: StageProfile,
     target: StageProfile,
     filters: FrameFilters,
+    granularity: Granularity = 'functions',
   ): Promise<NoiseTest> {
     const side = async (sp: StageProfile) => {
       const requests = await this.perRequest(tree, sp.stage, sp.artifacts);
@@ -251,7 +263,8 @@ export class AnalysisService {
       for (const a of sp.artifacts) {
         const p = filterProfile(await this.stages.profile(a), filters);
         const idx = p.sampleTypes.findIndex((t) => t.type === sp.sampleType);
-        perProfile.push(new Map(idx < 0 ? [] : flatCum(p, idx).map((r) => [r.name, { flat: r.flat, cum: r.cum }])));
+        const rows = idx < 0 ? [] : flatCum(p, idx, undefined, granularityKeys(p, granularity));
+        perProfile.push(new Map(rows.map((r) => [r.name, { flat: r.flat, cum: r.cum }])));
         perSecond.push(p.durationNanos > 0 ? p.durationNanos / 1e9 : null);
       }
       return { perProfile, perRequest: requests.profiles.map((r) => r.requests), perSecond };
@@ -355,10 +368,12 @@ export class AnalysisService {
         );
       }
     }
+    const granularity = q.granularity ?? 'functions';
     const d = diffProfiles(base.profile, target.profile, {
       sampleType: base.sampleType,
       mode,
       minFraction: q.minFraction,
+      keys: keysOf(granularity),
       ...(perReq && mode === 'per-request'
         ? { baseRequests: perReq.base.requests!, targetRequests: perReq.target.requests! }
         : {}),
@@ -371,7 +386,7 @@ export class AnalysisService {
           }
         : {}),
     });
-    const noise = await this.noiseTest(tree, base, target, q.filters);
+    const noise = await this.noiseTest(tree, base, target, q.filters, granularity);
     const warnings: string[] = [];
     if (
       sinceProcessStart(base.kind, base.sampleType, base.profile.durationNanos) &&
@@ -397,6 +412,7 @@ export class AnalysisService {
         mode,
         modeReason,
         kind: base.kind,
+        granularity,
         unit: d.unit,
         sampleType: d.sampleType,
         baseTotal: d.baseTotal,
@@ -424,7 +440,11 @@ export class AnalysisService {
   }
 
   /** The top functions' cost at every stage: the part of the story no single diff shows. */
-  async trajectory(tree: ComparisonTree, q: ProfileChoice & { n: number }): Promise<Trajectory> {
+  async trajectory(
+    tree: ComparisonTree,
+    q: ProfileChoice & { n: number; granularity?: Granularity },
+  ): Promise<Trajectory> {
+    const g = q.granularity ?? 'functions';
     type StagePoints = {
       rows: Map<string, { flat: number; cum: number }>;
       total: number;
@@ -458,12 +478,19 @@ export class AnalysisService {
         for (const a of sp.artifacts) {
           const p = await this.stages.profile(a);
           const idx = p.sampleTypes.findIndex((t) => t.type === sp.sampleType);
-          const rows = new Map(flatCum(p, idx).map((r) => [r.name, { flat: r.flat, cum: r.cum }]));
+          const rows = new Map(
+            flatCum(p, idx, undefined, granularityKeys(p, g)).map((r) => [r.name, { flat: r.flat, cum: r.cum }]),
+          );
           runs.push({ rows, total: [...rows.values()].reduce((x, r) => x + r.flat, 0) });
         }
       }
       perStage.push({
-        rows: new Map(flatCum(sp.profile, sp.sampleIndex).map((r) => [r.name, { flat: r.flat, cum: r.cum }])),
+        rows: new Map(
+          flatCum(sp.profile, sp.sampleIndex, undefined, granularityKeys(sp.profile, g)).map((r) => [
+            r.name,
+            { flat: r.flat, cum: r.cum },
+          ]),
+        ),
         total: percentageBase(sp.profile, sp.sampleIndex),
         runs,
       });
