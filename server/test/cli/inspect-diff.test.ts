@@ -269,3 +269,36 @@ describe('stagediff inspect/diff --granularity lines|files --json', () => {
     expect(r.stderr).toMatch(/--granularity must be one of functions, lines, files, got "line"/);
   });
 });
+
+describe('stagediff inspect --tagfocus/--tagignore', () => {
+  it('equals go tool pprof -tagfocus -tagignore on a labelled profile, every row', () => {
+    const r = runCliSync(
+      'inspect',
+      `${repoRoot}fixtures/profiles/labels/cpu.pb.gz`,
+      '--json',
+      '--top',
+      '0',
+      '--sample-type',
+      'cpu',
+      '--tagfocus',
+      'endpoint=orders',
+      '--tagignore',
+      'tenant=glob',
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout) as {
+      filters: Record<string, string>;
+      top: { name: string; flat: number; cum: number }[];
+    };
+    expect(o.filters).toEqual({ tagfocus: 'endpoint=orders', tagignore: 'tenant=glob' });
+    const ref = parseTopRows(readFileSync(`${repoRoot}fixtures/profiles/labels/answers/focus-and-ignore.txt`, 'utf8'));
+    const sort = (rows: [string, number, number][]) => [...rows].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    expect(sort(o.top.map((x) => [x.name, x.flat, x.cum]))).toEqual(sort(ref));
+  });
+
+  it('refuses a tag regexp Go refuses, naming the flag', () => {
+    const r = runCliSync('inspect', `${repoRoot}fixtures/profiles/labels/cpu.pb.gz`, '--tagfocus', 'endpoint=(?=x)');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--tagfocus: "\(\?=x\)" is not a valid Go regular expression/);
+  });
+});

@@ -1,18 +1,19 @@
 /**
- * Granularity through the HTTP API: `granularity=lines|files` on top, diff and flamegraph gives
- * go tool pprof's -lines/-files rows (the carried answers of the reference corpus), and a value
- * other than functions|lines|files is a 400 naming the parameter.
+ * Granularity and tag filters through the HTTP API: `granularity=lines|files` on top, diff and
+ * flamegraph gives go tool pprof's -lines/-files rows (the carried answers of the reference
+ * corpus); tagfocus/tagignore/tagshow/taghide give pprof's -tagfocus… rows on a labelled profile;
+ * a bad value is a 400 naming the parameter.
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
-import { samplePath } from '../helpers/paths.ts';
+import { fixturesDir, samplePath } from '../helpers/paths.ts';
 import { parseTopRows } from '../helpers/pprof-text.ts';
 
 let app: StagediffApp;
-let c: { id: string; before: string; after: string };
+let c: { id: string; before: string; after: string; labelled: string };
 
 beforeAll(async () => {
   app = await testApp();
@@ -22,7 +23,9 @@ beforeAll(async () => {
   const file = (v: string) => samplePath(`pprof/go_httpserver_${v}_cpu.pb.gz`);
   expect((await upload(app, a.id, before, a.auth, [file('before')])).statusCode).toBe(200);
   expect((await upload(app, a.id, after, a.auth, [file('after')])).statusCode).toBe(200);
-  c = { id: a.id, before, after };
+  const labelled = await addStage(app, a.id, a.auth, 'labelled');
+  expect((await upload(app, a.id, labelled, a.auth, [`${fixturesDir}profiles/labels/cpu.pb.gz`])).statusCode).toBe(200);
+  c = { id: a.id, before, after, labelled };
 });
 afterAll(async () => {
   await app?.close();
@@ -83,5 +86,43 @@ describe('granularity over the API', () => {
     const r = await get('top', { stage: c.after, granularity: 'bytes' });
     expect(r.status).toBe(400);
     expect(JSON.stringify(r.body)).toMatch(/granularity/);
+  });
+});
+
+describe('tag filters over the API', () => {
+  const labelAnswer = (id: string) =>
+    parseTopRows(readFileSync(`${fixturesDir}profiles/labels/answers/${id}.txt`, 'utf8'));
+  const rowsOf = (body: { rows: { name: string; flat: number; cum: number }[] }) =>
+    byName(body.rows.map((x): [string, number, number] => [x.name, x.flat, x.cum]));
+
+  it.each([
+    ['endpoint-orders', { tagfocus: 'endpoint=/api/orders' }],
+    ['key-alternatives', { tagfocus: 'endpoint=orders,search' }],
+    ['focus-and-ignore', { tagfocus: 'endpoint=orders', tagignore: 'tenant=glob' }],
+    ['name-and-tag', { focus: 'json', tagfocus: 'tenant=globex' }],
+  ])('top with %s equals go tool pprof', async (id, q) => {
+    const r = await get('top', { stage: c.labelled, sampleType: 'cpu', ...q });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const ref = labelAnswer(id);
+    expect(ref.length).toBeGreaterThan(5);
+    expect(rowsOf(r.body)).toEqual(byName(ref));
+  });
+
+  it('tagshow/taghide keep the figures, as pprof', async () => {
+    const all = await get('top', { stage: c.labelled, sampleType: 'cpu' });
+    const shown = await get('top', { stage: c.labelled, sampleType: 'cpu', tagshow: 'ten', taghide: 'end' });
+    expect(shown.status).toBe(200);
+    expect(rowsOf(shown.body)).toEqual(rowsOf(all.body));
+  });
+
+  it('refuses a tag regexp Go refuses and an over-long value, naming the parameter', async () => {
+    const bad = await get('top', { stage: c.labelled, tagfocus: 'endpoint=(?=x)' });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toMatch(/tagfocus/);
+    const long = await get('top', { stage: c.labelled, tagignore: 'x'.repeat(600) });
+    expect(long.status).toBe(400);
+    expect(JSON.stringify(long.body)).toMatch(/tagignore/);
+    const check = await app.inject({ url: '/api/filters/check?tagfocus=endpoint%3Dorders&taghide=tenant' });
+    expect(check.json()).toEqual({ tagfocus: 'endpoint=orders', taghide: 'tenant' });
   });
 });
