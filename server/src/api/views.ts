@@ -167,6 +167,22 @@ export type Top = Static<typeof Top>;
 
 export const FoldedQuery = TopQuery;
 
+/** Which of a stage's profiles to download: their kind (default as the views) and sample type. */
+export const ProfileDownloadQuery = Type.Object(
+  { kind: Type.Optional(ProfileKind), sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { additionalProperties: false },
+);
+/** Two stages' profiles of one kind, for a pprof -diff_base profile. */
+export const DiffProfileQuery = Type.Object(
+  {
+    base: StageRef,
+    target: StageRef,
+    kind: Type.Optional(ProfileKind),
+    sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+
 export const SandwichQuery = Type.Object(
   { stage: StageRef, ...ProfileSelect, fn: Type.String({ minLength: 1, maxLength: 100000 }), ...FilterParams },
   { additionalProperties: false },

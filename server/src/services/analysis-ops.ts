@@ -6,6 +6,7 @@ import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
 import { type ImageOp, renderImageOp } from './images.ts';
+import { diffPprof, stagePprof } from './profile-download.ts';
 import { choice, compileFilters, diffQuery, granularityOf } from './view-queries.ts';
 
 /**
@@ -24,6 +25,8 @@ export type AnalysisOp =
   | { op: 'sandwich'; query: Query<'sandwich'> }
   | { op: 'folded'; query: Query<'folded'> }
   | { op: 'benchmarks'; query: Query<'benchmarks'> }
+  | { op: 'stageProfile'; stageId: string; query: Query<'stageProfile'> }
+  | { op: 'diffProfile'; query: Query<'diffProfile'> }
   | ImageOp;
 
 export type AnalysisOpName = AnalysisOp['op'];
@@ -42,9 +45,18 @@ function serialise(op: keyof typeof SCHEMAS, value: unknown): string {
   return s(value);
 }
 
-/** Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG in base64). */
+/**
+ * Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG or a
+ * pprof file in base64).
+ */
 export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string> {
   switch (a.op) {
+    case 'stageProfile':
+      return (await stagePprof(svc.stages, tree, a.stageId, choice(a.query))).toString('base64');
+    case 'diffProfile':
+      return (
+        await diffPprof(svc.stages, tree, { base: a.query.base, target: a.query.target, ...choice(a.query) })
+      ).toString('base64');
     case 'stageTable':
       return serialise(a.op, await new ChangeEngine(svc).stageTable(tree));
     case 'changes':
