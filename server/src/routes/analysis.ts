@@ -120,21 +120,32 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     });
 
   // A stage's merged profile, and the diff of two stages, as pprof files to open in go tool pprof.
-  route(app, 'stageProfile', async (req, reply) => {
-    reply.header('content-disposition', `attachment; filename="${downloadName(req.params.stageId, req.query.kind)}"`);
-    return cached(ctx, req, reply, req.params.id, {
-      op: 'stageProfile',
-      stageId: req.params.stageId,
-      query: req.query,
-    });
-  });
-  route(app, 'diffProfile', async (req, reply) => {
-    reply.header(
-      'content-disposition',
-      `attachment; filename="${downloadName(`${req.query.base}-vs-${req.query.target}`, req.query.kind)}"`,
-    );
-    return cached(ctx, req, reply, req.params.id, { op: 'diffProfile', query: req.query });
-  });
+  // Never re-encoded: @fastify/compress, seeing a gzip file, would pass it through labelled gzip.
+  route(
+    app,
+    'stageProfile',
+    async (req, reply) => {
+      reply.header('content-disposition', `attachment; filename="${downloadName(req.params.stageId, req.query.kind)}"`);
+      return cached(ctx, req, reply, req.params.id, {
+        op: 'stageProfile',
+        stageId: req.params.stageId,
+        query: req.query,
+      });
+    },
+    { compress: false },
+  );
+  route(
+    app,
+    'diffProfile',
+    async (req, reply) => {
+      reply.header(
+        'content-disposition',
+        `attachment; filename="${downloadName(`${req.query.base}-vs-${req.query.target}`, req.query.kind)}"`,
+      );
+      return cached(ctx, req, reply, req.params.id, { op: 'diffProfile', query: req.query });
+    },
+    { compress: false },
+  );
 }
 
 /** A file name for a download: the stage ids (or names) and the kind, in safe characters only. */

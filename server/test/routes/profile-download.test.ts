@@ -145,9 +145,15 @@ describe("a stage's profile for go tool pprof", () => {
     expect(bad.statusCode).toBe(400);
   });
 
-  it('is gzip of a profile.proto', async () => {
+  it('is gzip of a profile.proto, sent as is to a client that takes compressed answers', async () => {
     const { bytes } = await download(`/api/comparisons/${c.id}/stages/${c.demo}/profile.pb.gz`, 'plain');
     expect(bytes[0]).toBe(0x1f);
     expect(gunzipSync(bytes).length).toBeGreaterThan(bytes.length);
+    const r = await app.inject({
+      url: `/api/comparisons/${c.id}/stages/${c.demo}/profile.pb.gz`,
+      headers: { 'accept-encoding': 'br, gzip' },
+    });
+    expect(r.headers['content-encoding']).toBeUndefined();
+    expect(r.rawPayload.equals(bytes)).toBe(true);
   });
 });
