@@ -7,7 +7,15 @@ import { FlameGraph } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
 import { Trajectory } from '../components/trajectory.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
-import { type DiffNode, type Flamegraph, type FlameNode, type ProfileKind, type Stage, apiUrl } from '../lib/api.ts';
+import {
+  type DiffNode,
+  type Flamegraph,
+  type FlameNode,
+  type Granularity,
+  type ProfileKind,
+  type Stage,
+  apiUrl,
+} from '../lib/api.ts';
 import { diffColor, hatchColors, neutralColor } from '../lib/diff-color.ts';
 import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '../lib/export-files.ts';
@@ -47,11 +55,45 @@ export interface PanelProps {
 }
 
 /** The profiles a view asks for: the kind and sample type chosen, if any (else the server's defaults). */
-function profileQuery(view: ViewState): { kind?: ProfileKind; sampleType?: string } {
+function profileQuery(view: ViewState): { kind?: ProfileKind; sampleType?: string; granularity?: Granularity } {
   return {
     ...(view.kind ? { kind: view.kind } : {}),
     ...(view.sampleType ? { sampleType: view.sampleType } : {}),
+    ...(view.granularity !== 'functions' ? { granularity: view.granularity } : {}),
   };
+}
+
+/**
+ * A link downloading the stage's merged profile (or, with a base, the diff of the two stages in
+ * pprof's -diff_base convention) as a pprof file, for go tool pprof.
+ */
+export function PprofDownload(props: {
+  comparisonId: string;
+  view: ViewState;
+  stage: Stage;
+  base?: Stage;
+  kind: ProfileKind | null;
+}) {
+  const { comparisonId, view, stage, base, kind } = props;
+  const choice = { ...(kind ? { kind } : {}), ...(view.sampleType ? { sampleType: view.sampleType } : {}) };
+  const href = base
+    ? apiUrl('diffProfile', { params: { id: comparisonId }, query: { base: base.id, target: stage.id, ...choice } })
+    : apiUrl('stageProfile', { params: { id: comparisonId, stageId: stage.id }, query: choice });
+  const name = base ? `${stage.name} vs ${base.name}` : stage.name;
+  return (
+    <a
+      className="pprof-download"
+      href={href}
+      download={`${slug(name)}${kind ? `.${kind}` : ''}.pb.gz`}
+      title={
+        base
+          ? 'The diff as a pprof file (go tool pprof -diff_base convention): go tool pprof -top FILE prints it'
+          : "The stage's profiles merged, as a pprof file for go tool pprof"
+      }
+    >
+      pprof
+    </a>
+  );
 }
 
 /** "This stage has no CPU profile." */
@@ -153,6 +195,9 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
           </span>
         )}
         {data && <FlameExport scope={scope} name={`flamegraph-${stage?.name ?? side}`} dark={dark} />}
+        {data && stage && (
+          <PprofDownload comparisonId={props.comparisonId} view={view} stage={stage} kind={props.kind} />
+        )}
       </div>
       {!hasProfile(stage, props.kind) ? (
         <Empty>{noProfile(props.kind)}</Empty>
@@ -307,6 +352,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         </h3>
         <span className="muted small">{countNodes(data.tree).toLocaleString()} frames</span>
         <FlameExport scope={scope} name={`diff-${bName}-${tName}`} dark={dark} />
+        {base && target && (
+          <PprofDownload comparisonId={props.comparisonId} view={view} stage={target} base={base} kind={props.kind} />
+        )}
       </div>
       <FlameGraph<DiffNode>
         tree={drawable.tree ?? data.tree}

@@ -25,6 +25,8 @@ import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import {
   FILTER_KEYS,
   type FilterKey,
+  GRANULARITIES,
+  GRANULARITY_LABELS,
   MODE_LABELS,
   MODES,
   filtersToSend,
@@ -89,7 +91,7 @@ function useFilterCheck(view: ViewState): FilterProblem | null {
   const url = any
     ? apiUrl('checkFilters', {
         params: {},
-        query: { focus: view.focus, ignore: view.ignore, hide: view.hide, show: view.show },
+        query: Object.fromEntries(FILTER_KEYS.map((k) => [k, view[k]])),
       })
     : null;
   const [problem, setProblem] = useState<FilterProblem | null>(null);
@@ -475,12 +477,20 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
                     onChange={(v) => setView({ mode: v })}
                   />
                 )}
+                <Select
+                  label="Rows by"
+                  value={view.granularity}
+                  options={GRANULARITIES.map((g) => ({ value: g, label: GRANULARITY_LABELS[g] }))}
+                  // A focused frame is named at one granularity: it does not carry over.
+                  onChange={(v) => setView({ granularity: v, fn: '' })}
+                />
                 <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
                 {FILTER_FIELDS.map((f) => (
                   <RegexField
                     key={f.key}
                     label={f.label}
                     hint={f.hint}
+                    placeholder={f.placeholder}
                     value={view[f.key]}
                     error={filterError(f.key)}
                     onChange={(v) => setView({ [f.key]: v })}
@@ -606,17 +616,32 @@ function SearchField(props: {
  * pprof's filters. Each is a Go regular expression matched against a frame's function name, its source
  * file and its binary's file, as `go tool pprof -focus/-ignore/-hide/-show` match them.
  */
-const FILTER_FIELDS: { key: FilterKey; label: string; hint: string }[] = [
+const FILTER_FIELDS: { key: FilterKey; label: string; hint: string; placeholder?: string }[] = [
   { key: 'focus', label: 'Focus', hint: 'keep only samples with a matching frame (function, file or binary)' },
   { key: 'ignore', label: 'Ignore', hint: 'drop samples with a matching frame (function, file or binary)' },
   { key: 'hide', label: 'Hide', hint: 'remove matching frames; their time moves to the caller' },
   { key: 'show', label: 'Show', hint: 'keep only matching frames; the others’ time moves to the caller' },
+  {
+    key: 'tagfocus',
+    label: 'Tag focus',
+    hint: 'keep samples whose labels match: KEY=REGEXP,… (pprof.Do labels) or a range such as 1kb:64kb',
+    placeholder: 'key=regexp or range',
+  },
+  {
+    key: 'tagignore',
+    label: 'Tag ignore',
+    hint: 'drop samples whose labels match (as Tag focus)',
+    placeholder: 'key=regexp or range',
+  },
+  { key: 'tagshow', label: 'Tag show', hint: 'keep only labels whose key matches (figures unchanged)' },
+  { key: 'taghide', label: 'Tag hide', hint: 'remove labels whose key matches (figures unchanged)' },
 ];
 
 /** A Go regex filter field that applies on Enter or blur and shows the server's objection inline. */
 function RegexField(props: {
   label: string;
   hint: string;
+  placeholder?: string | undefined;
   value: string;
   error: string | null;
   onChange: (v: string) => void;
@@ -632,7 +657,7 @@ function RegexField(props: {
       <span>{props.label}</span>
       <input
         value={v}
-        placeholder="Go regexp"
+        placeholder={props.placeholder ?? 'Go regexp'}
         aria-invalid={props.error ? true : undefined}
         aria-description={props.hint}
         onChange={(e) => setV(e.target.value)}
