@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatValue } from '../../server/src/api/format.ts';
+import { gunzipSync } from 'node:zlib';
+import { formatSignedValue, formatValue } from '../../server/src/api/format.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
@@ -134,6 +135,51 @@ describe.skipIf(!existsSync(CHROMIUM))('rows by line, tag filters and the pprof 
     expect(r.status).toBe(200);
     expect(new Uint8Array(await r.arrayBuffer())[0]).toBe(0x1f);
     await shot(page, 'rows-by-line-tagfocus');
+    expect(problems).toEqual([]);
+    await ctx.close();
+  }, 180_000);
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('the lines of a function in two stages', () => {
+  it('lists each line of main.appendJSONString with its figures, as go tool pprof -diff_base -lines', async () => {
+    const c = await api<{ id: string; editToken: string }>('POST', '/api/comparisons', { title: 'E2E: lines' });
+    const ids: string[] = [];
+    for (const v of ['before', 'after']) {
+      const s = await api<{ id: string }>('POST', `/api/comparisons/${c.id}/stages`, { name: v }, c.editToken);
+      const form = new FormData();
+      const file = join(REPO, `fixtures/reference/pprof/go_httpserver_${v}_cpu.pb.gz`);
+      form.append('file', new Blob([readFileSync(file)]), 'cpu.pb.gz');
+      await api('POST', `/api/comparisons/${c.id}/stages/${s.id}/artifacts`, form, c.editToken);
+      ids.push(s.id);
+    }
+    // go tool pprof's own rows for the function's lines (the carried -diff_base -lines answer).
+    const answer = gunzipSync(
+      readFileSync(
+        join(REPO, 'fixtures/reference/pprof/expected/granularity/diff/go_httpserver_cpu.cpu.lines.diff_base.txt.gz'),
+      ),
+    )
+      .toString('utf8')
+      .split('\n')
+      .map((l) => /^\s*(-?\d+)(?:ns)? .*%\s+main\.appendJSONString (\S+):(\d+)( \((partial-)?inline\))?$/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [`${m[2]}:${m[3]}`, formatSignedValue(Number(m[1]), 'nanoseconds')])
+      .sort();
+    expect(answer.length).toBeGreaterThan(3);
+
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    await page.goto(
+      `${env.server.url}/c/${c.id}?tab=lines&sampleType=cpu&mode=absolute&fn=${encodeURIComponent('main.appendJSONString')}`,
+    );
+    const rows = page.locator('.lines-table tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    const shown = await rows.evaluateAll((trs) =>
+      trs.map((tr) => [tr.querySelector('th')!.textContent!.trim(), tr.querySelectorAll('td')[4]!.textContent!.trim()]),
+    );
+    expect(shown.sort()).toEqual(answer);
+    await shot(page, 'lines-appendJSONString');
     expect(problems).toEqual([]);
     await ctx.close();
   }, 180_000);

@@ -2,7 +2,7 @@ import type { DiffModeParam, Granularity, ProfileKind } from './api.ts';
 import { isProfileKind } from './profile-kinds.ts';
 
 /** Tabs of the comparison page. */
-export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'load', 'bench', 'gc'] as const;
+export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'lines', 'load', 'bench', 'gc'] as const;
 export type Tab = (typeof TABS)[number];
 
 /** The diff modes as the picker names them; `auto` lets the server choose (per request when it can). */

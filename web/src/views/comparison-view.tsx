@@ -37,6 +37,7 @@ import {
   type ViewState,
 } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
+import { LinesPanel } from './lines-panel.tsx';
 import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
 import { useStageChanges } from './use-stage-changes.ts';
@@ -51,6 +52,7 @@ const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'diff', label: 'Diff' },
   { key: 'trends', label: 'Trajectory' },
   { key: 'sandwich', label: 'Sandwich' },
+  { key: 'lines', label: 'Lines' },
   { key: 'load', label: 'Load tests' },
   { key: 'bench', label: 'Benchmarks' },
   { key: 'gc', label: 'GC' },
@@ -526,6 +528,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
             {tab === 'trends' && <TrendsPanel {...common} />}
             {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
+            {tab === 'lines' && <LinesPanel {...common} base={baseStage} target={targetStage} />}
             {tab === 'load' && (
               <Suspense fallback={<Loading what="charts" />}>
                 <LoadPanel {...common} />
