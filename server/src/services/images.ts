@@ -4,7 +4,15 @@ import { formatValue } from '../api/format.ts';
 import { renderFlameSvg } from '../render/flamegraph-svg.ts';
 import type { AnalysisService } from './analysis.ts';
 import type { Query } from '../api/endpoints.ts';
-import { choice, compileFilters, diffQuery, filterArgs } from './view-queries.ts';
+import {
+  FILTER_NAMES,
+  TAG_FILTER_NAMES,
+  choice,
+  compileFilters,
+  diffQuery,
+  filterArgs,
+  granularityOf,
+} from './view-queries.ts';
 import { findStage } from './stage-profiles.ts';
 
 /** The image endpoints, as analysis operations. */
@@ -16,7 +24,7 @@ export type ImageOp =
 
 function filterWords(q: Parameters<typeof filterArgs>[0]): string {
   const f = filterArgs(q);
-  const parts = (['focus', 'ignore', 'hide', 'show'] as const).filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
+  const parts = ([...FILTER_NAMES, ...TAG_FILTER_NAMES] as const).filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
   return parts.length ? ` · ${parts.join(' ')}` : '';
 }
 
@@ -42,6 +50,7 @@ export async function renderImageOp(svc: AnalysisService, tree: ComparisonTree, 
       ...choice(q),
       minFraction: q.minFraction ?? 0,
       filters: compileFilters(q),
+      granularity: granularityOf(q),
     });
     svg = renderFlameSvg(f.tree, {
       title: `${title} — ${findStage(tree, q.stage).name}`,

@@ -82,6 +82,14 @@ describe('granularity over the API', () => {
     expect(names).toContain('main.appendJSONString example.com/httpserver/after.go:45');
   });
 
+  it('flamegraph.svg?granularity=lines draws line frames, and says the tag filter in its subtitle', async () => {
+    const q = new URLSearchParams({ stage: c.after, sampleType: 'cpu', granularity: 'lines', tagignore: 'x=y' });
+    const r = await app.inject({ url: `/api/comparisons/${c.id}/flamegraph.svg?${q}` });
+    expect(r.statusCode).toBe(200);
+    expect(r.body).toContain('main.appendJSONString example.com/httpserver/after.go:');
+    expect(r.body).toContain('tagignore=x=y');
+  });
+
   it('refuses an unknown granularity with a 400 naming the parameter', async () => {
     const r = await get('top', { stage: c.after, granularity: 'bytes' });
     expect(r.status).toBe(400);
