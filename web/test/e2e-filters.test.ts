@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatValue } from '../../server/src/api/format.ts';
+import { gunzipSync } from 'node:zlib';
+import { formatSignedValue, formatValue } from '../../server/src/api/format.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
@@ -60,7 +61,7 @@ describe.skipIf(!existsSync(CHROMIUM))('filters in the comparison page', () => {
       watchPage(page, problems);
       // Lookahead: valid JavaScript, refused by Go — and so by the server.
       await page.goto(`${env.server.url}/c/${id}?focus=${encodeURIComponent('(?=json)')}`);
-      const focus = page.locator('label.field', { hasText: 'Focus' });
+      const focus = page.locator('label.field', { hasText: /^Focus/ });
       await expect
         .poll(() => focus.getByRole('alert').textContent(), { timeout: 30_000 })
         .toBe(
@@ -79,7 +80,7 @@ describe.skipIf(!existsSync(CHROMIUM))('filters in the comparison page', () => {
       expect(new URL(page.url()).searchParams.get('focus')).toBe(String.raw`(?i)ENCODE\.GO`);
 
       // Show is there too, and its own objection lands at its own field.
-      const show = page.locator('label.field', { hasText: 'Show' });
+      const show = page.locator('label.field', { hasText: /^Show/ });
       await show.locator('input').fill('json++');
       await show.locator('input').press('Enter');
       await expect
@@ -93,5 +94,93 @@ describe.skipIf(!existsSync(CHROMIUM))('filters in the comparison page', () => {
       expect(problems).toEqual([]);
       await ctx.close();
     }
+  }, 180_000);
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('rows by line, tag filters and the pprof download in the page', () => {
+  it('applies granularity and tagfocus from the address, and links each stage to its pprof file', async () => {
+    const c = await api<{ id: string; editToken: string }>('POST', '/api/comparisons', { title: 'E2E: labels' });
+    const s = await api<{ id: string }>('POST', `/api/comparisons/${c.id}/stages`, { name: 'labelled' }, c.editToken);
+    const form = new FormData();
+    form.append('file', new Blob([readFileSync(join(REPO, 'fixtures/profiles/labels/cpu.pb.gz'))]), 'cpu.pb.gz');
+    await api('POST', `/api/comparisons/${c.id}/stages/${s.id}/artifacts`, form, c.editToken);
+    const query = `&granularity=lines&tagfocus=${encodeURIComponent('endpoint=/api/orders')}`;
+    const whole = await panelTotal(c.id, s.id);
+    const orders = await panelTotal(c.id, s.id, query);
+    expect(orders).not.toBe(whole);
+
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    await page.goto(`${env.server.url}/c/${c.id}?sampleType=cpu${query}`);
+    await expect
+      .poll(() => page.locator('.flame-panel .panel-head').first().textContent(), { timeout: 30_000 })
+      .toContain(orders);
+    expect(await page.getByLabel('Rows by').inputValue()).toBe('lines');
+    expect(
+      await page
+        .locator('label.field', { hasText: /^Tag focus/ })
+        .locator('input')
+        .inputValue(),
+    ).toBe('endpoint=/api/orders');
+    // Frames are named by function and line.
+    await expect
+      .poll(() => page.locator('.flame-panel .flame-graph svg').first().textContent(), { timeout: 30_000 })
+      .toMatch(/main\.orders \S*main\.go:\d+/);
+    const link = page.locator('.flame-panel a.pprof-download').first();
+    const href = await link.getAttribute('href');
+    expect(href).toContain(`/stages/${s.id}/profile.pb.gz`);
+    const r = await fetch(new URL(href!, env.server.url));
+    expect(r.status).toBe(200);
+    expect(new Uint8Array(await r.arrayBuffer())[0]).toBe(0x1f);
+    await shot(page, 'rows-by-line-tagfocus');
+    expect(problems).toEqual([]);
+    await ctx.close();
+  }, 180_000);
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('the lines of a function in two stages', () => {
+  it('lists each line of main.appendJSONString with its figures, as go tool pprof -diff_base -lines', async () => {
+    const c = await api<{ id: string; editToken: string }>('POST', '/api/comparisons', { title: 'E2E: lines' });
+    const ids: string[] = [];
+    for (const v of ['before', 'after']) {
+      const s = await api<{ id: string }>('POST', `/api/comparisons/${c.id}/stages`, { name: v }, c.editToken);
+      const form = new FormData();
+      const file = join(REPO, `fixtures/reference/pprof/go_httpserver_${v}_cpu.pb.gz`);
+      form.append('file', new Blob([readFileSync(file)]), 'cpu.pb.gz');
+      await api('POST', `/api/comparisons/${c.id}/stages/${s.id}/artifacts`, form, c.editToken);
+      ids.push(s.id);
+    }
+    // go tool pprof's own rows for the function's lines (the carried -diff_base -lines answer).
+    const answer = gunzipSync(
+      readFileSync(
+        join(REPO, 'fixtures/reference/pprof/expected/granularity/diff/go_httpserver_cpu.cpu.lines.diff_base.txt.gz'),
+      ),
+    )
+      .toString('utf8')
+      .split('\n')
+      .map((l) => /^\s*(-?\d+)(?:ns)? .*%\s+main\.appendJSONString (\S+):(\d+)( \((partial-)?inline\))?$/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [`${m[2]}:${m[3]}`, formatSignedValue(Number(m[1]), 'nanoseconds')])
+      .sort();
+    expect(answer.length).toBeGreaterThan(3);
+
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    await page.goto(
+      `${env.server.url}/c/${c.id}?tab=lines&sampleType=cpu&mode=absolute&fn=${encodeURIComponent('main.appendJSONString')}`,
+    );
+    const rows = page.locator('.lines-table tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    const shown = await rows.evaluateAll((trs) =>
+      trs.map((tr) => [tr.querySelector('th')!.textContent!.trim(), tr.querySelectorAll('td')[4]!.textContent!.trim()]),
+    );
+    expect(shown.sort()).toEqual(answer);
+    await shot(page, 'lines-appendJSONString');
+    expect(problems).toEqual([]);
+    await ctx.close();
   }, 180_000);
 });

@@ -1,12 +1,13 @@
 import type { Profile } from '../model/profile.ts';
 import type { GoRegexp } from './go-regexp.ts';
+import { type TagFilters, filterProfileByTags, hasTagFilters } from './tag-filter.ts';
 
 /**
  * pprof's sample filters, as `go tool pprof -focus/-ignore/-hide/-show` apply them. Each is a Go
  * regular expression matched anywhere in a frame's function name, its source file name, or the file
  * of the mapping (binary, shared library) the frame's code lies in.
  */
-export interface FrameFilters {
+export interface FrameFilters extends TagFilters {
   /** Keep only samples with at least one matching frame. */
   focus?: GoRegexp;
   /** Drop samples with any matching frame (wins over focus). */
@@ -18,7 +19,7 @@ export interface FrameFilters {
 }
 
 export function hasFilters(f: FrameFilters): boolean {
-  return !!(f.focus || f.ignore || f.hide || f.show);
+  return !!(f.focus || f.ignore || f.hide || f.show) || hasTagFilters(f);
 }
 
 /**
@@ -85,10 +86,16 @@ export function matchFrames(p: Profile, re: GoRegexp): Uint8Array {
  * - hide removes matching frames, show removes the others (and frames without line information);
  *   a function's flat value thereby moves to the nearest remaining caller;
  * - a sample left with no frame at all is dropped, as is a sample that never had one.
+ * Then the tag filters (tagfocus/tagignore/tagshow/taghide, see tag-filter.ts), as pprof applies them.
  * A profile without filters is returned as is.
  */
 export function filterProfile(p: Profile, f: FrameFilters): Profile {
   if (!hasFilters(f)) return p;
+  const named = f.focus || f.ignore || f.hide || f.show ? filterByName(p, f) : p;
+  return filterProfileByTags(named, f);
+}
+
+function filterByName(p: Profile, f: FrameFilters): Profile {
   const focus = f.focus ? matchFrames(p, f.focus) : null;
   const ignore = f.ignore ? matchFrames(p, f.ignore) : null;
   const hidden = f.hide ? matchFrames(p, f.hide) : new Uint8Array(p.frames.length);

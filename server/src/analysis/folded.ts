@@ -1,17 +1,18 @@
 import type { Profile } from '../model/profile.ts';
 import { stackTotals } from './flat-cum.ts';
-import { nameIndex } from './names.ts';
+import { type FrameKeys, functionKeys } from './frame-keys.ts';
 
 /**
  * Exports one sample type as folded stacks (Brendan Gregg's format): one line per distinct call
- * path, `root;caller;leaf VALUE`, sorted by path. A `;` or line break inside a function name would
- * break the format, so those characters are replaced (`;` by `:`, line breaks by spaces).
+ * path, `root;caller;leaf VALUE`, sorted by path, each frame named at the granularity of `keys`. A
+ * `;` or line break inside a name would break the format, so those characters are replaced (`;` by
+ * `:`, line breaks by spaces).
  * Paths whose values sum to zero are omitted. Samples with an empty stack (Go writes some, e.g.
  * goroutine profiles and CPU samples taken outside any frame) become one `[no stack]` frame, so the
  * export's total equals the profile's.
  */
-export function toFolded(p: Profile, sampleIndex: number): string {
-  const { names, frameName } = nameIndex(p);
+export function toFolded(p: Profile, sampleIndex: number, keys: FrameKeys = functionKeys(p)): string {
+  const { keys: names, frameKey: frameName } = keys;
   const safe = names.map((n) => n.replace(/;/g, ':').replace(/[\r\n]+/g, ' '));
   const values = stackTotals(p, sampleIndex);
   const byPath = new Map<string, number>();

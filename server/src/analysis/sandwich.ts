@@ -2,7 +2,7 @@ import type { Profile } from '../model/profile.ts';
 import type { FlameNode } from './call-tree.ts';
 import { MAX_TREE_DEPTH } from './call-tree.ts';
 import { stackTotals } from './flat-cum.ts';
-import { nameIndex } from './names.ts';
+import { type FrameKeys, functionKeys } from './frame-keys.ts';
 
 export interface Sandwich {
   name: string;
@@ -15,12 +15,13 @@ export interface Sandwich {
 }
 
 /**
- * The callers and callees of one function across all its call paths. Under recursion, callees are
+ * The callers and callees of one function (or one key of another granularity, `keys`) across all its
+ * call paths. Under recursion, callees are
  * taken below the function's outermost occurrence and callers above its innermost one, so a
  * sample is counted once on each side.
  */
-export function sandwich(p: Profile, sampleIndex: number, fn: string): Sandwich {
-  const { names, frameName } = nameIndex(p);
+export function sandwich(p: Profile, sampleIndex: number, fn: string, keys: FrameKeys = functionKeys(p)): Sandwich {
+  const { keys: names, frameKey: frameName } = keys;
   const target = names.indexOf(fn);
   const values = stackTotals(p, sampleIndex);
   const callers: FlameNode = { name: fn, value: 0, children: [] };

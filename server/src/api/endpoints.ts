@@ -26,11 +26,13 @@ import {
   ChangesQuery,
   Diff,
   DiffImageQuery,
+  DiffProfileQuery,
   DiffQuery,
   FilterCheck,
   FilterQuery,
   Flamegraph,
   FlamegraphImageQuery,
+  ProfileDownloadQuery,
   FlamegraphQuery,
   FoldedQuery,
   GcStages,
@@ -68,6 +70,7 @@ export interface EndpointSchema {
 
 const Text = Type.String({ description: 'text' });
 const Binary = Type.String({ description: 'binary image' });
+const PprofFile = Type.String({ description: 'a gzipped profile.proto, as go tool pprof reads it' });
 
 export const SCHEMAS = {
   createComparison: {
@@ -260,6 +263,22 @@ export const SCHEMAS = {
     querystring: DiffImageQuery,
     response: Binary,
     produces: 'image/png',
+  },
+  stageProfile: {
+    summary:
+      "One stage's profiles of a kind merged, as a pprof file (gzipped profile.proto) for go tool pprof: go tool pprof -top on it prints what it prints on the stage's files together. sampleType picks the files as the views do and becomes the default sample type",
+    params: StageParams,
+    querystring: ProfileDownloadQuery,
+    response: PprofFile,
+    produces: 'application/octet-stream',
+  },
+  diffProfile: {
+    summary:
+      "The diff of two stages as a pprof file, in go tool pprof's -diff_base convention: the target's samples, and the base's negated and labelled pprof::base=true, so go tool pprof on it prints what -diff_base prints on the stages' files",
+    params: ComparisonParams,
+    querystring: DiffProfileQuery,
+    response: PprofFile,
+    produces: 'application/octet-stream',
   },
 } as const satisfies Record<EndpointName, EndpointSchema>;
 

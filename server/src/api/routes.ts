@@ -33,6 +33,8 @@ export const ENDPOINT_ROUTES = {
   flamegraphPng: { method: 'GET', path: '/api/comparisons/:id/flamegraph.png' },
   diffSvg: { method: 'GET', path: '/api/comparisons/:id/diff.svg' },
   diffPng: { method: 'GET', path: '/api/comparisons/:id/diff.png' },
+  stageProfile: { method: 'GET', path: '/api/comparisons/:id/stages/:stageId/profile.pb.gz' },
+  diffProfile: { method: 'GET', path: '/api/comparisons/:id/diff.pb.gz' },
 } as const;
 
 export type EndpointName = keyof typeof ENDPOINT_ROUTES;

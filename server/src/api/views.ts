@@ -55,16 +55,37 @@ export const MAX_FILTER_PARAMS = 16;
 const FilterParam = Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: MAX_FILTER_PARAMS })], {
   description: 'Go regular expression (RE2 syntax), at most 512 characters; repeat to join with |',
 });
+/**
+ * pprof's tag filters: tagfocus/tagignore take `[KEY=]FILTER`, a number range with units (`32kb`,
+ * `:64kb`, `4mb:`, `1ms:10ms`) or comma-separated Go regular expressions on label values;
+ * tagshow/taghide are Go regular expressions on label keys.
+ */
+const TagFilterParam = Type.String({
+  maxLength: 512,
+  description: 'as go tool pprof -tagfocus/-tagignore ([KEY=]RANGE or regexps) or -tagshow/-taghide (key regexp)',
+});
 const FilterParams = {
   focus: Type.Optional(FilterParam),
   ignore: Type.Optional(FilterParam),
   hide: Type.Optional(FilterParam),
   show: Type.Optional(FilterParam),
+  tagfocus: Type.Optional(TagFilterParam),
+  tagignore: Type.Optional(TagFilterParam),
+  tagshow: Type.Optional(TagFilterParam),
+  taghide: Type.Optional(TagFilterParam),
 };
+/**
+ * What rows and tree nodes stand for, as `go tool pprof -functions|-lines|-files`: a function (the
+ * default), a function's source line (`name file:line`), or a file (a node per function starting in
+ * it, as pprof keys them: `file (function at line N)`).
+ */
+export const Granularity = Type.Union([Type.Literal('functions'), Type.Literal('lines'), Type.Literal('files')]);
+export type Granularity = Static<typeof Granularity>;
 /** Which profiles a view reads: their kind (default: CPU when the comparison has it) and sample type. */
 const ProfileSelect = {
   kind: Type.Optional(ProfileKind),
   sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  granularity: Type.Optional(Granularity),
 };
 const MinFraction = Type.Number({
   minimum: 0,
@@ -102,6 +123,10 @@ export const FilterCheck = Type.Object({
   ignore: Type.Optional(Type.String()),
   hide: Type.Optional(Type.String()),
   show: Type.Optional(Type.String()),
+  tagfocus: Type.Optional(Type.String()),
+  tagignore: Type.Optional(Type.String()),
+  tagshow: Type.Optional(Type.String()),
+  taghide: Type.Optional(Type.String()),
 });
 
 export const FlameNode = Type.Cyclic(
@@ -139,6 +164,7 @@ export const TreeTrim = Type.Object({
 export const Flamegraph = Type.Object({
   stageId: Type.String(),
   kind: ProfileKind,
+  granularity: Granularity,
   sampleType: Type.String(),
   unit: Type.String(),
   total: Type.Number(),
@@ -161,6 +187,7 @@ export const TopRow = Type.Object({ name: Type.String(), flat: Type.Number(), cu
 export const Top = Type.Object({
   stageId: Type.String(),
   kind: ProfileKind,
+  granularity: Granularity,
   sampleType: Type.String(),
   unit: Type.String(),
   total: Type.Number(),
@@ -169,6 +196,22 @@ export const Top = Type.Object({
 export type Top = Static<typeof Top>;
 
 export const FoldedQuery = TopQuery;
+
+/** Which of a stage's profiles to download: their kind (default as the views) and sample type. */
+export const ProfileDownloadQuery = Type.Object(
+  { kind: Type.Optional(ProfileKind), sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { additionalProperties: false },
+);
+/** Two stages' profiles of one kind, for a pprof -diff_base profile. */
+export const DiffProfileQuery = Type.Object(
+  {
+    base: StageRef,
+    target: StageRef,
+    kind: Type.Optional(ProfileKind),
+    sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
 
 export const SandwichQuery = Type.Object(
   { stage: StageRef, ...ProfileSelect, fn: Type.String({ minLength: 1, maxLength: 100000 }), ...FilterParams },
@@ -316,6 +359,7 @@ export const Diff = Type.Object({
   /** Why this mode, when the request said `auto`. */
   modeReason: Nullable(Type.String()),
   kind: ProfileKind,
+  granularity: Granularity,
   unit: Type.String(),
   sampleType: Type.String(),
   baseTotal: Type.Number(),

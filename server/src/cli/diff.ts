@@ -4,7 +4,16 @@ import type { BenchmarkDiff } from '../model/benchmark.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
 import { loadFile } from './load.ts';
-import { filterEcho, parseKindFlag, parseTopN, pickSampleType, pct, withTraceKind } from './inspect.ts';
+import {
+  filterEcho,
+  parseGranularity,
+  parseKindFlag,
+  parseTopN,
+  pickSampleType,
+  pct,
+  withTraceKind,
+} from './inspect.ts';
+import { keysOf } from '../analysis/granularity.ts';
 import { FILTER_FLAGS, applyFilters, compileFilterFlags } from './filters.ts';
 import { hasFilters } from '../analysis/filter.ts';
 import { total } from '../analysis/flat-cum.ts';
@@ -19,9 +28,11 @@ export async function diffCommand(args: string[]): Promise<number> {
     normalize: 'boolean',
     json: 'boolean',
     kind: 'string',
+    granularity: 'string',
     ...FILTER_FLAGS,
   });
   if (flags.positionals.length !== 2) throw new UsageError('diff needs BASE and TARGET');
+  const granularity = parseGranularity(stringFlag(flags, 'granularity'));
   const [baseFile, targetFile] = flags.positionals as [string, string];
   const topN = parseTopN(stringFlag(flags, 'top'));
   const filters = compileFilterFlags(flags);
@@ -29,7 +40,9 @@ export async function diffCommand(args: string[]): Promise<number> {
   const base = withTraceKind(await loadFile(baseFile), kind, baseFile);
   const target = withTraceKind(await loadFile(targetFile), kind, targetFile);
   if (base.kind === 'benchmark' && target.kind === 'benchmark') {
-    if (hasFilters(filters)) throw new UsageError('--focus/--ignore/--hide/--show apply to profiles, not benchmarks');
+    if (hasFilters(filters))
+      throw new UsageError('the profile filters (--focus, --tagfocus, …) apply to profiles, not benchmarks');
+    if (granularity !== 'functions') throw new UsageError('--granularity applies to profiles, not benchmarks');
     const d = compareBenchmarks(base.benchmark, target.benchmark);
     process.stdout.write(flags.values.json ? `${JSON.stringify(d, null, 2)}\n` : renderBenchDiff(d));
     return 0;
@@ -61,6 +74,7 @@ export async function diffCommand(args: string[]): Promise<number> {
     d = diffProfiles(applyFilters(base.profile, filters), applyFilters(target.profile, filters), {
       sampleType,
       mode: flags.values.normalize ? 'normalize' : 'absolute',
+      keys: keysOf(granularity),
       // the command prints rows only
       tree: false,
       ...(hasFilters(filters) ? { scaleTotals: unfilteredTotals(base.profile, target.profile, sampleType) } : {}),
@@ -83,6 +97,7 @@ export async function diffCommand(args: string[]): Promise<number> {
     sampleType: d.sampleType,
     unit: d.unit,
     mode: d.mode,
+    ...(granularity !== 'functions' ? { granularity } : {}),
     baseTotal: d.baseTotal,
     targetTotal: d.targetTotal,
     ...filterEcho(flags),

@@ -13,6 +13,15 @@ import type { Parsed } from '../ingest/detect.ts';
 import { DERIVED_KINDS, type DerivedKind } from '../ingest/trace/index.ts';
 import type { TraceModel } from '../model/trace.ts';
 import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
+import { GRANULARITIES, type Granularity, granularityKeys } from '../analysis/granularity.ts';
+
+/** `--granularity functions|lines|files` (pprof's -functions, -lines, -files); functions by default. */
+export function parseGranularity(v: string | undefined): Granularity {
+  if (v === undefined) return 'functions';
+  if (!(GRANULARITIES as readonly string[]).includes(v))
+    throw new UsageError(`--granularity must be one of ${GRANULARITIES.join(', ')}, got "${v}"`);
+  return v as Granularity;
+}
 
 /** Picks a sample type by name (or the profile's default), refusing unknown names clearly. */
 export function pickSampleType(p: Profile, name: string | undefined): number {
@@ -28,9 +37,14 @@ export function pickSampleType(p: Profile, name: string | undefined): number {
 }
 
 /** The `inspect --json` shape for a profile (see DESIGN.md, CLI contract). */
-export function profileInspection(p: Profile, sampleTypeName: string | undefined, topN: number) {
+export function profileInspection(
+  p: Profile,
+  sampleTypeName: string | undefined,
+  topN: number,
+  granularity: Granularity = 'functions',
+) {
   const i = pickSampleType(p, sampleTypeName);
-  const rows = flatCum(p, i);
+  const rows = flatCum(p, i, undefined, granularityKeys(p, granularity));
   const totals: Record<string, number> = {};
   // pprof's total (its percentage base): equal to the plain sum unless values are negative
   p.sampleTypes.forEach((t, k) => {
@@ -52,6 +66,7 @@ export function profileInspection(p: Profile, sampleTypeName: string | undefined
     totals,
     sampleType: p.sampleTypes[i]!.type,
     unit: p.sampleTypes[i]!.unit,
+    ...(granularity !== 'functions' ? { granularity } : {}),
     description: describeProfile(p),
     top: sortByFlat([...rows]).slice(0, topN),
     topCum: sortByCum([...rows]).slice(0, topN),
@@ -113,9 +128,11 @@ export async function inspectCommand(args: string[]): Promise<number> {
     kind: 'string',
     root: 'string',
     'min-fraction': 'string',
+    granularity: 'string',
     ...FILTER_FLAGS,
   });
   if (flags.positionals.length !== 1) throw new UsageError('inspect needs exactly one FILE');
+  const granularity = parseGranularity(stringFlag(flags, 'granularity'));
   const file = flags.positionals[0]!;
   const topN = parseTopN(stringFlag(flags, 'top'));
   const root = parseRoot(stringFlag(flags, 'root'));
@@ -125,20 +142,28 @@ export async function inspectCommand(args: string[]): Promise<number> {
   const kind = parseKindFlag(flags);
   const parsed = withTraceKind(await loadFile(file), kind, file);
   if (hasFilters(filters) && parsed.kind !== 'profile')
-    throw new UsageError(`--focus/--ignore/--hide/--show apply to profiles; ${file} is a ${parsed.kind}`);
+    throw new UsageError(`the profile filters (--focus, --tagfocus, …) apply to profiles; ${file} is a ${parsed.kind}`);
+  if (granularity !== 'functions' && parsed.kind !== 'profile')
+    throw new UsageError(`--granularity applies to profiles; ${file} is a ${parsed.kind}`);
   if (root !== undefined && parsed.kind !== 'profile')
     throw new UsageError(`--root applies to profiles; ${file} is a ${parsed.kind}`);
   let out: unknown;
   try {
     if (parsed.kind === 'profile') {
       const p = applyFilters(parsed.profile, filters);
-      const inspection = profileInspection(p, stringFlag(flags, 'sample-type'), topN);
+      const inspection = profileInspection(p, stringFlag(flags, 'sample-type'), topN, granularity);
       out = {
         ...inspection,
         ...filterEcho(flags),
         ...(root !== undefined
           ? {
-              subtree: subtree(p, sampleTypeIndex(p, inspection.sampleType), root, minFraction ?? DEFAULT_MIN_FRACTION),
+              subtree: subtree(
+                p,
+                sampleTypeIndex(p, inspection.sampleType),
+                root,
+                minFraction ?? DEFAULT_MIN_FRACTION,
+                granularity,
+              ),
             }
           : {}),
       };
@@ -191,9 +216,12 @@ function parseMinFraction(v: string | undefined): number | undefined {
 }
 
 /** The call tree under one call path, re-trimmed at minFraction of its own value. */
-function subtree(p: Profile, sampleIndex: number, path: string[], minFraction: number) {
+function subtree(p: Profile, sampleIndex: number, path: string[], minFraction: number, granularity: Granularity) {
   try {
-    const { tree, trim } = callTree(p, sampleIndex, minFraction, { root: path });
+    const { tree, trim } = callTree(p, sampleIndex, minFraction, {
+      root: path,
+      keys: granularityKeys(p, granularity),
+    });
     return { root: path, minFraction, tree, trim };
   } catch (e) {
     if (e instanceof CallPathNotFound) throw new UsageError(`--root: ${e.message}`);

@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
 
 const USAGE = `usage:
-  stagediff inspect FILE [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--json] [--root 'CALLER;…;CALLEE' [--min-fraction F]] [FILTERS]
-  stagediff diff BASE TARGET [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--normalize] [--json] [FILTERS]
+  stagediff inspect FILE [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--granularity G] [--json] [--root 'CALLER;…;CALLEE' [--min-fraction F]] [FILTERS]
+  stagediff diff BASE TARGET [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--granularity G] [--normalize] [--json] [FILTERS]
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
                    [--seconds S] [--warmup S] [--wait-quiet S] [--trace S [--force-trace]] [--metrics URL]
@@ -15,7 +15,9 @@ const USAGE = `usage:
                   --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--json]
   stagediff serve
 FILTERS (profiles; Go regular expressions matched against function, file and mapping names, as
-go tool pprof's): --focus RE --ignore RE --hide RE --show RE`;
+go tool pprof's): --focus RE --ignore RE --hide RE --show RE; and on labels, as pprof's -tagfocus…:
+--tagfocus [KEY=]RANGE|RE,… --tagignore [KEY=]RANGE|RE,… --tagshow KEYRE --taghide KEYRE
+G (rows: pprof's -functions, -lines or -files): functions (default), lines, files`;
 
 /** A problem with the command line or an input file: one line on stderr, no stack trace. */
 export class UsageError extends Error {}

@@ -73,8 +73,14 @@ export function aggregateSamples(p: Profile): Profile {
 const MAGIC = 0x31504453; // "SDP1"
 
 type Header = Omit<Profile, 'frames' | 'stackOffsets' | 'stackFrames' | 'sampleStack' | 'values' | 'sampleLabelSet'> & {
-  /** name, file, line, then the mapping's file (null: none) and the stand-in marker when present. */
-  frames: ([string, string, number] | [string, string, number, string | null, Frame['standIn']?])[];
+  /**
+   * name, file, line, then — when any is present — the mapping's file (null: none), the stand-in marker,
+   * the function's start line and the inlined mark (null or 0 for absent).
+   */
+  frames: (
+    | [string, string, number]
+    | [string, string, number, string | null, Frame['standIn'] | null, number, 0 | 1]
+  )[];
   lengths: { stackOffsets: number; stackFrames: number; samples: number };
 };
 
@@ -84,11 +90,9 @@ export function encodeProfile(p: Profile): Buffer {
   const header: Header = {
     ...rest,
     frames: frames.map((f) =>
-      f.mapping === undefined && f.standIn === undefined
+      f.mapping === undefined && f.standIn === undefined && f.startLine === undefined && !f.inlined
         ? [f.name, f.file, f.line]
-        : f.standIn === undefined
-          ? [f.name, f.file, f.line, f.mapping ?? null]
-          : [f.name, f.file, f.line, f.mapping ?? null, f.standIn],
+        : [f.name, f.file, f.line, f.mapping ?? null, f.standIn ?? null, f.startLine ?? 0, f.inlined ? 1 : 0],
     ),
     lengths: { stackOffsets: stackOffsets.length, stackFrames: stackFrames.length, samples: sampleStack.length },
   };
@@ -139,10 +143,12 @@ export function decodeProfile(buf: Uint8Array): Profile | null {
   return {
     ...(rest as Omit<Header, 'lengths' | 'frames'>),
     labelSets: rest.labelSets as Label[][],
-    frames: frames.map(([name, file, line, mapping, standIn]): Frame => {
+    frames: frames.map(([name, file, line, mapping, standIn, startLine, inlined]): Frame => {
       const f: Frame = { name, file, line };
       if (mapping !== undefined && mapping !== null) f.mapping = mapping;
-      if (standIn !== undefined) f.standIn = standIn;
+      if (standIn !== undefined && standIn !== null) f.standIn = standIn;
+      if (startLine) f.startLine = startLine;
+      if (inlined) f.inlined = true;
       return f;
     }),
     stackOffsets,

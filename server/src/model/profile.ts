@@ -37,6 +37,13 @@ export interface Frame {
    * function's real name and file, so they need to tell these apart.
    */
   standIn?: 'no-function' | 'no-name';
+  /** The line the frame's function starts on (pprof's Function.start_line); absent when unknown (0). */
+  startLine?: number;
+  /**
+   * Set when the frame was inlined into its caller: it shares one location (one program counter) with
+   * the next frame of its stack, whose id is this frame's id + 1. Frames of a location are consecutive.
+   */
+  inlined?: true;
 }
 
 export type ProfileFormat = 'pprof' | 'folded' | 'cpuprofile' | 'speedscope' | 'perf-script';

@@ -16,8 +16,8 @@ import { route } from './contract.ts';
 export async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, id: string, op: AnalysisOp) {
   const produces = (SCHEMAS[op.op] as { produces?: string }).produces;
   const contentType = produces ?? 'application/json; charset=utf-8';
-  /** How the operation's text result becomes the body: as UTF-8, or decoded from base64 (binary images). */
-  const encoding = contentType === 'image/png' ? 'base64' : 'utf8';
+  /** How the operation's text result becomes the body: as UTF-8, or decoded from base64 (images, pprof files). */
+  const encoding = contentType === 'image/png' || contentType === 'application/octet-stream' ? 'base64' : 'utf8';
   const c = await ctx.store.getComparison(id);
   if (!c) throw new ApiError(404, 'not-found', `no comparison ${id}`);
   const url = new URL(req.url, 'http://x');
@@ -121,4 +121,37 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
       reply.headers(LOCKED_DOWN);
       return cached(ctx, req, reply, req.params.id, { op, query: checked(req.query) });
     });
+
+  // A stage's merged profile, and the diff of two stages, as pprof files to open in go tool pprof.
+  // Never re-encoded: @fastify/compress, seeing a gzip file, would pass it through labelled gzip.
+  route(
+    app,
+    'stageProfile',
+    async (req, reply) => {
+      reply.header('content-disposition', `attachment; filename="${downloadName(req.params.stageId, req.query.kind)}"`);
+      return cached(ctx, req, reply, req.params.id, {
+        op: 'stageProfile',
+        stageId: req.params.stageId,
+        query: req.query,
+      });
+    },
+    { compress: false },
+  );
+  route(
+    app,
+    'diffProfile',
+    async (req, reply) => {
+      reply.header(
+        'content-disposition',
+        `attachment; filename="${downloadName(`${req.query.base}-vs-${req.query.target}`, req.query.kind)}"`,
+      );
+      return cached(ctx, req, reply, req.params.id, { op: 'diffProfile', query: req.query });
+    },
+    { compress: false },
+  );
+}
+
+/** A file name for a download: the stage ids (or names) and the kind, in safe characters only. */
+function downloadName(stem: string, kind: string | undefined): string {
+  return `${`${stem}${kind ? `.${kind}` : ''}`.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120)}.pb.gz`;
 }

@@ -6,7 +6,8 @@ import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
 import { type ImageOp, renderImageOp } from './images.ts';
-import { choice, compileFilters, diffQuery, treeQuery } from './view-queries.ts';
+import { diffPprof, stagePprof } from './profile-download.ts';
+import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
 
 /**
  * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
@@ -25,6 +26,8 @@ export type AnalysisOp =
   | { op: 'folded'; query: Query<'folded'> }
   | { op: 'benchmarks'; query: Query<'benchmarks'> }
   | { op: 'runtime'; query: Query<'runtime'> }
+  | { op: 'stageProfile'; stageId: string; query: Query<'stageProfile'> }
+  | { op: 'diffProfile'; query: Query<'diffProfile'> }
   | ImageOp;
 
 export type AnalysisOpName = AnalysisOp['op'];
@@ -43,9 +46,18 @@ function serialise(op: keyof typeof SCHEMAS, value: unknown): string {
   return s(value);
 }
 
-/** Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG in base64). */
+/**
+ * Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG or a
+ * pprof file in base64).
+ */
 export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string> {
   switch (a.op) {
+    case 'stageProfile':
+      return (await stagePprof(svc.stages, tree, a.stageId, choice(a.query))).toString('base64');
+    case 'diffProfile':
+      return (
+        await diffPprof(svc.stages, tree, { base: a.query.base, target: a.query.target, ...choice(a.query) })
+      ).toString('base64');
     case 'stageTable':
       return serialise(a.op, await new ChangeEngine(svc).stageTable(tree));
     case 'changes':
@@ -73,7 +85,10 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
     case 'top':
       return serialise(a.op, await svc.top(tree, viewQuery(a.query)));
     case 'trajectory':
-      return serialise(a.op, await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10 }));
+      return serialise(
+        a.op,
+        await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10, granularity: granularityOf(a.query) }),
+      );
     case 'sandwich':
       return serialise(a.op, await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }));
     case 'timeline':
@@ -97,5 +112,5 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
 }
 
 function viewQuery(q: Query<'top'>) {
-  return { stage: q.stage, ...choice(q), filters: compileFilters(q) };
+  return { stage: q.stage, ...choice(q), filters: compileFilters(q), granularity: granularityOf(q) };
 }

@@ -26,6 +26,7 @@ import { CallPathNotFound, callTree } from '../analysis/call-tree.ts';
 import { type DiffMode, type DiffNode as PlainDiffNode, diffProfiles } from '../analysis/diff.ts';
 import { toFolded } from '../analysis/folded.ts';
 import { type FrameFilters, filterProfile } from '../analysis/filter.ts';
+import { type Granularity, granularityKeys, keysOf } from '../analysis/granularity.ts';
 import { sandwich } from '../analysis/sandwich.ts';
 import { describeSampleType, sinceProcessStart } from '../analysis/sample-types.ts';
 import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
@@ -177,6 +178,8 @@ function withVerdicts(root: PlainDiffNode, functions: Map<string, FunctionNoise>
 export interface ViewQuery extends ProfileChoice {
   stage: string;
   filters: FrameFilters;
+  /** What rows and nodes stand for (functions unless said). */
+  granularity?: Granularity;
 }
 
 /**
@@ -195,6 +198,7 @@ export interface DiffQuery extends ProfileChoice, TreeQuery {
   target: string;
   mode: DiffModeParam;
   filters: FrameFilters;
+  granularity?: Granularity;
 }
 
 /** Runs a tree's computation, a root path through no sample refused as not found, naming the path. */
@@ -234,10 +238,12 @@ export class AnalysisService {
   async flamegraph(tree: ComparisonTree, q: ViewQuery & TreeQuery): Promise<Flamegraph> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
     const root = q.root ?? [];
+    const granularity = q.granularity ?? 'functions';
     const { tree: t, trim } = atCallPath(
       () =>
         callTree(sp.profile, sp.sampleIndex, q.minFraction, {
           root,
+          keys: granularityKeys(sp.profile, granularity),
           ...(q.maxNodes !== undefined ? { maxNodes: q.maxNodes } : {}),
         }),
       `stage "${sp.stage.name}"`,
@@ -245,6 +251,7 @@ export class AnalysisService {
     return {
       stageId: sp.stage.id,
       kind: sp.kind,
+      granularity,
       sampleType: sp.sampleType,
       unit: sp.unit,
       total: percentageBase(sp.profile, sp.sampleIndex),
@@ -258,24 +265,27 @@ export class AnalysisService {
 
   async top(tree: ComparisonTree, q: ViewQuery): Promise<Top> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
+    const granularity = q.granularity ?? 'functions';
+    const keys = granularityKeys(sp.profile, granularity);
     return {
       stageId: sp.stage.id,
       kind: sp.kind,
+      granularity,
       sampleType: sp.sampleType,
       unit: sp.unit,
       total: percentageBase(sp.profile, sp.sampleIndex),
-      rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex)),
+      rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex, undefined, keys)),
     };
   }
 
   async folded(tree: ComparisonTree, q: ViewQuery): Promise<string> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    return toFolded(sp.profile, sp.sampleIndex);
+    return toFolded(sp.profile, sp.sampleIndex, granularityKeys(sp.profile, q.granularity ?? 'functions'));
   }
 
   async sandwich(tree: ComparisonTree, q: ViewQuery & { fn: string }): Promise<Sandwich> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    const s = sandwich(sp.profile, sp.sampleIndex, q.fn);
+    const s = sandwich(sp.profile, sp.sampleIndex, q.fn, granularityKeys(sp.profile, q.granularity ?? 'functions'));
     return {
       ...s,
       kind: sp.kind,
@@ -327,6 +337,7 @@ export class AnalysisService {
     base: StageProfile,
     target: StageProfile,
     filters: FrameFilters,
+    granularity: Granularity = 'functions',
   ): Promise<NoiseTest> {
     const side = async (sp: StageProfile) => {
       const requests = await this.perRequest(tree, sp.stage, sp.artifacts);
@@ -335,7 +346,8 @@ export class AnalysisService {
       for (const a of sp.artifacts) {
         const p = filterProfile(await this.stages.profile(a), filters);
         const idx = p.sampleTypes.findIndex((t) => t.type === sp.sampleType);
-        perProfile.push(new Map(idx < 0 ? [] : flatCum(p, idx).map((r) => [r.name, { flat: r.flat, cum: r.cum }])));
+        const rows = idx < 0 ? [] : flatCum(p, idx, undefined, granularityKeys(p, granularity));
+        perProfile.push(new Map(rows.map((r) => [r.name, { flat: r.flat, cum: r.cum }])));
         perSecond.push(p.durationNanos > 0 ? p.durationNanos / 1e9 : null);
       }
       return { perProfile, perRequest: requests.profiles.map((r) => r.requests), perSecond };
@@ -440,6 +452,7 @@ export class AnalysisService {
       }
     }
     const root = q.root ?? [];
+    const granularity = q.granularity ?? 'functions';
     const d = atCallPath(
       () =>
         diffProfiles(base.profile, target.profile, {
@@ -447,6 +460,7 @@ export class AnalysisService {
           mode,
           minFraction: q.minFraction,
           root,
+          keys: keysOf(granularity),
           ...(q.maxNodes !== undefined ? { maxNodes: q.maxNodes } : {}),
           ...(perReq && mode === 'per-request'
             ? { baseRequests: perReq.base.requests!, targetRequests: perReq.target.requests! }
@@ -462,7 +476,7 @@ export class AnalysisService {
         }),
       `stage "${base.stage.name}" or "${target.stage.name}"`,
     );
-    const noise = await this.noiseTest(tree, base, target, q.filters);
+    const noise = await this.noiseTest(tree, base, target, q.filters, granularity);
     const warnings: string[] = [];
     if (
       sinceProcessStart(base.kind, base.sampleType, base.profile.durationNanos) &&
@@ -488,6 +502,7 @@ export class AnalysisService {
         mode,
         modeReason,
         kind: base.kind,
+        granularity,
         unit: d.unit,
         sampleType: d.sampleType,
         baseTotal: d.baseTotal,
@@ -516,7 +531,11 @@ export class AnalysisService {
   }
 
   /** The top functions' cost at every stage: the part of the story no single diff shows. */
-  async trajectory(tree: ComparisonTree, q: ProfileChoice & { n: number }): Promise<Trajectory> {
+  async trajectory(
+    tree: ComparisonTree,
+    q: ProfileChoice & { n: number; granularity?: Granularity },
+  ): Promise<Trajectory> {
+    const g = q.granularity ?? 'functions';
     type StagePoints = {
       rows: Map<string, { flat: number; cum: number }>;
       total: number;
@@ -550,12 +569,19 @@ export class AnalysisService {
         for (const a of sp.artifacts) {
           const p = await this.stages.profile(a);
           const idx = p.sampleTypes.findIndex((t) => t.type === sp.sampleType);
-          const rows = new Map(flatCum(p, idx).map((r) => [r.name, { flat: r.flat, cum: r.cum }]));
+          const rows = new Map(
+            flatCum(p, idx, undefined, granularityKeys(p, g)).map((r) => [r.name, { flat: r.flat, cum: r.cum }]),
+          );
           runs.push({ rows, total: [...rows.values()].reduce((x, r) => x + r.flat, 0) });
         }
       }
       perStage.push({
-        rows: new Map(flatCum(sp.profile, sp.sampleIndex).map((r) => [r.name, { flat: r.flat, cum: r.cum }])),
+        rows: new Map(
+          flatCum(sp.profile, sp.sampleIndex, undefined, granularityKeys(sp.profile, g)).map((r) => [
+            r.name,
+            { flat: r.flat, cum: r.cum },
+          ]),
+        ),
         total: percentageBase(sp.profile, sp.sampleIndex),
         runs,
       });

@@ -1,5 +1,7 @@
 import type { FrameFilters } from '../analysis/filter.ts';
 import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
+import type { Granularity } from '../analysis/granularity.ts';
+import { TagFilterError, compileTagFilter } from '../analysis/tag-filter.ts';
 import type { Query } from '../api/endpoints.ts';
 import { DEFAULT_MAX_TREE_NODES } from '../api/views.ts';
 import type { ProfileKind } from '../model/profile.ts';
@@ -17,17 +19,31 @@ export interface FilterArgs {
   ignore?: string;
   hide?: string;
   show?: string;
+  tagfocus?: string;
+  tagignore?: string;
+  tagshow?: string;
+  taghide?: string;
 }
 
 /** pprof's filter parameters, in the order pprof applies them. */
 export const FILTER_NAMES = ['focus', 'ignore', 'hide', 'show'] as const;
+/** pprof's tag (label) filters, applied after the others. */
+export const TAG_FILTER_NAMES = ['tagfocus', 'tagignore', 'tagshow', 'taghide'] as const;
 
-/** The filters of a query, one expression each: a parameter given several times means its values joined with "|". */
+/**
+ * The filters of a query, one expression each: a name filter given several times means its values
+ * joined with "|"; a tag filter is taken as given.
+ */
 export function filterArgs(q: { [K in keyof FilterArgs]?: string | string[] }): FilterArgs {
   const out: FilterArgs = {};
   for (const name of FILTER_NAMES) {
     const v = q[name];
     const src = Array.isArray(v) ? v.filter((x) => x !== '').join('|') : v;
+    if (src) out[name] = src;
+  }
+  for (const name of TAG_FILTER_NAMES) {
+    const v = q[name];
+    const src = Array.isArray(v) ? v.find((x) => x !== '') : v;
     if (src) out[name] = src;
   }
   return out;
@@ -59,7 +75,30 @@ export function compileFilters(q: { [K in keyof FilterArgs]?: string | string[] 
     const re = filterRegexp(name, args[name]);
     if (re) f[name] = re;
   }
+  for (const name of ['tagfocus', 'tagignore'] as const) {
+    const src = args[name];
+    if (!src) continue;
+    if (src.length > MAX_PATTERN_LENGTH)
+      throw new ServiceError('invalid-filter', `${name} is longer than ${MAX_PATTERN_LENGTH} characters`, {
+        param: name,
+      });
+    try {
+      f[name] = compileTagFilter(src, MAX_PATTERN_LENGTH);
+    } catch (e) {
+      if (!(e instanceof TagFilterError)) throw e;
+      throw new ServiceError('invalid-filter', `${name}: ${e.message}`, { param: name });
+    }
+  }
+  for (const name of ['tagshow', 'taghide'] as const) {
+    const re = filterRegexp(name, args[name]);
+    if (re) f[name] = re;
+  }
   return f;
+}
+
+/** The granularity a query asks for (functions unless said). */
+export function granularityOf(q: { granularity?: Granularity }): Granularity {
+  return q.granularity ?? 'functions';
 }
 
 /** The kind and sample type a query asks for (absent ones left out). */
@@ -91,5 +130,6 @@ export function diffQuery(q: Query<'diff'> | Query<'diffSvg'>): DiffQuery {
     mode: q.mode ?? 'auto',
     ...treeQuery(q),
     filters: compileFilters(q),
+    granularity: granularityOf(q),
   };
 }

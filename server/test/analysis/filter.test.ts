@@ -11,7 +11,7 @@ import { profileFromFrames, topText } from '../helpers/profile-text.ts';
 const re = (s: string) => compileGoRegexp(s);
 const apply = (text: string, f: Partial<Record<keyof FrameFilters, string>>) => {
   const filters: FrameFilters = {};
-  for (const [k, v] of Object.entries(f)) filters[k as keyof FrameFilters] = re(v);
+  for (const [k, v] of Object.entries(f)) filters[k as 'focus'] = re(v);
   return topText(filterProfile(profileFromFrames(text), filters));
 };
 

@@ -109,7 +109,7 @@ type FilterSpec = Partial<Record<keyof FrameFilters, string>>;
 
 function compile(spec: FilterSpec): FrameFilters {
   const f: FrameFilters = {};
-  for (const [k, v] of Object.entries(spec)) f[k as keyof FrameFilters] = compileGoRegexp(v);
+  for (const [k, v] of Object.entries(spec)) f[k as 'focus'] = compileGoRegexp(v);
   return f;
 }
 

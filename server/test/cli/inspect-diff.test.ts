@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { runCliSync } from '../helpers/cli.ts';
 import { fixturesDir, repoRoot, samplePath } from '../helpers/paths.ts';
-import { parseTopAll } from '../helpers/pprof-text.ts';
+import { parseTopAll, parseTopRows } from '../helpers/pprof-text.ts';
 import { reportTotal } from '../helpers/trace-compare.ts';
 
 describe('stagediff inspect --json', () => {
@@ -307,5 +308,99 @@ describe('diff --kind', () => {
     const r = runCliSync('inspect', trace('xsync-semaphore-go1.21'));
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/xsync-semaphore-go1\.21\.trace: a Go execution trace in the format of Go 1\.21/);
+  });
+});
+
+describe('stagediff inspect/diff --granularity lines|files --json', () => {
+  const answer = (rel: string) =>
+    parseTopRows(gunzipSync(readFileSync(samplePath(`pprof/expected/granularity/${rel}`))).toString('utf8'));
+  const bare = (n: string) => n.replace(/( \(function at line \d+\))?( \[[^\]]*\])?$/, '');
+  const byName = (rows: [string, number, number][]) =>
+    [...rows].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1] || a[2] - b[2]));
+
+  it.each([
+    ['go_httpserver_after_cpu', 'cpu', 'lines'],
+    ['go_httpserver_before_heap', 'alloc_space', 'files'],
+    ['go_bench_encoding_json_cpu', 'samples', 'files'],
+  ])('inspect %s --sample-type %s --granularity %s: every row of go tool pprof -top', (name, type, g) => {
+    const r = runCliSync(
+      'inspect',
+      samplePath(`pprof/${name}.pb.gz`),
+      '--json',
+      '--top',
+      '0',
+      '--sample-type',
+      type,
+      '--granularity',
+      g,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout) as { granularity: string; top: { name: string; flat: number; cum: number }[] };
+    expect(o.granularity).toBe(g);
+    const ours = o.top.map((x): [string, number, number] => [bare(x.name), x.flat, x.cum]);
+    const ref = answer(`${name}.${type}.${g}.txt.gz`);
+    expect(ref.length).toBeGreaterThan(10);
+    expect(byName(ours)).toEqual(byName(ref));
+  });
+
+  it('diff --granularity lines equals go tool pprof -diff_base -lines, every row', () => {
+    const r = runCliSync(
+      'diff',
+      samplePath('pprof/go_httpserver_before_cpu.pb.gz'),
+      samplePath('pprof/go_httpserver_after_cpu.pb.gz'),
+      '--json',
+      '--top',
+      '0',
+      '--granularity',
+      'lines',
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout) as {
+      granularity: string;
+      top: { name: string; deltaFlat: number; deltaCum: number }[];
+    };
+    expect(o.granularity).toBe('lines');
+    const ours = o.top.map((x): [string, number, number] => [x.name, x.deltaFlat, x.deltaCum]);
+    expect(ours.some(([n]) => n === 'main.appendJSONString example.com/httpserver/after.go:45')).toBe(true);
+    expect(byName(ours)).toEqual(byName(answer('diff/go_httpserver_cpu.cpu.lines.diff_base.txt.gz')));
+  });
+
+  it('refuses an unknown granularity, and granularity on a benchmark, naming the flag', () => {
+    const r = runCliSync('inspect', samplePath('pprof/go_httpserver_after_cpu.pb.gz'), '--granularity', 'line');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--granularity must be one of functions, lines, files, got "line"/);
+  });
+});
+
+describe('stagediff inspect --tagfocus/--tagignore', () => {
+  it('equals go tool pprof -tagfocus -tagignore on a labelled profile, every row', () => {
+    const r = runCliSync(
+      'inspect',
+      `${repoRoot}fixtures/profiles/labels/cpu.pb.gz`,
+      '--json',
+      '--top',
+      '0',
+      '--sample-type',
+      'cpu',
+      '--tagfocus',
+      'endpoint=orders',
+      '--tagignore',
+      'tenant=glob',
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout) as {
+      filters: Record<string, string>;
+      top: { name: string; flat: number; cum: number }[];
+    };
+    expect(o.filters).toEqual({ tagfocus: 'endpoint=orders', tagignore: 'tenant=glob' });
+    const ref = parseTopRows(readFileSync(`${repoRoot}fixtures/profiles/labels/answers/focus-and-ignore.txt`, 'utf8'));
+    const sort = (rows: [string, number, number][]) => [...rows].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    expect(sort(o.top.map((x) => [x.name, x.flat, x.cum]))).toEqual(sort(ref));
+  });
+
+  it('refuses a tag regexp Go refuses, naming the flag', () => {
+    const r = runCliSync('inspect', `${repoRoot}fixtures/profiles/labels/cpu.pb.gz`, '--tagfocus', 'endpoint=(?=x)');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--tagfocus: "\(\?=x\)" is not a valid Go regular expression/);
   });
 });

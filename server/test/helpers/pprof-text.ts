@@ -32,3 +32,24 @@ export function parseTopShown(text: string): number {
   if (!m) throw new Error(`no "Showing nodes accounting for" line in pprof output:\n${text.slice(0, 2000)}`);
   return Number(m[1]);
 }
+
+/**
+ * Every row of `go tool pprof -top -nodecount=0 -unit=<unit>` text as [name, flat, cum], in the order
+ * printed, the "(inline)" mark dropped. Unlike parseTopAll, rows of the same name stay apart (pprof's
+ * -files prints a file once per function starting in it).
+ */
+export function parseTopRows(text: string): [string, number, number][] {
+  const out: [string, number, number][] = [];
+  let inTable = false;
+  for (const line of text.split('\n')) {
+    if (/^\s+flat\s+flat%/.test(line)) {
+      inTable = true;
+      continue;
+    }
+    if (!inTable || line.trim() === '') continue;
+    const m = ROW.exec(line);
+    if (!m) throw new Error(`unreadable pprof -top row: ${line}`);
+    out.push([m[3]!.replace(/ \((partial-)?inline\)$/, ''), Number(m[1]), Number(m[2])]);
+  }
+  return out;
+}

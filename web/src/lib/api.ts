@@ -36,6 +36,7 @@ export type {
   DiffModeParam,
   Flamegraph,
   FlameNode,
+  Granularity,
   ProfileKind,
   SampleTypeInfo,
   Sandwich,

@@ -58,14 +58,30 @@ describe('url state', () => {
   });
   it('sends every filter but the one the server refused, while it is unchanged', () => {
     const v = { ...DEFAULT_VIEW, focus: '(?=x)', hide: '^runtime\\.', show: '(?i)json' };
-    expect(filtersToSend(v, null)).toEqual({ focus: '(?=x)', ignore: '', hide: '^runtime\\.', show: '(?i)json' });
+    const noTags = { tagfocus: '', tagignore: '', tagshow: '', taghide: '' };
+    expect(filtersToSend(v, null)).toEqual({
+      focus: '(?=x)',
+      ignore: '',
+      hide: '^runtime\\.',
+      show: '(?i)json',
+      ...noTags,
+    });
     expect(filtersToSend(v, { param: 'focus', value: '(?=x)' })).toEqual({
       focus: '',
       ignore: '',
       hide: '^runtime\\.',
       show: '(?i)json',
+      ...noTags,
     });
     expect(filtersToSend({ ...v, focus: 'json' }, { param: 'focus', value: '(?=x)' }).focus).toBe('json');
+  });
+  it('keeps the granularity and the tag filters in the address', () => {
+    const v = { ...DEFAULT_VIEW, granularity: 'lines' as const, tagfocus: 'endpoint=/api/orders', taghide: 'tenant' };
+    const q = serializeViewState(v);
+    expect(q).toBe('?granularity=lines&tagfocus=endpoint%3D%2Fapi%2Forders&taghide=tenant');
+    expect(parseViewState(q)).toEqual(v);
+    expect(parseViewState('?granularity=bytes').granularity).toBe('functions');
+    expect(filtersToSend(v, { param: 'tagfocus', value: 'endpoint=/api/orders' }).tagfocus).toBe('');
   });
   it('resolves stages: those named, else the last two that have what the view needs', () => {
     const ids = ['s1', 's2', 's3', 's4'];

@@ -1,8 +1,8 @@
-import type { DiffModeParam, ProfileKind } from './api.ts';
+import type { DiffModeParam, Granularity, ProfileKind } from './api.ts';
 import { isProfileKind } from './profile-kinds.ts';
 
 /** Tabs of the comparison page. */
-export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'load', 'runtime', 'bench', 'gc'] as const;
+export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'lines', 'load', 'runtime', 'bench', 'gc'] as const;
 export type Tab = (typeof TABS)[number];
 
 /** The diff modes as the picker names them; `auto` lets the server choose (per request when it can). */
@@ -14,6 +14,14 @@ export const MODE_LABELS: Record<DiffModeParam, string> = {
   'per-request': 'per request',
 };
 export const MODES = Object.keys(MODE_LABELS) as DiffModeParam[];
+
+/** What rows and frames stand for, as go tool pprof's -functions, -lines, -files. */
+export const GRANULARITY_LABELS: Record<Granularity, string> = {
+  functions: 'functions',
+  lines: 'source lines',
+  files: 'files',
+};
+export const GRANULARITIES = Object.keys(GRANULARITY_LABELS) as Granularity[];
 
 /**
  * Every piece of the comparison page's view state. It lives in the query string so the address bar is
@@ -28,11 +36,17 @@ export interface ViewState {
   kind: ProfileKind | '';
   sampleType: string;
   mode: DiffModeParam;
+  granularity: Granularity;
   /** pprof's filters: Go regular expressions, checked and applied by the server. */
   focus: string;
   ignore: string;
   hide: string;
   show: string;
+  /** pprof's tag (label) filters: `[KEY=]RANGE|REGEXPS` for tagfocus/tagignore, a key regexp for tagshow/taghide. */
+  tagfocus: string;
+  tagignore: string;
+  tagshow: string;
+  taghide: string;
   /** Search term shared by all flamegraphs. */
   search: string;
   /** Focused frame: the function zoomed in the flamegraphs and shown in the sandwich. */
@@ -53,10 +67,15 @@ export const DEFAULT_VIEW: ViewState = {
   kind: '',
   sampleType: '',
   mode: 'auto',
+  granularity: 'functions',
   focus: '',
   ignore: '',
   hide: '',
   show: '',
+  tagfocus: '',
+  tagignore: '',
+  tagshow: '',
+  taghide: '',
   search: '',
   fn: '',
   zoom: [],
@@ -74,10 +93,10 @@ export function applyViewPatch(state: ViewState, patch: Partial<ViewState>): Vie
   return next;
 }
 
-const STRING_KEYS = ['base', 'target', 'sampleType', 'focus', 'ignore', 'hide', 'show', 'search', 'fn'] as const;
-
 /** The filter fields, in pprof's order. */
-export const FILTER_KEYS = ['focus', 'ignore', 'hide', 'show'] as const;
+export const FILTER_KEYS = ['focus', 'ignore', 'hide', 'show', 'tagfocus', 'tagignore', 'tagshow', 'taghide'] as const;
+
+const STRING_KEYS = ['base', 'target', 'sampleType', ...FILTER_KEYS, 'search', 'fn'] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
 export type Filters = Record<FilterKey, string>;
 
@@ -89,6 +108,9 @@ export function parseViewState(search: string | URLSearchParams): ViewState {
   if (tab && (TABS as readonly string[]).includes(tab)) state.tab = tab as Tab;
   const mode = q.get('mode');
   if (mode && (MODES as readonly string[]).includes(mode)) state.mode = mode as DiffModeParam;
+  const granularity = q.get('granularity');
+  if (granularity && (GRANULARITIES as readonly string[]).includes(granularity))
+    state.granularity = granularity as Granularity;
   const kind = q.get('kind');
   if (kind && isProfileKind(kind)) state.kind = kind;
   for (const key of STRING_KEYS) {
@@ -110,6 +132,7 @@ export function serializeViewState(state: ViewState): string {
   if (state.tab !== DEFAULT_VIEW.tab) q.set('tab', state.tab);
   for (const key of ['base', 'target', 'kind', 'sampleType'] as const) if (state[key]) q.set(key, state[key]);
   if (state.mode !== DEFAULT_VIEW.mode) q.set('mode', state.mode);
+  if (state.granularity !== DEFAULT_VIEW.granularity) q.set('granularity', state.granularity);
   for (const key of [...FILTER_KEYS, 'search', 'fn'] as const) if (state[key]) q.set(key, state[key]);
   for (const frame of state.zoom) q.append('zoom', frame);
   if (state.noise !== DEFAULT_VIEW.noise) q.set('noise', String(state.noise));
@@ -122,7 +145,7 @@ export function serializeViewState(state: ViewState): string {
  * JavaScript's, so only the server can say; its message is shown at that field instead).
  */
 export function filtersToSend(state: ViewState, refused: { param: string; value: string } | null): Filters {
-  const out = { focus: '', ignore: '', hide: '', show: '' };
+  const out = Object.fromEntries(FILTER_KEYS.map((k) => [k, ''])) as Filters;
   for (const k of FILTER_KEYS) if (!(refused && refused.param === k && refused.value === state[k])) out[k] = state[k];
   return out;
 }

@@ -13,6 +13,7 @@ import {
   type DiffNode,
   type Flamegraph,
   type FlameNode,
+  type Granularity,
   type ProfileKind,
   type Stage,
   apiUrl,
@@ -51,11 +52,45 @@ export interface PanelProps {
 }
 
 /** The profiles a view asks for: the kind and sample type chosen, if any (else the server's defaults). */
-function profileQuery(view: ViewState): { kind?: ProfileKind; sampleType?: string } {
+function profileQuery(view: ViewState): { kind?: ProfileKind; sampleType?: string; granularity?: Granularity } {
   return {
     ...(view.kind ? { kind: view.kind } : {}),
     ...(view.sampleType ? { sampleType: view.sampleType } : {}),
+    ...(view.granularity !== 'functions' ? { granularity: view.granularity } : {}),
   };
+}
+
+/**
+ * A link downloading the stage's merged profile (or, with a base, the diff of the two stages in
+ * pprof's -diff_base convention) as a pprof file, for go tool pprof.
+ */
+export function PprofDownload(props: {
+  comparisonId: string;
+  view: ViewState;
+  stage: Stage;
+  base?: Stage;
+  kind: ProfileKind | null;
+}) {
+  const { comparisonId, view, stage, base, kind } = props;
+  const choice = { ...(kind ? { kind } : {}), ...(view.sampleType ? { sampleType: view.sampleType } : {}) };
+  const href = base
+    ? apiUrl('diffProfile', { params: { id: comparisonId }, query: { base: base.id, target: stage.id, ...choice } })
+    : apiUrl('stageProfile', { params: { id: comparisonId, stageId: stage.id }, query: choice });
+  const name = base ? `${stage.name} vs ${base.name}` : stage.name;
+  return (
+    <a
+      className="pprof-download"
+      href={href}
+      download={`${slug(name)}${kind ? `.${kind}` : ''}.pb.gz`}
+      title={
+        base
+          ? 'The diff as a pprof file (go tool pprof -diff_base convention): go tool pprof -top FILE prints it'
+          : "The stage's profiles merged, as a pprof file for go tool pprof"
+      }
+    >
+      pprof
+    </a>
+  );
 }
 
 /** "This stage has no CPU profile." */
@@ -351,6 +386,9 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
           </span>
         )}
         {data && <FlameExport scope={scope} name={`flamegraph-${stage?.name ?? side}`} dark={dark} />}
+        {data && stage && (
+          <PprofDownload comparisonId={props.comparisonId} view={view} stage={stage} kind={props.kind} />
+        )}
       </div>
       {!hasProfile(stage, props.kind) ? (
         <Empty>{noProfile(props.kind)}</Empty>
@@ -554,6 +592,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         </h3>
         <span className="muted small">{countNodes(drawn?.tree ?? data.tree).toLocaleString()} frames</span>
         <FlameExport scope={scope} name={`diff-${bName}-${tName}`} dark={dark} />
+        {base && target && (
+          <PprofDownload comparisonId={props.comparisonId} view={view} stage={target} base={base} kind={props.kind} />
+        )}
       </div>
       {!stale && (
         <ZoomProblem

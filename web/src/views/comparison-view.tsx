@@ -26,6 +26,8 @@ import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import {
   FILTER_KEYS,
   type FilterKey,
+  GRANULARITIES,
+  GRANULARITY_LABELS,
   MODE_LABELS,
   MODES,
   applyViewPatch,
@@ -37,6 +39,7 @@ import {
   type ViewState,
 } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
+import { LinesPanel } from './lines-panel.tsx';
 import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
 import { loadSearchEngine, searchEngineReady, searchTermProblem } from '../lib/tree.ts';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
@@ -53,6 +56,7 @@ const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'diff', label: 'Diff' },
   { key: 'trends', label: 'Trajectory' },
   { key: 'sandwich', label: 'Sandwich' },
+  { key: 'lines', label: 'Lines' },
   { key: 'load', label: 'Load tests' },
   { key: 'runtime', label: 'Runtime' },
   { key: 'bench', label: 'Benchmarks' },
@@ -94,7 +98,7 @@ function useFilterCheck(view: ViewState): FilterProblem | null {
   const url = any
     ? apiUrl('checkFilters', {
         params: {},
-        query: { focus: view.focus, ignore: view.ignore, hide: view.hide, show: view.show },
+        query: Object.fromEntries(FILTER_KEYS.map((k) => [k, view[k]])),
       })
     : null;
   const [problem, setProblem] = useState<FilterProblem | null>(null);
@@ -547,12 +551,20 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
                     onChange={(v) => setView({ mode: v })}
                   />
                 )}
+                <Select
+                  label="Rows by"
+                  value={view.granularity}
+                  options={GRANULARITIES.map((g) => ({ value: g, label: GRANULARITY_LABELS[g] }))}
+                  // A focused frame is named at one granularity: it does not carry over.
+                  onChange={(v) => setView({ granularity: v, fn: '' })}
+                />
                 <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
                 {FILTER_FIELDS.map((f) => (
                   <RegexField
                     key={f.key}
                     label={f.label}
                     hint={f.hint}
+                    placeholder={f.placeholder}
                     value={view[f.key]}
                     error={filterError(f.key)}
                     onChange={(v) => setView({ [f.key]: v })}
@@ -588,6 +600,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
             {tab === 'trends' && <TrendsPanel {...common} />}
             {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
+            {tab === 'lines' && <LinesPanel {...common} base={baseStage} target={targetStage} />}
             {tab === 'load' && (
               <Suspense fallback={<Loading what="charts" />}>
                 <LoadPanel {...common} />
@@ -718,17 +731,32 @@ function SearchField(props: {
  * pprof's filters. Each is a Go regular expression matched against a frame's function name, its source
  * file and its binary's file, as `go tool pprof -focus/-ignore/-hide/-show` match them.
  */
-const FILTER_FIELDS: { key: FilterKey; label: string; hint: string }[] = [
+const FILTER_FIELDS: { key: FilterKey; label: string; hint: string; placeholder?: string }[] = [
   { key: 'focus', label: 'Focus', hint: 'keep only samples with a matching frame (function, file or binary)' },
   { key: 'ignore', label: 'Ignore', hint: 'drop samples with a matching frame (function, file or binary)' },
   { key: 'hide', label: 'Hide', hint: 'remove matching frames; their time moves to the caller' },
   { key: 'show', label: 'Show', hint: 'keep only matching frames; the others’ time moves to the caller' },
+  {
+    key: 'tagfocus',
+    label: 'Tag focus',
+    hint: 'keep samples whose labels match: KEY=REGEXP,… (pprof.Do labels) or a range such as 1kb:64kb',
+    placeholder: 'key=regexp or range',
+  },
+  {
+    key: 'tagignore',
+    label: 'Tag ignore',
+    hint: 'drop samples whose labels match (as Tag focus)',
+    placeholder: 'key=regexp or range',
+  },
+  { key: 'tagshow', label: 'Tag show', hint: 'keep only labels whose key matches (figures unchanged)' },
+  { key: 'taghide', label: 'Tag hide', hint: 'remove labels whose key matches (figures unchanged)' },
 ];
 
 /** A Go regex filter field that applies on Enter or blur and shows the server's objection in place. */
 function RegexField(props: {
   label: string;
   hint: string;
+  placeholder?: string | undefined;
   value: string;
   error: string | null;
   onChange: (v: string) => void;
@@ -745,7 +773,7 @@ function RegexField(props: {
       <span>{props.label}</span>
       <input
         value={v}
-        placeholder="Go regexp"
+        placeholder={props.placeholder ?? 'Go regexp'}
         aria-invalid={props.error ? true : undefined}
         aria-description={props.hint}
         aria-describedby={props.error ? messageId : undefined}

@@ -258,6 +258,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
   const fnIds: (number | string)[] = [];
   const fnName: number[] = [];
   const fnFile: number[] = [];
+  const fnStart: number[] = [];
   const locIds: (number | string)[] = [];
   const locMapping: (number | string)[] = [];
   /** Location i has lines lineFn/lineNo[locLineStart[i] .. locLineStart[i + 1]), innermost first. */
@@ -364,6 +365,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
         let id: number | string = 0;
         let name = 0;
         let filename = 0;
+        let startLine = 0;
         while (!sub.done) {
           const t = sub.u32();
           const f = t >>> 3;
@@ -371,11 +373,13 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
           if (f === 1 && twt === 0) id = sub.id();
           else if (f === 2 && twt === 0) name = sub.i64();
           else if (f === 4 && twt === 0) filename = sub.i64();
+          else if (f === 5 && twt === 0) startLine = sub.i64();
           else sub.skip(twt);
         }
         fnIds.push(id);
         fnName.push(name);
         fnFile.push(filename);
+        fnStart.push(startLine);
         break;
       }
       case 6: {
@@ -491,6 +495,9 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
       };
       if (mappingName !== null) frame.mapping = mappingName;
       if (name === '') frame.standIn = 'no-name';
+      const start = fnStart[fi]!;
+      if (start > 0 && Number.isSafeInteger(start)) frame.startLine = start;
+      if (i < to - 1) frame.inlined = true;
       frames.push(frame);
       fnNames?.push(name);
     }
