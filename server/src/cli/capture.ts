@@ -37,7 +37,7 @@ import {
 } from './load-tools.ts';
 import { redactHeaders, redactSecrets, shellJoin } from './command-line.ts';
 import { sampleMachine } from './machine.ts';
-import { UsageError, parseFlags, stringFlag } from './main.ts';
+import { UsageError, parseFlags, stringFlag } from './flags.ts';
 import { postCapture, uploadToStage } from './upload.ts';
 import { MetricsRecorder, parseScrape } from '../ingest/metrics/index.ts';
 

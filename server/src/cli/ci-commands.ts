@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { type ComparisonSource, folderSource, serverSource } from './comparison-source.ts';
-import { UsageError, parseFlags, stringFlag } from './main.ts';
+import { UsageError, parseFlags, stringFlag } from './flags.ts';
 import { evaluate, failed, formatResults, parseRule } from './check.ts';
 import { buildReport, renderMarkdown } from './report.ts';
 import { readPair } from './pair.ts';

@@ -2,7 +2,7 @@ import { diffProfiles } from '../analysis/diff.ts';
 import { compareBenchmarks } from '../analysis/benchstat.ts';
 import type { BenchmarkDiff } from '../model/benchmark.ts';
 import { IngestError } from '../ingest/errors.ts';
-import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
+import { FileError, UsageError, parseFlags, stringFlag } from './flags.ts';
 import { loadFile } from './load.ts';
 import {
   filterEcho,

@@ -2,7 +2,7 @@ import { type FrameFilters, filterProfile, hasFilters } from '../analysis/filter
 import { GoRegexpError, compileGoRegexp } from '../analysis/go-regexp.ts';
 import { TagFilterError, compileTagFilter } from '../analysis/tag-filter.ts';
 import type { Profile } from '../model/profile.ts';
-import { type Flags, UsageError } from './main.ts';
+import { type Flags, UsageError } from './flags.ts';
 
 type NameFilter = 'focus' | 'ignore' | 'hide' | 'show';
 type TagFilter = 'tagfocus' | 'tagignore' | 'tagshow' | 'taghide';

@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
+import { FileError, UsageError } from './flags.ts';
 
 const USAGE = `usage:
   stagediff inspect FILE [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--granularity G] [--json] [--root 'CALLER;…;CALLEE' [--min-fraction F]] [FILTERS]
@@ -18,19 +18,6 @@ FILTERS (profiles; Go regular expressions matched against function, file and map
 go tool pprof's): --focus RE --ignore RE --hide RE --show RE; and on labels, as pprof's -tagfocus…:
 --tagfocus [KEY=]RANGE|RE,… --tagignore [KEY=]RANGE|RE,… --tagshow KEYRE --taghide KEYRE
 G (rows: pprof's -functions, -lines or -files): functions (default), lines, files`;
-
-/** A problem with the command line or an input file: one line on stderr, no stack trace. */
-export class UsageError extends Error {}
-
-/** The file a command was working on, so errors can name it. */
-export class FileError extends Error {
-  constructor(
-    readonly file: string,
-    override readonly cause: unknown,
-  ) {
-    super(file);
-  }
-}
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -73,29 +60,6 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new UsageError(`unknown command "${cmd}"`);
   }
-}
-
-export interface Flags {
-  values: Record<string, string | boolean | string[] | undefined>;
-  positionals: string[];
-}
-
-/** Parses `--name value` / `--flag` options; usage errors are reported as such. */
-export function parseFlags(args: string[], spec: Record<string, 'string' | 'boolean' | 'strings'>): Flags {
-  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
-  for (const [k, t] of Object.entries(spec))
-    options[k] = t === 'strings' ? { type: 'string', multiple: true } : { type: t };
-  try {
-    const r = parseArgs({ args, options, allowPositionals: true, strict: true });
-    return { values: r.values as Flags['values'], positionals: r.positionals };
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
-
-export function stringFlag(f: Flags, name: string): string | undefined {
-  const v = f.values[name];
-  return typeof v === 'string' ? v : undefined;
 }
 
 main(process.argv.slice(2)).then(

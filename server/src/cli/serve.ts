@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../config.ts';
-import { UsageError } from './main.ts';
+import { UsageError } from './flags.ts';
 
 /** `stagediff serve`: the server `npm start` runs, configured from the environment. */
 export async function serveCommand(args: string[]): Promise<number> {

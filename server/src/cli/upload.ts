@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type { Reply } from '../api/endpoints.ts';
 import type { FileResult } from '../api/resources.ts';
 import { endpointUrl } from '../api/routes.ts';
-import { FileError, UsageError, parseFlags, stringFlag } from './main.ts';
+import { FileError, UsageError, parseFlags, stringFlag } from './flags.ts';
 
 type ErrorBody = { error?: { code: string; message: string } };
 
