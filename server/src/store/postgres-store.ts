@@ -590,6 +590,11 @@ export class PostgresStore implements Store {
     return ((await this.pool.query('SELECT 1 FROM blobs WHERE sha256 = $1', [sha256])).rowCount ?? 0) > 0;
   }
 
+  async storedBytes(): Promise<number> {
+    const r = await this.pool.query<{ n: string }>('SELECT COALESCE(SUM(size), 0) AS n FROM blobs');
+    return Number(r.rows[0]!.n);
+  }
+
   async readBlob(sha256: string): Promise<Buffer | null> {
     if (!SHA256_HEX.test(sha256)) return null;
     // One statement, one snapshot: either the whole blob or none of it.

@@ -598,6 +598,10 @@ export class SqliteStore implements Store {
     return this.db.prepare('SELECT 1 FROM blobs WHERE sha256 = ?').get(sha256) !== undefined;
   }
 
+  async storedBytes(): Promise<number> {
+    return (this.db.prepare('SELECT COALESCE(SUM(size), 0) AS n FROM blobs').get() as { n: number }).n;
+  }
+
   async readBlob(sha256: string): Promise<Buffer | null> {
     if (!SHA256_HEX.test(sha256) || !(await this.hasBlob(sha256))) return null;
     try {
