@@ -9,7 +9,12 @@
  * - `duplicate`: the stage already holds these bytes (`existing` names the artifact);
  * - `busy`, `shutting-down`, `analysis-timeout`, `analysis-failed`: the analysis could not run now
  *   (`retryAfterSeconds` says when to try again);
- * - `too-large-to-analyse`: the input needs more than the analysis bounds allow.
+ * - `too-large-to-analyse`: the input needs more than the analysis bounds allow;
+ * - `rate-limited`: the client (or the comparison) has taken its share of the analysis for now
+ *   (`retryAfterSeconds`);
+ * - `comparison-quota`, `storage-quota`: an upload would take the comparison or the instance past
+ *   its storage bound (MAX_COMPARISON_BYTES, MAX_STORAGE_BYTES);
+ * - `too-large`: a part of a request is over its bound (`param` names it).
  */
 export type ServiceErrorCode =
   | 'not-found'
@@ -24,7 +29,11 @@ export type ServiceErrorCode =
   | 'shutting-down'
   | 'analysis-timeout'
   | 'analysis-failed'
-  | 'too-large-to-analyse';
+  | 'too-large-to-analyse'
+  | 'rate-limited'
+  | 'comparison-quota'
+  | 'storage-quota'
+  | 'too-large';
 
 export class ServiceError extends Error {
   constructor(

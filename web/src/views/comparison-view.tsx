@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { formatBytes } from '../../../server/src/api/format.ts';
 import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
 import { HowToRead, StageTable, WhatChangedList } from '../components/stage-table.tsx';
@@ -280,6 +281,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           <p className="muted small">
             {stages.length} stages · created {new Date(comparison.createdAt).toLocaleString()}
             {!canEdit && ' · read-only'}
+            <StorageUsage usage={(comparison as { usage?: Usage }).usage} />
           </p>
         </div>
         <div className="actions">
@@ -688,5 +690,18 @@ function WhatChanged(props: {
       <h3>What changed</h3>
       <WhatChangedList items={items} />
     </>
+  );
+}
+
+/** Storage the comparison's files take, and the server's bound on it (MAX_COMPARISON_BYTES). */
+type Usage = { bytes: number; maxBytes: number | null };
+
+function StorageUsage({ usage }: { usage: Usage | undefined }) {
+  if (!usage) return null;
+  return (
+    <span className="storage-usage" title="storage the comparison's files take on this server">
+      {' · '}files {formatBytes(usage.bytes)}
+      {usage.maxBytes !== null && ` of ${formatBytes(usage.maxBytes)}`}
+    </span>
   );
 }
