@@ -8,7 +8,18 @@ import { parseArgs } from 'node:util';
 import { machine, writeResult } from './bench/lib.mjs';
 
 /** Sections in run order. To add one, add scripts/bench/sections/<name>.mjs exporting run(ctx). */
-const SECTIONS = ['cli', 'pprof', 'loadtest', 'server', 'flamegraph', 'transfer', 'filters', 'bigprofile', 'images'];
+const SECTIONS = [
+  'cli',
+  'pprof',
+  'loadtest',
+  'server',
+  'flamegraph',
+  'transfer',
+  'filters',
+  'bigprofile',
+  'images',
+  'cached',
+];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

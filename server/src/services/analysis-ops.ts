@@ -1,24 +1,14 @@
 import fastJsonStringify from 'fast-json-stringify';
 import type { ComparisonTree } from '../store/index.ts';
-import type { FrameFilters } from '../analysis/filter.ts';
 import { compareNames } from '../analysis/names.ts';
-import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
 import { type Query, SCHEMAS } from '../api/endpoints.ts';
 import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
 import { renderImageOp } from './images.ts';
+import { compileFilters } from './filters.ts';
 
-/** Filter regular expressions as sent by a client (Go syntax; compiled where the work happens). */
-export interface FilterArgs {
-  focus?: string;
-  ignore?: string;
-  hide?: string;
-  show?: string;
-}
-
-/** pprof's filter parameters, in the order pprof applies them. */
-export const FILTER_NAMES = ['focus', 'ignore', 'hide', 'show'] as const;
+export { compileFilters, FILTER_NAMES, type FilterArgs, filterArgs, filterRegexp } from './filters.ts';
 
 /**
  * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
@@ -42,46 +32,6 @@ export type AnalysisOp =
   | { op: 'diffPng'; query: Query<'diffPng'> };
 
 export type AnalysisOpName = AnalysisOp['op'];
-
-/** The filters of a query, one expression each: a parameter given several times means its values joined with "|". */
-export function filterArgs(q: { [K in keyof FilterArgs]?: string | string[] }): FilterArgs {
-  const out: FilterArgs = {};
-  for (const name of FILTER_NAMES) {
-    const v = q[name];
-    const src = Array.isArray(v) ? v.filter((x) => x !== '').join('|') : v;
-    if (src) out[name] = src;
-  }
-  return out;
-}
-
-/**
- * Compiles a client's filter expression (Go syntax, as `go tool pprof` takes it), refusing one Go
- * rejects (backreferences, lookaround, possessive quantifiers…), one over MAX_PATTERN_LENGTH, or one
- * that compiles too large, naming the parameter and the problem.
- */
-export function filterRegexp(name: string, src: string | undefined): GoRegexp | undefined {
-  if (src === undefined || src === '') return undefined;
-  try {
-    return compileGoRegexp(src, { maxLength: MAX_PATTERN_LENGTH });
-  } catch (e) {
-    if (!(e instanceof GoRegexpError)) throw e;
-    const message = e.tooComplex
-      ? `${name} ${e.message}`
-      : `${name} is not a valid Go regular expression: ${e.message}`;
-    throw new ServiceError('invalid-filter', message, { param: name });
-  }
-}
-
-/** Compiles the filters a client sent; a bad expression is refused naming its parameter. */
-export function compileFilters(q: { [K in keyof FilterArgs]?: string | string[] }): FrameFilters {
-  const args = filterArgs(q);
-  const f: FrameFilters = {};
-  for (const name of FILTER_NAMES) {
-    const re = filterRegexp(name, args[name]);
-    if (re) f[name] = re;
-  }
-  return f;
-}
 
 /*
  * Each view's answer is serialised with its response schema (fast-json-stringify, as the routes'

@@ -185,6 +185,18 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
     this.migrate();
+    // Each statement is compiled once per SQL text (a small, fixed set), not on every call: a read
+    // served from the cache costs a lookup, not a parse and plan of its SQL.
+    const prepare = this.db.prepare.bind(this.db);
+    const compiled = new Map<string, ReturnType<typeof prepare>>();
+    this.db.prepare = ((sql: string) => {
+      let st = compiled.get(sql);
+      if (!st) {
+        st = prepare(sql);
+        compiled.set(sql, st);
+      }
+      return st;
+    }) as typeof this.db.prepare;
   }
 
   private migrate(): void {

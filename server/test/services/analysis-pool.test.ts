@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixturesDir } from '../helpers/paths.ts';
+import { manyPathsFolded } from '../helpers/heavy-profile.ts';
 
 let app: StagediffApp;
 beforeAll(async () => {
@@ -40,25 +41,6 @@ it('answers /healthz within 250 ms while a 1M-sample profile is parsed and its t
   expect(probes.length).toBeGreaterThan(3);
   expect(Math.max(...probes)).toBeLessThan(250);
 }, 120_000);
-
-/**
- * Folded stacks whose call paths are nearly all distinct: cheap to store and to parse, expensive to
- * turn into a call tree (one node per frame of almost every line). Seeded, so every run is the same.
- */
-function manyPathsFolded(lines: number, depth: number, seed = 7): string {
-  let x = seed;
-  const rnd = () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return x;
-  };
-  const out: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    const frames = ['main'];
-    for (let d = 0; d < depth; d++) frames.push(`pkg.fn${rnd() % 400}`);
-    out.push(`${frames.join(';')} ${1 + (rnd() % 9)}`);
-  }
-  return `${out.join('\n')}\n`;
-}
 
 async function metric(app: StagediffApp, name: string): Promise<number> {
   const text = (await app.inject({ url: '/metrics' })).body;
