@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultWebDist } from './paths.ts';
+import { MAX_CAPTURE_BYTES } from './store/common.ts';
 
 /** The server's configuration, read once from the environment at start-up and validated. */
 export interface Config {
@@ -45,6 +46,35 @@ export interface Config {
   cacheMaxBytes: number;
   /** Time a client has to send a whole request (headers and body), ms. */
   requestTimeoutMs: number;
+
+  /*
+   * Fair share and bounded requests: what one visitor may take of a shared server. Each is a setting
+   * with a safe default; 0 turns a count limit off. Counted per replica.
+   */
+  /** Uncached analysis jobs one client (address) may have queued or running at once. */
+  analysisClientJobs: number;
+  /** Cost of the uncached analysis jobs one client may start per minute (a JSON view costs 1, an image more). */
+  analysisClientJobsPerMinute: number;
+  /** Analysis jobs of one comparison (every client together) queued or running at once. */
+  analysisComparisonJobs: number;
+  /** Widest image (`width` of the .svg/.png views), pixels. */
+  imageMaxWidth: number;
+  /** Largest JSON request body, bytes. */
+  maxJsonBytes: number;
+  /** Text fields (non-file parts) one multipart upload may carry. */
+  maxFormFields: number;
+  /** Largest text field of a multipart upload, bytes. */
+  maxFormFieldBytes: number;
+  /** Largest capture record, bytes of JSON (at most what the store takes, 256 KiB). */
+  maxCaptureBytes: number;
+  /** All capture records of one stage together, bytes of JSON. */
+  maxStageCaptureBytes: number;
+  /** Bytes of uploaded files the instance keeps (0: no limit but the disk). */
+  maxStorageBytes: number;
+  /** Bytes of uploaded files one comparison holds (0: no limit). */
+  maxComparisonBytes: number;
+  /** When set, /metrics needs `Authorization: Bearer <this>`; unset, it answers loopback clients only. */
+  metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -104,5 +134,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
+    // Fair share and bounded requests (README, configuration).
+    analysisClientJobs: int(env, 'ANALYSIS_CLIENT_JOBS', 8, 0, 10_000),
+    analysisClientJobsPerMinute: int(env, 'ANALYSIS_CLIENT_JOBS_PER_MINUTE', 120, 0, 1_000_000),
+    analysisComparisonJobs: int(env, 'ANALYSIS_COMPARISON_JOBS', 8, 0, 10_000),
+    imageMaxWidth: int(env, 'IMAGE_MAX_WIDTH', 2400, 300, 4000),
+    maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxFormFields: int(env, 'MAX_FORM_FIELDS', 16, 0, 10_000),
+    maxFormFieldBytes: int(env, 'MAX_FORM_FIELD_BYTES', 64 * 1024, 1, 16 * 1024 * 1024),
+    maxCaptureBytes: int(env, 'MAX_CAPTURE_BYTES', 256 * 1024, 1024, MAX_CAPTURE_BYTES),
+    maxStageCaptureBytes: int(env, 'MAX_STAGE_CAPTURE_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
+    maxStorageBytes: int(env, 'MAX_STORAGE_BYTES', 20 * 1024 ** 3, 0, 2 ** 50),
+    maxComparisonBytes: int(env, 'MAX_COMPARISON_BYTES', 1024 ** 3, 0, 2 ** 50),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }
