@@ -11,6 +11,7 @@ import { machine, writeResult } from './bench/lib.mjs';
 const SECTIONS = [
   'cli',
   'pprof',
+  'diff',
   'loadtest',
   'server',
   'flamegraph',

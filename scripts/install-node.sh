@@ -6,6 +6,9 @@
 # published as a registry package) into ~/.cache/stagediff/node-$NODE_VERSION. The registry is the
 # one place this kind of machine can always reach, so no download from nodejs.org is needed.
 # npm itself is not in that package: the machine's npm runs on whichever `node` is first on PATH.
+#
+# NODE_VERSION=22.23.3 NODE_EXACT_MAJOR=1 scripts/install-node.sh   a Node of exactly that major version
+# (the package's smoke test runs it on each supported major).
 set -euo pipefail
 
 NODE_VERSION="${NODE_VERSION:-24.21.0}"
@@ -14,7 +17,7 @@ DEST="${STAGEDIFF_NODE_DIR:-$HOME/.cache/stagediff/node-$NODE_VERSION}"
 
 if command -v node >/dev/null 2>&1; then
   have="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-  if [[ "$have" -ge "$NODE_MAJOR" ]]; then
+  if [[ "$have" -eq "$NODE_MAJOR" || ("${NODE_EXACT_MAJOR:-0}" != 1 && "$have" -gt "$NODE_MAJOR") ]]; then
     dirname "$(command -v node)"
     exit 0
   fi

@@ -14,7 +14,8 @@ if (mode === 'baseline') {
   const parsed = await ingest({ name: basename(file!), path: file! });
   const ms = performance.now() - t0;
   if (parsed.kind !== 'loadtest') throw new Error(`${file}: parsed as ${parsed.kind}, not a load test`);
-  const run = parsed.run;
+  if (parsed.runs.length !== 1) throw new Error(`${file}: ${parsed.runs.length} runs, not one`);
+  const run = parsed.runs[0]!;
   process.stdout.write(
     `${JSON.stringify({ mode, format: run.format, requests: run.summary.requests, timelineBuckets: run.timeline?.length ?? null, p99: run.summary.latencyMs?.p99 ?? null, ms, ...peakRssBytes() })}\n`,
   );

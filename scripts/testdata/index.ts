@@ -35,8 +35,12 @@ export const generatedHostile: Record<string, () => string> = {
 
 /** A synthetic CPU profile with the given shape (gzip), cached by its options. */
 export function syntheticProfilePath(o: SyntheticOptions = SYNTHETIC_HUGE): string {
-  const name = `synthetic_${o.seed}_${o.samples}_${o.stacks}_${o.functions}_${o.locations}_${o.deepShare}.pb.gz`;
+  const run = o.sampleSeed === undefined ? '' : `_run${o.sampleSeed}`;
+  const name = `synthetic_${o.seed}_${o.samples}_${o.stacks}_${o.functions}_${o.locations}_${o.deepShare}${run}.pb.gz`;
   return cached(name, () => generateSyntheticProfile(o).gz);
 }
+
+/** A second run of the 1M-sample profile's program: the same stacks, samples drawn anew. */
+export const SYNTHETIC_HUGE_RUN2: SyntheticOptions = { ...SYNTHETIC_HUGE, sampleSeed: 20260902 };
 
 export { generateSyntheticProfile, SYNTHETIC_HUGE, type SyntheticOptions };

@@ -2,10 +2,11 @@
  * Makes (or finds in the cache) generated test inputs and prints their paths, one a line, for
  * scripts that are not TypeScript: `node --import tsx scripts/testdata/make.ts synthetic-huge`.
  */
-import { generatedHostile, syntheticProfilePath } from './index.ts';
+import { SYNTHETIC_HUGE_RUN2, generatedHostile, syntheticProfilePath } from './index.ts';
 
 const makers: Record<string, () => string> = {
   'synthetic-huge': () => syntheticProfilePath(),
+  'synthetic-huge-run2': () => syntheticProfilePath(SYNTHETIC_HUGE_RUN2),
   ...generatedHostile,
 };
 const names = process.argv.slice(2);

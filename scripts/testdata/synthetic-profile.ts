@@ -16,6 +16,11 @@ export interface SyntheticOptions {
   locations: number;
   /** Share of stacks that are 200–400 frames of (mutual) recursion. */
   deepShare: number;
+  /**
+   * Draws the samples from this seed instead of continuing `seed`'s sequence: the same program and
+   * stacks, another run of it (what a diff compares). Absent: the profile `seed` alone makes.
+   */
+  sampleSeed?: number;
 }
 
 /** The 1M-sample profile the suites and benchmarks call "synthetic huge". */
@@ -93,16 +98,17 @@ export function generateSyntheticProfile(o: SyntheticOptions): SyntheticProfile 
   }
 
   // Expected figures: flat to the innermost frame of the leaf location, cum once per sample per name.
+  const draw = o.sampleSeed === undefined ? rnd : prng(o.sampleSeed);
   const nameOfFn = (id: number) => functions[id - 1]!.name;
   const counts = new Float64Array(o.stacks);
   const sampleStack = new Uint32Array(o.samples);
   const sampleCount = new Uint8Array(o.samples);
   for (let i = 0; i < o.samples; i++) {
     // skewed: low stack indexes are hotter
-    const r = rnd();
+    const r = draw();
     const k = Math.min(o.stacks - 1, Math.floor(r * r * o.stacks));
     sampleStack[i] = k;
-    sampleCount[i] = 1 + int(3);
+    sampleCount[i] = 1 + Math.floor(draw() * 3);
     counts[k]! += sampleCount[i]!;
   }
   const countFlatCum = new Map<string, [number, number]>();

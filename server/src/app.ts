@@ -8,7 +8,7 @@ import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
-import type { Config } from './config.ts';
+import { type Config, storeConfig } from './config.ts';
 import { type Store, openStore } from './store/index.ts';
 import { Metrics } from './services/metrics.ts';
 import { ModelCache } from './services/models.ts';
@@ -20,6 +20,7 @@ import { ViewCache } from './services/view-cache.ts';
 import { FairShare } from './services/fair-share.ts';
 import { FilterChecker } from './services/filter-check.ts';
 import { Quota } from './services/quota.ts';
+import { Maintenance } from './services/maintenance.ts';
 import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
@@ -50,6 +51,8 @@ export interface AppContext {
   filters: FilterChecker;
   /** Storage bounds of uploads (MAX_STORAGE_BYTES, MAX_COMPARISON_BYTES). */
   quota: Quota;
+  /** Retention and sweeps of the store, hourly. */
+  maintenance: Maintenance;
 }
 
 export interface BuildOptions {
@@ -103,24 +106,14 @@ async function registerHttpPolicies(app: FastifyInstance, config: Config): Promi
 export type StagediffApp = FastifyInstance & { ctx: AppContext };
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<StagediffApp> {
-  const store =
-    opts.store ??
-    (await openStore({
-      dataDir: config.dataDir,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-      maxCacheBytes: config.cacheMaxBytes,
-    }));
+  const store = opts.store ?? (await openStore(storeConfig(config)));
   const metrics = new Metrics();
   const models = new ModelCache(store, metrics, config.maxDecompressedBytes, {
     maxBytes: (config.analysisMaxHeapMb * 1024 * 1024) / 4,
   });
   const analysis = new AnalysisService(store, models);
   const pool = new AnalysisPool(
-    {
-      dataDir: config.dataDir,
-      ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-      maxDecompressedBytes: config.maxDecompressedBytes,
-    },
+    { ...storeConfig(config), maxDecompressedBytes: config.maxDecompressedBytes },
     // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
     opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
     analysis,
@@ -135,6 +128,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // What a crashed process left half-written (never a file another live process is writing).
   spool.sweepAbandoned();
   const memo = new ResultMemo();
+  const maintenance = new Maintenance(store, metrics, { retentionDays: config.retentionDays });
   const ctx: AppContext = {
     config,
     store,
@@ -160,6 +154,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ),
     filters: new FilterChecker(config.analysisWorkers === 0),
     quota: new Quota(store, config),
+    maintenance,
   };
 
   const app = Fastify({
@@ -196,6 +191,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   app.addHook('onClose', async () => pool.close());
   app.addHook('onClose', async () => ctx.filters.close());
+  app.addHook('onClose', async () => maintenance.stop());
+  app.addHook('onReady', async () => maintenance.start());
   if (!opts.store) app.addHook('onClose', async () => store.close());
 
   await registerHttpPolicies(app, config);

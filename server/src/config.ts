@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultWebDist } from './paths.ts';
+import { parseBlobStoreUrl } from './store/blob-store-url.ts';
 import { MAX_CAPTURE_BYTES } from './store/common.ts';
+import type { StoreConfig } from './store/index.ts';
 
 /** The server's configuration, read once from the environment at start-up and validated. */
 export interface Config {
@@ -9,6 +11,16 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL: longest wait for a connection (new, or free in the pool), ms. */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL: longest a statement may run, and its answer take, ms. */
+  databaseStatementTimeoutMs: number;
+  /** `s3://bucket/prefix`: blob bytes in an S3 bucket (configured by AWS_*), the rest in PostgreSQL. */
+  blobStore: string | undefined;
+  /** Bound of one request to the blob store, ms. */
+  blobStoreTimeoutMs: number;
+  /** Comparisons neither changed nor viewed for this many days are removed (0: never). */
+  retentionDays: number;
   /** Per uploaded file, bytes. */
   maxUploadBytes: number;
   /** Per profile once inflated, bytes. */
@@ -113,11 +125,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
     throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  const blobStore = env.BLOB_STORE || undefined;
+  if (blobStore) {
+    try {
+      parseBlobStoreUrl(blobStore);
+    } catch (e) {
+      throw new ConfigError(`BLOB_STORE ${(e as Error).message}`);
+    }
+    if (!databaseUrl)
+      throw new ConfigError(
+        'BLOB_STORE needs DATABASE_URL: the bucket holds the files, PostgreSQL their records (with SQLite, files stay in DATA_DIR)',
+      );
+  }
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.DATA_DIR || './data'),
     databaseUrl,
+    databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    blobStore,
+    blobStoreTimeoutMs: int(env, 'BLOB_STORE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    retentionDays: int(env, 'RETENTION_DAYS', 0, 0, 36_500),
     maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 64 * 1024 * 1024, 1, 2 ** 40),
     maxDecompressedBytes: int(env, 'MAX_DECOMPRESSED_BYTES', 512 * 1024 * 1024, 1, 2 ** 40),
     publicUrl,
@@ -147,5 +176,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxStorageBytes: int(env, 'MAX_STORAGE_BYTES', 20 * 1024 ** 3, 0, 2 ** 50),
     maxComparisonBytes: int(env, 'MAX_COMPARISON_BYTES', 1024 ** 3, 0, 2 ** 50),
     metricsToken: env.METRICS_TOKEN || undefined,
+  };
+}
+
+/** What the store needs of the configuration (the server and each analysis worker open one). */
+export function storeConfig(config: Config): StoreConfig {
+  return {
+    dataDir: config.dataDir,
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    ...(config.blobStore ? { blobStore: config.blobStore } : {}),
+    blobStoreTimeoutMs: config.blobStoreTimeoutMs,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    maxCacheBytes: config.cacheMaxBytes,
   };
 }

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CaptureRecord } from '../src/lib/api-types.ts';
+import type { CaptureRecord } from '../src/lib/api.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 

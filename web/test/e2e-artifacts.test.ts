@@ -3,9 +3,10 @@
 // for the same files, and the GC figures what the API (and the corpus' reference figures) say.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { BenchmarkDiff, Comparison, GcResponse } from '../src/lib/api-types.ts';
-import { formatBenchRow } from '../src/lib/benchstat-format.ts';
-import { formatPauseMs, gcSummaries } from '../src/lib/gc-summary.ts';
+import { formatBenchRow } from '../../server/src/api/benchstat-format.ts';
+import { formatMs } from '../../server/src/api/format.ts';
+import type { Benchmarks, Comparison, GcStages } from '../src/lib/api.ts';
+import { gcSummaries } from '../src/lib/gc-summary.ts';
 import { CHROMIUM, SAMPLES } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
@@ -57,14 +58,14 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     expect(b!.artifacts.map((x) => x.kind).sort()).toEqual(['benchmark', 'gctrace']);
 
     // Stage table: the GC column group, figures equal to the API's /gc.
-    const gc = (await (await fetch(`${env.server.url}/api/comparisons/${id}/gc`)).json()) as GcResponse;
+    const gc = (await (await fetch(`${env.server.url}/api/comparisons/${id}/gc`)).json()) as GcStages;
     const gcRows = gcSummaries(gc);
     expect(gcRows.map((r) => r.stageId)).toEqual([b!.id, a!.id]);
     await table.getByRole('columnheader', { name: 'GC', exact: true }).waitFor();
     for (const g of gcRows) {
       const cell = table.locator(`tr[data-stage-id="${g.stageId}"] [data-field="gc-p99"]`);
       await expect.poll(() => cell.getAttribute('data-value')).toBe(String(g.stwPauseMs.p99));
-      expect(await cell.textContent()).toBe(formatPauseMs(g.stwPauseMs.p99));
+      expect(await cell.textContent()).toBe(formatMs(g.stwPauseMs.p99));
     }
     // …and with the corpus' reference figures (read off the printed trace).
     const refBefore = JSON.parse(readFileSync(`${GOBENCH}/expected/render-before.gctrace.json`, 'utf8')) as {
@@ -85,10 +86,12 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     });
     expect(gcRows[0]!.stwPauseMs.total).toBeCloseTo(refBefore.summary.stw_pause_ms.total, 6);
     // "What changed" names the pause change of the second stage.
-    const p99 = (i: number) => formatPauseMs(gcRows[i]!.stwPauseMs.p99);
+    const p99 = (i: number) => formatMs(gcRows[i]!.stwPauseMs.p99);
     await expect
-      .poll(() => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 })
-      .toContain(`after: GC STW p99 ${p99(0)} → ${p99(1)}`);
+      .poll(() => page.locator(`.what-changed li[data-stage-id="${a!.id}"] li`).allTextContents(), {
+        timeout: 60_000,
+      })
+      .toContain(`GC STW p99 ${p99(0)} → ${p99(1)}`);
     await shot(page, '20-artifacts-stage-table');
 
     // Benchmarks tab: every row as benchstat printed it for the same two files, and as the API says.
@@ -97,7 +100,7 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     await secOp.waitFor({ timeout: 30_000 });
     const diff = (await (
       await fetch(`${env.server.url}/api/comparisons/${id}/benchmarks?base=${b!.id}&target=${a!.id}`)
-    ).json()) as BenchmarkDiff;
+    ).json()) as Benchmarks;
     const expected = benchstatRows(readFileSync(`${GOBENCH}/expected/json-encode.benchstat.txt`, 'utf8'));
     expect(diff.rows.length).toBe(expected.size);
     for (const r of diff.rows) {
@@ -135,7 +138,7 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
       expect(await tr.locator('[data-field="cycles"]').getAttribute('data-value')).toBe(String(g.cycles));
       expect(await tr.locator('[data-field="forced"]').getAttribute('data-value')).toBe(String(g.forcedCycles));
       for (const k of ['p50', 'p99', 'max', 'total'] as const) {
-        expect(await tr.locator(`[data-field="${k}"]`).textContent()).toBe(formatPauseMs(g.stwPauseMs[k]));
+        expect(await tr.locator(`[data-field="${k}"]`).textContent()).toBe(formatMs(g.stwPauseMs[k]));
       }
     }
     await page.getByRole('img', { name: 'STW pause per GC cycle' }).locator('svg').waitFor({ timeout: 30_000 });
@@ -156,6 +159,52 @@ describe.skipIf(!available)('benchmarks and GC traces end to end', () => {
     await secOp.waitFor();
     await shot(page, '24-benchmarks-dark');
 
+    await ctx.close();
+    expect(problems).toEqual([]);
+  });
+
+  it('says why two stages’ benchmarks are not compared instead of showing an empty table', async () => {
+    // Real go test -bench outputs of two packages: their configuration lines differ (pkg:), so benchstat
+    // would print separate tables and compare nothing.
+    const post = async <T>(path: string, body: BodyInit, token?: string, json = true): Promise<T> => {
+      const r = await fetch(`${env.server.url}${path}`, {
+        method: 'POST',
+        headers: {
+          ...(json ? { 'content-type': 'application/json' } : {}),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body,
+      });
+      if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+      return (await r.json()) as T;
+    };
+    const c = await post<{ id: string; editToken: string }>('/api/comparisons', JSON.stringify({ title: 'unpaired' }));
+    for (const [name, file] of [
+      ['encoder', 'json-encode-before.txt'],
+      ['concat', 'string-concat-after.txt'],
+    ] as const) {
+      const st = await post<{ id: string }>(`/api/comparisons/${c.id}/stages`, JSON.stringify({ name }), c.editToken);
+      const form = new FormData();
+      form.append('file', new Blob([readFileSync(`${GOBENCH}/${file}`)]), file);
+      await post(`/api/comparisons/${c.id}/stages/${st.id}/artifacts`, form, c.editToken, false);
+    }
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    await page.goto(`${env.server.url}/c/${c.id}?tab=bench`);
+    const note = page.locator('[data-benchmarks="unpaired"]');
+    await note.waitFor({ timeout: 30_000 });
+    expect(await note.textContent()).toMatch(
+      /^no benchmark can be compared: the configuration lines differ \(pkg: "benchcorpus\/jsonenc" vs "benchcorpus\/concat"\)/,
+    );
+    expect(await page.locator('table.bench-table').count()).toBe(0);
+    // The stage table's verdict cell says the same in brief.
+    const cell = page.locator('.stage-table [data-figure="bench:none"]');
+    await cell.waitFor({ timeout: 30_000 });
+    expect(await cell.textContent()).toBe('benchmarks not compared');
+    expect(await cell.getAttribute('title')).toMatch(/^no benchmark can be compared/);
+    await shot(page, '25-benchmarks-unpaired');
     await ctx.close();
     expect(problems).toEqual([]);
   });

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatValue } from '../src/lib/format.ts';
+import { formatValue } from '../../server/src/api/format.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 

@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Comparison } from '../src/lib/api-types.ts';
-import { formatMs, formatRps } from '../src/lib/format.ts';
+import { formatMs, formatRps } from '../../server/src/api/format.ts';
+import type { Comparison, StageTable } from '../src/lib/api.ts';
 import { stageTableCsv, stageTableMarkdown } from '../src/lib/stage-table-export.ts';
 import { CHROMIUM, REPO, SAMPLES } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
@@ -69,37 +69,47 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     const id = new URL(page.url()).pathname.split('/').pop()!;
 
     // Stage table numbers agree with the API, and the API with the CLI on the same files.
-    const api = (await (await fetch(`${env.server.url}/api/comparisons/${id}`)).json()) as Comparison;
-    expect(api.stageTable.map((r) => r.name)).toEqual(stages.map((s) => s.name));
+    const api = (await (await fetch(`${env.server.url}/api/comparisons/${id}/stage-table`)).json()) as StageTable;
+    expect(api.rows.map((r) => r.name)).toEqual(stages.map((s) => s.name));
     for (const [i, s] of stages.entries()) {
-      const row = table.locator(`tbody tr[data-stage-id="${api.stageTable[i]!.stageId}"]`);
-      const apiRow = api.stageTable[i]!;
+      const row = table.locator(`tbody tr[data-stage-id="${api.rows[i]!.stageId}"]`);
+      const apiRow = api.rows[i]!;
       const parsed = cli(['inspect', s.wrk, '--json']) as {
         summary: { rps: number; latencyMs: { p50: number | null; p99: number | null } };
       };
-      expect(apiRow.rps).toBeCloseTo(parsed.summary.rps, 6);
-      expect(apiRow.latencyMs.p99).toBe(parsed.summary.latencyMs.p99);
-      expect(Number(await row.locator('[data-field="rps"]').getAttribute('data-value'))).toBeCloseTo(apiRow.rps!, 6);
-      expect(await row.locator('[data-field="rps"]').textContent()).toContain(formatRps(apiRow.rps));
-      expect(await row.locator('[data-field="p50"]').textContent()).toBe(formatMs(apiRow.latencyMs.p50));
-      expect(await row.locator('[data-field="p99"]').textContent()).toBe(formatMs(apiRow.latencyMs.p99));
+      // One run per stage: its figures are the run's own.
+      expect(apiRow.figures.rps!.n).toBe(1);
+      expect(apiRow.figures.rps!.median).toBeCloseTo(parsed.summary.rps, 6);
+      expect(apiRow.figures.p99!.median).toBe(parsed.summary.latencyMs.p99);
+      expect(Number(await row.locator('[data-field="rps"]').getAttribute('data-value'))).toBeCloseTo(
+        apiRow.figures.rps!.median,
+        6,
+      );
+      expect(await row.locator('[data-field="rps"]').textContent()).toContain(formatRps(apiRow.figures.rps!.median));
+      expect(await row.locator('[data-field="p50"]').textContent()).toBe(formatMs(apiRow.figures.p50!.median));
+      expect(await row.locator('[data-field="p99"]').textContent()).toBe(formatMs(apiRow.figures.p99!.median));
+      // A single run's change is shown, not judged.
+      if (i > 0)
+        expect(await row.locator('td[data-kind="prev"] [data-figure="rps"]').textContent()).toMatch(
+          /^QPS ×[\d.]+ · 1 run: no noise estimate$/,
+        );
     }
-    // Generated summary mentions the QPS change of stage 2.
+    // What changed words stage 2's QPS change, unjudged (one run each).
     await expect
-      .poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 })
-      .toMatch(/QPS ×/);
+      .poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 60_000 })
+      .toMatch(/QPS ×[\d.]+ \(1 run: no noise estimate\)/);
     await expect
-      .poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 30_000 })
+      .poll(async () => page.getByRole('list', { name: 'What changed' }).textContent(), { timeout: 60_000 })
       .not.toMatch(/computing/);
 
-    // Exports: Markdown to the clipboard, CSV as a download, both equal to the lib's rendering of the API rows.
+    // Exports: Markdown to the clipboard, CSV as a download, both equal to the lib's rendering of the API's table.
     await page.getByRole('button', { name: 'Copy Markdown' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stageTableMarkdown(api.stageTable));
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stageTableMarkdown(api));
     const [csvDownload] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Download CSV' }).click(),
     ]);
-    expect(readFileSync((await csvDownload.path())!, 'utf8')).toBe(stageTableCsv(api.stageTable));
+    expect(readFileSync((await csvDownload.path())!, 'utf8')).toBe(stageTableCsv(api));
 
     // Both flamegraphs are drawn, side by side.
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
@@ -129,7 +139,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await page.getByRole('tab', { name: 'Diff' }).click();
     const hot = page.getByRole('table', { name: 'Hot-path diff' });
     await hot.waitFor({ timeout: 60_000 });
-    await page.getByText(/Mode: absolute/).waitFor({ state: 'visible' });
+    // Each profile has its own wrk run: the diff opens per request, and says why.
+    await page.getByText(/Mode: per request/).waitFor({ state: 'visible' });
+    await page.getByText(/Chosen automatically/).waitFor({ state: 'visible' });
     const firstFn = hot.locator('tbody tr').first().locator('button.fn-name');
     const fnName = (await firstFn.textContent())!;
     await firstFn.click();

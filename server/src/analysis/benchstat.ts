@@ -1,4 +1,3 @@
-import { verdict } from './significance.ts';
 import type {
   BenchmarkDiff,
   BenchmarkDiffRow,
@@ -389,7 +388,6 @@ export function compareBenchmarks(
       nBase,
       nTarget,
       significant: test.p <= alpha,
-      verdict: verdict(b.values, t.values, alpha),
     });
   }
   const rank = (r: BenchmarkDiffRow) => [

@@ -1,6 +1,9 @@
 import type { Profile } from '../model/profile.ts';
+import { type FrameKeys, functionKeys, pathKeyIds } from './frame-keys.ts';
 import { stackTotals } from './flat-cum.ts';
-import { nameIndex } from './names.ts';
+import { MAX_TREE_DEPTH, type StackTree, buildStackTree } from './stack-tree.ts';
+
+export { MAX_TREE_DEPTH };
 
 /**
  * A call tree in the shape d3-flame-graph reads: each node's `value` is the total of the samples
@@ -13,12 +16,6 @@ export interface FlameNode {
   children: FlameNode[];
 }
 
-/**
- * Deepest call path kept in a JSON tree. Deeper frames fold into their ancestor at this depth (their
- * value stays in it), so serialisers and renderers never recurse 10,000 levels deep.
- */
-export const MAX_TREE_DEPTH = 1024;
-
 export interface TrimReport {
   /** Nodes removed because their value was below minFraction of the total (descendants included). */
   prunedNodes: number;
@@ -30,127 +27,81 @@ export interface TrimReport {
   depthTruncatedNodes: number;
 }
 
-/**
- * A tree as flat parallel arrays: node i has a name id, a value, and a parent. Node 0 is the root.
- * Built once per (profile, sample type); views (JSON trees, diffs) are derived from it.
- */
-export interface PathTree {
-  names: string[];
-  nodeName: Uint32Array;
-  nodeParent: Int32Array;
-  nodeValue: Float64Array;
-  size: number;
+export interface CallTreeOptions {
+  /**
+   * The call path to root the tree at, as frame keys from the outermost (`['main', 'handler']`);
+   * absent or empty: the whole profile. minFraction is then of that node's own value, and the depth
+   * limit counts from it, so a subtree the whole tree trimmed away comes back in detail.
+   */
+  root?: readonly string[];
+  /** The granularity of the tree's nodes; functions (pprof's default) when absent. */
+  keys?: FrameKeys;
 }
 
-/** Builds the path tree of one sample type from per-stack values (see stackTotals). */
-export function buildPathTree(p: Profile, stackValues: Float64Array): PathTree {
-  const { names, frameName } = nameIndex(p);
-  const numNames = names.length + 1;
-  let cap = 1024;
-  let nodeName = new Uint32Array(cap);
-  let nodeParent = new Int32Array(cap);
-  let nodeValue = new Float64Array(cap);
-  nodeParent[0] = -1;
-  nodeName[0] = names.length; // the root's own name slot
-  let size = 1;
-  const child = new Map<number, number>();
-  const { stackOffsets, stackFrames } = p;
-  for (let st = 0; st < stackValues.length; st++) {
-    const v = stackValues[st]!;
-    if (v === 0) continue;
-    nodeValue[0]! += v;
-    let node = 0;
-    const start = stackOffsets[st]!;
-    for (let i = stackOffsets[st + 1]! - 1; i >= start; i--) {
-      const n = frameName[stackFrames[i]!]!;
-      const key = node * numNames + n;
-      let c = child.get(key);
-      if (c === undefined) {
-        if (size === cap) {
-          cap *= 2;
-          const nn = new Uint32Array(cap);
-          nn.set(nodeName);
-          nodeName = nn;
-          const np = new Int32Array(cap);
-          np.set(nodeParent);
-          nodeParent = np;
-          const nv = new Float64Array(cap);
-          nv.set(nodeValue);
-          nodeValue = nv;
-        }
-        c = size++;
-        nodeName[c] = n;
-        nodeParent[c] = node;
-        child.set(key, c);
-      }
-      nodeValue[c]! += v;
-      node = c;
-    }
+/** A root call path that passes through no sample: nothing to draw there. */
+export class CallPathNotFound extends Error {
+  constructor(readonly path: readonly string[]) {
+    super(`no sample passes through the call path ${path.join(' → ')}`);
+    this.name = 'CallPathNotFound';
   }
-  return { names: [...names, 'root'], nodeName, nodeParent, nodeValue, size };
 }
 
 /**
- * Turns a path tree into nested nodes, dropping every subtree whose |value| is below
- * `minFraction` × |total| (0 keeps everything). The dropped value stays in the parent's value,
- * so widths remain true; the report says how much was dropped.
+ * The call tree of one sample type, every subtree whose |value| is below `minFraction` × |total|
+ * left out (0 keeps everything). The dropped value stays in the parent's value, so widths remain
+ * true; the report says how much was dropped. With `opts.root`, the subtree at that call path.
  */
-export function toFlameTree(
-  t: PathTree,
+export function callTree(
+  p: Profile,
+  sampleIndex: number,
   minFraction = 0,
-  rootName = 'root',
-  maxDepth = MAX_TREE_DEPTH,
+  opts: CallTreeOptions = {},
 ): { tree: FlameNode; trim: TrimReport } {
-  const total = Math.abs(t.nodeValue[0]!);
-  const threshold = minFraction > 0 ? minFraction * total : 0;
-  const objs: (FlameNode | undefined)[] = new Array(t.size);
-  const trim: TrimReport = { prunedNodes: 0, prunedValue: 0, nodes: 0, depthTruncatedNodes: 0 };
-  const dropped = new Uint8Array(t.size);
-  const depth = new Uint32Array(t.size);
-  objs[0] = { name: rootName, value: t.nodeValue[0]!, children: [] };
-  trim.nodes = 1;
-  // Parents are always created before their children, so one forward pass suffices.
-  for (let i = 1; i < t.size; i++) {
-    const parent = t.nodeParent[i]!;
-    if (dropped[parent]) {
-      // Below a dropped node: dropped for the same reason (1 = small, 2 = too deep).
-      dropped[i] = dropped[parent]!;
-      if (dropped[i] === 2) trim.depthTruncatedNodes++;
-      else trim.prunedNodes++;
-      continue;
-    }
-    depth[i] = depth[parent]! + 1;
-    if (depth[i]! > maxDepth) {
-      dropped[i] = 2;
-      trim.depthTruncatedNodes++;
-      continue;
-    }
-    const v = t.nodeValue[i]!;
-    if (threshold > 0 && Math.abs(v) < threshold) {
-      dropped[i] = 1;
-      trim.prunedNodes++;
-      trim.prunedValue += v;
-      continue;
-    }
-    const node: FlameNode = { name: t.names[t.nodeName[i]!]!, value: v, children: [] };
-    objs[i] = node;
-    objs[parent]!.children.push(node);
-    trim.nodes++;
-  }
-  sortChildren(objs[0]!);
-  return { tree: objs[0]!, trim };
+  const keys = opts.keys ?? functionKeys(p);
+  const root = opts.root ?? [];
+  const t = buildStackTree(
+    [
+      {
+        stackOffsets: p.stackOffsets,
+        stackFrames: p.stackFrames,
+        frameKey: keys.frameKey,
+        stackValues: stackTotals(p, sampleIndex),
+      },
+    ],
+    keys.keys,
+    {
+      minFraction,
+      maxDepth: MAX_TREE_DEPTH,
+      rootPath: pathKeyIds(keys.keys, root),
+      prunedCount: 'all',
+      countDepthTruncated: true,
+    },
+  );
+  if (!t.found) throw new CallPathNotFound(root);
+  return {
+    tree: flameNodes(t, keys.keys, root.length > 0 ? root[root.length - 1]! : 'root'),
+    trim: {
+      prunedNodes: t.prunedNodes,
+      prunedValue: t.prunedValueA,
+      nodes: t.size,
+      depthTruncatedNodes: t.depthTruncatedNodes,
+    },
+  };
 }
 
-function sortChildren(root: FlameNode): void {
-  const stack = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.children.length > 1) n.children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const c of n.children) stack.push(c);
+/** Nested nodes of a one-sided stack tree. */
+function flameNodes(t: StackTree, labels: readonly string[], rootName: string): FlameNode {
+  const objs: FlameNode[] = new Array(t.size);
+  for (let i = 0; i < t.size; i++) {
+    const k = t.nodeKey[i]!;
+    objs[i] = { name: i === 0 ? rootName : labels[k]!, value: t.valueA[i]!, children: [] };
   }
-}
-
-/** The call tree of one sample type, trimmed at minFraction. */
-export function callTree(p: Profile, sampleIndex: number, minFraction = 0): { tree: FlameNode; trim: TrimReport } {
-  return toFlameTree(buildPathTree(p, stackTotals(p, sampleIndex)), minFraction);
+  for (let i = 0; i < t.size; i++) {
+    const n = t.childCount[i]!;
+    if (n === 0) continue;
+    const s = t.childStart[i]!;
+    const kids = objs[i]!.children;
+    for (let c = s; c < s + n; c++) kids.push(objs[c]!);
+  }
+  return objs[0]!;
 }

@@ -2,7 +2,9 @@ import type { Profile } from '../model/profile.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { compareNames } from './names.ts';
 import { flatCum, stackTotals, total } from './flat-cum.ts';
-import { MAX_TREE_DEPTH } from './call-tree.ts';
+import { CallPathNotFound } from './call-tree.ts';
+import { type FrameKeys, functionKeys, pathKeyIds, unionKeys } from './frame-keys.ts';
+import { MAX_TREE_DEPTH, buildStackTree } from './stack-tree.ts';
 
 /**
  * How two profiles are put on one scale before subtracting:
@@ -29,6 +31,20 @@ export interface DiffOptions {
    * apply, and its percentages are of the unfiltered total too. Default: the given profiles' totals.
    */
   scaleTotals?: { base: number; target: number };
+  /**
+   * The call path to root the tree at, as frame keys from the outermost; absent or empty: the whole
+   * tree. minFraction is then of that node's own weight and the depth limit counts from it (rows and
+   * totals stay those of the whole profiles). A path through no sample of either side throws
+   * CallPathNotFound.
+   */
+  root?: readonly string[];
+  /**
+   * false: rows and totals only (the CLI's table), no tree: `tree` is then the bare root with both
+   * totals and no children, and `trim` all zeros but `nodes: 1`. Default true.
+   */
+  tree?: boolean;
+  /** The granularity of rows and tree nodes: each profile's frame keys; functions when absent. */
+  keys?: (p: Profile) => FrameKeys;
 }
 
 export type DiffStatus = 'new' | 'removed' | 'changed' | 'unchanged';
@@ -68,8 +84,13 @@ export interface DiffResult {
   rows: DiffRow[];
   tree: DiffNode;
   trim: {
+    /** Tree nodes left out because their weight was below minFraction of the root's (descendants included). */
     prunedNodes: number;
-    nodes: number /** Stacks deeper than MAX_TREE_DEPTH, folded at that depth. */;
+    /** Weight (|base| + |target|) of the subtrees left out, at their roots; it stays in their parents. */
+    prunedValue: number;
+    /** Nodes kept. */
+    nodes: number;
+    /** Stacks deeper than MAX_TREE_DEPTH, folded at that depth. */
     depthTruncatedStacks: number;
   };
 }
@@ -128,8 +149,10 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
     targetStacks = scaled(stackTotals(target, ti), tScale);
   }
 
-  const b = new Map(flatCum(base, bi, baseStacks).map((r) => [r.name, r]));
-  const t = new Map(flatCum(target, ti, targetStacks).map((r) => [r.name, r]));
+  const baseKeys = (opts.keys ?? functionKeys)(base);
+  const targetKeys = (opts.keys ?? functionKeys)(target);
+  const b = new Map(flatCum(base, bi, baseStacks, baseKeys).map((r) => [r.name, r]));
+  const t = new Map(flatCum(target, ti, targetStacks, targetKeys).map((r) => [r.name, r]));
   const rows: DiffRow[] = [];
   for (const name of new Set([...b.keys(), ...t.keys()])) {
     const x = b.get(name);
@@ -155,7 +178,18 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
       Math.abs(q.deltaCum) - Math.abs(p.deltaCum),
   );
 
-  const { tree, trim } = diffTree(base, baseStacks, target, targetStacks, opts.minFraction ?? 0);
+  const { tree, trim } =
+    opts.tree === false
+      ? bareRoot(sum(baseStacks), sum(targetStacks))
+      : diffTree(
+          base,
+          baseStacks,
+          target,
+          targetStacks,
+          unionKeys(baseKeys, targetKeys),
+          opts.minFraction ?? 0,
+          opts.root ?? [],
+        );
   return {
     mode: opts.mode,
     sampleType: opts.sampleType,
@@ -193,92 +227,67 @@ function sum(v: Float64Array): number {
   return s;
 }
 
+/**
+ * The diff tree: both sides' stacks in one key space, trimmed as it is grown (see stack-tree.ts), so
+ * the untrimmed tree is never built. A node's width is |base| + |target|.
+ */
+function bareRoot(base: number, target: number): { tree: DiffNode; trim: DiffResult['trim'] } {
+  return {
+    tree: { name: 'root', value: Math.abs(base) + Math.abs(target), delta: target - base, base, target, children: [] },
+    trim: { prunedNodes: 0, prunedValue: 0, nodes: 1, depthTruncatedStacks: 0 },
+  };
+}
+
 function diffTree(
   base: Profile,
   bv: Float64Array,
   target: Profile,
   tv: Float64Array,
+  keys: ReturnType<typeof unionKeys>,
   minFraction: number,
+  root: readonly string[],
 ): { tree: DiffNode; trim: DiffResult['trim'] } {
-  const nameIds = new Map<string, number>();
-  const names: string[] = [];
-  const frameIds = (p: Profile) =>
-    Uint32Array.from(p.frames, (f) => {
-      let id = nameIds.get(f.name);
-      if (id === undefined) {
-        id = names.length;
-        names.push(f.name);
-        nameIds.set(f.name, id);
-      }
-      return id;
-    });
-  const bNames = frameIds(base);
-  const tNames = frameIds(target);
-  const root: DiffNode = { name: 'root', value: 0, delta: 0, base: 0, target: 0, children: [] };
-  const index = new Map<DiffNode, Map<number, DiffNode>>();
-  let truncatedPaths = 0;
-  const insert = (p: Profile, fn: Uint32Array, values: Float64Array, side: 'base' | 'target') => {
-    for (let st = 0; st < values.length; st++) {
-      const v = values[st]!;
-      if (v === 0) continue;
-      root[side] += v;
-      let node = root;
-      const start = p.stackOffsets[st]!;
-      // Frames deeper than MAX_TREE_DEPTH fold into the node at that depth.
-      const stop = Math.max(start, p.stackOffsets[st + 1]! - MAX_TREE_DEPTH);
-      if (stop > start) truncatedPaths++;
-      for (let i = p.stackOffsets[st + 1]! - 1; i >= stop; i--) {
-        const n = fn[p.stackFrames[i]!]!;
-        let kids = index.get(node);
-        if (!kids) {
-          kids = new Map();
-          index.set(node, kids);
-        }
-        let c = kids.get(n);
-        if (!c) {
-          c = { name: names[n]!, value: 0, delta: 0, base: 0, target: 0, children: [] };
-          kids.set(n, c);
-          node.children.push(c);
-        }
-        c[side] += v;
-        node = c;
-      }
-    }
-  };
-  insert(base, bNames, bv, 'base');
-  insert(target, tNames, tv, 'target');
-  const threshold = minFraction * (Math.abs(root.base) + Math.abs(root.target));
-  let prunedNodes = 0;
-  let nodes = 0;
-  const finish = (n: DiffNode): void => {
-    n.value = Math.abs(n.base) + Math.abs(n.target);
-    n.delta = n.target - n.base;
-    nodes++;
-    if (threshold > 0) {
-      n.children = n.children.filter((c) => {
-        const keep = Math.abs(c.base) + Math.abs(c.target) >= threshold;
-        if (!keep) prunedNodes += countNodes(c);
-        return keep;
-      });
-    }
-    n.children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  };
-  const stack: DiffNode[] = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    finish(n);
-    for (const c of n.children) stack.push(c);
+  const t = buildStackTree(
+    [
+      { stackOffsets: base.stackOffsets, stackFrames: base.stackFrames, frameKey: keys.base, stackValues: bv },
+      { stackOffsets: target.stackOffsets, stackFrames: target.stackFrames, frameKey: keys.target, stackValues: tv },
+    ],
+    keys.keys,
+    {
+      minFraction,
+      maxDepth: MAX_TREE_DEPTH,
+      rootPath: pathKeyIds(keys.keys, root),
+      prunedCount: 'to-max-depth',
+      countDepthTruncated: false,
+    },
+  );
+  if (!t.found) throw new CallPathNotFound(root);
+  const objs: DiffNode[] = new Array(t.size);
+  for (let i = 0; i < t.size; i++) {
+    const b = t.valueA[i]!;
+    const g = t.valueB[i]!;
+    objs[i] = {
+      name: i === 0 ? (root.length > 0 ? root[root.length - 1]! : 'root') : keys.keys[t.nodeKey[i]!]!,
+      value: Math.abs(b) + Math.abs(g),
+      delta: g - b,
+      base: b,
+      target: g,
+      children: [],
+    };
   }
-  return { tree: root, trim: { prunedNodes, nodes, depthTruncatedStacks: truncatedPaths } };
-}
-
-function countNodes(n: DiffNode): number {
-  let c = 0;
-  const stack = [n];
-  while (stack.length > 0) {
-    const x = stack.pop()!;
-    c++;
-    for (const k of x.children) stack.push(k);
+  for (let i = 0; i < t.size; i++) {
+    const n = t.childCount[i]!;
+    const s = t.childStart[i]!;
+    const kids = objs[i]!.children;
+    for (let c = s; c < s + n; c++) kids.push(objs[c]!);
   }
-  return c;
+  return {
+    tree: objs[0]!,
+    trim: {
+      prunedNodes: t.prunedNodes,
+      prunedValue: t.prunedWeight,
+      nodes: t.size,
+      depthTruncatedStacks: t.depthTruncatedStacks,
+    },
+  };
 }

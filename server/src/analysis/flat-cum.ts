@@ -1,5 +1,6 @@
 import type { Profile } from '../model/profile.ts';
-import { compareNames, nameIndex } from './names.ts';
+import { type FrameKeys, functionKeys } from './frame-keys.ts';
+import { compareNames } from './names.ts';
 
 /** One function's totals for one sample type, in that type's unit. */
 export interface FunctionTotals {
@@ -24,13 +25,18 @@ export function stackTotals(p: Profile, sampleIndex: number): Float64Array {
 }
 
 /**
- * Flat and cum per function, as `go tool pprof -top` computes them at function granularity.
- * Recursion never double-counts: a function's cum takes a sample's value once however often the
- * function appears in that sample's stack. Functions whose flat and cum are both 0 are left out.
- * The result is unsorted; see `sortByFlat` / `sortByCum`.
+ * Flat and cum per function, as `go tool pprof -top` computes them at function granularity (or per
+ * key of another granularity, `keys`). Recursion never double-counts: a function's cum takes a
+ * sample's value once however often the function appears in that sample's stack. Functions whose
+ * flat and cum are both 0 are left out. The result is unsorted; see `sortByFlat` / `sortByCum`.
  */
-export function flatCum(p: Profile, sampleIndex: number, stackValues = stackTotals(p, sampleIndex)): FunctionTotals[] {
-  const { names, frameName } = nameIndex(p);
+export function flatCum(
+  p: Profile,
+  sampleIndex: number,
+  stackValues = stackTotals(p, sampleIndex),
+  keys: FrameKeys = functionKeys(p),
+): FunctionTotals[] {
+  const { keys: names, frameKey: frameName } = keys;
   const flat = new Float64Array(names.length);
   const cum = new Float64Array(names.length);
   const touched = new Uint8Array(names.length);

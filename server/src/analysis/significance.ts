@@ -82,9 +82,30 @@ export function verdict(
   const mb = summarizeMedian(b).median;
   const mt = summarizeMedian(t).median;
   const ratio = mb !== 0 ? mt / mb : null;
-  const byCounts = verdictByCounts(b.length, t.length, alpha);
-  if (byCounts === 'single-run') return { status: 'single-run', ratio, p: null, ...common };
-  const { p } = mannWhitneyU(b, t);
-  if (p <= alpha) return { status: 'significant', ratio, p, ...common };
-  return { status: byCounts ?? 'no-change', ratio, p, ...common };
+  if (verdictByCounts(b.length, t.length, alpha) === 'single-run')
+    return { status: 'single-run', ratio, p: null, ...common };
+  return judged({ p: mannWhitneyU(b, t).p, nBase: b.length, nTarget: t.length, ratio }, alpha);
+}
+
+/**
+ * The verdict of a U test already run (benchstat's comparison of two benchmark files gives p and the
+ * run counts): the same statuses as `verdict`.
+ */
+export function judged(
+  t: { p: number; nBase: number; nTarget: number; ratio: number | null },
+  alpha = BENCHSTAT_ALPHA,
+): Verdict {
+  const byCounts = verdictByCounts(t.nBase, t.nTarget, alpha);
+  const common = {
+    nBase: t.nBase,
+    nTarget: t.nTarget,
+    alpha,
+    minP: t.nBase > 0 && t.nTarget > 0 ? minimumUTestP(t.nBase, t.nTarget) : null,
+    runsNeeded: runsNeeded(alpha),
+    ratio: t.ratio,
+  };
+  if (byCounts === 'missing') return { status: 'missing', ...common, ratio: null, p: null };
+  if (byCounts === 'single-run') return { status: 'single-run', ...common, p: null };
+  if (t.p <= alpha) return { status: 'significant', ...common, p: t.p };
+  return { status: byCounts ?? 'no-change', ...common, p: t.p };
 }

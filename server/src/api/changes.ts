@@ -98,6 +98,8 @@ export type FigureVerdicts = Static<typeof FigureVerdicts>;
 export const StageRun = Type.Object({
   artifactId: Type.String(),
   filename: Type.String(),
+  /** 1-based position of the run in a file of several runs (null for a file of one run). */
+  runInFile: Nullable(Type.Integer()),
   rps: Nullable(Type.Number()),
   requests: Nullable(Type.Number()),
   errors: Nullable(Type.Number()),

@@ -81,7 +81,7 @@ export const SCHEMAS = {
     response: Comparison,
   },
   patchComparison: {
-    summary: 'Edit title or description (edit token)',
+    summary: 'Edit title or description, or keep it from retention (edit token)',
     params: ComparisonParams,
     body: PatchComparisonBody,
     response: Comparison,

@@ -83,6 +83,8 @@ export const Comparison = Type.Object({
   readOnly: Type.Boolean(),
   /** Bumped by every change; derived results are cached by it. */
   revision: Type.Integer(),
+  /** Kept from retention (RETENTION_DAYS) by its edit-token holder. */
+  keep: Type.Boolean(),
   /** The share link. */
   url: Type.String(),
   stages: Type.Array(StageWithFiles),
@@ -110,6 +112,8 @@ export const PatchComparisonBody = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.String({ maxLength: 10000 })),
+    /** Keep the comparison from retention (RETENTION_DAYS): it is never removed for not being viewed. */
+    keep: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -145,7 +149,15 @@ export const UploadQuery = Type.Object({ filename: Type.Optional(Type.String({ m
 
 /** One file of an upload: stored (its artifact), or refused with the reason (naming the file). */
 export const FileResult = Type.Union([
-  Type.Object({ filename: Type.String(), ok: Type.Literal(true), artifact: Artifact }),
+  Type.Object({
+    filename: Type.String(),
+    ok: Type.Literal(true),
+    artifact: Artifact,
+    /** Runs read from the file: a load-test file may hold several runs of one tool, each a run of the stage. */
+    runs: Type.Integer(),
+    /** Said when the file held several runs: "3 runs read from one file". */
+    note: Type.Optional(Type.String()),
+  }),
   Type.Object({
     filename: Type.String(),
     ok: Type.Literal(false),

@@ -294,7 +294,13 @@ export const Diff = Type.Object({
   perRequest: Nullable(DiffPerRequest),
   noise: Nullable(DiffNoise),
   tree: DiffNode,
-  trim: Type.Object({ prunedNodes: Type.Number(), nodes: Type.Number(), depthTruncatedStacks: Type.Number() }),
+  trim: Type.Object({
+    prunedNodes: Type.Number(),
+    /** |base| + |target| of the cut subtrees' roots. */
+    prunedValue: Type.Number(),
+    nodes: Type.Number(),
+    depthTruncatedStacks: Type.Number(),
+  }),
   /** The first `limit` rows (by |Δflat|, or |Δcum| with sort=cum) of `rowsTotal`. */
   top: Type.Array(DiffRow),
   rowsTotal: Type.Integer(),
@@ -335,6 +341,8 @@ export type Trajectory = Static<typeof Trajectory>;
 export const TimelineRun = Type.Object({
   artifactId: Type.String(),
   filename: Type.String(),
+  /** 1-based position of the run in a file of several runs (null for a file of one run). */
+  runInFile: Nullable(Type.Integer()),
   format: Type.String(),
   summary: Model<LoadTestSummary>('the run’s summary (model/loadtest.ts LoadTestSummary)'),
   timeline: Model<TimelineBucket[] | null>('per-second buckets {t, requests, rps, errors, latencyMs}, or null'),
@@ -360,6 +368,8 @@ export const BenchmarkRow = Type.Object({
   n: Type.Union([Type.Number(), Type.String()]),
   nBase: Type.Integer(),
   nTarget: Type.Integer(),
+  /** benchstat's own mark: p ≤ alpha (it prints "~" otherwise). */
+  significant: Type.Boolean(),
   verdict: Verdict,
 });
 export type BenchmarkRow = Static<typeof BenchmarkRow>;

@@ -402,7 +402,8 @@ async function readLoad(
   try {
     const p = await ingest({ name: basename(path), path });
     if (p.kind !== 'loadtest') return `read as a ${p.kind}, not a load test`;
-    const s = p.run.summary;
+    if (p.runs.length !== 1) return `read as ${p.runs.length} runs, not one`;
+    const s = p.runs[0]!.summary;
     return { rps: s.rps, requests: s.requests, errors: s.errors, p99: s.latencyMs.p99 };
   } catch (e) {
     return (e as Error).message;

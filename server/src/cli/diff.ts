@@ -55,6 +55,8 @@ export async function diffCommand(args: string[]): Promise<number> {
     d = diffProfiles(applyFilters(base.profile, filters), applyFilters(target.profile, filters), {
       sampleType,
       mode: flags.values.normalize ? 'normalize' : 'absolute',
+      // the command prints rows only
+      tree: false,
       ...(hasFilters(filters) ? { scaleTotals: unfilteredTotals(base.profile, target.profile, sampleType) } : {}),
     });
   } catch (e) {

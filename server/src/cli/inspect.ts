@@ -1,4 +1,4 @@
-import type { Profile } from '../model/profile.ts';
+import { type Profile, sampleTypeIndex } from '../model/profile.ts';
 import { flatCum, percentageBase, sortByCum, sortByFlat } from '../analysis/flat-cum.ts';
 import { describeProfile } from '../analysis/sample-types.ts';
 import { IngestError } from '../ingest/errors.ts';
@@ -9,6 +9,7 @@ import { table } from './format.ts';
 import { FILTER_FLAGS, applyFilters, compileFilterFlags, filterSources } from './filters.ts';
 import { hasFilters } from '../analysis/filter.ts';
 import type { Flags } from './main.ts';
+import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
 
 /** Picks a sample type by name (or the profile's default), refusing unknown names clearly. */
 export function pickSampleType(p: Profile, name: string | undefined): number {
@@ -68,20 +69,51 @@ export function parseTopN(v: string | undefined): number {
 }
 
 export async function inspectCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, { 'sample-type': 'string', top: 'string', json: 'boolean', ...FILTER_FLAGS });
+  const flags = parseFlags(args, {
+    'sample-type': 'string',
+    top: 'string',
+    json: 'boolean',
+    root: 'string',
+    'min-fraction': 'string',
+    ...FILTER_FLAGS,
+  });
   if (flags.positionals.length !== 1) throw new UsageError('inspect needs exactly one FILE');
   const file = flags.positionals[0]!;
   const topN = parseTopN(stringFlag(flags, 'top'));
+  const root = parseRoot(stringFlag(flags, 'root'));
+  const minFraction = parseMinFraction(stringFlag(flags, 'min-fraction'));
+  if (minFraction !== undefined && root === undefined) throw new UsageError('--min-fraction applies with --root');
   const filters = compileFilterFlags(flags);
   const parsed = await loadFile(file);
   if (hasFilters(filters) && parsed.kind !== 'profile')
     throw new UsageError(`--focus/--ignore/--hide/--show apply to profiles; ${file} is a ${parsed.kind}`);
+  if (root !== undefined && parsed.kind !== 'profile')
+    throw new UsageError(`--root applies to profiles; ${file} is a ${parsed.kind}`);
   let out: unknown;
   try {
     if (parsed.kind === 'profile') {
       const p = applyFilters(parsed.profile, filters);
-      out = { ...profileInspection(p, stringFlag(flags, 'sample-type'), topN), ...filterEcho(flags) };
-    } else if (parsed.kind === 'loadtest') out = parsed.run;
+      const inspection = profileInspection(p, stringFlag(flags, 'sample-type'), topN);
+      out = {
+        ...inspection,
+        ...filterEcho(flags),
+        ...(root !== undefined
+          ? {
+              subtree: subtree(p, sampleTypeIndex(p, inspection.sampleType), root, minFraction ?? DEFAULT_MIN_FRACTION),
+            }
+          : {}),
+      };
+    } else if (parsed.kind === 'loadtest')
+      // a file of several runs: each run in the file's order
+      out =
+        parsed.runs.length === 1
+          ? parsed.runs[0]
+          : {
+              kind: 'loadtest',
+              format: parsed.format,
+              note: `${parsed.runs.length} runs read from one file`,
+              runs: parsed.runs,
+            };
     else if (parsed.kind === 'benchmark') out = parsed.benchmark;
     else out = parsed.gctrace;
   } catch (e) {
@@ -97,6 +129,52 @@ export async function inspectCommand(args: string[]): Promise<number> {
   }
   process.stdout.write(renderText(file, out as Record<string, unknown>));
   return 0;
+}
+
+/** The share of a subtree's value under which a frame is too small to draw (the server's default). */
+const DEFAULT_MIN_FRACTION = 0.0005;
+
+/** `--root 'main;handler'`: a call path, outermost frame first; '' is the whole tree. */
+function parseRoot(v: string | undefined): string[] | undefined {
+  if (v === undefined) return undefined;
+  return v === '' ? [] : v.split(';');
+}
+
+function parseMinFraction(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new UsageError(`--min-fraction needs a number from 0 to 1, got "${v}"`);
+  return n;
+}
+
+/** The call tree under one call path, re-trimmed at minFraction of its own value. */
+function subtree(p: Profile, sampleIndex: number, path: string[], minFraction: number) {
+  try {
+    const { tree, trim } = callTree(p, sampleIndex, minFraction, { root: path });
+    return { root: path, minFraction, tree, trim };
+  } catch (e) {
+    if (e instanceof CallPathNotFound) throw new UsageError(`--root: ${e.message}`);
+    throw e;
+  }
+}
+
+function renderSubtree(s: ReturnType<typeof subtree>, unit: string, total: number): string[] {
+  const lines = [
+    `Subtree: ${s.root.length > 0 ? s.root.join(' → ') : 'root'}, ${formatValue(s.tree.value, unit)} (${pct(s.tree.value, total)} of the total)`,
+  ];
+  if (s.trim.prunedNodes > 0)
+    lines.push(
+      `${pct(s.trim.prunedValue, s.tree.value)} in ${s.trim.prunedNodes} frames under ${s.minFraction * 100}% of it, too small to draw`,
+    );
+  // Depth first, children in name order, two spaces a level.
+  const stack: [FlameNode, number][] = [[s.tree, 0]];
+  while (stack.length > 0) {
+    const [n, depth] = stack.pop()!;
+    lines.push(`${'  '.repeat(depth)}${n.name} ${formatValue(n.value, unit)}`);
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push([n.children[i]!, depth + 1]);
+  }
+  return lines;
 }
 
 function renderText(file: string, o: Record<string, unknown>): string {
@@ -124,6 +202,8 @@ function renderText(file: string, o: Record<string, unknown>): string {
         ]),
       ),
     ];
+    const sub = (o as { subtree?: ReturnType<typeof subtree> }).subtree;
+    if (sub) lines.push('', ...renderSubtree(sub, unit, tot));
     return `${lines.join('\n')}\n`;
   }
   return `${JSON.stringify(o, null, 2)}\n`;

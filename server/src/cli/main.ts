@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
 
 const USAGE = `usage:
-  stagediff inspect FILE [--sample-type NAME] [--top N] [--json] [FILTERS]
+  stagediff inspect FILE [--sample-type NAME] [--top N] [--json] [--root 'CALLER;…;CALLEE' [--min-fraction F]] [FILTERS]
   stagediff diff BASE TARGET [--sample-type NAME] [--top N] [--normalize] [--json] [FILTERS]
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]

@@ -149,7 +149,10 @@ export async function uploadCommand(args: string[]): Promise<number> {
   });
   let failed = 0;
   for (const x of r.results) {
-    if (x.ok) process.stderr.write(`  ${x.filename}: ${x.artifact.kind} (${x.artifact.format})\n`);
+    if (x.ok)
+      process.stderr.write(
+        `  ${x.filename}: ${x.artifact.kind} (${x.artifact.format})${x.note ? `, ${x.note}` : ''}\n`,
+      );
     else {
       failed++;
       process.stderr.write(`stagediff: ${x.error.message}\n`);

@@ -11,7 +11,9 @@ import type { Profile } from '../model/profile.ts';
  * Canonical profile:
  * - sample types `samples/count` and `cpu/microseconds` (the default), one sample per tick;
  * - a tick's time is the gap to the next tick (the next sample's delta), the last tick weighs 0 — the
- *   attribution of speedscope and Chrome DevTools' timeline, so the total equals last − first tick time;
+ *   attribution of speedscope and Chrome DevTools' timeline, so the total equals last − first tick time
+ *   (in the older layout, a `timestamps` array one longer than `samples` closes the last tick: it then
+ *   weighs up to that final timestamp);
  * - a frame per call-tree node from the sampled node up to, not including, V8's `(root)`; V8's
  *   `(program)`, `(idle)` and `(garbage collector)` are kept as frames of their own;
  * - a function is its (name, url, line, column); an empty name reads `(anonymous)`. Where two different
@@ -144,6 +146,8 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
     t += d;
     time[i] = t;
   }
+  // the end of the last tick, where the file gives it (the older layout's closing timestamp)
+  const lastTickEnd = typeof body.lastTickEnd === 'number' && Number.isFinite(body.lastTickEnd) ? body.lastTickEnd : t;
   const order = Array.from({ length: n }, (_, i) => i);
   if (timeDeltas.some((d) => (d as number) < 0)) order.sort((a, b) => time[a]! - time[b]! || a - b);
 
@@ -183,7 +187,7 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
     if (ni === undefined)
       throw new IngestError('invalid-reference', `samples[${i}] = ${String(samples[i])} is not a node id`);
     const next = k + 1 < n ? order[k + 1]! : -1;
-    const weight = next >= 0 ? time[next]! - time[i]! : 0;
+    const weight = next >= 0 ? time[next]! - time[i]! : Math.max(0, lastTickEnd - time[i]!);
     b.addSample(nodeChain(ni), [1, weight]);
   }
 
@@ -265,11 +269,22 @@ function fromHeadLayout(doc: Record<string, unknown>): Record<string, unknown> {
     });
     for (let i = kids.length - 1; i >= 0; i--) todo.push(kids[i]!);
   }
-  const deltas = timestamps.map((t, i) => (i === 0 ? 0 : (t as number) - (timestamps[i - 1] as number)));
+  // One timestamp more than samples: the last one closes the last sample (Chrome DevTools reads it
+  // so, and so does speedscope); each sample then lasts until the next timestamp.
+  const closed = Array.isArray(samples) && timestamps.length === samples.length + 1;
+  const ticks = closed ? timestamps.slice(0, -1) : timestamps;
+  const deltas = ticks.map((t, i) => (i === 0 ? 0 : (t as number) - (ticks[i - 1] as number)));
   // startTime/endTime are seconds in this layout (whole seconds in some exports): the tick span is used
   const first = timestamps[0];
   const last = timestamps[timestamps.length - 1];
-  return { nodes, samples, timeDeltas: deltas, startTime: first, endTime: last };
+  return {
+    nodes,
+    samples,
+    timeDeltas: deltas,
+    startTime: first,
+    endTime: last,
+    ...(closed ? { lastTickEnd: last } : {}),
+  };
 }
 
 function isObject(x: unknown): x is Record<string, unknown> {

@@ -7,13 +7,16 @@ import { IngestError } from './errors.ts';
 import { gunzipHead, gunzipText, looksLikeText, utf16Order, utf16ToUtf8 } from './encoding.ts';
 import { type ByteSource, bufferSource, fileSource, readAllBytes } from './source.ts';
 import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
+import { readRuns } from './loadtest/runs.ts';
 import * as pprof from './pprof/index.ts';
+import { markTraceDerived } from './pprof/trace-derived.ts';
 import type { PprofLimits } from './pprof/index.ts';
 
 /** What one uploaded file turned out to be. */
 export type Parsed =
   | { kind: 'profile'; format: Profile['format']; profile: Profile }
-  | { kind: 'loadtest'; format: LoadTestRun['format']; run: LoadTestRun }
+  /** Every run the file holds, in its order (one unless the file appends several runs of one tool). */
+  | { kind: 'loadtest'; format: LoadTestRun['format']; runs: LoadTestRun[] }
   | { kind: 'benchmark'; format: 'go-bench'; benchmark: BenchmarkRun }
   | { kind: 'gctrace'; format: 'gctrace'; gctrace: GcTrace };
 
@@ -128,9 +131,9 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     candidates.push({
       confidence: pc,
       parse: async () => {
-        const profile = pprof.parsePprof(
-          await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes),
-          limits,
+        const profile = markTraceDerived(
+          pprof.parsePprof(await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes), limits),
+          f.name,
         );
         return { kind: 'profile', format: profile.format, profile };
       },
@@ -142,8 +145,8 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
       candidates.push({
         confidence: c,
         parse: async () => {
-          const run = await imp.parse(source(f), f.name);
-          return { kind: 'loadtest', format: run.format, run };
+          const runs = await readRuns(imp, () => source(f), f.name);
+          return { kind: 'loadtest', format: runs[0]!.format, runs };
         },
       });
     }

@@ -1,5 +1,3 @@
-import type { Verdict } from '../api/changes.ts';
-
 /**
  * Go benchmark results (`go test -bench -benchmem -count N`) and their benchstat-style comparison.
  * Plain JSON-serialisable data; the shapes are the contract in DESIGN.md ("Other artifacts").
@@ -67,8 +65,7 @@ export interface BenchSideSummary {
  * - `deltaPercent`: (target / base − 1) · 100; `null` where benchstat prints "?" (base median 0, target not).
  * - `p`: the two-sided Mann-Whitney U test p-value (1 when every value on both sides is equal).
  * - `n`: as benchstat prints it: the run count when both sides have the same number, else "N1+N2".
- * - `significant`: p ≤ 0.05; benchstat prints "~" where this is false; `verdict` says the same in the
- *   change engine's words (too-few-runs where no ranking of these runs could reach alpha).
+ * - `significant`: p ≤ 0.05; benchstat prints "~" where this is false.
  */
 export interface BenchmarkDiffRow {
   pkg: string;
@@ -82,7 +79,6 @@ export interface BenchmarkDiffRow {
   nBase: number;
   nTarget: number;
   significant: boolean;
-  verdict: Verdict;
 }
 
 /**

@@ -27,7 +27,9 @@ export type LoadTestFormat =
   | 'locust-failures'
   | 'jmeter'
   | 'jmeter-xml'
-  | 'ghz';
+  | 'ghz'
+  | 'oha'
+  | 'oha-json';
 
 /** Latency figures in milliseconds; null where the source neither gives nor allows computing one. */
 export interface LatencyMs {
@@ -66,6 +68,11 @@ export interface LoadTestMeta {
   notes?: string[];
   /** Exact order-statistic percentiles from per-request data, where headline figures are estimates. */
   exactLatencyMs?: Partial<LatencyMs>;
+  /**
+   * Set when the file holds several runs of the tool (outputs appended one after another): this run
+   * is run `index` (1-based) of the file's `count`, its output starting at `line`.
+   */
+  fileRun?: { index: number; count: number; line: number };
   [extra: string]: unknown;
 }
 
@@ -110,4 +117,43 @@ export interface LoadTestRun {
 
 export function emptyLatency(): LatencyMs {
   return { min: null, mean: null, p50: null, p75: null, p90: null, p95: null, p99: null, p999: null, max: null };
+}
+
+/**
+ * What the store keeps for a load-test file: its run's summary; for a file of several runs, every
+ * run's summary in the file's order (`runs`), and at the top the file's totals: requests and errors
+ * added up, every other figure null (no single rate or latency describes several runs), the first
+ * run's meta with a note.
+ */
+export type LoadTestArtifactSummary = LoadTestSummary & { runs?: LoadTestSummary[] };
+
+/** The stored summary of a file's runs (see LoadTestArtifactSummary). */
+export function loadTestArtifactSummary(runs: readonly LoadTestRun[]): LoadTestArtifactSummary {
+  if (runs.length === 1) return runs[0]!.summary;
+  const sum = (pick: (s: LoadTestSummary) => number | null): number | null =>
+    runs.every((r) => pick(r.summary) === null) ? null : runs.reduce((a, r) => a + (pick(r.summary) ?? 0), 0);
+  const first = runs[0]!.summary.meta;
+  const { fileRun: _f, ...meta } = first;
+  return {
+    requests: sum((s) => s.requests),
+    durationSeconds: null,
+    rps: null,
+    errors: sum((s) => s.errors),
+    transportErrors: sum((s) => s.transportErrors),
+    non2xx: sum((s) => s.non2xx),
+    latencyMs: emptyLatency(),
+    bytesPerSecond: null,
+    meta: { ...meta, notes: [`${runs.length} runs read from one file: each run's figures are in runs`] },
+    runs: runs.map((r) => r.summary),
+  };
+}
+
+/**
+ * The runs behind a stored load-test summary, in the file's order: the summary itself for a file of
+ * one run, each of `runs` for a file of several. `runInFile` is 1-based, null for a file of one run.
+ */
+export function summaryRuns(summary: unknown): { summary: LoadTestSummary; runInFile: number | null }[] {
+  const s = summary as LoadTestArtifactSummary;
+  if (Array.isArray(s.runs) && s.runs.length > 0) return s.runs.map((r, i) => ({ summary: r, runInFile: i + 1 }));
+  return [{ summary: s, runInFile: null }];
 }

@@ -8,39 +8,73 @@ import type { Frame, Label, Profile } from './profile.ts';
  * `stats` keeps the source's own counts (numSamples is the file's, not the aggregate's).
  */
 
-/** Sums samples that share a stack and a label set. Returns the same profile when nothing merges. */
+/**
+ * Sums samples that share a stack and a label set. Returns the same profile when nothing merges.
+ * The first sample of each (stack, label set) keeps its place, in the order of first appearance.
+ */
 export function aggregateSamples(p: Profile): Profile {
   const n = p.sampleStack.length;
-  const numLabelSets = p.labelSets.length;
-  const slot = new Map<number, number>();
-  const first = new Int32Array(n);
+  const stacks = p.sampleStack;
+  const sets = p.sampleLabelSet;
+  // slotOf[s] = the aggregate sample s is added to. (stack, label set) pairs are found through an
+  // open-addressing table of typed arrays, so a profile of millions of samples allocates no objects.
+  const slotOf = new Int32Array(n);
+  let size = 1024;
+  while (size < n * 2) size *= 2;
+  const mask = size - 1;
+  const table = new Int32Array(size);
+  let firsts = new Int32Array(Math.min(n, 1024));
   let k = 0;
   for (let s = 0; s < n; s++) {
-    const key = p.sampleStack[s]! * numLabelSets + p.sampleLabelSet[s]!;
-    let i = slot.get(key);
-    if (i === undefined) {
-      i = k++;
-      slot.set(key, i);
+    const st = stacks[s]!;
+    const ls = sets[s]!;
+    let h = Math.imul(st ^ Math.imul(ls, 0x9e3779b1), 0x85ebca6b);
+    h ^= h >>> 13;
+    let slot = h & mask;
+    for (;;) {
+      const x = table[slot]!;
+      if (x === 0) {
+        if (k === firsts.length) {
+          const g = new Int32Array(Math.min(n, firsts.length * 2));
+          g.set(firsts);
+          firsts = g;
+        }
+        firsts[k] = s;
+        table[slot] = ++k;
+        slotOf[s] = k - 1;
+        break;
+      }
+      const f = firsts[x - 1]!;
+      if (stacks[f] === st && sets[f] === ls) {
+        slotOf[s] = x - 1;
+        break;
+      }
+      slot = (slot + 1) & mask;
     }
-    first[s] = i;
   }
   if (k === n) return p;
   const sampleStack = new Uint32Array(k);
   const sampleLabelSet = new Uint32Array(k);
-  const values = p.values.map(() => new Float64Array(k));
-  for (let s = 0; s < n; s++) {
-    const i = first[s]!;
-    sampleStack[i] = p.sampleStack[s]!;
-    sampleLabelSet[i] = p.sampleLabelSet[s]!;
-    for (let t = 0; t < values.length; t++) values[t]![i] = values[t]![i]! + p.values[t]![s]!;
+  for (let i = 0; i < k; i++) {
+    sampleStack[i] = stacks[firsts[i]!]!;
+    sampleLabelSet[i] = sets[firsts[i]!]!;
   }
+  const values = p.values.map((col) => {
+    const out = new Float64Array(k);
+    for (let s = 0; s < n; s++) {
+      const i = slotOf[s]!;
+      out[i] = out[i]! + col[s]!;
+    }
+    return out;
+  });
   return { ...p, sampleStack, sampleLabelSet, values };
 }
 
 const MAGIC = 0x31504453; // "SDP1"
 
 type Header = Omit<Profile, 'frames' | 'stackOffsets' | 'stackFrames' | 'sampleStack' | 'values' | 'sampleLabelSet'> & {
-  frames: [string, string, number][];
+  /** name, file, line, then the mapping's file (null: none) and the stand-in marker when present. */
+  frames: ([string, string, number] | [string, string, number, string | null, Frame['standIn']?])[];
   lengths: { stackOffsets: number; stackFrames: number; samples: number };
 };
 
@@ -49,7 +83,13 @@ export function encodeProfile(p: Profile): Buffer {
   const { frames, stackOffsets, stackFrames, sampleStack, values, sampleLabelSet, ...rest } = p;
   const header: Header = {
     ...rest,
-    frames: frames.map((f) => [f.name, f.file, f.line]),
+    frames: frames.map((f) =>
+      f.mapping === undefined && f.standIn === undefined
+        ? [f.name, f.file, f.line]
+        : f.standIn === undefined
+          ? [f.name, f.file, f.line, f.mapping ?? null]
+          : [f.name, f.file, f.line, f.mapping ?? null, f.standIn],
+    ),
     lengths: { stackOffsets: stackOffsets.length, stackFrames: stackFrames.length, samples: sampleStack.length },
   };
   const json = Buffer.from(JSON.stringify(header), 'utf8');
@@ -74,29 +114,41 @@ export function decodeProfile(buf: Uint8Array): Profile | null {
   const header = JSON.parse(view.subarray(8, 8 + jsonLen).toString('utf8')) as Header;
   let off = 8 + jsonLen;
   off += (8 - (off % 8)) % 8;
-  // Copies: the arrays own aligned memory whatever the source buffer's alignment.
-  const take = <T>(make: (b: ArrayBuffer) => T, n: number, size: number): T => {
-    const bytes = view.subarray(off, off + n * size);
+  if (off > view.length) return null;
+  // Views into the buffer where it is aligned for the element size (a big profile then needs no
+  // second copy of its arrays), copies where it is not.
+  const take = <T>(make: (b: ArrayBuffer, at: number, n: number) => T, n: number, size: number): T | null => {
+    if (off + n * size > view.length) return null;
+    const at = view.byteOffset + off;
     off += n * size;
+    if (at % size === 0) return make(view.buffer as ArrayBuffer, at, n);
     const copy = new ArrayBuffer(n * size);
-    new Uint8Array(copy).set(bytes);
-    return make(copy);
+    new Uint8Array(copy).set(view.subarray(off - n * size, off));
+    return make(copy, 0, n);
   };
   const { lengths, frames, ...rest } = header;
-  const values = header.sampleTypes.map(() => take((b) => new Float64Array(b), lengths.samples, 8));
-  const stackOffsets = take((b) => new Uint32Array(b), lengths.stackOffsets, 4);
-  const stackFrames = take((b) => new Uint32Array(b), lengths.stackFrames, 4);
-  const sampleStack = take((b) => new Uint32Array(b), lengths.samples, 4);
-  const sampleLabelSet = take((b) => new Uint32Array(b), lengths.samples, 4);
-  if (off !== view.length) return null;
+  const f64 = (b: ArrayBuffer, at: number, n: number) => new Float64Array(b, at, n);
+  const u32 = (b: ArrayBuffer, at: number, n: number) => new Uint32Array(b, at, n);
+  const values = header.sampleTypes.map(() => take(f64, lengths.samples, 8));
+  const stackOffsets = take(u32, lengths.stackOffsets, 4);
+  const stackFrames = take(u32, lengths.stackFrames, 4);
+  const sampleStack = take(u32, lengths.samples, 4);
+  const sampleLabelSet = take(u32, lengths.samples, 4);
+  if (off !== view.length || !stackOffsets || !stackFrames || !sampleStack || !sampleLabelSet) return null;
+  if (values.some((v) => v === null)) return null;
   return {
     ...(rest as Omit<Header, 'lengths' | 'frames'>),
     labelSets: rest.labelSets as Label[][],
-    frames: frames.map(([name, file, line]): Frame => ({ name, file, line })),
+    frames: frames.map(([name, file, line, mapping, standIn]): Frame => {
+      const f: Frame = { name, file, line };
+      if (mapping !== undefined && mapping !== null) f.mapping = mapping;
+      if (standIn !== undefined) f.standIn = standIn;
+      return f;
+    }),
     stackOffsets,
     stackFrames,
     sampleStack,
-    values,
+    values: values as Float64Array[],
     sampleLabelSet,
   };
 }

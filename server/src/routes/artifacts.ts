@@ -127,7 +127,8 @@ async function storeOne(
       ...stored,
       summary: (a.kind === 'profile' ? apiProfileSummary(a.summary as StoredProfileSummary) : a.summary) as never,
     };
-    return { result: { filename, ok: true, artifact }, status: 200 };
+    const note = parsed.runs > 1 ? { note: `${parsed.runs} runs read from one file` } : {};
+    return { result: { filename, ok: true, artifact, runs: parsed.runs, ...note }, status: 200 };
   } catch (e) {
     if (ref) await ctx.store.releaseBlob(ref).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });

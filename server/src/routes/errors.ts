@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { IngestError } from '../ingest/errors.ts';
-import { StoreError } from '../store/index.ts';
+import { StoreError, storageFailure } from '../store/index.ts';
 import { ServiceError, type ServiceErrorCode } from '../services/errors.ts';
 
 /** An error meant for the client: an HTTP status, a stable code and a message naming the problem. */
@@ -39,6 +39,8 @@ const serviceStatus: Record<ServiceErrorCode, number> = {
   'comparison-quota': 413,
   'storage-quota': 507,
   'too-large': 413,
+  'storage-unavailable': 503,
+  'storage-full': 507,
 };
 
 /** An error of the services layer as an HTTP answer: its status, Retry-After, and `{error: {code, message, param?}}`. */
@@ -137,36 +139,6 @@ export function installErrorHandler(app: FastifyInstance): void {
  * that cannot be reached (or is shutting down, or busy) is 503. Null for anything else.
  */
 export function infrastructureError(e: unknown): { status: number; code: string; message: string } | null {
-  const code = String((e as { code?: unknown } | null)?.code ?? '');
-  const msg = String((e as { message?: unknown } | null)?.message ?? '');
-  if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === '53100')
-    return {
-      status: 507,
-      code: 'storage-full',
-      message: 'the server has no space left to store this; try again later',
-    };
-  if (
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'ETIMEDOUT' ||
-    code === 'EPIPE' ||
-    code === 'SQLITE_BUSY' ||
-    code === 'SQLITE_LOCKED' ||
-    code.startsWith('08') ||
-    code === '57P01' ||
-    code === '57P02' ||
-    code === '57P03' ||
-    code === '53300' ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|terminating connection due to administrator command/i.test(
-      msg,
-    )
-  )
-    return { status: 503, code: 'storage-unavailable', message: 'the database is unavailable; try again shortly' };
-  if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'EROFS' || code === 'SQLITE_READONLY')
-    return {
-      status: 503,
-      code: 'storage-unavailable',
-      message: 'the server cannot write its storage; try again later',
-    };
-  return null;
+  const f = storageFailure(e);
+  return f ? { status: f.code === 'storage-full' ? 507 : 503, ...f } : null;
 }

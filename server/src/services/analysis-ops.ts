@@ -5,10 +5,8 @@ import { type Query, SCHEMAS } from '../api/endpoints.ts';
 import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
-import { renderImageOp } from './images.ts';
-import { compileFilters } from './filters.ts';
-
-export { compileFilters, FILTER_NAMES, type FilterArgs, filterArgs, filterRegexp } from './filters.ts';
+import { type ImageOp, renderImageOp } from './images.ts';
+import { choice, compileFilters, diffQuery } from './view-queries.ts';
 
 /**
  * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
@@ -26,10 +24,7 @@ export type AnalysisOp =
   | { op: 'sandwich'; query: Query<'sandwich'> }
   | { op: 'folded'; query: Query<'folded'> }
   | { op: 'benchmarks'; query: Query<'benchmarks'> }
-  | { op: 'flamegraphSvg'; query: Query<'flamegraphSvg'> }
-  | { op: 'flamegraphPng'; query: Query<'flamegraphPng'> }
-  | { op: 'diffSvg'; query: Query<'diffSvg'> }
-  | { op: 'diffPng'; query: Query<'diffPng'> };
+  | ImageOp;
 
 export type AnalysisOpName = AnalysisOp['op'];
 
@@ -69,16 +64,7 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       );
     case 'diff': {
       const q = a.query;
-      const d = (
-        await svc.diffResult(tree, {
-          base: q.base,
-          target: q.target,
-          ...choice(q),
-          mode: q.mode ?? 'auto',
-          minFraction: q.minFraction ?? 0,
-          filters: compileFilters(q),
-        })
-      ).view;
+      const d = (await svc.diffResult(tree, diffQuery(q))).view;
       // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
       const rows =
         q.sort === 'cum'
@@ -108,11 +94,6 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
     default:
       throw new ServiceError('invalid-request', 'unknown analysis operation');
   }
-}
-
-/** The kind and sample type a query asks for (absent ones left out). */
-export function choice(q: { kind?: import('../model/profile.ts').ProfileKind; sampleType?: string }) {
-  return { ...(q.kind ? { kind: q.kind } : {}), ...(q.sampleType ? { sampleType: q.sampleType } : {}) };
 }
 
 function viewQuery(q: Query<'top'>) {

@@ -6,10 +6,11 @@
  * so that cache can never be stale). The pool runs one job at a time here, under a deadline and
  * this process's memory limits; its configuration comes in STAGEDIFF_WORKER (JSON).
  */
-import { openStore } from '../store/index.ts';
+import { openStore, type StoreConfig } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError } from '../store/index.ts';
 import { ServiceError } from './errors.ts';
+import { storageFailure } from '../store/index.ts';
 import { AnalysisService } from './analysis.ts';
 import { ModelCache } from './models.ts';
 import { Metrics } from './metrics.ts';
@@ -20,9 +21,7 @@ import type { ComparisonTree } from '../store/index.ts';
 
 export type { IngestResult } from './ingest-job.ts';
 
-export interface WorkerConfig {
-  dataDir: string;
-  databaseUrl?: string;
+export interface WorkerConfig extends StoreConfig {
   maxDecompressedBytes: number;
   /** This worker's heap limit in bytes (uploads too big to analyse under it are refused). */
   maxHeapBytes?: number;
@@ -48,12 +47,7 @@ export type WorkerReply =
 
 const cfg = JSON.parse(process.env.STAGEDIFF_WORKER ?? '{}') as WorkerConfig;
 const send = (m: unknown) => process.send!(m);
-const store = await openStore({
-  dataDir: cfg.dataDir,
-  ...(cfg.databaseUrl ? { databaseUrl: cfg.databaseUrl } : {}),
-  sweepOnOpen: false,
-  maxConnections: 4,
-});
+const store = await openStore({ ...cfg, sweepOnOpen: false, maxConnections: 4 });
 const maxHeapBytes = cfg.maxHeapBytes ?? Number.MAX_SAFE_INTEGER;
 const models = new ModelCache(store, new Metrics(), cfg.maxDecompressedBytes, { maxBytes: maxHeapBytes / 4 });
 const svc = new AnalysisService(store, models);
@@ -78,7 +72,15 @@ process.on('message', async (job: WorkerJob) => {
       };
     else if (e instanceof StoreError)
       reply = { id: job.id, ok: false, error: { kind: 'store', code: e.code, message: e.message } };
-    else
+    else if (storageFailure(e)) {
+      // The database or the blob store out of reach: the same 503 (or 507) the server gives.
+      const f = storageFailure(e)!;
+      reply = {
+        id: job.id,
+        ok: false,
+        error: { kind: 'service', code: f.code, message: f.message, detail: { retryAfterSeconds: 30 } },
+      };
+    } else
       reply = {
         id: job.id,
         ok: false,

@@ -1,11 +1,12 @@
 import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../store/index.ts';
 import type { Parsed } from '../ingest/detect.ts';
-import type { LoadTestRun } from '../model/loadtest.ts';
-import type { BenchmarkRun } from '../model/benchmark.ts';
+import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
+import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { ProfileKind } from '../model/profile.ts';
 import type { PerRequest } from '../api/changes.ts';
 import type {
+  Benchmarks,
   DiffModeParam,
   DiffNode,
   DiffRow,
@@ -29,6 +30,7 @@ import { describeSampleType, sinceProcessStart } from '../analysis/sample-types.
 import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
 import {
   estimate,
+  judged,
   minimumUTestP,
   runsNeeded,
   type Verdict,
@@ -60,7 +62,7 @@ export function artifactSummary(parsed: Parsed): unknown {
       return profileSummary(p, totals);
     }
     case 'loadtest':
-      return parsed.run.summary;
+      return loadTestArtifactSummary(parsed.runs);
     case 'benchmark':
       return {
         config: parsed.benchmark.config,
@@ -199,11 +201,16 @@ export class AnalysisService {
     };
   }
 
-  async loadTests(st: StageWithArtifacts): Promise<{ artifact: Artifact; run: LoadTestRun }[]> {
-    const out: { artifact: Artifact; run: LoadTestRun }[] = [];
+  /** The stage's load-test runs in upload order, a file of several runs giving each (runInFile 1-based). */
+  async loadTests(
+    st: StageWithArtifacts,
+  ): Promise<{ artifact: Artifact; run: LoadTestRun; runInFile: number | null }[]> {
+    const out: { artifact: Artifact; run: LoadTestRun; runInFile: number | null }[] = [];
     for (const a of st.artifacts.filter((x) => x.kind === 'loadtest')) {
       const parsed = await this.models.get(a);
-      if (parsed.kind === 'loadtest') out.push({ artifact: a, run: parsed.run });
+      if (parsed.kind !== 'loadtest') continue;
+      for (const [i, run] of parsed.runs.entries())
+        out.push({ artifact: a, run, runInFile: parsed.runs.length > 1 ? i + 1 : null });
     }
     return out;
   }
@@ -501,9 +508,10 @@ export class AnalysisService {
       stages.push({
         stageId: st.id,
         name: st.name,
-        runs: runs.map(({ artifact, run }) => ({
+        runs: runs.map(({ artifact, run, runInFile }) => ({
           artifactId: artifact.id,
           filename: artifact.filename,
+          runInFile,
           format: run.format,
           summary: run.summary,
           timeline: run.timeline,
@@ -531,7 +539,7 @@ export class AnalysisService {
       if (!run) throw new ServiceError('no-benchmark', `stage "${st.name}" has no go test -bench output`, { param });
       return run;
     };
-    return compareBenchmarks(await load(baseRef, 'base'), await load(targetRef, 'target'));
+    return benchmarkVerdicts(compareBenchmarks(await load(baseRef, 'base'), await load(targetRef, 'target')));
   }
 
   async gcTraces(st: StageWithArtifacts): Promise<{ artifactId: string; filename: string; trace: GcTrace }[]> {
@@ -548,6 +556,25 @@ export class AnalysisService {
     for (const st of tree.stages) stages.push({ stageId: st.id, name: st.name, traces: await this.gcTraces(st) });
     return { stages };
   }
+}
+
+/** benchstat's comparison with each row's verdict in the change engine's words. */
+export function benchmarkVerdicts(d: BenchmarkDiff): Benchmarks {
+  return {
+    ...d,
+    rows: d.rows.map((r) => ({
+      ...r,
+      verdict: judged(
+        {
+          p: r.p,
+          nBase: r.nBase,
+          nTarget: r.nTarget,
+          ratio: r.base.median !== 0 ? r.target.median / r.base.median : null,
+        },
+        d.alpha,
+      ),
+    })),
+  };
 }
 
 function sameOrBoth(a: string, b: string): string {

@@ -22,7 +22,7 @@ import type { LoadTestSummary } from '../model/loadtest.ts';
 import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
 import { estimate, runsNeeded, verdict } from '../analysis/significance.ts';
 import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.ts';
-import type { AnalysisService } from './analysis.ts';
+import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { findStage, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
@@ -156,7 +156,7 @@ export class ChangeEngine {
     for (const st of tree.stages) values.push(await this.stageValues(tree, st, headline));
     const rows: StageRow[] = tree.stages.map((st, i) => {
       const v = values[i]!;
-      const sums = v.set.used.map((a) => a.summary as LoadTestSummary);
+      const sums = v.set.used.map((r) => r.summary);
       const sum = (pick: (s: LoadTestSummary) => number | null) =>
         sums.some((s) => pick(s) !== null) ? sums.reduce((a, s) => a + (pick(s) ?? 0), 0) : null;
       return {
@@ -171,7 +171,7 @@ export class ChangeEngine {
         runs: v.set.runs,
         source: {
           format: v.set.format,
-          artifactIds: v.set.used.map((a) => a.id),
+          artifactIds: [...new Set(v.set.used.map((r) => r.artifact.id))],
           otherRuns: v.set.otherRuns,
           headline: v.set.headline,
         },
@@ -353,7 +353,7 @@ export class ChangeEngine {
     const b = await this.analysis.benchmarkRun(base);
     const t = await this.analysis.benchmarkRun(target);
     if (!b || !t) return null;
-    const diff = compareBenchmarks(b, t);
+    const diff = benchmarkVerdicts(compareBenchmarks(b, t));
     const rows: Change[] = diff.rows.map((r) => {
       const better = /\/s$/.test(r.unit) ? 'higher' : 'lower';
       const side = (median: number, ci: number | null, n: number): Estimate => ({

@@ -15,6 +15,8 @@
  * - `comparison-quota`, `storage-quota`: an upload would take the comparison or the instance past
  *   its storage bound (MAX_COMPARISON_BYTES, MAX_STORAGE_BYTES);
  * - `too-large`: a part of a request is over its bound (`param` names it).
+ * - `storage-unavailable`, `storage-full`: the database, blob store or disk failed (store/errors.ts
+ *   `storageFailure`), met in an analysis worker.
  */
 export type ServiceErrorCode =
   | 'not-found'
@@ -33,7 +35,9 @@ export type ServiceErrorCode =
   | 'rate-limited'
   | 'comparison-quota'
   | 'storage-quota'
-  | 'too-large';
+  | 'too-large'
+  | 'storage-unavailable'
+  | 'storage-full';
 
 export class ServiceError extends Error {
   constructor(

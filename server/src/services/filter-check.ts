@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ServiceError } from './errors.ts';
-import { compileFilters, FILTER_NAMES, type FilterArgs, filterArgs } from './filters.ts';
+import { compileFilters, FILTER_NAMES, type FilterArgs, filterArgs } from './view-queries.ts';
 import type { FilterCheckReply, FilterCheckRequest } from './filter-thread.ts';
 
 /** A checked expression set: valid, or refused with the message and parameter (`transient`: not a verdict on it). */

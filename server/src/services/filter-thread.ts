@@ -4,7 +4,7 @@
  * and a client sending many distinct ones must not hold up every other request.
  */
 import { parentPort } from 'node:worker_threads';
-import { compileFilters, type FilterArgs } from './filters.ts';
+import { compileFilters, type FilterArgs } from './view-queries.ts';
 import { ServiceError } from './errors.ts';
 
 export type FilterCheckRequest = { id: number; args: FilterArgs };

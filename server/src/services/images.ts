@@ -3,10 +3,16 @@ import type { ComparisonTree } from '../store/index.ts';
 import { formatValue } from '../api/format.ts';
 import { renderFlameSvg } from '../render/flamegraph-svg.ts';
 import type { AnalysisService } from './analysis.ts';
-import { type AnalysisOp, choice, compileFilters, filterArgs } from './analysis-ops.ts';
+import type { Query } from '../api/endpoints.ts';
+import { choice, compileFilters, diffQuery, filterArgs } from './view-queries.ts';
 import { findStage } from './stage-profiles.ts';
 
-type ImageOp = Extract<AnalysisOp, { op: 'flamegraphSvg' | 'flamegraphPng' | 'diffSvg' | 'diffPng' }>;
+/** The image endpoints, as analysis operations. */
+export type ImageOp =
+  | { op: 'flamegraphSvg'; query: Query<'flamegraphSvg'> }
+  | { op: 'flamegraphPng'; query: Query<'flamegraphPng'> }
+  | { op: 'diffSvg'; query: Query<'diffSvg'> }
+  | { op: 'diffPng'; query: Query<'diffPng'> };
 
 function filterWords(q: Parameters<typeof filterArgs>[0]): string {
   const f = filterArgs(q);
@@ -45,16 +51,7 @@ export async function renderImageOp(svc: AnalysisService, tree: ComparisonTree, 
     });
   } else {
     const q = a.query;
-    const d = (
-      await svc.diffResult(tree, {
-        base: q.base,
-        target: q.target,
-        ...choice(q),
-        mode: q.mode ?? 'auto',
-        minFraction: q.minFraction ?? 0,
-        filters: compileFilters(q),
-      })
-    ).view;
+    const d = (await svc.diffResult(tree, diffQuery(q))).view;
     svg = renderFlameSvg(d.tree, {
       title: `${title} — ${findStage(tree, q.base, 'base').name} → ${findStage(tree, q.target, 'target').name}`,
       subtitle: `${d.sampleType} · ${d.mode === 'per-request' ? 'per request' : d.mode} · base ${formatValue(d.tree.base, d.unit)} → target ${formatValue(d.tree.target, d.unit)}${filterWords(q)}`,

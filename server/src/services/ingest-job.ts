@@ -27,6 +27,8 @@ export interface IngestResult {
   modelBytes: number;
   /** A profile's compact derived form (profile-codec), for the store's cache once the blob is stored. */
   derived: Uint8Array | null;
+  /** Runs the file holds: several for a load-test file of several runs of one tool, else 1. */
+  runs: number;
 }
 
 /**
@@ -66,5 +68,6 @@ export async function ingestFile(
     summary: artifactSummary(parsed),
     modelBytes,
     derived: parsed.kind === 'profile' ? encodeProfile(parsed.profile) : null,
+    runs: parsed.kind === 'loadtest' ? parsed.runs.length : 1,
   };
 }

@@ -26,6 +26,7 @@ export class Metrics {
       'Requests answered with a remembered failure of the same view at the same revision (no job run).',
     stagediff_result_cache_write_failures_total:
       'Derived-result cache writes that failed (a full disk, an unavailable database): the answer was served anyway.',
+    stagediff_retention_removed_total: 'Comparisons removed by retention (RETENTION_DAYS).',
   };
 
   /** A value read when /metrics is rendered (queue lengths, cache sizes). */

@@ -32,7 +32,10 @@ function parsedBytes(p: Parsed): number {
     case 'profile':
       return profileModelBytes(p.profile);
     case 'loadtest':
-      return 4096 + (p.run.timeline?.length ?? 0) * 256 + (p.run.latencyDistribution?.length ?? 0) * 64;
+      return p.runs.reduce(
+        (n, r) => n + 4096 + (r.timeline?.length ?? 0) * 256 + (r.latencyDistribution?.length ?? 0) * 64,
+        0,
+      );
     case 'benchmark':
       return 4096 + p.benchmark.benchmarks.reduce((n, b) => n + 256 + b.values.length * 8, 0);
     case 'gctrace':

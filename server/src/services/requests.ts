@@ -1,6 +1,6 @@
 import type { PerRequest, ProfileRequests } from '../api/changes.ts';
 import type { Artifact, StageWithArtifacts } from '../store/index.ts';
-import type { LoadTestRun, LoadTestSummary } from '../model/loadtest.ts';
+import { type LoadTestRun, summaryRuns } from '../model/loadtest.ts';
 import type { CaptureRecord } from '../model/capture.ts';
 import { type StageRunSet, stageRps } from './stage-runs.ts';
 import { type StoredProfileSummary, summaryOf } from './stage-profiles.ts';
@@ -80,9 +80,10 @@ export function profileRequests(
             description: `timeline of ${lt.run.format} within the profile's window`,
           };
       }
-    const own = capturedWith(st, a) ?? paired?.[i] ?? null;
-    const ownRps = own ? (own.summary as LoadTestSummary).rps : null;
-    if (own && ownRps !== null && ownRps > 0)
+    const captured = capturedWith(st, a);
+    const own = captured ? (summaryRuns(captured.summary)[0]?.summary ?? null) : (paired?.[i]?.summary ?? null);
+    const ownRps = own?.rps ?? null;
+    if (ownRps !== null && ownRps > 0)
       return {
         artifactId: a.id,
         requests: (ownRps * durMs) / 1000,

@@ -1,6 +1,6 @@
 import type { StageRun, StageSummaryKind } from '../api/changes.ts';
 import type { Artifact, ComparisonTree, StageWithArtifacts } from '../store/index.ts';
-import type { LoadTestSummary } from '../model/loadtest.ts';
+import { type LoadTestSummary, summaryRuns } from '../model/loadtest.ts';
 import { estimate } from '../analysis/significance.ts';
 
 /*
@@ -9,8 +9,19 @@ import { estimate } from '../analysis/significance.ts';
  * service, a constant-rate vegeta run holds a fixed load — so a row never mixes them.
  */
 
-function summary(a: Artifact): LoadTestSummary {
-  return a.summary as LoadTestSummary;
+/** One load-test run of a stage: a file's only run, or one of the several runs a file holds. */
+export interface RunRef {
+  artifact: Artifact;
+  /** 1-based position in a file of several runs; null for a file of one run. */
+  runInFile: number | null;
+  summary: LoadTestSummary;
+}
+
+/** The load-test runs of a stage, in upload order and in each file's own order. */
+export function stageLoadRuns(st: StageWithArtifacts): RunRef[] {
+  return st.artifacts
+    .filter((a) => a.kind === 'loadtest')
+    .flatMap((artifact) => summaryRuns(artifact.summary).map((r) => ({ artifact, ...r })));
 }
 
 /**
@@ -22,10 +33,9 @@ export function headlineFormat(tree: ComparisonTree): string | null {
   const requests = new Map<string, number>();
   for (const st of tree.stages) {
     const formats = new Set<string>();
-    for (const a of st.artifacts) {
-      if (a.kind !== 'loadtest') continue;
-      formats.add(a.format);
-      requests.set(a.format, (requests.get(a.format) ?? 0) + (summary(a).requests ?? 0));
+    for (const r of stageLoadRuns(st)) {
+      formats.add(r.artifact.format);
+      requests.set(r.artifact.format, (requests.get(r.artifact.format) ?? 0) + (r.summary.requests ?? 0));
     }
     for (const f of formats) stagesWith.set(f, (stagesWith.get(f) ?? 0) + 1);
   }
@@ -49,7 +59,7 @@ export function runSettingsKey(format: string, s: LoadTestSummary): string {
 /** The runs that stand for a stage, and how its row summarises them. */
 export interface StageRunSet {
   /** The runs behind the row, in upload order. */
-  used: Artifact[];
+  used: RunRef[];
   runs: StageRun[];
   summary: StageSummaryKind;
   /** Load tests of other tools or settings, kept out of the row. */
@@ -65,31 +75,32 @@ export interface StageRunSet {
  * an `aggregate`.
  */
 export function stageRunSet(st: StageWithArtifacts, headline: string | null): StageRunSet {
-  const all = st.artifacts.filter((a) => a.kind === 'loadtest');
-  let used = all.filter((a) => a.format === headline);
+  const all = stageLoadRuns(st);
+  let used = all.filter((r) => r.artifact.format === headline);
   if (used.length === 0 && all.length > 0) {
-    const biggest = [...all].sort((x, y) => (summary(y).requests ?? 0) - (summary(x).requests ?? 0))[0]!;
-    used = all.filter((a) => a.format === biggest.format);
+    const biggest = [...all].sort((x, y) => (y.summary.requests ?? 0) - (x.summary.requests ?? 0))[0]!;
+    used = all.filter((r) => r.artifact.format === biggest.artifact.format);
   }
-  const runs: StageRun[] = used.map((a) => {
-    const s = summary(a);
+  const runs: StageRun[] = used.map((r) => {
+    const s = r.summary;
     return {
-      artifactId: a.id,
-      filename: a.filename,
+      artifactId: r.artifact.id,
+      filename: r.artifact.filename,
+      runInFile: r.runInFile,
       rps: s.rps,
       requests: s.requests,
       errors: s.errors,
       latencyMs: { p50: s.latencyMs.p50, p95: s.latencyMs.p95, p99: s.latencyMs.p99 },
     };
   });
-  const repeated = used.length > 1 && new Set(used.map((a) => runSettingsKey(a.format, summary(a)))).size === 1;
+  const repeated = used.length > 1 && new Set(used.map((r) => runSettingsKey(r.artifact.format, r.summary))).size === 1;
   return {
     used,
     runs,
     summary: used.length === 0 ? 'none' : used.length === 1 ? 'single-run' : repeated ? 'median' : 'aggregate',
     otherRuns: all.length - used.length,
-    headline: used[0]?.format === headline,
-    format: used[0]?.format ?? null,
+    headline: used[0]?.artifact.format === headline,
+    format: used[0]?.artifact.format ?? null,
   };
 }
 
@@ -117,7 +128,7 @@ export type LoadFigure = 'rps' | 'p50' | 'p95' | 'p99' | 'errorRate';
  * like a single run, because its runs measure different things.
  */
 export function loadFigureValues(set: StageRunSet): Record<LoadFigure, number[]> {
-  const sums = set.used.map(summary);
+  const sums = set.used.map((r) => r.summary);
   const errorRate = (s: LoadTestSummary) =>
     s.errors !== null && s.requests !== null && s.requests > 0 ? s.errors / s.requests : null;
   const perRun = (pick: (s: LoadTestSummary) => number | null) =>

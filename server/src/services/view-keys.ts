@@ -1,5 +1,5 @@
 import type { AnalysisOp } from './analysis-ops.ts';
-import { FILTER_NAMES, filterArgs } from './filters.ts';
+import { FILTER_NAMES, filterArgs } from './view-queries.ts';
 import { ServiceError } from './errors.ts';
 
 /** Steps of the diff image's noise floor: the slider of the diff view moves by these. */

@@ -17,10 +17,12 @@ import {
   scopeColumns,
   toBuffer,
 } from './common.ts';
-import { StoreError, TooLargeError } from './errors.ts';
+import { BlobStoreUnavailableError, StoreError, TooLargeError } from './errors.ts';
+import type { S3Blobs } from './s3-blobs.ts';
 import { editTokenMatches, hashEditToken, newEditToken, newId, SHA256_HEX } from './secrets.ts';
 import {
   PIN_TTL_MS,
+  VIEW_TOUCH_MS,
   type Artifact,
   type BlobRef,
   type ByteSource,
@@ -31,6 +33,7 @@ import {
   type NewArtifact,
   type NewComparison,
   type Stage,
+  type StatsOptions,
   type Store,
   type StoreStats,
   type SweepOptions,
@@ -38,11 +41,21 @@ import {
 } from './types.ts';
 
 /*
- * Everything, blobs included, lives in the database, so replicas on different hosts share it.
+ * Everything lives in the database, so replicas on different hosts share it — blob bytes too, unless
+ * an S3 bucket is configured for them (BLOB_STORE), in which case each blob row names its object.
  *
- * A blob upload is one transaction on one connection: chunks are inserted as they arrive, the
- * sha256 is known at the end, then the blob row and a pin are added and the transaction commits.
- * A crash or a refusal (too large) rolls it back, so no partial blob is ever visible.
+ * A blob upload into the database is one transaction on one connection: chunks are inserted as they
+ * arrive, the sha256 is known at the end, then the blob row and a pin are added and the transaction
+ * commits. A crash or a refusal (too large) rolls it back, so no partial blob is ever visible.
+ *
+ * A blob upload into the bucket cannot be part of a transaction, so every object's key is in the
+ * database before the object may exist: the writer takes a session advisory lock, records the key in
+ * pending_objects, streams the object, and then, in one transaction on the same connection, replaces
+ * that record by the blob row (or, when the same bytes were stored already, marks its object for
+ * deletion). Deleting a blob moves its key to pending_objects in the deleting transaction; the object
+ * goes after the commit. A sweep deletes the object of every pending key whose writer is gone (its
+ * advisory lock is free: PostgreSQL releases it when the writer's connection ends, a kill -9
+ * included), so a crash leaves neither a half blob nor an object nobody knows of.
  *
  * Concurrency rules:
  * - every change to a comparison's content starts by bumping its revision, which row-locks the
@@ -56,6 +69,7 @@ import {
 const CHUNK_BYTES = 1 << 20;
 const LOCK_NS_MIGRATIONS = 0x5d1f_0001;
 const LOCK_NS_BLOBS = 0x5d1f_0002;
+const LOCK_NS_UPLOADS = 0x5d1f_0003;
 
 interface ComparisonRow {
   id: string;
@@ -66,6 +80,8 @@ interface ComparisonRow {
   edit_token_hash: string | null;
   read_only: boolean;
   revision: string;
+  viewed_at: string;
+  keep: boolean;
 }
 interface StageRow {
   id: string;
@@ -100,6 +116,7 @@ function toComparison(r: ComparisonRow): Comparison {
     updatedAt: iso(r.updated_at),
     readOnly: r.read_only,
     revision: Number(r.revision),
+    keep: r.keep,
   };
 }
 function toStage(r: StageRow): Stage {
@@ -134,6 +151,14 @@ function blobLockKey(sha256: string): number {
   return parseInt(sha256.slice(0, 8), 16) | 0;
 }
 
+/**
+ * A 32-bit advisory-lock key for an upload into the bucket. A collision with another live upload only
+ * makes a sweep take the dead one's leftovers for alive until that other upload ends.
+ */
+function uploadLockKey(dataId: string): number {
+  return createHash('sha256').update(dataId).digest().readInt32BE(0);
+}
+
 type Db = pg.PoolClient;
 
 export interface PostgresStoreOptions {
@@ -142,28 +167,70 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** Bound of the derived-result cache, bytes. */
   maxCacheBytes?: number;
+  /** Where blob bytes go instead of blob_data (closed with the store). */
+  objects?: S3Blobs;
+  /** The clock of every time the store records and compares (tests pass a fake one). */
+  clock?: () => number;
+  /** Longest wait for a connection (a new one, or a free one of the pool), ms; default 5000. */
+  connectTimeoutMs?: number;
+  /**
+   * Longest a statement may run (the server's statement_timeout) and a client waits for its answer
+   * (a little longer, for a server that no longer answers at all), ms; default 30000.
+   */
+  statementTimeoutMs?: number;
 }
 
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
+  readonly blobLocation: 'database' | 's3';
   private readonly pool: pg.Pool;
+  private readonly objects: S3Blobs | undefined;
 
   private constructor(
     pool: pg.Pool,
     private readonly maxCacheBytes: number,
+    objects: S3Blobs | undefined,
+    private readonly clock: () => number,
   ) {
     this.pool = pool;
+    this.objects = objects;
+    this.blobLocation = objects ? 's3' : 'database';
   }
 
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxConnections ?? 20 });
+    const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
+    const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+    // Bounded waits: a database that is gone, or leaves the network mid-request, is an error (503 for
+    // clients) within these times, never a request that does not end. Connecting (TCP and the start-up
+    // exchange) has its own bound; waiting for a free connection of the pool is bounded like a
+    // statement, since a burst of uploads may hold every connection for a while.
+    class BoundedClient extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      }
+    }
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.maxConnections ?? 20,
+      Client: BoundedClient,
+      connectionTimeoutMillis: Math.max(statementTimeoutMs, connectTimeoutMs),
+      statement_timeout: statementTimeoutMs,
+      query_timeout: statementTimeoutMs + 2000,
+      keepAlive: true,
+    });
     // An idle client losing its server must not crash the process; the next query reports the problem.
     pool.on('error', () => {});
-    const store = new PostgresStore(pool, options.maxCacheBytes ?? Number.MAX_SAFE_INTEGER);
+    const store = new PostgresStore(
+      pool,
+      options.maxCacheBytes ?? Number.MAX_SAFE_INTEGER,
+      options.objects,
+      options.clock ?? Date.now,
+    );
     try {
       await store.migrate();
     } catch (e) {
       await pool.end();
+      options.objects?.close();
       throw e;
     }
     return store;
@@ -185,7 +252,7 @@ export class PostgresStore implements Store {
         await db.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
           m.version,
           m.name,
-          Date.now(),
+          this.clock(),
         ]);
       }
     });
@@ -249,19 +316,54 @@ export class PostgresStore implements Store {
     );
   }
 
-  /** Deletes each blob that no artifact and no live pin references (cascading its chunks and cache entries). */
-  private async collect(db: Db, shas: Iterable<string>, now: number): Promise<number> {
+  /**
+   * Deletes each blob that no artifact and no live pin references (cascading its chunks and cache
+   * entries). The key of a blob's object goes to pending_objects in the same transaction and onto
+   * `trash`: the caller deletes those objects once the transaction has committed (`purge`).
+   */
+  private async collect(db: Db, shas: Iterable<string>, now: number, trash: string[]): Promise<number> {
     let n = 0;
     for (const sha of [...new Set(shas)].sort()) {
       // sorted: two collectors never wait on each other in a cycle
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha)]);
-      const r = await db.query(
+      const r = await db.query<{ object_key: string | null }>(
         `DELETE FROM blobs b WHERE b.sha256 = $1
         AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-        AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.expires_at > $2)`,
+        AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.expires_at > $2)
+        RETURNING b.object_key`,
         [sha, now],
       );
       n += r.rowCount ?? 0;
+      for (const { object_key: key } of r.rows) {
+        if (key === null) continue;
+        await db.query(
+          'INSERT INTO pending_objects (key, lock_key, created_at) VALUES ($1, NULL, $2) ON CONFLICT (key) DO NOTHING',
+          [key, now],
+        );
+        trash.push(key);
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Deletes the objects of blobs that are gone, then their pending records. A bucket (or database)
+   * that cannot be reached now leaves the record for a later sweep: the blob is already gone for
+   * every reader, so the change that removed it stands.
+   */
+  private async purge(keys: readonly string[]): Promise<number> {
+    // Without the bucket configured, the records wait for a store that has it.
+    if (!this.objects) return 0;
+    let n = 0;
+    for (const key of keys) {
+      try {
+        // Only complete objects are ever marked for deletion (a blob's, or a duplicate's).
+        await this.objects.remove(key, { complete: true });
+        await this.pool.query('DELETE FROM pending_objects WHERE key = $1 AND lock_key IS NULL', [key]);
+        n++;
+      } catch {
+        // left for sweep
+      }
     }
     return n;
   }
@@ -273,7 +375,7 @@ export class PostgresStore implements Store {
     const id = input.id ?? newId();
     const readOnly = input.readOnly === true;
     const token = readOnly ? null : newEditToken();
-    const now = Date.now();
+    const now = this.clock();
     try {
       const r = await this.pool.query<ComparisonRow>(
         `INSERT INTO comparisons
@@ -295,9 +397,11 @@ export class PostgresStore implements Store {
   }
 
   async getComparisonTree(id: string): Promise<ComparisonTree | null> {
-    return this.tx(async (db) => {
+    let viewedAt = 0;
+    const tree = await this.tx(async (db) => {
       const c = (await db.query<ComparisonRow>('SELECT * FROM comparisons WHERE id = $1', [id])).rows[0];
       if (!c) return null;
+      viewedAt = Number(c.viewed_at);
       const stages = await this.stageRows(db, id);
       const arts = (
         await db.query<ArtifactRow>(
@@ -317,38 +421,78 @@ export class PostgresStore implements Store {
         stages: stages.map((s) => ({ ...toStage(s), artifacts: byStage.get(s.id) ?? [] })),
       };
     }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const now = this.clock();
+    if (tree && viewedAt < now - VIEW_TOUCH_MS)
+      // Best effort and outside the snapshot: a view that cannot be recorded is still served.
+      await this.pool
+        .query('UPDATE comparisons SET viewed_at = $1 WHERE id = $2 AND viewed_at < $1', [now, id])
+        .catch(() => undefined);
+    return tree;
   }
 
-  async updateComparison(id: string, patch: { title?: string; description?: string }): Promise<Comparison> {
-    checkText(patch);
-    const now = Date.now();
+  async updateComparison(
+    id: string,
+    patch: { title?: string; description?: string; keep?: boolean },
+  ): Promise<Comparison> {
+    checkText({ title: patch.title, description: patch.description });
+    const now = this.clock();
     return this.tx(async (db) => {
       await this.bump(db, id, now);
       const r = await db.query<ComparisonRow>(
         `UPDATE comparisons SET title = COALESCE($2, title),
-        description = COALESCE($3, description) WHERE id = $1 RETURNING *`,
-        [id, patch.title ?? null, patch.description ?? null],
+        description = COALESCE($3, description), keep = COALESCE($4, keep) WHERE id = $1 RETURNING *`,
+        [id, patch.title ?? null, patch.description ?? null, patch.keep ?? null],
       );
       return toComparison(r.rows[0]!);
     });
   }
 
   async deleteComparison(id: string): Promise<boolean> {
-    const now = Date.now();
-    return this.tx(async (db) => {
-      const locked = await db.query('SELECT 1 FROM comparisons WHERE id = $1 FOR UPDATE', [id]);
-      if (locked.rowCount === 0) return false;
-      const shas = (
-        await db.query<{ sha256: string }>(
-          `SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
+    const trash: string[] = [];
+    const gone = await this.tx((db) => this.deleteComparisonIn(db, id, this.clock(), trash));
+    await this.purge(trash);
+    return gone;
+  }
+
+  private async deleteComparisonIn(db: Db, id: string, now: number, trash: string[]): Promise<boolean> {
+    const locked = await db.query('SELECT 1 FROM comparisons WHERE id = $1 FOR UPDATE', [id]);
+    if (locked.rowCount === 0) return false;
+    const shas = (
+      await db.query<{ sha256: string }>(
+        `SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
         WHERE s.comparison_id = $1`,
-          [id],
-        )
-      ).rows.map((r) => r.sha256);
-      await db.query('DELETE FROM comparisons WHERE id = $1', [id]);
-      await this.collect(db, shas, now);
-      return true;
-    });
+        [id],
+      )
+    ).rows.map((r) => r.sha256);
+    await db.query('DELETE FROM comparisons WHERE id = $1', [id]);
+    await this.collect(db, shas, now, trash);
+    return true;
+  }
+
+  async expireComparisons(unusedSince: number): Promise<string[]> {
+    const candidates = (
+      await this.pool.query<{ id: string }>(
+        `SELECT id FROM comparisons
+        WHERE NOT keep AND NOT read_only AND GREATEST(updated_at, viewed_at) < $1 ORDER BY id`,
+        [unusedSince],
+      )
+    ).rows.map((r) => r.id);
+    const removed: string[] = [];
+    for (const id of candidates) {
+      const trash: string[] = [];
+      // Re-checked under the row lock: a view or a change since the query above keeps it.
+      const gone = await this.tx(async (db) => {
+        const still = await db.query(
+          `SELECT 1 FROM comparisons WHERE id = $1
+          AND NOT keep AND NOT read_only AND GREATEST(updated_at, viewed_at) < $2 FOR UPDATE`,
+          [id, unusedSince],
+        );
+        return still.rowCount !== 0 && (await this.deleteComparisonIn(db, id, this.clock(), trash));
+      });
+      await this.purge(trash);
+      if (gone) removed.push(id);
+    }
+    return removed;
   }
 
   async verifyEditToken(id: string, token: string): Promise<boolean> {
@@ -365,7 +509,7 @@ export class PostgresStore implements Store {
 
   async createStage(comparisonId: string, input: { name: string; note?: string }): Promise<Stage> {
     checkText(input);
-    const now = Date.now();
+    const now = this.clock();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       const r = await db.query<StageRow>(
@@ -392,7 +536,7 @@ export class PostgresStore implements Store {
 
   async updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage> {
     checkText(patch);
-    const now = Date.now();
+    const now = this.clock();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       await this.requireStage(db, comparisonId, stageId);
@@ -406,7 +550,7 @@ export class PostgresStore implements Store {
 
   async addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage> {
     const text = captureText(record);
-    const now = Date.now();
+    const now = this.clock();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       const st = await this.requireStage(db, comparisonId, stageId);
@@ -421,7 +565,8 @@ export class PostgresStore implements Store {
   }
 
   async deleteStage(comparisonId: string, stageId: string): Promise<void> {
-    const now = Date.now();
+    const now = this.clock();
+    const trash: string[] = [];
     await this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       await this.requireStage(db, comparisonId, stageId);
@@ -434,12 +579,13 @@ export class PostgresStore implements Store {
         comparisonId,
         (await this.stageRows(db, comparisonId)).map((s) => s.id),
       );
-      await this.collect(db, shas, now);
+      await this.collect(db, shas, now, trash);
     });
+    await this.purge(trash);
   }
 
   async reorderStages(comparisonId: string, stageIds: string[]): Promise<Stage[]> {
-    const now = Date.now();
+    const now = this.clock();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       checkReorder(
@@ -455,6 +601,82 @@ export class PostgresStore implements Store {
 
   async putBlob(src: ByteSource, maxBytes: number): Promise<BlobRef> {
     checkMaxBytes(maxBytes);
+    return this.objects ? this.putObject(this.objects, src, maxBytes) : this.putChunks(src, maxBytes);
+  }
+
+  /** A blob into the bucket (see the comment at the top for the protocol). */
+  private async putObject(objects: S3Blobs, src: ByteSource, maxBytes: number): Promise<BlobRef> {
+    const dataId = newId();
+    const key = objects.keyFor(dataId);
+    const lockKey = uploadLockKey(dataId);
+    const db = await this.pool.connect();
+    let broken: Error | undefined;
+    const lost = (e: Error) => {
+      broken = e;
+    };
+    db.on('error', lost);
+    let recorded = false;
+    try {
+      await db.query('SELECT pg_advisory_lock($1, $2)', [LOCK_NS_UPLOADS, lockKey]);
+      await db.query('INSERT INTO pending_objects (key, lock_key, created_at) VALUES ($1, $2, $3)', [
+        key,
+        lockKey,
+        this.clock(),
+      ]);
+      recorded = true;
+      const { sha256, size } = await objects.write(key, src, maxBytes);
+      const now = this.clock();
+      const pinId = newId();
+      let duplicate = false;
+      await db.query('BEGIN');
+      try {
+        await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha256)]);
+        await db.query('DELETE FROM pending_objects WHERE key = $1', [key]);
+        const inserted = await db.query(
+          `INSERT INTO blobs (sha256, size, data_id, object_key, created_at) VALUES ($1, $2, $3, $4, $5)
+          ON CONFLICT (sha256) DO NOTHING`,
+          [sha256, size, dataId, key, now],
+        );
+        if (inserted.rowCount === 0) {
+          // The same bytes are stored already: this object goes (after the commit).
+          duplicate = true;
+          await db.query('INSERT INTO pending_objects (key, lock_key, created_at) VALUES ($1, NULL, $2)', [key, now]);
+        }
+        await db.query('INSERT INTO blob_pins (id, sha256, expires_at) VALUES ($1, $2, $3)', [
+          pinId,
+          sha256,
+          now + PIN_TTL_MS,
+        ]);
+        await db.query('COMMIT');
+      } catch (e) {
+        await db.query('ROLLBACK').catch((re: Error) => {
+          broken = re;
+        });
+        throw e;
+      }
+      recorded = false;
+      if (duplicate) await this.purge([key]);
+      return { sha256, size, pinId };
+    } catch (e) {
+      // Still holding the lock, so no sweep races this: the object (or what was sent of it) goes,
+      // then its record. A bucket or database out of reach leaves the record for a sweep.
+      if (recorded)
+        await objects
+          .remove(key)
+          .then(() => this.pool.query('DELETE FROM pending_objects WHERE key = $1', [key]))
+          .catch(() => undefined);
+      throw e;
+    } finally {
+      await db.query('SELECT pg_advisory_unlock($1, $2)', [LOCK_NS_UPLOADS, lockKey]).catch((e: Error) => {
+        broken ??= e; // a connection that cannot unlock is closed, which unlocks
+      });
+      db.removeListener('error', lost);
+      db.release(broken);
+    }
+  }
+
+  /** A blob into blob_data, in one transaction. */
+  private async putChunks(src: ByteSource, maxBytes: number): Promise<BlobRef> {
     return this.tx(async (db) => {
       const dataId = newId();
       const hash = createHash('sha256');
@@ -482,7 +704,7 @@ export class PostgresStore implements Store {
       }
       if (pendingBytes > 0) await write(Buffer.concat(pending, pendingBytes));
       const sha256 = hash.digest('hex');
-      const now = Date.now();
+      const now = this.clock();
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha256)]);
       const inserted = await db.query(
         `INSERT INTO blobs (sha256, size, data_id, created_at) VALUES ($1, $2, $3, $4)
@@ -501,11 +723,13 @@ export class PostgresStore implements Store {
   }
 
   async releaseBlob(ref: BlobRef): Promise<void> {
-    const now = Date.now();
+    const now = this.clock();
+    const trash: string[] = [];
     await this.tx(async (db) => {
       await db.query('DELETE FROM blob_pins WHERE id = $1', [ref.pinId]);
-      await this.collect(db, [ref.sha256], now);
+      await this.collect(db, [ref.sha256], now, trash);
     });
+    await this.purge(trash);
   }
 
   async addArtifact(input: NewArtifact): Promise<Artifact> {
@@ -520,7 +744,7 @@ export class PostgresStore implements Store {
       ref = input.blob;
       if (!SHA256_HEX.test(ref.sha256)) throw new StoreError('invalid', 'blob sha256 must be 64 lowercase hex digits');
     }
-    const now = Date.now();
+    const now = this.clock();
     try {
       return await this.tx(async (db) => {
         await this.bump(db, input.comparisonId, now);
@@ -571,7 +795,8 @@ export class PostgresStore implements Store {
   }
 
   async deleteArtifact(comparisonId: string, artifactId: string): Promise<void> {
-    const now = Date.now();
+    const now = this.clock();
+    const trash: string[] = [];
     await this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
       const row = (
@@ -582,8 +807,9 @@ export class PostgresStore implements Store {
         )
       ).rows[0];
       if (!row) throw new StoreError('not-found', `no artifact ${artifactId} in comparison ${comparisonId}`);
-      await this.collect(db, [row.sha256], now);
+      await this.collect(db, [row.sha256], now, trash);
     });
+    await this.purge(trash);
   }
 
   async hasBlob(sha256: string): Promise<boolean> {
@@ -595,29 +821,47 @@ export class PostgresStore implements Store {
     return Number(r.rows[0]!.n);
   }
 
+  /** The bucket that holds a blob's object; throws when this store was opened without one. */
+  private bucketFor(sha256: string): S3Blobs {
+    if (!this.objects)
+      throw new StoreError('blob-missing', `blob ${sha256} is in an S3 bucket, and BLOB_STORE is not set`);
+    return this.objects;
+  }
+
   async readBlob(sha256: string): Promise<Buffer | null> {
     if (!SHA256_HEX.test(sha256)) return null;
     // One statement, one snapshot: either the whole blob or none of it.
-    const r = await this.pool.query<{ size: string; data: Buffer | null }>(
-      `SELECT b.size, d.data FROM blobs b
+    const r = await this.pool.query<{ size: string; object_key: string | null; data: Buffer | null }>(
+      `SELECT b.size, b.object_key, d.data FROM blobs b
       LEFT JOIN blob_data d ON d.data_id = b.data_id WHERE b.sha256 = $1 ORDER BY d.seq`,
       [sha256],
     );
-    if (r.rows.length === 0) return null;
-    const parts = r.rows.flatMap((row) => (row.data ? [row.data] : []));
-    const out = Buffer.concat(parts);
-    if (out.length !== Number(r.rows[0]!.size)) throw new StoreError('blob-missing', `blob ${sha256} is incomplete`);
+    const head = r.rows[0];
+    if (!head) return null;
+    let out: Buffer | null;
+    if (head.object_key !== null) {
+      out = await this.bucketFor(sha256).read(head.object_key);
+      if (!out) throw new StoreError('blob-missing', `the object of blob ${sha256} is missing from the bucket`);
+    } else out = Buffer.concat(r.rows.flatMap((row) => (row.data ? [row.data] : [])));
+    if (out.length !== Number(head.size)) throw new StoreError('blob-missing', `blob ${sha256} is incomplete`);
     return out;
   }
 
   async openBlobStream(sha256: string): Promise<Readable | null> {
     if (!SHA256_HEX.test(sha256)) return null;
     const head = (
-      await this.pool.query<{ data_id: string; size: string }>('SELECT data_id, size FROM blobs WHERE sha256 = $1', [
-        sha256,
-      ])
+      await this.pool.query<{ data_id: string; size: string; object_key: string | null }>(
+        'SELECT data_id, size, object_key FROM blobs WHERE sha256 = $1',
+        [sha256],
+      )
     ).rows[0];
     if (!head) return null;
+    if (head.object_key !== null) {
+      // The GET is under way before this returns, so the reader gets the object as it was now.
+      const body = await this.bucketFor(sha256).open(head.object_key);
+      if (!body) throw new StoreError('blob-missing', `the object of blob ${sha256} is missing from the bucket`);
+      return body;
+    }
     const pool = this.pool;
     const size = Number(head.size);
     // A few chunks per query: bounded memory, and no connection held while the client reads slowly.
@@ -653,7 +897,7 @@ export class PostgresStore implements Store {
     );
     const row = r.rows[0];
     if (!row) return null;
-    const now = Date.now();
+    const now = this.clock();
     if (Number(row.used_at) < now - CACHE_TOUCH_MS)
       await this.pool.query('UPDATE cache SET used_at = $1 WHERE scope = $2 AND key = $3 AND model_version = $4', [
         now,
@@ -683,7 +927,7 @@ export class PostgresStore implements Store {
           SET value = EXCLUDED.value, revision = EXCLUDED.revision, created_at = EXCLUDED.created_at,
             size = EXCLUDED.size, used_at = EXCLUDED.used_at
           WHERE EXCLUDED.revision >= cache.revision`,
-        [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, Date.now(), bytes.length],
+        [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, this.clock(), bytes.length],
       );
       await db.query('DELETE FROM cache WHERE scope = $1 AND key = $2 AND model_version <> $3', [
         c.scope,
@@ -701,8 +945,9 @@ export class PostgresStore implements Store {
   // ---- maintenance ----
 
   async sweep(options: SweepOptions = {}): Promise<SweepReport> {
-    const now = options.now ?? Date.now();
+    const now = options.now ?? this.clock();
     const report: SweepReport = { expiredPins: 0, orphanBlobs: 0, tempFiles: 0, staleCacheEntries: 0 };
+    const trash: string[] = [];
     await this.tx(async (db) => {
       report.expiredPins = (await db.query('DELETE FROM blob_pins WHERE expires_at <= $1', [now])).rowCount ?? 0;
       const orphans = (
@@ -710,17 +955,67 @@ export class PostgresStore implements Store {
         WHERE NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
           AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`)
       ).rows.map((r) => r.sha256);
-      report.orphanBlobs = await this.collect(db, orphans, now);
+      report.orphanBlobs = await this.collect(db, orphans, now, trash);
       report.staleCacheEntries =
         (
           await db.query(`DELETE FROM cache e USING comparisons p
         WHERE e.comparison_id = p.id AND e.revision < p.revision`)
         ).rowCount ?? 0;
     });
+    await this.purge(trash);
+    report.tempFiles = await this.sweepPendingObjects();
     return report;
   }
 
-  async stats(): Promise<StoreStats> {
+  /**
+   * Deletes the object of every pending key whose writer is gone, aborting its multipart upload, and
+   * then the key. A writer is gone when its advisory lock is free: taken here, with the record
+   * re-read under it, since a writer that just finished deleted its record before unlocking. A
+   * bucket out of reach stops the sweep here; what is left waits for the next one.
+   */
+  private async sweepPendingObjects(): Promise<number> {
+    const objects = this.objects;
+    if (!objects) return 0;
+    const rows = (
+      await this.pool.query<{ key: string; lock_key: number | null }>(
+        'SELECT key, lock_key FROM pending_objects ORDER BY created_at',
+      )
+    ).rows;
+    let n = 0;
+    try {
+      for (const row of rows) {
+        if (row.lock_key === null) {
+          await objects.remove(row.key, { complete: true });
+          await this.pool.query('DELETE FROM pending_objects WHERE key = $1 AND lock_key IS NULL', [row.key]);
+          n++;
+          continue;
+        }
+        const removed = await this.tx(async (db) => {
+          const free = (
+            await db.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS free', [
+              LOCK_NS_UPLOADS,
+              row.lock_key,
+            ])
+          ).rows[0]!.free;
+          if (!free) return false; // a live writer
+          const still = await db.query('DELETE FROM pending_objects WHERE key = $1 AND lock_key = $2', [
+            row.key,
+            row.lock_key,
+          ]);
+          if (still.rowCount === 0) return false; // finished meanwhile
+          // The record goes only if the object does (an error here rolls the delete back).
+          await objects.remove(row.key);
+          return true;
+        });
+        if (removed) n++;
+      }
+    } catch (e) {
+      if (!(e instanceof BlobStoreUnavailableError)) throw e;
+    }
+    return n;
+  }
+
+  async stats(options: StatsOptions = {}): Promise<StoreStats> {
     const r = await this.pool.query<Record<string, string>>(`SELECT
       (SELECT COALESCE(MAX(version), 0) FROM schema_migrations) AS "schemaVersion",
       (SELECT COUNT(*) FROM comparisons) AS comparisons,
@@ -731,8 +1026,12 @@ export class PostgresStore implements Store {
       (SELECT COUNT(*) FROM blob_pins) AS pins,
       (SELECT COUNT(*) FROM cache) AS "cacheEntries",
       (SELECT COALESCE(SUM(size), 0) FROM cache) AS "cacheBytes",
-      (SELECT COUNT(DISTINCT data_id) FROM blob_data) + (SELECT COUNT(*) FROM blobs WHERE size = 0) AS "blobObjects"`);
+      (SELECT COUNT(DISTINCT data_id) FROM blob_data)
+        + (SELECT COUNT(*) FROM blobs WHERE size = 0 AND object_key IS NULL) AS "blobObjects",
+      (SELECT COUNT(*) FROM pending_objects) AS "pendingObjects"`);
     const row = r.rows[0]!;
+    let blobObjects: number | null = Number(row.blobObjects);
+    if (this.objects) blobObjects = options.countObjects === false ? null : blobObjects + (await this.objects.count());
     return {
       schemaVersion: Number(row.schemaVersion),
       comparisons: Number(row.comparisons),
@@ -743,9 +1042,14 @@ export class PostgresStore implements Store {
       pins: Number(row.pins),
       cacheEntries: Number(row.cacheEntries),
       cacheBytes: Number(row.cacheBytes),
-      blobObjects: Number(row.blobObjects),
-      tempFiles: 0,
+      blobObjects,
+      tempFiles: Number(row.pendingObjects),
     };
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+    await this.objects?.check();
   }
 
   private closed = false;
@@ -753,6 +1057,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.objects?.close();
     await this.pool.end();
   }
 }

@@ -35,6 +35,7 @@ import { StoreError, TooLargeError } from './errors.ts';
 import { editTokenMatches, hashEditToken, newEditToken, newId, SHA256_HEX } from './secrets.ts';
 import {
   PIN_TTL_MS,
+  VIEW_TOUCH_MS,
   type Artifact,
   type BlobRef,
   type ByteSource,
@@ -45,6 +46,7 @@ import {
   type NewArtifact,
   type NewComparison,
   type Stage,
+  type StatsOptions,
   type Store,
   type StoreStats,
   type SweepOptions,
@@ -69,6 +71,8 @@ interface ComparisonRow {
   edit_token_hash: string | null;
   read_only: number;
   revision: number;
+  viewed_at: number;
+  keep: number;
 }
 interface StageRow {
   id: string;
@@ -103,6 +107,7 @@ function toComparison(r: ComparisonRow): Comparison {
     updatedAt: iso(r.updated_at),
     readOnly: r.read_only !== 0,
     revision: r.revision,
+    keep: r.keep !== 0,
   };
 }
 function toStage(r: StageRow): Stage {
@@ -160,6 +165,7 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
 
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite' as const;
+  readonly blobLocation = 'files' as const;
   private readonly db: Database.Database;
   private readonly blobDir: string;
   private readonly tmpDir: string;
@@ -171,9 +177,11 @@ export class SqliteStore implements Store {
   private readonly activeTemps = SqliteStore.activeTemps;
 
   private readonly maxCacheBytes: number;
+  private readonly clock: () => number;
 
-  constructor(dataDir: string, options: { maxCacheBytes?: number } = {}) {
+  constructor(dataDir: string, options: { maxCacheBytes?: number; clock?: () => number } = {}) {
     this.maxCacheBytes = options.maxCacheBytes ?? Number.MAX_SAFE_INTEGER;
+    this.clock = options.clock ?? Date.now;
     mkdirSync(dataDir, { recursive: true });
     this.blobDir = join(dataDir, 'blobs');
     this.tmpDir = join(this.blobDir, 'tmp');
@@ -216,7 +224,7 @@ export class SqliteStore implements Store {
           this.db.exec(m.sql);
           this.db
             .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-            .run(m.version, m.name, Date.now());
+            .run(m.version, m.name, this.clock());
         }
       })
       .immediate();
@@ -287,7 +295,7 @@ export class SqliteStore implements Store {
     const id = input.id ?? newId();
     const readOnly = input.readOnly === true;
     const token = readOnly ? null : newEditToken();
-    const now = Date.now();
+    const now = this.clock();
     try {
       this.db
         .prepare(`INSERT INTO comparisons (id, title, description, created_at, updated_at, edit_token_hash, read_only)
@@ -315,9 +323,11 @@ export class SqliteStore implements Store {
   }
 
   async getComparisonTree(id: string): Promise<ComparisonTree | null> {
-    return this.db.transaction((): ComparisonTree | null => {
+    let viewedAt = 0;
+    const tree = this.db.transaction((): ComparisonTree | null => {
       const row = this.db.prepare('SELECT * FROM comparisons WHERE id = ?').get(id) as ComparisonRow | undefined;
       if (!row) return null;
+      viewedAt = row.viewed_at;
       const arts = this.db
         .prepare(`SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
         WHERE s.comparison_id = ? ORDER BY a.rowid`)
@@ -333,39 +343,77 @@ export class SqliteStore implements Store {
         stages: this.stageRows(id).map((s) => ({ ...toStage(s), artifacts: byStage.get(s.id) ?? [] })),
       };
     })();
+    const now = this.clock();
+    if (tree && viewedAt < now - VIEW_TOUCH_MS) {
+      try {
+        this.db.prepare('UPDATE comparisons SET viewed_at = ? WHERE id = ? AND viewed_at < ?').run(now, id, now);
+      } catch {
+        // best effort: a view that cannot be recorded (the database busy) is still served
+      }
+    }
+    return tree;
   }
 
-  async updateComparison(id: string, patch: { title?: string; description?: string }): Promise<Comparison> {
-    checkText(patch);
-    const now = Date.now();
+  async updateComparison(
+    id: string,
+    patch: { title?: string; description?: string; keep?: boolean },
+  ): Promise<Comparison> {
+    checkText({ title: patch.title, description: patch.description });
+    const now = this.clock();
     this.db
       .transaction(() => {
         this.bump(id, now);
         this.db
           .prepare(
-            'UPDATE comparisons SET title = COALESCE(?, title), description = COALESCE(?, description) WHERE id = ?',
+            'UPDATE comparisons SET title = COALESCE(?, title), description = COALESCE(?, description), keep = COALESCE(?, keep) WHERE id = ?',
           )
-          .run(patch.title ?? null, patch.description ?? null, id);
+          .run(
+            patch.title ?? null,
+            patch.description ?? null,
+            patch.keep === undefined ? null : patch.keep ? 1 : 0,
+            id,
+          );
       })
       .immediate();
     return (await this.getComparison(id))!;
   }
 
   async deleteComparison(id: string): Promise<boolean> {
-    const now = Date.now();
-    return this.db
-      .transaction((): boolean => {
-        const shas = (
-          this.db
-            .prepare(`SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
+    return this.db.transaction((): boolean => this.deleteComparisonIn(id, this.clock())).immediate();
+  }
+
+  /** Deletes a comparison and collects its blobs; call inside a write transaction. */
+  private deleteComparisonIn(id: string, now: number): boolean {
+    const shas = (
+      this.db
+        .prepare(`SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
         WHERE s.comparison_id = ?`)
-            .all(id) as { sha256: string }[]
-        ).map((r) => r.sha256);
-        const gone = this.db.prepare('DELETE FROM comparisons WHERE id = ?').run(id).changes > 0;
-        if (gone) this.collect(shas, now);
-        return gone;
-      })
-      .immediate();
+        .all(id) as { sha256: string }[]
+    ).map((r) => r.sha256);
+    const gone = this.db.prepare('DELETE FROM comparisons WHERE id = ?').run(id).changes > 0;
+    if (gone) this.collect(shas, now);
+    return gone;
+  }
+
+  async expireComparisons(unusedSince: number): Promise<string[]> {
+    const expired = `SELECT id FROM comparisons
+      WHERE keep = 0 AND read_only = 0 AND max(updated_at, viewed_at) < ?`;
+    const candidates = (this.db.prepare(`${expired} ORDER BY id`).all(unusedSince) as { id: string }[]).map(
+      (r) => r.id,
+    );
+    const removed: string[] = [];
+    for (const id of candidates) {
+      // One transaction each, re-checked under the write lock: a view or a change since keeps it.
+      const gone = this.db
+        .transaction(
+          (): boolean =>
+            this.db.prepare(`${expired} AND id = ?`).get(unusedSince, id) !== undefined &&
+            this.deleteComparisonIn(id, this.clock()),
+        )
+        .immediate();
+      if (gone) removed.push(id);
+    }
+    return removed;
   }
 
   async verifyEditToken(id: string, token: string): Promise<boolean> {
@@ -380,7 +428,7 @@ export class SqliteStore implements Store {
 
   async createStage(comparisonId: string, input: { name: string; note?: string }): Promise<Stage> {
     checkText(input);
-    const now = Date.now();
+    const now = this.clock();
     const id = newId();
     this.db
       .transaction(() => {
@@ -407,7 +455,7 @@ export class SqliteStore implements Store {
 
   async updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage> {
     checkText(patch);
-    const now = Date.now();
+    const now = this.clock();
     return this.db
       .transaction((): Stage => {
         this.requireStage(comparisonId, stageId);
@@ -422,7 +470,7 @@ export class SqliteStore implements Store {
 
   async addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage> {
     const text = captureText(record);
-    const now = Date.now();
+    const now = this.clock();
     return this.db
       .transaction((): Stage => {
         const st = this.requireStage(comparisonId, stageId);
@@ -438,7 +486,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteStage(comparisonId: string, stageId: string): Promise<void> {
-    const now = Date.now();
+    const now = this.clock();
     this.db
       .transaction(() => {
         this.requireStage(comparisonId, stageId);
@@ -459,7 +507,7 @@ export class SqliteStore implements Store {
   }
 
   async reorderStages(comparisonId: string, stageIds: string[]): Promise<Stage[]> {
-    const now = Date.now();
+    const now = this.clock();
     return this.db
       .transaction((): Stage[] => {
         this.bump(comparisonId, now);
@@ -499,7 +547,7 @@ export class SqliteStore implements Store {
       const dir = join(this.blobDir, sha256.slice(0, 2));
       if (mkdirSync(dir, { recursive: true }) !== undefined) fsyncDir(this.blobDir);
       const pinId = newId();
-      const now = Date.now();
+      const now = this.clock();
       this.db
         .transaction(() => {
           const final = join(dir, sha256);
@@ -528,7 +576,7 @@ export class SqliteStore implements Store {
   }
 
   async releaseBlob(ref: BlobRef): Promise<void> {
-    const now = Date.now();
+    const now = this.clock();
     this.db
       .transaction(() => {
         this.db.prepare('DELETE FROM blob_pins WHERE id = ?').run(ref.pinId);
@@ -551,7 +599,7 @@ export class SqliteStore implements Store {
       if (!SHA256_HEX.test(ref.sha256)) throw new StoreError('invalid', 'blob sha256 must be 64 lowercase hex digits');
     }
     const id = newId();
-    const now = Date.now();
+    const now = this.clock();
     try {
       this.db
         .transaction(() => {
@@ -591,7 +639,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteArtifact(comparisonId: string, artifactId: string): Promise<void> {
-    const now = Date.now();
+    const now = this.clock();
     this.db
       .transaction(() => {
         const row = this.db
@@ -648,7 +696,7 @@ export class SqliteStore implements Store {
       AND (e.comparison_id IS NULL OR EXISTS (SELECT 1 FROM comparisons p WHERE p.id = e.comparison_id AND p.revision = e.revision))`)
       .get(c.scope, k.key, k.modelVersion, c.revision) as { value: Buffer; used_at: number } | undefined;
     if (!row) return null;
-    const now = Date.now();
+    const now = this.clock();
     if (row.used_at < now - CACHE_TOUCH_MS)
       this.db
         .prepare('UPDATE cache SET used_at = ? WHERE scope = ? AND key = ? AND model_version = ?')
@@ -675,7 +723,7 @@ export class SqliteStore implements Store {
           SET value = excluded.value, revision = excluded.revision, created_at = excluded.created_at,
             size = excluded.size, used_at = excluded.used_at
           WHERE excluded.revision >= cache.revision`)
-          .run({ ...c, key: k.key, modelVersion: k.modelVersion, value: bytes, now: Date.now(), size: bytes.length });
+          .run({ ...c, key: k.key, modelVersion: k.modelVersion, value: bytes, now: this.clock(), size: bytes.length });
         this.db
           .prepare('DELETE FROM cache WHERE scope = ? AND key = ? AND model_version <> ?')
           .run(c.scope, k.key, k.modelVersion);
@@ -689,7 +737,7 @@ export class SqliteStore implements Store {
   // ---- maintenance ----
 
   async sweep(options: SweepOptions = {}): Promise<SweepReport> {
-    const now = options.now ?? Date.now();
+    const now = options.now ?? this.clock();
     const report: SweepReport = { expiredPins: 0, orphanBlobs: 0, tempFiles: 0, staleCacheEntries: 0 };
     this.db
       .transaction(() => {
@@ -752,7 +800,7 @@ export class SqliteStore implements Store {
     return report;
   }
 
-  async stats(): Promise<StoreStats> {
+  async stats(_options: StatsOptions = {}): Promise<StoreStats> {
     const count = (sql: string): number => (this.db.prepare(sql).get() as { n: number }).n;
     return {
       schemaVersion: count('SELECT COALESCE(MAX(version), 0) AS n FROM schema_migrations'),
@@ -769,6 +817,11 @@ export class SqliteStore implements Store {
         .reduce((n, d) => n + readdirSync(join(this.blobDir, d)).length, 0),
       tempFiles: readdirSync(this.tmpDir).length,
     };
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+    statSync(this.tmpDir);
   }
 
   async close(): Promise<void> {

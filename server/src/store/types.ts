@@ -1,8 +1,9 @@
 import type { Readable } from 'node:stream';
 
 /**
- * The persistence contract of stagediff. Two implementations (SQLite, PostgreSQL) pass the same
- * contract suite (server/test/store/contract.ts). All methods are async, even where SQLite is not.
+ * The persistence contract of stagediff. Two implementations (SQLite, PostgreSQL; the latter with
+ * blob bytes in the database or in an S3 bucket) pass the same contract suite
+ * (server/test/store/contract.ts). All methods are async, even where SQLite is not.
  *
  * Rights are not enforced here: the store is trusted code. Routes check `verifyEditToken` before
  * any change; a read-only comparison (the seeded demo) simply has no token that matches.
@@ -26,6 +27,8 @@ export interface Comparison {
   readOnly: boolean;
   /** Starts at 1; +1 on every change to the comparison, its stages or its artifacts. */
   revision: number;
+  /** Its edit-token holder chose to keep it: retention never removes it. */
+  keep: boolean;
 }
 
 /** One stage of a story; `position` is 0-based and dense within its comparison. */
@@ -138,11 +141,16 @@ export interface SweepOptions {
 export interface SweepReport {
   expiredPins: number;
   orphanBlobs: number;
+  /** Temp files (SQLite), or bucket objects of dead uploads and deleted blobs. */
   tempFiles: number;
   staleCacheEntries: number;
 }
 
-/** Counts for /metrics and tests. `tempFiles` is always 0 for PostgreSQL (an unfinished upload is an uncommitted transaction). */
+/**
+ * Counts for /metrics and tests. `tempFiles`: SQLite's temp files of uploads in progress or left by a
+ * crash; with blobs in a bucket, the objects being uploaded or waiting to be deleted; always 0 for
+ * blobs in PostgreSQL (an unfinished upload is an uncommitted transaction).
+ */
 export interface StoreStats {
   schemaVersion: number;
   comparisons: number;
@@ -154,25 +162,48 @@ export interface StoreStats {
   cacheEntries: number;
   /** Bytes of the cached values (bounded by the store's `maxCacheBytes`). */
   cacheBytes: number;
-  /** Blob payloads physically present (files, or distinct chunk sets); equals `blobs` when consistent. */
-  blobObjects: number;
+  /**
+   * Blob payloads physically present (files, distinct chunk sets, objects in the bucket); equals
+   * `blobs` when consistent. Null when not counted (`stats({ countObjects: false })` with a bucket,
+   * where counting lists the whole prefix).
+   */
+  blobObjects: number | null;
   tempFiles: number;
+}
+
+/** Where blob bytes live: files under DATA_DIR (SQLite), chunks in PostgreSQL, or objects in an S3 bucket. */
+export type BlobLocation = 'files' | 'database' | 's3';
+
+export interface StatsOptions {
+  /** Count the blob payloads (default true); with a bucket this lists the whole prefix. */
+  countObjects?: boolean;
 }
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
+  readonly blobLocation: BlobLocation;
 
   // Comparisons
   createComparison(input: NewComparison): Promise<CreatedComparison>;
   getComparison(id: string): Promise<Comparison | null>;
-  /** The comparison, its stages and artifacts, from one snapshot; null if unknown. */
+  /**
+   * The comparison, its stages and artifacts, from one snapshot; null if unknown. Reading a tree is
+   * what every view does, so it also records the view for retention (at most once per VIEW_TOUCH_MS,
+   * without a revision bump: a view changes nothing).
+   */
   getComparisonTree(id: string): Promise<ComparisonTree | null>;
   /** Throws `not-found`. */
-  updateComparison(id: string, patch: { title?: string; description?: string }): Promise<Comparison>;
+  updateComparison(id: string, patch: { title?: string; description?: string; keep?: boolean }): Promise<Comparison>;
   /** Removes stages, artifacts, cache entries, and blobs no other artifact references. False if unknown. */
   deleteComparison(id: string): Promise<boolean>;
   /** Constant-time; false for unknown ids and read-only comparisons. */
   verifyEditToken(id: string, token: string): Promise<boolean>;
+  /**
+   * Retention: deletes (as `deleteComparison` does, blobs included) every comparison neither changed
+   * nor viewed since `unusedSince` (ms since epoch), except read-only ones and those marked `keep`.
+   * Returns the ids removed.
+   */
+  expireComparisons(unusedSince: number): Promise<string[]>;
 
   // Stages (all scoped by comparison: a stage of another comparison is `not-found`)
   /** Appends at the end. Throws `not-found`. */
@@ -219,9 +250,14 @@ export interface Store {
   // Maintenance
   /** Removes expired pins, unreferenced blobs, leftover temp files, and cache entries of old revisions. */
   sweep(options?: SweepOptions): Promise<SweepReport>;
-  stats(): Promise<StoreStats>;
+  stats(options?: StatsOptions): Promise<StoreStats>;
+  /** Throws unless the database and the blob store answer now (for /healthz). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** How long a `putBlob` result stays protected before an artifact must reference it. */
 export const PIN_TTL_MS = 15 * 60 * 1000;
+
+/** A comparison's last view is recorded at most this often (so reads rarely write). */
+export const VIEW_TOUCH_MS = 60 * 60 * 1000;

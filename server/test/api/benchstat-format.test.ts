@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { BenchmarkDiff } from './api-types.ts';
+import type { BenchmarkDiff } from '../../src/model/benchmark.ts';
 import {
   ciText,
   commonScale,
@@ -14,7 +14,7 @@ import {
   mediansAcrossStages,
   scaleText,
   unitClass,
-} from './benchstat-format.ts';
+} from '../../src/api/benchstat-format.ts';
 
 const data = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
 
@@ -151,6 +151,16 @@ describe('benchstat formatting', () => {
       nBase: 10,
       nTarget: 10,
       significant: false,
+      verdict: {
+        status: 'no-change' as const,
+        ratio: 1,
+        p: 1,
+        nBase: 10,
+        nTarget: 10,
+        alpha: 0.05,
+        minP: 2 / 184756,
+        runsNeeded: 4,
+      },
     });
     const m = mediansAcrossStages([[row('A', 1), row('B', 2)], null, [row('A', 0.5)]]);
     expect(m.get('p\u0000A\u0000sec/op')).toEqual([1, null, 0.5]);

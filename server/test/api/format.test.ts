@@ -11,7 +11,7 @@ import {
   formatShare,
   formatSignedValue,
   formatValue,
-} from './format.ts';
+} from '../../src/api/format.ts';
 
 describe('format', () => {
   it('formats durations from ns and ms', () => {
@@ -26,8 +26,8 @@ describe('format', () => {
   });
   it('formats bytes and counts', () => {
     expect(formatBytes(512)).toBe('512 B');
-    expect(formatBytes(1536)).toBe('1.5 KB');
-    expect(formatBytes(3.2 * 1024 * 1024)).toBe('3.2 MB');
+    expect(formatBytes(1536)).toBe('1.5 KiB');
+    expect(formatBytes(3.2 * 1024 * 1024)).toBe('3.2 MiB');
     expect(formatCount(950)).toBe('950');
     expect(formatCount(12_345)).toBe('12.3k');
     expect(formatCount(4_500_000)).toBe('4.5M');
@@ -51,12 +51,12 @@ describe('format', () => {
   });
   it('formats profile values by unit', () => {
     expect(formatValue(2_500_000, 'nanoseconds')).toBe('2.5 ms');
-    expect(formatValue(2048, 'bytes')).toBe('2 KB');
+    expect(formatValue(2048, 'bytes')).toBe('2 KiB');
     expect(formatValue(0.25, 'fraction')).toBe('25 %');
     expect(formatValue(1500, 'nanoseconds/request')).toBe('1.5 µs/req');
     expect(formatValue(3, 'count')).toBe('3');
     expect(formatValue(7, 'widgets')).toBe('7 widgets');
     expect(formatSignedValue(-1_000_000, 'nanoseconds')).toBe('−1 ms');
-    expect(formatSignedValue(2048, 'bytes')).toBe('+2 KB');
+    expect(formatSignedValue(2048, 'bytes')).toBe('+2 KiB');
   });
 });

@@ -155,3 +155,54 @@ describe('stagediff inspect --json totals of profiles with negative values', () 
     });
   }
 });
+
+describe('stagediff inspect --json of a file of several runs and of new formats', () => {
+  it('wrk/three-runs.txt: each run in the file’s order', () => {
+    const r = runCliSync('inspect', `${repoRoot}fixtures/loadtests/wrk/three-runs.txt`, '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect([o.kind, o.format, o.note]).toEqual(['loadtest', 'wrk', '3 runs read from one file']);
+    expect(o.runs.map((x: { summary: { rps: number } }) => x.summary.rps)).toEqual([19925.47, 18360, 21217.19]);
+  });
+
+  it('oha and trace-derived profiles name their format and kind', () => {
+    const oha = JSON.parse(runCliSync('inspect', `${repoRoot}fixtures/loadtests/oha/ok.json`, '--json').stdout);
+    expect([oha.kind, oha.format, oha.summary.rps]).toEqual(['loadtest', 'oha-json', 35235.85193248088]);
+    const sched = JSON.parse(runCliSync('inspect', `${repoRoot}fixtures/profiles/trace/sched.pprof`, '--json').stdout);
+    expect(sched.description.kind).toBe('trace-sched');
+  });
+});
+
+describe('stagediff inspect --root', () => {
+  const demo = `${repoRoot}fixtures/demo/baseline/run-1/cpu.pb.gz`;
+  it('prints the subtree under a call path, re-trimmed at its own value, and what it left out', () => {
+    const path = 'net/http.(*conn).serve;net/http.serverHandler.ServeHTTP';
+    const r = runCliSync('inspect', demo, '--json', '--top', '1', '--root', path, '--min-fraction', '0.2');
+    expect(r.status, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout).subtree;
+    expect(s.root).toEqual(path.split(';'));
+    expect(s.minFraction).toBe(0.2);
+    expect(s.tree.name).toBe('net/http.serverHandler.ServeHTTP');
+    // every drawn child holds at least a fifth of the subtree; what was cut is reported
+    const walk = (n: { value: number; children: { value: number }[] }): void => {
+      for (const c of n.children) {
+        expect(c.value).toBeGreaterThanOrEqual(0.2 * s.tree.value);
+        walk(c as typeof n);
+      }
+    };
+    walk(s.tree);
+    expect(s.trim.prunedNodes).toBeGreaterThan(0);
+    const text = runCliSync('inspect', demo, '--top', '1', '--root', path, '--min-fraction', '0.2');
+    expect(text.stdout).toMatch(/^Subtree: net\/http\.\(\*conn\)\.serve → net\/http\.serverHandler\.ServeHTTP, /m);
+    expect(text.stdout).toMatch(/^[\d.]+% in \d+ frames under 20% of it, too small to draw$/m);
+  });
+
+  it('names a call path no sample passes through, and a bad --min-fraction', () => {
+    const r = runCliSync('inspect', demo, '--root', 'main.nothing');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/--root: no sample passes through the call path main\.nothing/);
+    const f = runCliSync('inspect', demo, '--root', '', '--min-fraction', '2');
+    expect(f.status).not.toBe(0);
+    expect(f.stderr).toMatch(/--min-fraction needs a number from 0 to 1, got "2"/);
+  });
+});

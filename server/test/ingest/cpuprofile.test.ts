@@ -214,4 +214,20 @@ describe('the older head/timestamps layout (v8-profiler-next export, fixtures/cp
     const ts = doc.timestamps as number[];
     expect(total(p, sampleTypeIndex(p, 'cpu'))).toBe(ts[ts.length - 1]! - ts[0]!);
   });
+
+  it('a timestamps array one longer than samples: the last timestamp closes the last sample, as DevTools reads it', () => {
+    // the same file without its last sample: its timestamp now only ends the sample before it
+    const closed = { ...doc, samples: (doc.samples as number[]).slice(0, -1) };
+    const p = parse(Buffer.from(JSON.stringify(closed)));
+    const ts = doc.timestamps as number[];
+    expect(p.stats.numSamples).toBe(ts.length - 1);
+    const cpu = sampleTypeIndex(p, 'cpu');
+    expect(total(p, cpu)).toBe(ts[ts.length - 1]! - ts[0]!);
+    // each sample lasts until the next timestamp, the last one included
+    const n = p.values[cpu]!.length;
+    expect(p.values[cpu]![n - 1]).toBe(ts[ts.length - 1]! - ts[ts.length - 2]!);
+    // and a count that fits neither reading is still refused
+    const bad = { ...doc, samples: (doc.samples as number[]).slice(0, -2) };
+    expect(ingestError(() => parse(Buffer.from(JSON.stringify(bad)))).code).toBe('value-count-mismatch');
+  });
 });

@@ -25,7 +25,7 @@ function utf16be(b: Buffer): Buffer {
 
 /** What a reading says, without the parts that legitimately differ (none for these). */
 function view(p: Parsed): unknown {
-  if (p.kind === 'loadtest') return { format: p.format, summary: p.run.summary };
+  if (p.kind === 'loadtest') return { format: p.format, summaries: p.runs.map((r) => r.summary) };
   if (p.kind === 'profile') return { format: p.format, values: p.profile.values, frames: p.profile.frames };
   return p;
 }

@@ -17,6 +17,24 @@ describe('legacy pprof layouts', () => {
     ['heap-debug1.txt', 'heap-text', /legacy text heap profile.*go tool pprof -proto FILE > FILE\.pb\.gz/],
     ['mutex-debug1.txt', 'contention-text', /mutex\/block profile/],
     ['goroutine-debug1.txt', 'count-text', /goroutine\/threadcreate profile/],
+    // google/pprof's own test data (profile/testdata), each converted by `go tool pprof -proto FILE`
+    [
+      'google-pprof/java.heap',
+      'heap-text',
+      /legacy text heap profile.*Java heapz.*go tool pprof -proto FILE > FILE\.pb\.gz/,
+    ],
+    [
+      'google-pprof/java.cpu',
+      'java-cpu-binary',
+      /legacy binary Java CPU profile.*go tool pprof -proto FILE > FILE\.pb\.gz/,
+    ],
+    ['google-pprof/java.contention', 'contention-text', /contentionz.*go tool pprof -proto FILE > FILE\.pb\.gz/],
+    ['google-pprof/cppbench.contention', 'contention-text', /contentionz.*go tool pprof -proto FILE > FILE\.pb\.gz/],
+    [
+      'google-pprof/cppbench.thread',
+      'thread-text',
+      /thread profile \(threadz\).*go tool pprof -proto FILE > FILE\.pb\.gz/,
+    ],
   ];
   for (const [f, kind, msg] of cases) {
     it(f, async () => {

@@ -1,6 +1,9 @@
 /**
- * `perf script` output of a real `perf record -g -e cpu-clock` (fixtures/profiles/perf-script-hey.txt),
- * folded and checked against perf's own stackcollapse script run on the same perf.data.
+ * `perf script` output of real `perf record -g` runs: fixtures/profiles/perf-script-hey.txt, checked
+ * against perf's own stackcollapse script run on the same perf.data, and fixtures/profiles/perf/: one
+ * recording printed with every header layout perf has used (with and without time, cpu, period, event
+ * name), page-fault and two-event recordings, and a file FlameGraph publishes, each checked against
+ * what FlameGraph's stackcollapse-perf.pl printed for it.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -97,5 +100,127 @@ describe('perf script', () => {
         expect(e).toBeInstanceOf(IngestError);
       }
     }
+  });
+});
+
+const perfDir = (f: string) => readFileSync(`${fixturesDir}profiles/perf/${f}`);
+
+/** stackcollapse-perf.pl's output: stack → weight. */
+function collapsed(f: string): Map<string, number> {
+  const want = new Map<string, number>();
+  for (const l of perfDir(f).toString().trim().split('\n')) {
+    const i = l.lastIndexOf(' ');
+    want.set(l.slice(0, i), Number(l.slice(i + 1)));
+  }
+  return want;
+}
+
+const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+
+/** The leaf (last frame) with the largest weight. */
+function hottestLeaf(m: Map<string, number>): [string, number] {
+  const leaves = new Map<string, number>();
+  for (const [k, v] of m) {
+    const leaf = k.slice(k.lastIndexOf(';') + 1);
+    leaves.set(leaf, (leaves.get(leaf) ?? 0) + v);
+  }
+  return [...leaves].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
+}
+
+async function read(f: string): Promise<Profile> {
+  const parsed = await ingest({ name: 'upload', bytes: perfDir(f) });
+  expect(parsed.kind).toBe('profile');
+  if (parsed.kind !== 'profile') throw new Error('not a profile');
+  expect(parsed.profile.format).toBe('perf-script');
+  return parsed.profile;
+}
+
+describe('perf script: weights and header layouts, against stackcollapse-perf.pl', () => {
+  it('weighs by the period by default, as perf report and FlameGraph do; the sample count stays selectable', async () => {
+    const p = await read('faults-default.txt');
+    expect(p.sampleTypes).toEqual([
+      { type: 'samples', unit: 'count' },
+      { type: 'page-faults', unit: 'count' },
+    ]);
+    expect(p.defaultSampleType).toBe('page-faults');
+    const want = collapsed('faults-default.stackcollapse-perf.txt');
+    expect(folded(p, 1)).toEqual(want);
+    // "perf record: … (42 samples)": the count differs from the weight
+    expect(sum(folded(p, 0))).toBe(42);
+    expect(sum(folded(p, 1))).toBe(sum(want));
+    expect(sum(want)).not.toBe(42);
+    expect(hottestLeaf(folded(p, 1))).toEqual(hottestLeaf(want));
+  });
+
+  it('cpu-clock: the period is CPU time in nanoseconds, and the default', async () => {
+    const p = await read('cpu-default.txt');
+    expect(p.sampleTypes[1]).toEqual({ type: 'cpu', unit: 'nanoseconds' });
+    expect(p.defaultSampleType).toBe('cpu');
+    expect(folded(p, 1)).toEqual(collapsed('cpu-default.stackcollapse-perf.txt'));
+    expect(sum(folded(p, 0))).toBe(78);
+  });
+
+  it('reads every header layout of one recording to the same stacks', async () => {
+    const byPeriod = folded(await read('cpu-default.txt'), 1);
+    const bySamples = folded(await read('cpu-default.txt'), 0);
+    for (const f of ['cpu-pid-tid-no-period', 'cpu-no-time', 'cpu-no-time-no-period', 'cpu-no-event']) {
+      const p = await read(`${f}.txt`);
+      // FlameGraph's script sees no period in these layouts and counts samples: so do we, in samples
+      expect(folded(p, 0), f).toEqual(collapsed(`${f}.stackcollapse-perf.txt`));
+      expect(folded(p, 0), f).toEqual(bySamples);
+    }
+    // `-F comm,pid,period,event,…`: no time, but the period is printed: perf's weight is read
+    const noTime = await read('cpu-no-time.txt');
+    expect(noTime.defaultSampleType).toBe('cpu');
+    expect(folded(noTime, 1)).toEqual(byPeriod);
+    expect(noTime.comments.join('\n')).toMatch(/counts these samples instead/);
+    // no period printed: the sample count is the only (and default) type
+    for (const f of ['cpu-pid-tid-no-period', 'cpu-no-time-no-period', 'cpu-no-event']) {
+      const p = await read(`${f}.txt`);
+      expect(p.sampleTypes, f).toEqual([{ type: 'samples', unit: 'count' }]);
+      expect(p.defaultSampleType, f).toBe('samples');
+    }
+  });
+
+  it('keeps the samples of the first event only, as the script does, and says how many it left out', async () => {
+    const p = await read('mixed-events.txt');
+    expect(folded(p, 1)).toEqual(collapsed('mixed-events.stackcollapse-perf.txt'));
+    const text = perfDir('mixed-events.txt').toString();
+    const first = /^\S.*?:\s+\d+\s+(\S+):\s*$/m.exec(text)![1]!;
+    const headers = [...text.matchAll(/^\S.*?:\s+\d+\s+(\S+):\s*$/gm)].map((m) => m[1]);
+    const others = headers.filter((e) => e !== first).length;
+    expect(others).toBeGreaterThan(0);
+    expect(p.comments).toContain(`${others} sample(s) of other events than ${first} left out`);
+    expect(sum(folded(p, 0))).toBe(headers.length - others);
+  });
+
+  it('a file FlameGraph publishes (Java page faults): period weights and Java names as the script gives them', async () => {
+    const p = await read('published/perf-java-faults-01.txt');
+    const want = collapsed('published/perf-java-faults-01.stackcollapse-perf.txt');
+    expect(folded(p, 1)).toEqual(want);
+    expect(sum(want)).toBe(200);
+    expect(sum(folded(p, 0))).toBe(23);
+    expect(hottestLeaf(folded(p, 1))).toEqual(hottestLeaf(want));
+  });
+
+  it('a Go file inferno publishes (cpu-clock:uhH, the last sample without its closing empty line)', async () => {
+    const p = await read('published/inferno-go-stacks.txt');
+    const want = collapsed('published/inferno-go-stacks.stackcollapse-perf.txt');
+    expect(p.sampleTypes[1]).toEqual({ type: 'cpu', unit: 'nanoseconds' });
+    expect(folded(p, 1)).toEqual(want);
+    // five headers; the script, like us, leaves out the last sample (no empty line closes it)
+    expect(sum(want)).toBe(4 * 250000);
+    expect(p.comments).toContain('the file ends inside a sample (cut off?): that last sample is left out');
+  });
+
+  it('inlined frames (a->b) are two frames, the inner one marked as the script marks it', () => {
+    const text = [
+      'app 7 1.000000: 10 cycles: ',
+      '\t    1 outer->inner+0x4 (/usr/bin/app)',
+      '\t    2 main (/usr/bin/app)',
+      '',
+      '',
+    ].join('\n');
+    expect([...folded(parse(Buffer.from(text)), 1)]).toEqual([['app;main;outer;inner_[i]', 10]]);
   });
 });

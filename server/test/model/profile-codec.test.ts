@@ -27,6 +27,8 @@ describe('the compact derived form of a profile', () => {
       expect(c).not.toBeNull();
       expect(c.stats).toEqual(p.stats);
       expect(c.labelSets).toEqual(p.labelSets);
+      // mapping files and stand-in markers too: filters match them
+      expect(c.frames).toEqual(p.frames);
       expect(c.sampleStack.length).toBeLessThanOrEqual(p.sampleStack.length);
       p.sampleTypes.forEach((_t, i) => {
         expect(sortByFlat(flatCum(c, i))).toEqual(sortByFlat(flatCum(p, i)));
@@ -49,6 +51,20 @@ describe('the compact derived form of a profile', () => {
     expect(a.sampleStack.length).toBe(aggregateSamples(p).sampleStack.length + (p.sampleLabelSet[0] === 1 ? 0 : 1));
     const total = (x: Profile) => x.values[1]!.reduce((s, v) => s + v, 0);
     expect(total(a)).toBe(total(twice));
+  });
+
+  it('decodes from a buffer at any alignment, and refuses one cut short', async () => {
+    const p = aggregateSamples(await load('demo/baseline/run-1/cpu.pb.gz'));
+    const bytes = encodeProfile(p);
+    for (const shift of [0, 1, 3, 4]) {
+      const moved = new Uint8Array(bytes.length + shift);
+      moved.set(bytes, shift);
+      const c = decodeProfile(moved.subarray(shift))!;
+      expect(c.values).toEqual(p.values);
+      expect(c.stackFrames).toEqual(p.stackFrames);
+      expect(c.sampleStack).toEqual(p.sampleStack);
+    }
+    expect(decodeProfile(bytes.subarray(0, bytes.length - 4))).toBeNull();
   });
 
   it('refuses bytes that are not its encoding', () => {

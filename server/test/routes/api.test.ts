@@ -31,7 +31,8 @@ const S = {
 async function run(path: string): Promise<LoadTestRun> {
   const p = await ingest({ name: 'x', bytes: readFileSync(path) });
   if (p.kind !== 'loadtest') throw new Error('not a load test');
-  return p.run;
+  expect(p.runs).toHaveLength(1);
+  return p.runs[0]!;
 }
 
 let app: StagediffApp;
@@ -486,6 +487,7 @@ describe('ops', () => {
     expect((await app.inject({ url: '/healthz' })).json()).toMatchObject({
       status: 'ok',
       store: 'sqlite',
+      blobs: 'files',
       analysis: { workers: 2, running: 0, queued: 0 },
     });
     const m = (await app.inject({ url: '/metrics' })).body;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { ServiceError } from '../../src/services/errors.ts';
 import { FilterChecker } from '../../src/services/filter-check.ts';
-import { compileFilters } from '../../src/services/filters.ts';
+import { compileFilters } from '../../src/services/view-queries.ts';
 import { testApp } from '../helpers/app.ts';
 
 const CASES = [

@@ -29,7 +29,8 @@ describe('requests during one profile', () => {
   it('counts the requests that started inside the profile window, from the run timeline', async () => {
     const parsed = await ingest({ name: 'vegeta.jsonl', path: log });
     if (parsed.kind !== 'loadtest') throw new Error('not a load test');
-    const run: LoadTestRun = parsed.run;
+    expect(parsed.runs).toHaveLength(1);
+    const run: LoadTestRun = parsed.runs[0]!;
     // Independent count from the raw log: requests whose start falls in [first + 1 s, first + 3 s).
     const starts = readFileSync(log, 'utf8')
       .trim()

@@ -11,6 +11,7 @@ import {
   cacheGetJson,
   cachePutJson,
   PIN_TTL_MS,
+  VIEW_TOUCH_MS,
   StoreError,
   TooLargeError,
   type ByteSource,
@@ -28,6 +29,15 @@ export interface StoreHarness {
   freshConfig(): Promise<StoreConfig>;
   /** Every text value stored for a comparison row, so tests can check what is (not) kept. */
   rawComparisonRow(config: StoreConfig, id: string): Promise<string>;
+  /**
+   * Where a crash test's child stalls, mid-write (default 3 MiB). A bucket is written in parts of
+   * several MiB, so there it is later, for parts to be in the bucket when the child dies.
+   */
+  crashAfterBytes?: number;
+  /** With a bucket: its objects and open multipart uploads under the store's prefix. */
+  bucketState?(config: StoreConfig): Promise<{ objects: number; uploads: number }>;
+  /** Waits until the database has seen a killed child's connections end (its locks released). */
+  settle?(config: StoreConfig): Promise<void>;
 }
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -83,6 +93,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
   describe(`store contract: ${name}`, () => {
     const opened: Store[] = [];
     let config: StoreConfig;
+    const crashAfter = harness.crashAfterBytes ?? 3 * MiB;
 
     async function open(cfg: StoreConfig = config, sweepOnOpen = true): Promise<Store> {
       const s = await openStore({ ...cfg, sweepOnOpen });
@@ -908,6 +919,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
               CRASH_MODE: mode,
               CRASH_COMPARISON: cid,
               CRASH_STAGE: sid,
+              CRASH_AFTER_BYTES: String(crashAfter),
             },
             stdio: ['ignore', 'pipe', 'pipe'],
           });
@@ -932,7 +944,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
           child.on('exit', (_code, signal) => {
             clearTimeout(timer);
             if (!marker) reject(new Error(`crash child exited early: ${err}`));
-            else resolve({ marker, exitSignal: signal });
+            else Promise.resolve(harness.settle?.(cfg)).then(() => resolve({ marker, exitSignal: signal }), reject);
           });
         });
       }
@@ -953,13 +965,16 @@ export function storeContract(name: string, harness: StoreHarness): void {
           const { cid, sid, rev } = await setupForCrash();
           const run = await crashChild(config, mode, cid, sid);
           expect(run.exitSignal).toBe('SIGKILL');
-          expect(Number(run.marker)).toBeGreaterThanOrEqual(3 * MiB); // it really was mid-write
+          expect(Number(run.marker)).toBeGreaterThanOrEqual(crashAfter); // it really was mid-write
 
           const raw = await open(config, false);
           const before = await raw.stats();
           expect([before.artifacts, before.blobs, before.pins]).toEqual([0, 0, 0]);
-          // SQLite: the partial temp file is still there (PostgreSQL rolled the transaction back).
-          expect(before.tempFiles).toBe(raw.dialect === 'sqlite' ? 1 : 0);
+          // The partial write is still there for a sweep to find: SQLite's temp file, or the key of
+          // the object being uploaded to the bucket (PostgreSQL rolled its transaction back).
+          expect(before.tempFiles).toBe(raw.blobLocation === 'database' ? 0 : 1);
+          // In a bucket, parts were uploaded: a multipart upload is open.
+          if (harness.bucketState) expect((await harness.bucketState(config)).uploads).toBe(1);
           expect((await raw.getComparison(cid))!.revision).toBe(rev);
           expect(await raw.listArtifacts(cid, sid)).toEqual([]);
           await raw.close();
@@ -968,6 +983,7 @@ export function storeContract(name: string, harness: StoreHarness): void {
           const s = await open(); // sweeps on open
           const after = await s.stats();
           expect(counts(after)).toEqual({ ...EMPTY_COUNTS, comparisons: 1, stages: 1 });
+          if (harness.bucketState) expect(await harness.bucketState(config)).toEqual({ objects: 0, uploads: 0 });
           // and the store works normally afterwards
           const art = await s.addArtifact({
             comparisonId: cid,
@@ -996,6 +1012,102 @@ export function storeContract(name: string, harness: StoreHarness): void {
         const report = await s.sweep({ now: Date.now() + PIN_TTL_MS + 1000 });
         expect(report).toMatchObject({ expiredPins: 1, orphanBlobs: 1 });
         expect(counts(await s.stats())).toEqual({ ...EMPTY_COUNTS, comparisons: 1, stages: 1 });
+        if (harness.bucketState) expect(await harness.bucketState(config)).toEqual({ objects: 0, uploads: 0 });
+      });
+    });
+
+    describe('retention', () => {
+      const DAY = 24 * 3600 * 1000;
+
+      it('removes the comparisons unused since the cutoff with their blobs, and nothing else (a fake clock)', async () => {
+        let now = Date.parse('2026-03-01T12:00:00Z');
+        config = { ...(await harness.freshConfig()), clock: () => now };
+        const s = await open();
+        const shared = bytesOf(900, 40_000);
+        async function story(title: string, seed: number, withShared = false) {
+          const { comparison, editToken } = await s.createComparison({ title });
+          const sid = (await s.createStage(comparison.id, { name: 'baseline' })).id;
+          const add = (b: Buffer, f: string) =>
+            s.addArtifact({
+              comparisonId: comparison.id,
+              stageId: sid,
+              kind: 'profile',
+              format: 'pprof',
+              filename: f,
+              summary: {},
+              src: chunked(b),
+              maxBytes: MiB,
+            });
+          const own = await add(bytesOf(seed, 30_000 + seed), 'own');
+          if (withShared) await add(shared, 'shared');
+          return { id: comparison.id, sid, token: editToken!, own: own.sha256 };
+        }
+        const stale = await story('never looked at again', 901, true);
+        const viewed = await story('viewed on day 20', 902, true);
+        const changed = await story('changed on day 25', 903);
+        const kept = await story('kept by its owner', 904);
+        const demo = (await s.createComparison({ id: 'demo', title: 'Demo', readOnly: true })).comparison.id;
+        const demoStage = (await s.createStage(demo, { name: 'baseline' })).id;
+        await s.addArtifact({
+          comparisonId: demo,
+          stageId: demoStage,
+          kind: 'profile',
+          format: 'pprof',
+          filename: 'demo',
+          summary: {},
+          src: chunked(bytesOf(905, 1000)),
+          maxBytes: MiB,
+        });
+        expect((await s.updateComparison(kept.id, { keep: true })).keep).toBe(true);
+        expect((await s.getComparison(stale.id))!.keep).toBe(false);
+
+        now += 20 * DAY;
+        const rev = (await s.getComparison(viewed.id))!.revision;
+        expect((await s.getComparisonTree(viewed.id))!.comparison.revision).toBe(rev); // a view changes nothing
+        expect((await s.getComparison(viewed.id))!.revision).toBe(rev);
+        now += 5 * DAY;
+        await s.updateStage(changed.id, changed.sid, { note: 'tuned' });
+
+        // Day 31: only the story nobody changed or viewed for 30 days goes, with the blob only it used.
+        now += 6 * DAY;
+        expect(await s.expireComparisons(now - 30 * DAY)).toEqual([stale.id]);
+        expect(await s.getComparison(stale.id)).toBeNull();
+        expect(await s.hasBlob(stale.own)).toBe(false);
+        expect((await s.readBlob(sha256(shared)))!.equals(shared)).toBe(true); // still used by `viewed`
+        for (const c of [viewed, changed, kept]) expect(await s.hasBlob(c.own)).toBe(true);
+        let st = await s.stats();
+        expect([st.comparisons, st.artifacts, st.blobs, st.blobObjects, st.pins]).toEqual([4, 5, 5, 5, 0]);
+        expect(await s.expireComparisons(now - 30 * DAY)).toEqual([]);
+
+        // Day 51: `viewed` is 31 days past its view; the shared blob goes with it.
+        now += 20 * DAY;
+        expect(await s.expireComparisons(now - 30 * DAY)).toEqual([viewed.id]);
+        expect(await s.hasBlob(sha256(shared))).toBe(false);
+        // The owner lets go of `kept`: that is a change, so it has 30 days from now.
+        await s.updateComparison(kept.id, { keep: false });
+        expect(await s.expireComparisons(now - 30 * DAY)).toEqual([]);
+
+        // Day 100: everything but the read-only demo has gone.
+        now += 49 * DAY;
+        expect((await s.expireComparisons(now - 30 * DAY)).sort()).toEqual([changed.id, kept.id].sort());
+        st = await s.stats();
+        expect([st.comparisons, st.artifacts, st.blobs, st.blobObjects, st.pins]).toEqual([1, 1, 1, 1, 0]);
+        expect((await s.getComparisonTree(demo))!.stages[0]!.artifacts).toHaveLength(1);
+        if (harness.bucketState) expect(await harness.bucketState(config)).toEqual({ objects: 1, uploads: 0 });
+      });
+
+      it('records a view at most once per VIEW_TOUCH_MS', async () => {
+        let now = Date.parse('2026-03-01T12:00:00Z');
+        config = { ...(await harness.freshConfig()), clock: () => now };
+        const s = await open();
+        const id = (await s.createComparison({ title: 'x' })).comparison.id;
+        now += 10 * DAY;
+        await s.getComparisonTree(id); // recorded: day 10
+        now += VIEW_TOUCH_MS / 2;
+        await s.getComparisonTree(id); // too soon after the last: not recorded
+        // 30 days after day 10 plus a minute: the second view did not move the last use.
+        now = Date.parse('2026-03-01T12:00:00Z') + 40 * DAY + 60_000;
+        expect(await s.expireComparisons(now - 30 * DAY)).toEqual([id]);
       });
     });
   });

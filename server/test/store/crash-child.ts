@@ -14,13 +14,16 @@ const forever = new Promise<never>(() => {
   setInterval(() => {}, 1 << 30); // keep the event loop alive
 });
 
-/** Yields 256 KiB chunks without end; after 3 MiB have been consumed it reports and stalls. */
+/** Bytes consumed before the child reports and stalls (CRASH_AFTER_BYTES, default 3 MiB). */
+const stallAt = Number(process.env.CRASH_AFTER_BYTES || 3 * 1024 * 1024);
+
+/** Yields 256 KiB chunks without end; after `stallAt` bytes have been consumed it reports and stalls. */
 async function* endless(): ByteSource {
   let sent = 0;
   for (let i = 0; ; i++) {
     // Code after a `yield` runs only when the consumer asks for more, i.e. once it has written
     // everything yielded so far.
-    if (sent >= 3 * 1024 * 1024) {
+    if (sent >= stallAt) {
       process.stdout.write(`MARK ${sent}\n`);
       await forever;
     }

@@ -1,6 +1,6 @@
-import pg from 'pg';
 import { describe, it } from 'vitest';
 import { storeContract } from './contract.ts';
+import { PgTestDatabases } from './pg-databases.ts';
 
 /*
  * Runs the store contract on a real PostgreSQL when STAGEDIFF_TEST_DATABASE_URL is set, e.g.
@@ -26,40 +26,13 @@ if (!adminUrl) {
     it('needs STAGEDIFF_TEST_DATABASE_URL', () => {});
   });
 } else {
-  const created: string[] = [];
-  let admin: pg.Client;
-  let n = 0;
-  const run = `${process.pid}_${Date.now().toString(36)}`;
-
-  const urlFor = (db: string): string => {
-    const u = new URL(adminUrl);
-    u.pathname = `/${db}`;
-    return u.toString();
-  };
-
+  const dbs = new PgTestDatabases(adminUrl, 't');
   storeContract('postgres', {
-    async setup() {
-      admin = new pg.Client({ connectionString: adminUrl });
-      await admin.connect();
-    },
+    setup: () => dbs.setup(),
     async freshConfig() {
-      const db = `stagediff_t_${run}_${n++}`;
-      await admin.query(`CREATE DATABASE ${db}`);
-      created.push(db);
-      return { dataDir: '/nonexistent-unused-by-postgres', databaseUrl: urlFor(db), maxConnections: 12 };
+      return { dataDir: '/nonexistent-unused-by-postgres', databaseUrl: await dbs.fresh(), maxConnections: 12 };
     },
-    async rawComparisonRow(config, id) {
-      const c = new pg.Client({ connectionString: config.databaseUrl });
-      await c.connect();
-      try {
-        return JSON.stringify((await c.query('SELECT * FROM comparisons WHERE id = $1', [id])).rows[0]);
-      } finally {
-        await c.end();
-      }
-    },
-    async teardown() {
-      for (const db of created.splice(0)) await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-      await admin.end();
-    },
+    rawComparisonRow: (config, id) => dbs.rawComparisonRow(config, id),
+    teardown: () => dbs.teardown(),
   });
 }

@@ -51,6 +51,7 @@ describe('sqlite store specifics', () => {
       { version: 1, name: 'init' },
       { version: 2, name: 'stage-captures' },
       { version: 3, name: 'cache-bound' },
+      { version: 4, name: 'retention' },
     ]);
     db.close();
     expect(existsSync(join(dataDir, 'blobs', ref.sha256.slice(0, 2), ref.sha256))).toBe(true);

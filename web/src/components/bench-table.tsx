@@ -1,4 +1,3 @@
-import type { BenchmarkDiff } from '../lib/api-types.ts';
 import {
   benchKey,
   deltaText,
@@ -7,11 +6,12 @@ import {
   geomeanText,
   groupBenchRows,
   unitHeading,
-} from '../lib/benchstat-format.ts';
+} from '../../../server/src/api/benchstat-format.ts';
+import type { Benchmarks } from '../lib/api.ts';
 import { Sparkline } from './sparkline.tsx';
 
 export interface BenchTableProps {
-  diff: BenchmarkDiff;
+  diff: Benchmarks;
   baseName: string;
   targetName: string;
   /** Each benchmark's median at every stage of `stageNames` (null: not measured there), by benchKey. */

@@ -1,4 +1,4 @@
-import type { Stage } from '../lib/api-types.ts';
+import type { Stage } from '../lib/api.ts';
 import { busyStages, type CaptureGroup, groupCaptures, loadText, runText, windowText } from '../lib/capture-format.ts';
 
 /** A visible warning when any stage was captured on a busy machine (other load skews its figures). */

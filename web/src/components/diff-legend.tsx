@@ -1,17 +1,27 @@
-import type { DiffResponse } from '../lib/api-types.ts';
-import { legendStops } from '../lib/diff-color.ts';
-import { formatInt, formatShare, formatValue } from '../lib/format.ts';
+import { formatInt, formatShare, formatValue } from '../../../server/src/api/format.ts';
+import type { Diff, DiffMode } from '../lib/api.ts';
+import { hatchColors, legendStops } from '../lib/diff-color.ts';
 
-const MODE_TEXT: Record<DiffResponse['mode'], string> = {
+const MODE_TEXT: Record<DiffMode, string> = {
   absolute: 'Absolute: target − base in the sample unit, as go tool pprof -diff_base.',
   share: 'Share of total: each side divided by its own total, so frames compare as fractions of the profile.',
   normalize: 'Normalized: base scaled so both totals match (pprof -normalize).',
   'per-request': 'Per request: each side divided by the requests its stage’s load test served.',
 };
 
-/** Legend of the diff colour scale, the active normalisation named, totals and the noise floor control. */
+/** The swatch of frames within the run-to-run noise: the flamegraph's hatch, drawn in CSS. */
+function hatchStyle(dark: boolean): React.CSSProperties {
+  const { ground, stripe } = hatchColors(dark);
+  return { background: `repeating-linear-gradient(45deg, ${stripe} 0 2px, ${ground} 2px 5px)` };
+}
+
+/**
+ * Legend of the diff: the mode it is in (and why, when the server chose it), what its colours mean —
+ * the size of each change, and, when the stages' runs were tested, which frames are within the noise
+ * (hatched) apart from those below the noise floor (grey) — totals and the noise floor control.
+ */
 export function DiffLegend(props: {
-  diff: DiffResponse;
+  diff: Diff;
   baseName: string;
   targetName: string;
   noise: number;
@@ -20,10 +30,12 @@ export function DiffLegend(props: {
 }) {
   const { diff, baseName, targetName, noise, onNoise, dark } = props;
   const modeName = diff.mode === 'per-request' ? 'per request' : diff.mode;
+  const tested = diff.noise?.status === 'tested';
   return (
     <aside className="diff-legend" aria-label="Diff legend">
-      <div className="legend-mode">
+      <div className="legend-mode" data-mode={diff.mode}>
         <strong>Mode: {modeName}</strong> — {MODE_TEXT[diff.mode]}
+        {diff.modeReason && <span className="mode-reason"> Chosen automatically: {diff.modeReason}.</span>}
         {diff.perRequest && (
           <span>
             {' '}
@@ -32,11 +44,11 @@ export function DiffLegend(props: {
           </span>
         )}
       </div>
-      {diff.noise && (
+      {diff.noise && tested && (
         <div className="legend-noise small" data-noise-normalisation={diff.noise.normalisation}>
           Noise: {diff.noise.nBase} + {diff.noise.nTarget} profiles; each function's flat and cum{' '}
           {diff.noise.normalisation === 'raw' ? 'as recorded' : diff.noise.normalisation} per profile, Mann–Whitney U
-          test (as benchstat). Frames and rows whose change is inside the noise (p &gt; {diff.noise.alpha}) are grey;
+          test (as benchstat). Frames and rows whose change is within the noise (p &gt; {diff.noise.alpha}) are hatched;
           hover for p.
         </div>
       )}
@@ -47,6 +59,12 @@ export function DiffLegend(props: {
             {s.label}
           </span>
         ))}
+        {tested && (
+          <span className="legend-stop" data-legend="within-noise">
+            <span className="swatch" style={hatchStyle(dark)} aria-hidden="true" />
+            within the noise (p &gt; {diff.noise?.alpha})
+          </span>
+        )}
         <span className="legend-stop">
           name <span className="marker">[new]</span> / name <span className="marker">[removed]</span>: frame only in{' '}
           {targetName} / {baseName}

@@ -21,6 +21,35 @@ export interface FlameGraphProps<T extends FlameDatum> {
   inverted?: boolean;
   /** Frames narrower than this many pixels are not drawn (d3-flame-graph's minFrameSize). */
   minFrameSize?: number;
+  /**
+   * A hatch pattern the graph defines, for `colorFor` to return as `url(#id)`: diagonal stripes over a
+   * ground colour. Defined inside the graph's own SVG, so an exported SVG or PNG keeps it.
+   */
+  hatch?: { id: string; ground: string; stripe: string } | null;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Adds the hatch pattern to the chart's SVG (no <g> inside: d3-flame-graph treats every <g> as a frame). */
+function defineHatch(svg: SVGSVGElement, hatch: NonNullable<FlameGraphProps<FlameDatum>['hatch']>) {
+  const defs = document.createElementNS(SVG_NS, 'defs');
+  const pattern = document.createElementNS(SVG_NS, 'pattern');
+  pattern.setAttribute('id', hatch.id);
+  pattern.setAttribute('patternUnits', 'userSpaceOnUse');
+  pattern.setAttribute('width', '6');
+  pattern.setAttribute('height', '6');
+  pattern.setAttribute('patternTransform', 'rotate(45)');
+  const ground = document.createElementNS(SVG_NS, 'rect');
+  ground.setAttribute('width', '6');
+  ground.setAttribute('height', '6');
+  ground.setAttribute('fill', hatch.ground);
+  const stripe = document.createElementNS(SVG_NS, 'rect');
+  stripe.setAttribute('width', '2.5');
+  stripe.setAttribute('height', '6');
+  stripe.setAttribute('fill', hatch.stripe);
+  pattern.append(ground, stripe);
+  defs.append(pattern);
+  svg.insertBefore(defs, svg.firstChild);
 }
 
 /**
@@ -147,6 +176,9 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
     else chart.setColorMapper((d, original) => (d.highlight ? '#e600e6' : original));
     select(el).selectAll('*').remove();
     select(el).datum(tree).call(chart);
+    const hatch = latest.current.hatch;
+    const svg = el.querySelector('svg');
+    if (hatch && svg) defineHatch(svg, hatch);
     chartRef.current = chart;
     const { search, focus } = latest.current;
     settle(el);
@@ -160,7 +192,7 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
       chart.destroy();
       chartRef.current = null;
     };
-  }, [tree, width, inverted, minFrameSize, props.colorFor]);
+  }, [tree, width, inverted, minFrameSize, props.colorFor, props.hatch?.id, props.hatch?.ground]);
 
   // The search's regex engine loads with the first search; the search is applied again once it has.
   const [engineReady, setEngineReady] = useState(searchEngineReady);

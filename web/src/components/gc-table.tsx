@@ -1,5 +1,5 @@
-import { DASH, formatInt } from '../lib/format.ts';
-import { formatPauseMs, type GcStageSummary } from '../lib/gc-summary.ts';
+import { formatInt, formatMs, formatShare } from '../../../server/src/api/format.ts';
+import type { GcStageSummary } from '../lib/gc-summary.ts';
 
 /** Stop-the-world pauses per stage: cycles, forced cycles, p50/p99/max/total pause, GC CPU %, largest heap. */
 export function GcTable({ rows }: { rows: GcStageSummary[] }) {
@@ -49,19 +49,19 @@ export function GcTable({ rows }: { rows: GcStageSummary[] }) {
                 {formatInt(r.forcedCycles)}
               </td>
               <td className="num" data-field="p50" data-value={r.stwPauseMs.p50}>
-                {formatPauseMs(r.stwPauseMs.p50)}
+                {formatMs(r.stwPauseMs.p50)}
               </td>
               <td className="num" data-field="p99" data-value={r.stwPauseMs.p99}>
-                {formatPauseMs(r.stwPauseMs.p99)}
+                {formatMs(r.stwPauseMs.p99)}
               </td>
               <td className="num" data-field="max" data-value={r.stwPauseMs.max}>
-                {formatPauseMs(r.stwPauseMs.max)}
+                {formatMs(r.stwPauseMs.max)}
               </td>
               <td className="num" data-field="total" data-value={r.stwPauseMs.total}>
-                {formatPauseMs(r.stwPauseMs.total)}
+                {formatMs(r.stwPauseMs.total)}
               </td>
               <td className="num" data-field="cpu" data-value={r.cpuPercent}>
-                {Number.isFinite(r.cpuPercent) ? `${Number(r.cpuPercent.toFixed(1))} %` : DASH}
+                {formatShare(r.cpuPercent / 100)}
               </td>
               <td className="num" data-field="heap" data-value={r.maxHeapMb}>
                 {formatInt(r.maxHeapMb)} MB <span className="muted">/ {formatInt(r.maxGoalMb)} MB</span>

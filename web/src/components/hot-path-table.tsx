@@ -1,26 +1,50 @@
 import { useState } from 'react';
-import type { DiffRow } from '../lib/api-types.ts';
-import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
-import { formatP } from '../lib/significance.ts';
+import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
+import { formatP, verdictWords } from '../../../server/src/api/words.ts';
+import type { Diff, DiffRow } from '../lib/api.ts';
+import { fullVerdict } from '../lib/diff-verdicts.ts';
 
-/** A change neither flat nor cum of which is significant across the stages' profiles. */
-function inNoise(r: DiffRow): boolean {
-  return !!r.noise && !r.noise.flat.significant && !r.noise.cum.significant;
+/** A tested change neither flat nor cum of which is significant: inside the run-to-run noise. */
+function inNoise(r: DiffRow, noise: Diff['noise']): boolean {
+  if (noise?.status !== 'tested' || !r.verdict) return false;
+  const { flat, cum } = r.verdict;
+  return (
+    flat.status !== 'significant' &&
+    cum.status !== 'significant' &&
+    (flat.status === 'no-change' || cum.status === 'no-change')
+  );
 }
 
-function noiseTitle(r: DiffRow): string | undefined {
-  if (!r.noise) return undefined;
-  const one = (label: string, v: NonNullable<DiffRow['noise']>['flat']) =>
-    `${label}: ${v.significant ? 'significant' : v.status === 'single-run' ? 'one profile: no noise estimate' : '~ within the noise'}${v.p !== null ? ` (${formatP(v.p)})` : ''}`;
-  return `${one('flat', r.noise.flat)}; ${one('cum', r.noise.cum)} — Mann–Whitney U over the stages' profiles`;
+/**
+ * The row's verdict in words: its cum's (the function with everything it calls), "significant (p=0.002)",
+ * "~ within the noise (p=0.310)" or "not judged"; the run counts are the diff's own, in the legend, and
+ * both flat's and cum's whole verdicts are in the title.
+ */
+function verdictCell(r: DiffRow, noise: Diff['noise']): { text: string; title: string } | null {
+  if (!noise || !r.verdict) return null;
+  const cum = fullVerdict(r.verdict.cum, noise, r.base.cum, r.target.cum);
+  const flat = fullVerdict(r.verdict.flat, noise, r.base.flat, r.target.flat);
+  const text =
+    cum.status === 'significant'
+      ? `significant (${formatP(cum.p)})`
+      : cum.status === 'no-change'
+        ? `~ within the noise (${formatP(cum.p)})`
+        : 'not judged';
+  return {
+    text,
+    title: `cum: ${verdictWords(cum)}; flat: ${verdictWords(flat)} — Mann–Whitney U over the stages' profiles (${noise.normalisation === 'raw' ? 'as recorded' : noise.normalisation})`,
+  };
 }
 
 /**
  * Functions ranked by change, flat and cum for both stages; a click focuses the function. With several
- * profiles per stage, rows whose change is inside the noise are greyed (p-values in the row's title).
+ * profiles per stage each row says its verdict in words, and rows whose change is inside the noise are
+ * marked (flat's and cum's verdicts in the row's title).
  */
 export function HotPathTable(props: {
   rows: DiffRow[];
+  /** How the rows' verdicts were tested (null: one profile per stage, nothing tested). */
+  noise: Diff['noise'];
   unit: string;
   baseTotal: number;
   targetTotal: number;
@@ -31,6 +55,8 @@ export function HotPathTable(props: {
   limit?: number;
 }) {
   const { rows, unit, baseName, targetName, selected, onSelect } = props;
+  // Verdicts in words only when the runs were tested (too few runs: the banner above says so once).
+  const tested = props.noise?.status === 'tested';
   const [limit, setLimit] = useState(props.limit ?? 25);
   // Keep the selected function visible even when it ranks below the cut.
   const cut = rows.slice(0, limit);
@@ -68,58 +94,63 @@ export function HotPathTable(props: {
             <th scope="col" className="num">
               Δ cum %
             </th>
-            <th scope="col">Status</th>
+            <th scope="col">{tested ? 'Status · verdict' : 'Status'}</th>
           </tr>
         </thead>
         <tbody>
-          {shown.map((r) => (
-            <tr
-              key={r.name}
-              className={
-                [r.name === selected ? 'selected' : '', inNoise(r) ? 'in-noise' : ''].join(' ').trim() || undefined
-              }
-              aria-selected={r.name === selected}
-              data-noise={r.noise ? r.noise.cum.status : undefined}
-              title={noiseTitle(r)}
-              onClick={() => onSelect(r.name)}
-            >
-              <td className="num muted">{rows.indexOf(r) + 1}</td>
-              <td className="fn">
-                <button
-                  type="button"
-                  className="link-button fn-name"
-                  title={r.name}
-                  onClick={(e) => {
-                    e.stopPropagation();
-                    onSelect(r.name);
-                  }}
-                >
-                  {r.name}
-                </button>
-              </td>
-              <td className="num">
-                {formatValue(r.base.flat, unit)}{' '}
-                <span className="muted small">{share(r.base.flat, props.baseTotal)}</span>
-              </td>
-              <td className="num">
-                {formatValue(r.target.flat, unit)}{' '}
-                <span className="muted small">{share(r.target.flat, props.targetTotal)}</span>
-              </td>
-              <td className={r.deltaFlat > 0 ? 'num more' : r.deltaFlat < 0 ? 'num less' : 'num'}>
-                {formatSignedValue(r.deltaFlat, unit)}
-              </td>
-              <td className="num">{formatDeltaPercent(r.base.flat, r.target.flat)}</td>
-              <td className="num">{formatValue(r.base.cum, unit)}</td>
-              <td className="num">{formatValue(r.target.cum, unit)}</td>
-              <td className={r.deltaCum > 0 ? 'num more' : r.deltaCum < 0 ? 'num less' : 'num'}>
-                {formatSignedValue(r.deltaCum, unit)}
-              </td>
-              <td className="num">{formatDeltaPercent(r.base.cum, r.target.cum)}</td>
-              <td>
-                <span className={`status status-${r.status}`}>{r.status}</span>
-              </td>
-            </tr>
-          ))}
+          {shown.map((r) => {
+            const v = verdictCell(r, props.noise);
+            return (
+              <tr
+                key={r.name}
+                className={
+                  [r.name === selected ? 'selected' : '', inNoise(r, props.noise) ? 'in-noise' : ''].join(' ').trim() ||
+                  undefined
+                }
+                aria-selected={r.name === selected}
+                data-verdict={r.verdict ? r.verdict.cum.status : undefined}
+                title={v?.title}
+                onClick={() => onSelect(r.name)}
+              >
+                <td className="num muted">{rows.indexOf(r) + 1}</td>
+                <td className="fn">
+                  <button
+                    type="button"
+                    className="link-button fn-name"
+                    title={r.name}
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      onSelect(r.name);
+                    }}
+                  >
+                    {r.name}
+                  </button>
+                </td>
+                <td className="num">
+                  {formatValue(r.base.flat, unit)}{' '}
+                  <span className="muted small">{share(r.base.flat, props.baseTotal)}</span>
+                </td>
+                <td className="num">
+                  {formatValue(r.target.flat, unit)}{' '}
+                  <span className="muted small">{share(r.target.flat, props.targetTotal)}</span>
+                </td>
+                <td className={r.deltaFlat > 0 ? 'num more' : r.deltaFlat < 0 ? 'num less' : 'num'}>
+                  {formatSignedValue(r.deltaFlat, unit)}
+                </td>
+                <td className="num">{formatDeltaPercent(r.base.flat, r.target.flat)}</td>
+                <td className="num">{formatValue(r.base.cum, unit)}</td>
+                <td className="num">{formatValue(r.target.cum, unit)}</td>
+                <td className={r.deltaCum > 0 ? 'num more' : r.deltaCum < 0 ? 'num less' : 'num'}>
+                  {formatSignedValue(r.deltaCum, unit)}
+                </td>
+                <td className="num">{formatDeltaPercent(r.base.cum, r.target.cum)}</td>
+                <td>
+                  <span className={`status status-${r.status}`}>{r.status}</span>
+                  {tested && v && <span className="verdict-words small">{v.text}</span>}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
       {rows.length > limit && (

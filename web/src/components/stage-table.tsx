@@ -1,67 +1,145 @@
-import type { StageRow } from '../lib/api-types.ts';
-import { DASH, formatInt, formatMs, formatRps } from '../lib/format.ts';
-import { formatPauseMs, type GcStageSummary } from '../lib/gc-summary.ts';
-import { estimateTitle, formatCi, type StageBenchVerdict, verdictOrSingle, verdictText } from '../lib/significance.ts';
-import { presentLatencyColumns } from '../lib/stage-table-export.ts';
+import { DASH, formatChange, formatInt, formatMs, formatShare } from '../../../server/src/api/format.ts';
+import { formatN, verdictText } from '../../../server/src/api/words.ts';
+import type { Estimate, FigureKey, StageChanges, StageRow, StageTable as StageTableData } from '../lib/api.ts';
+import type { GcStageSummary } from '../lib/gc-summary.ts';
+import {
+  FIGURE_TEXT,
+  type Latency,
+  figureSpread,
+  figureValue,
+  presentLatencyColumns,
+  presentPerRequestColumns,
+  verdictLatency,
+} from '../lib/stage-table-export.ts';
 import { Sparkline } from './sparkline.tsx';
 
-type Figure = 'rps' | 'p50' | 'p95' | 'p99';
+type Side = 'vsPrevious' | 'vsBaseline';
+
+/** Whether a change of the figure is for the better (null: no change, or no figure). */
+function better(k: FigureKey, ratio: number | null): boolean | null {
+  if (ratio === null || ratio === 1) return null;
+  return k === 'rps' ? ratio > 1 : ratio < 1;
+}
 
 /**
- * One change line of a verdict cell. Only a significant change is coloured (good/bad by direction); a
- * change inside the noise, or of a single run, stays plain.
+ * One change line of a verdict cell, worded as every verdict is (api/words.ts). Only a significant
+ * change is coloured (good/bad by direction); a change inside the noise, or one too few runs can judge,
+ * stays plain.
  */
-function VerdictLine({
-  label,
-  row,
-  side,
-  k,
-}: {
-  label: string;
-  row: StageRow;
-  side: 'vsPrevious' | 'vsBaseline';
-  k: Figure;
-}) {
-  const v = row.significance?.[side]?.[k] ?? null;
-  const ratio = row[side]?.[k] ?? null;
-  const t = verdictText(verdictOrSingle(ratio, v), k === 'rps' ? 'ratio' : 'percent');
-  const better = ratio === null ? null : k === 'rps' ? ratio > 1 : ratio < 1;
-  const cls = t.significant ? (better ? 'good' : 'bad') : t.change === '~' ? 'muted' : '';
+function VerdictLine({ row, side, k, className }: { row: StageRow; side: Side; k: FigureKey; className?: string }) {
+  const v = row[side]?.[k] ?? null;
+  const t = verdictText(v, FIGURE_TEXT[k].style);
+  const good = v ? better(k, v.ratio) : null;
+  const cls = t.significant ? (good ? 'good' : 'bad') : t.change === '~' ? 'muted' : '';
   return (
-    <span className={`verdict ${cls}`} data-figure={k} data-verdict={v?.status ?? 'single-run'} title={t.title}>
-      {label} {t.text}
+    <span
+      className={['verdict', cls, className].filter(Boolean).join(' ')}
+      data-figure={k}
+      data-verdict={v?.status ?? 'missing'}
+      data-p={v?.p ?? ''}
+      data-n={v ? formatN(v) : ''}
+      title={t.title}
+    >
+      {FIGURE_TEXT[k].label} {t.text}
     </span>
   );
+}
+
+/** benchstat's verdict on the stages' `go test -bench` results, one line per unit. */
+export interface BenchLine {
+  unit: string;
+  text: string;
+  significant: boolean;
+  /** Whether the (geomean) change went the good way for the unit; null for no change. */
+  better: boolean | null;
+  title: string;
+}
+
+const UNIT_ORDER = ['sec/op', 'B/op', 'allocs/op'];
+
+/**
+ * The stage table's benchmark lines from the change engine's benchmark comparison: per unit (sec/op,
+ * B/op, allocs/op first; at most `limit`), the geomean change over the paired benchmarks and how many
+ * changed significantly; "~" where none did. Unpaired benchmarks (configurations differ) say so.
+ */
+export function benchLines(b: StageChanges['benchmarks'], limit = 3): BenchLine[] {
+  if (!b) return [];
+  if (!b.comparable)
+    return [
+      {
+        unit: 'none',
+        text: 'benchmarks not compared',
+        significant: false,
+        better: null,
+        title: b.reason ?? 'no benchmark of one stage pairs with one of the other',
+      },
+    ];
+  const rank = (u: string) => (UNIT_ORDER.includes(u) ? UNIT_ORDER.indexOf(u) : 99);
+  return [...b.units]
+    .sort((x, y) => rank(x.unit) - rank(y.unit))
+    .slice(0, limit)
+    .map((u) => {
+      const g = u.geomeanDeltaPercent;
+      const good = g === null || g === 0 ? null : u.better === 'higher' ? g > 0 : g < 0;
+      const rows = b.rows.filter((r) => r.unit === u.unit);
+      if (u.benchmarks === 1 && rows[0]) {
+        const t = verdictText(rows[0].verdict, 'percent');
+        return {
+          unit: u.unit,
+          text: `${u.unit} ${t.text}`,
+          significant: t.significant,
+          better: good,
+          title: `${rows[0].subject ?? u.unit}: ${t.title}`,
+        };
+      }
+      const change = g === null ? '?' : formatChange(1 + g / 100);
+      return {
+        unit: u.unit,
+        text:
+          u.significant > 0
+            ? `${u.unit} ${change} geomean, ${u.significant} of ${u.benchmarks} significant`
+            : `${u.unit} ~ (${u.benchmarks} benchmarks, none significant)`,
+        significant: u.significant > 0,
+        better: good,
+        title: `benchstat geomean of ${u.benchmarks} benchmarks: ${change}; ${u.significant} significant`,
+      };
+    });
 }
 
 function VerdictCell({
   row,
   side,
-  lat,
+  figures,
   bench,
   className,
 }: {
   row: StageRow;
-  side: 'vsPrevious' | 'vsBaseline';
-  lat: Figure | null;
-  bench: StageBenchVerdict[] | null;
+  side: Side;
+  figures: FigureKey[];
+  bench: BenchLine[] | null;
   className?: string;
 }) {
-  const ratios = row[side];
+  const verdicts = row[side];
   const cls = `num verdicts${className ? ` ${className}` : ''}`;
-  const hasLoad = ratios && Object.values(ratios).some((v) => v !== null);
-  if (!hasLoad && !bench?.length)
+  const shown = figures.filter((k) => verdicts && verdicts[k].status !== 'missing');
+  const kind = side === 'vsPrevious' ? 'prev' : 'base';
+  if (shown.length === 0 && !bench?.length)
     return (
-      <td className={`${cls} muted`} data-kind={side === 'vsPrevious' ? 'prev' : 'base'}>
+      <td className={`${cls} muted`} data-kind={kind}>
         {DASH}
       </td>
     );
   return (
-    <td className={cls} data-kind={side === 'vsPrevious' ? 'prev' : 'base'} data-rps-ratio={ratios?.rps ?? ''}>
-      {hasLoad && ratios.rps !== null && <VerdictLine label="QPS" row={row} side={side} k="rps" />}
-      {hasLoad && lat && ratios[lat] !== null && (
-        <VerdictLine label={lat.toUpperCase()} row={row} side={side} k={lat} />
-      )}
+    <td className={cls} data-kind={kind} data-rps-ratio={verdicts?.rps.ratio ?? ''}>
+      {shown.map((k) => (
+        <VerdictLine
+          key={k}
+          row={row}
+          side={side}
+          k={k}
+          className={k === 'allocPerRequest' ? 'phone-hide' : undefined}
+        />
+      ))}
       {bench?.map((b, i) => (
         <span
           key={b.unit}
@@ -77,8 +155,7 @@ function VerdictCell({
 }
 
 /** "9,742 req/s", the unit in its own span (a phone leaves it out: the column head says QPS). */
-function RpsText({ v }: { v: number | null }) {
-  const text = formatRps(v);
+function ValueText({ text }: { text: string }) {
   const m = / req\/s$/.exec(text);
   if (!m) return <>{text}</>;
   return (
@@ -89,33 +166,60 @@ function RpsText({ v }: { v: number | null }) {
   );
 }
 
-/** A figure of a row: the median across runs with its ± on a second line, or the single run's figure. */
-function FigureCell({ row, k, className }: { row: StageRow; k: Figure; className?: string }) {
-  const v = k === 'rps' ? row.rps : row.latencyMs[k];
-  const fmt = k === 'rps' ? formatRps : formatMs;
-  const e = row.estimates?.[k] ?? null;
+/** A tooltip for a median across runs: the runs, the interval and what it means. */
+function estimateTitle(e: Estimate, k: FigureKey): string {
+  const f = (v: number) => figureValue({ ...e, median: v }, k);
+  const what = k === 'cpuPerRequest' || k === 'allocPerRequest' ? 'profiles' : 'runs';
+  if (e.n < 2) return `one ${what === 'runs' ? 'run' : 'profile'}: no noise estimate`;
+  const range =
+    e.lo !== null && e.hi !== null
+      ? `95 % confidence interval of the median ${f(e.lo)} – ${f(e.hi)}`
+      : `no 95 % confidence interval with ${e.n} ${what} (benchstat needs 6)`;
+  return `median of ${e.n} ${what} (${e.values.map(f).join(', ')}); ${range}`;
+}
+
+/** A figure of a row: the median across runs with its ± and run count on a second line, or the single run's figure. */
+function FigureCell({
+  row,
+  k,
+  className,
+  children,
+}: {
+  row: StageRow;
+  k: FigureKey;
+  className?: string;
+  children?: React.ReactNode;
+}) {
+  const e = row.figures[k];
+  const spread = figureSpread(e);
+  const perRequest = k === 'cpuPerRequest' || k === 'allocPerRequest';
   return (
     <td
       className={`num${className ? ` ${className}` : ''}`}
       data-field={k}
-      data-value={v ?? ''}
+      data-value={e?.median ?? ''}
       title={
         e
-          ? estimateTitle(e, fmt)
-          : row.aggregated
+          ? estimateTitle(e, k)
+          : row.summary === 'aggregate' && !perRequest
             ? 'request-weighted aggregate of runs with different settings'
             : undefined
       }
     >
-      {k === 'rps' ? <RpsText v={v} /> : fmt(v)}
-      {e && e.n > 1 && (
+      <ValueText text={figureValue(e, k)} />
+      {e && spread && (
         <span className="muted small spread" data-ci={e.ci ?? ''}>
-          {formatCi(e)} · {e.n} runs
+          {spread}
+          <span className="phone-hide">
+            {' '}
+            · {e.n} {perRequest ? 'profiles' : 'runs'}
+          </span>
         </span>
       )}
-      {k === 'rps' && row.aggregated && (
+      {k === 'rps' && row.summary === 'aggregate' && (
         <span className="muted small spread">{row.loadTests} runs, mixed settings</span>
       )}
+      {children}
     </td>
   );
 }
@@ -155,7 +259,7 @@ function GcCells({ gc, stageId }: { gc: StageTableGc; stageId: string }) {
         data-value={g.stwPauseMs.p99}
         title={`p99 of ${g.cycles} stop-the-world pauses${pooled}`}
       >
-        {formatPauseMs(g.stwPauseMs.p99)}
+        {formatMs(g.stwPauseMs.p99)}
       </td>
       <td
         className="num phone-hide"
@@ -163,42 +267,46 @@ function GcCells({ gc, stageId }: { gc: StageTableGc; stageId: string }) {
         data-value={g.cpuPercent}
         title={`the runtime's cumulative GC CPU share at the last cycle${pooled}`}
       >
-        {Number(g.cpuPercent.toFixed(1))} %
+        {formatShare(g.cpuPercent / 100)}
       </td>
     </>
   );
 }
 
 /**
- * The write-up table: one row per stage with load-test figures (medians ± 95 % interval across repeated
- * runs) and benchstat verdicts vs previous/baseline, plus a GC column group (p99 stop-the-world pause, GC
- * CPU %) when some stage has a GC trace (`gc` not null) and benchmark verdicts in the vs-previous cell
- * (`bench`: per stage id, vs the previous stage). On a phone only stage, QPS, P99 and the vs-previous
- * verdicts stay (CSS: `.phone-hide`).
+ * The write-up table, from GET …/stage-table: one row per stage with load-test figures and CPU (and
+ * allocated bytes) per request — medians ± 95 % interval across repeated runs — and the change engine's
+ * verdicts vs previous/baseline, plus a GC column group (p99 stop-the-world pause, GC CPU %) when some
+ * stage has a GC trace (`gc` not null) and benchmark verdicts in the vs-previous cell (`bench`: per stage
+ * id, vs the previous stage). On a phone only stage, QPS, P99 and the vs-previous verdicts stay (CSS:
+ * `.phone-hide`).
  */
 export function StageTable({
-  rows,
+  table,
   gc = null,
   bench = null,
 }: {
-  rows: StageRow[];
+  table: StageTableData;
   gc?: StageTableGc | null;
-  bench?: Map<string, StageBenchVerdict[]> | null;
+  bench?: Map<string, BenchLine[]> | null;
 }) {
-  const rpsValues = rows.map((r) => r.rps);
+  const rows = table.rows;
+  const rpsValues = rows.map((r) => r.figures.rps?.median ?? null);
   // A latency column no stage has a figure for (wrk prints no P95) is left out rather than shown as dashes.
   const lat = presentLatencyColumns(rows);
-  // The verdict cells name one latency: P95 where there is one, else P99, else P50.
-  const verdictLat: Figure | null = lat.includes('p95') ? 'p95' : lat.includes('p99') ? 'p99' : (lat[0] ?? null);
+  const perRequest = presentPerRequestColumns(rows);
+  const vLat: Latency | null = verdictLatency(lat);
+  const judged: FigureKey[] = ['rps', ...(vLat ? [vLat] : []), ...perRequest];
   // On a phone the tail latency stays: P99 where there is one.
   const phoneLat = lat.includes('p99') ? 'p99' : lat[lat.length - 1];
+  const before = 5 + lat.length + perRequest.length;
   return (
     <div className="table-scroll stage-table-wrap">
       <table className="stage-table" aria-label="Stage table">
         <thead>
           {gc && (
             <tr className="group-row phone-hide">
-              <td colSpan={7 + lat.length} />
+              <td colSpan={before} />
               <th scope="colgroup" colSpan={2} className="gc-col">
                 GC
               </th>
@@ -214,20 +322,31 @@ export function StageTable({
             </th>
             {lat.map((k) => (
               <th key={k} scope="col" className={k === phoneLat ? 'num' : 'num phone-hide'}>
-                {k.toUpperCase()}
+                {FIGURE_TEXT[k].label}
               </th>
             ))}
             <th scope="col" className="num phone-hide">
               Errors
             </th>
+            {perRequest.map((k) => (
+              <th
+                key={k}
+                scope="col"
+                className="num phone-hide"
+                title={
+                  k === 'cpuPerRequest'
+                    ? 'CPU time per request: each CPU profile’s total over the requests served during its window'
+                    : 'bytes allocated per request: each allocations profile’s total over the requests served during its window'
+                }
+              >
+                {FIGURE_TEXT[k].label}
+              </th>
+            ))}
             <th scope="col" className="num">
               vs previous
             </th>
             <th scope="col" className="num phone-hide">
               vs baseline
-            </th>
-            <th scope="col" className="phone-hide">
-              QPS trend
             </th>
             {gc && (
               <>
@@ -248,7 +367,19 @@ export function StageTable({
                 {r.name}
               </th>
               <td className="note phone-hide">{r.note || <span className="muted">{DASH}</span>}</td>
-              <FigureCell row={r} k="rps" />
+              <FigureCell row={r} k="rps">
+                {rows.length > 1 && (
+                  <span className="phone-hide trend">
+                    <Sparkline
+                      values={rpsValues}
+                      highlight={i}
+                      width={76}
+                      height={18}
+                      label={`QPS across stages, ${r.name} marked`}
+                    />
+                  </span>
+                )}
+              </FigureCell>
               {lat.map((k) => (
                 <FigureCell key={k} row={r} k={k} className={k === phoneLat ? undefined : 'phone-hide'} />
               ))}
@@ -259,11 +390,11 @@ export function StageTable({
               >
                 {formatInt(r.errors)}
               </td>
-              <VerdictCell row={r} side="vsPrevious" lat={verdictLat} bench={bench?.get(r.stageId) ?? null} />
-              <VerdictCell row={r} side="vsBaseline" lat={verdictLat} bench={null} className="phone-hide" />
-              <td className="phone-hide">
-                <Sparkline values={rpsValues} highlight={i} label={`QPS across stages, ${r.name} marked`} />
-              </td>
+              {perRequest.map((k) => (
+                <FigureCell key={k} row={r} k={k} className="phone-hide" />
+              ))}
+              <VerdictCell row={r} side="vsPrevious" figures={judged} bench={bench?.get(r.stageId) ?? null} />
+              <VerdictCell row={r} side="vsBaseline" figures={judged} bench={null} className="phone-hide" />
               {gc && <GcCells gc={gc} stageId={r.stageId} />}
             </tr>
           ))}
@@ -274,15 +405,15 @@ export function StageTable({
 }
 
 /** What n, the ± and p mean, in a few lines beside the table. */
-export function HowToRead() {
+export function HowToRead({ alpha, runsNeeded }: { alpha: number; runsNeeded: number }) {
   return (
     <details className="how-to-read">
       <summary>How to read this</summary>
       <ul>
         <li>
           <strong>n</strong>: runs per stage (load-test runs of the same tool and settings, e.g. from{' '}
-          <code>stagediff capture --runs 5</code>). With several, each figure is the <strong>median</strong> of the
-          runs.
+          <code>stagediff capture --runs 5</code>; for CPU/req and Alloc/req, profiles). With several, each figure is
+          the <strong>median</strong> of the runs.
         </li>
         <li>
           <strong>± CI</strong>: the 95 % confidence interval of that median, as benchstat computes it; “± ∞” means too
@@ -290,12 +421,18 @@ export function HowToRead() {
         </li>
         <li>
           <strong>p</strong>: how likely a difference this large is if nothing changed (Mann–Whitney U test on the runs,
-          as benchstat). A change is <strong>significant</strong>, and coloured, only when p ≤ 0.05; <strong>~</strong>{' '}
-          means it is within the noise. Fewer than 4 runs per stage can never reach p ≤ 0.05.
+          as benchstat). A change is <strong>significant</strong>, and coloured, only when p ≤ {alpha};{' '}
+          <strong>~</strong> means it is within the noise.
         </li>
         <li>
-          <strong>1 run: no noise estimate</strong>: a single run says nothing about how much the next one would differ,
-          so its change is shown but not judged.
+          <strong>too few to test</strong>: with fewer than {runsNeeded} runs per stage no ordering of the runs can
+          reach p ≤ {alpha}; the change is shown, not judged. <strong>1 run: no noise estimate</strong>: a single run
+          says nothing about how much the next one would differ.
+        </li>
+        <li>
+          <strong>CPU/req</strong>: CPU time per request, each CPU profile’s total over the requests its stage served
+          during the profile’s window; <strong>Alloc/req</strong> the same for bytes allocated (allocations profiles
+          over a window).
         </li>
         <li>
           Benchmarks: benchstat's geomean of the medians of every benchmark the two stages share, and how many of them
@@ -306,13 +443,30 @@ export function HowToRead() {
   );
 }
 
-/** Generated one-line summaries per stage. */
-export function WhatChangedList({ items }: { items: { stageId: string; name: string; text: string | null }[] }) {
+/** "What changed" per stage: the change engine's sentences against the previous stage (null: loading). */
+export function WhatChangedList({
+  items,
+}: {
+  items: { stageId: string; name: string; sentences: string[] | null; error?: string | null }[];
+}) {
   return (
     <ol className="what-changed" aria-label="What changed">
       {items.map((it) => (
-        <li key={it.stageId}>
-          <strong>{it.name}</strong>: {it.text ?? <span className="muted">computing…</span>}
+        <li key={it.stageId} data-stage-id={it.stageId}>
+          <strong>{it.name}</strong>
+          {it.error ? (
+            <span className="bad small"> {it.error}</span>
+          ) : it.sentences === null ? (
+            <span className="muted"> computing…</span>
+          ) : it.sentences.length === 0 ? (
+            <span className="muted"> nothing to compare with the previous stage</span>
+          ) : (
+            <ul>
+              {it.sentences.map((s) => (
+                <li key={s}>{s}</li>
+              ))}
+            </ul>
+          )}
         </li>
       ))}
     </ol>

@@ -1,12 +1,12 @@
-import type { TrajectoryResponse } from '../lib/api-types.ts';
+import type { Trajectory as TrajectoryData } from '../lib/api.ts';
 import { sparklinePoints } from '../lib/charts.ts';
-import { formatShare, formatValue } from '../lib/format.ts';
+import { formatShare, formatValue } from '../../../server/src/api/format.ts';
 
 /**
  * Small multiples: each top function's cumulative share of the profile across all stages; with several
  * profiles in a stage, a vertical whisker spans the share's range across them.
  */
-export function Trajectory(props: { data: TrajectoryResponse; selected: string; onSelect: (name: string) => void }) {
+export function Trajectory(props: { data: TrajectoryData; selected: string; onSelect: (name: string) => void }) {
   const { data, selected, onSelect } = props;
   const W = 220;
   const H = 56;

@@ -1,7 +1,7 @@
 import { useRef, useState, type DragEvent } from 'react';
-import type { Artifact, Stage } from '../lib/api-types.ts';
+import { formatFileSize } from '../../../server/src/api/format.ts';
+import { type Artifact, type Stage, apiUrl } from '../lib/api.ts';
 import { describeArtifact } from '../lib/artifact-summary.ts';
-import { formatFileSize } from '../lib/format.ts';
 
 /** Per-file upload state shown under a stage. */
 export interface UploadItem {
@@ -13,6 +13,8 @@ export interface UploadItem {
   state: 'uploading' | 'done' | 'error';
   artifact?: Artifact;
   error?: string;
+  /** Refused as a duplicate: the name of the file of the stage that already holds these bytes. */
+  duplicateOf?: string | null;
 }
 
 export interface StageEditorHandlers {
@@ -21,6 +23,8 @@ export interface StageEditorHandlers {
   onNote: (stageId: string, note: string) => Promise<void> | void;
   onMove: (stageId: string, dir: -1 | 1) => Promise<void> | void;
   onDelete: (stageId: string) => Promise<void> | void;
+  /** Removes one file from its stage. */
+  onDeleteFile: (artifactId: string) => Promise<void> | void;
   onFiles: (stageId: string, files: File[]) => void;
 }
 
@@ -50,20 +54,55 @@ function EditableText(props: { label: string; value: string; onSave: (v: string)
   );
 }
 
-function ArtifactLine({ a }: { a: Artifact }) {
+function rawUrl(a: Artifact): string {
+  return apiUrl('rawArtifact', { params: { artifactId: a.id } });
+}
+
+/** A delete button for one file of a stage (asks first). */
+function DeleteFile({ a, onDelete }: { a: Artifact; onDelete: (artifactId: string) => Promise<void> | void }) {
   return (
-    <li className="artifact">
-      <a
-        href={`/api/artifacts/${encodeURIComponent(a.id)}/raw`}
-        download={a.filename}
-        title="Download the original file"
-      >
+    <button
+      type="button"
+      className="danger small-button"
+      aria-label={`Delete file ${a.filename}`}
+      title="Remove this file from the stage"
+      onClick={() => {
+        if (confirm(`Delete “${a.filename}” from this stage?`)) void onDelete(a.id);
+      }}
+    >
+      ✕
+    </button>
+  );
+}
+
+function ArtifactLine({ a, onDelete }: { a: Artifact; onDelete?: (artifactId: string) => Promise<void> | void }) {
+  return (
+    <li className="artifact" data-artifact-id={a.id}>
+      <a href={rawUrl(a)} download={a.filename} title="Download the original file">
         {a.filename}
       </a>{' '}
       <span className="badge">{a.format}</span> <span className="muted small">{formatFileSize(a.size)}</span>{' '}
       <span className="small">{describeArtifact(a)}</span>
+      {onDelete && (
+        <>
+          {' '}
+          <DeleteFile a={a} onDelete={onDelete} />
+        </>
+      )}
     </li>
   );
+}
+
+/** Why a file was refused, at the file: a duplicate names the file already there. */
+function UploadError({ u }: { u: UploadItem }) {
+  if (u.duplicateOf !== undefined)
+    return (
+      <span className="bad" title={u.error}>
+        ✗ already in this stage{u.duplicateOf ? ` as ${u.duplicateOf}` : ''}: a run uploaded twice is one run; nothing
+        was stored
+      </span>
+    );
+  return <span className="bad">✗ {u.error}</span>;
 }
 
 function StageCard(props: {
@@ -164,16 +203,13 @@ function StageCard(props: {
                 {u.state === 'done' && u.artifact && (
                   <>
                     ✓ <span className="badge">{u.artifact.format}</span> {describeArtifact(u.artifact)}{' '}
-                    <a
-                      href={`/api/artifacts/${encodeURIComponent(u.artifact.id)}/raw`}
-                      download={u.artifact.filename}
-                      className="small"
-                    >
+                    <a href={rawUrl(u.artifact)} download={u.artifact.filename} className="small">
                       raw
-                    </a>
+                    </a>{' '}
+                    <DeleteFile a={u.artifact} onDelete={h.onDeleteFile} />
                   </>
                 )}
-                {u.state === 'error' && <span className="bad">✗ {u.error}</span>}
+                {u.state === 'error' && <UploadError u={u} />}
               </span>
             </li>
           ))}
@@ -184,7 +220,7 @@ function StageCard(props: {
           {stage.artifacts
             .filter((a) => !shownAbove.has(a.id))
             .map((a) => (
-              <ArtifactLine key={a.id} a={a} />
+              <ArtifactLine key={a.id} a={a} onDelete={h.onDeleteFile} />
             ))}
         </ul>
       )}

@@ -1,4 +1,61 @@
-import type { ApiErrorBody, UploadResult } from './api-types.ts';
+/**
+ * The web client's side of the API contract (server/src/api): every request is made by endpoint name,
+ * its URL built by the contract's own `endpointUrl`, its parameters, query, body and answer typed from
+ * the contract's schemas. Only routes.ts is imported at run time (plain data); the schemas' types are
+ * erased at build time, so the bundle carries no schema library and no server code.
+ */
+import type { Body, ClientQuery, EndpointName, Params, Reply, ErrorBody } from '../../../server/src/api/endpoints.ts';
+import type { FileResult } from '../../../server/src/api/resources.ts';
+import type { Static } from 'typebox';
+import { ENDPOINT_ROUTES, endpointUrl } from '../../../server/src/api/routes.ts';
+
+export type { Body, EndpointName, Reply };
+
+/* The contract's shapes under the names the page uses (all derived, none restated). */
+export type Comparison = Reply<'getComparison'>;
+export type Stage = Comparison['stages'][number];
+export type Artifact = Stage['artifacts'][number];
+export type CaptureRecord = Stage['captures'][number];
+export type CaptureRun = CaptureRecord['runs'][number];
+export type CreatedComparison = Reply<'createComparison'>;
+export type { FileResult };
+export type {
+  StageTable,
+  StageRow,
+  StageChanges,
+  Change,
+  Verdict,
+  Estimate,
+  FigureKey,
+} from '../../../server/src/api/changes.ts';
+export type {
+  Diff,
+  DiffNode,
+  DiffRow,
+  DiffMode,
+  DiffModeParam,
+  Flamegraph,
+  FlameNode,
+  ProfileKind,
+  SampleTypeInfo,
+  Sandwich,
+  Top,
+  Trajectory,
+  Timeline,
+  GcStages,
+  Benchmarks,
+  BenchmarkRow,
+} from '../../../server/src/api/views.ts';
+export type {
+  ProfileSummary,
+  BenchmarkArtifactSummary,
+  ArtifactSummary,
+} from '../../../server/src/api/resources.ts';
+export type GcTrace = Reply<'gc'>['stages'][number]['traces'][number]['trace'];
+export type GcCycle = GcTrace['cycles'][number];
+
+/** `{error: {code, message, param?}}`: every 4xx and 5xx answer. */
+type ApiErrorBody = Static<typeof ErrorBody>;
 
 /** An API failure with the server's error code and message (or a network/parse failure). */
 export class ApiError extends Error {
@@ -28,60 +85,78 @@ async function readError(res: Response): Promise<ApiError> {
   return new ApiError(res.status, `http-${res.status}`, `${res.status} ${res.statusText || 'request failed'}`);
 }
 
-/** Build "/api/…?k=v" leaving out empty parameters. */
-export function apiUrl(path: string, params: Record<string, string | number | null | undefined> = {}): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
-  const s = q.toString();
-  return s ? `${path}?${s}` : path;
+/** What one request of endpoint N carries: path parameters, query (defaults may be left out), body, token. */
+export interface ApiRequest<N extends EndpointName> {
+  params: Params<N>;
+  query?: ClientQuery<N>;
+  body?: Body<N>;
+  /** The comparison's edit token, for endpoints that change it. */
+  token?: string | null;
 }
 
-/** GET /api/comparisons/:id/gc — every stage's GC traces (the GC tab and the stage table's GC columns). */
-export function gcUrl(comparisonId: string): string {
-  return `/api/comparisons/${encodeURIComponent(comparisonId)}/gc`;
+/** The URL of endpoint N: the contract's path with its parameters, and the query's defined values. */
+export function apiUrl<N extends EndpointName>(name: N, req: Pick<ApiRequest<N>, 'params' | 'query'>): string {
+  return endpointUrl(
+    name,
+    req.params as Record<string, string>,
+    (req.query ?? {}) as Parameters<typeof endpointUrl>[2],
+  );
 }
 
-export async function apiGet<T>(url: string, signal?: AbortSignal): Promise<T> {
+/** GET a URL of the API as JSON. */
+export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
   const res = await fetch(url, { signal, headers: { accept: 'application/json' } });
   if (!res.ok) throw await readError(res);
   return (await res.json()) as T;
 }
 
-export async function apiSend<T>(
-  method: 'POST' | 'PATCH' | 'PUT' | 'DELETE',
-  url: string,
-  body: unknown,
-  token?: string | null,
-): Promise<T> {
+/**
+ * Calls endpoint N by name (`api('diff', {params: {id}, query: {base, target}})`) with the method the
+ * contract gives it; resolves to its typed answer (null for 204), rejects with an ApiError.
+ */
+export async function api<N extends EndpointName>(
+  name: N,
+  req: ApiRequest<N>,
+  signal?: AbortSignal,
+): Promise<Reply<N>> {
+  const { method } = ENDPOINT_ROUTES[name];
+  const url = apiUrl(name, req);
+  if (method === 'GET') return getJson<Reply<N>>(url, signal);
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  if (req.token) headers.authorization = `Bearer ${req.token}`;
+  const res = await fetch(url, {
+    method,
+    headers,
+    body: req.body === undefined ? undefined : JSON.stringify(req.body),
+    signal,
+  });
   if (!res.ok) throw await readError(res);
-  if (res.status === 204) return undefined as T;
+  if (res.status === 204) return null as Reply<N>;
   const text = await res.text();
-  return (text ? JSON.parse(text) : undefined) as T;
+  return (text ? JSON.parse(text) : null) as Reply<N>;
 }
 
 /**
- * Upload one file (multipart field `file`) with real progress events; resolves to that file's result.
- * One request per file so each file gets its own progress bar and its own verdict.
+ * Upload one file (multipart field `file`) with real progress events; resolves to that file's result
+ * (the server's own result for it, `existing` included when the stage already holds its bytes). One
+ * request per file so each file gets its own progress bar and its own verdict.
  */
 export function uploadFile(
-  url: string,
+  ids: Params<'uploadArtifacts'>,
   file: File,
   token: string,
   onProgress: (fraction: number) => void,
-): Promise<UploadResult> {
+): Promise<FileResult> {
   return new Promise((resolve) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', url);
+    xhr.open(ENDPOINT_ROUTES.uploadArtifacts.method, apiUrl('uploadArtifacts', { params: ids }));
     xhr.setRequestHeader('authorization', `Bearer ${token}`);
     xhr.setRequestHeader('accept', 'application/json');
     xhr.upload.onprogress = (e) => {
       if (e.lengthComputable && e.total > 0) onProgress(e.loaded / e.total);
     };
-    const fail = (code: string, message: string) =>
+    const fail = (code: string, message: string): void =>
       resolve({ filename: file.name, ok: false, error: { code, message } });
     xhr.onerror = () => fail('network', 'network error while uploading');
     xhr.onabort = () => fail('aborted', 'upload aborted');
@@ -93,13 +168,15 @@ export function uploadFile(
       } catch {
         /* keep null */
       }
-      if (xhr.status >= 200 && xhr.status < 300 && body && typeof body === 'object' && 'results' in body) {
-        const results = (body as { results: UploadResult[] }).results;
+      // A refused upload (4xx) still lists each file's result, e.g. a duplicate naming the file already there.
+      if (body && typeof body === 'object' && 'results' in body && Array.isArray(body.results)) {
+        const results = body.results as FileResult[];
         const mine = results.find((r) => r.filename === file.name) ?? results[0];
         if (mine) return resolve(mine);
-        return fail('empty-response', 'the server returned no result for this file');
       }
       if (isErrorBody(body)) return fail(body.error.code, body.error.message);
+      if (xhr.status >= 200 && xhr.status < 300)
+        return fail('empty-response', 'the server returned no result for this file');
       fail(`http-${xhr.status}`, `upload failed with HTTP ${xhr.status}`);
     };
     const form = new FormData();

@@ -1,21 +1,18 @@
-import type {
-  Artifact,
-  BenchmarkArtifactSummary,
-  GcTraceSummary,
-  LoadTestSummary,
-  ProfileSummary,
-} from './api-types.ts';
-import { formatPauseMs } from './gc-summary.ts';
-import { formatInt, formatMs, formatNanos, formatRps, formatValue } from './format.ts';
+import { formatInt, formatMs, formatNanos, formatRps, formatValue } from '../../../server/src/api/format.ts';
+import type { Artifact, BenchmarkArtifactSummary, GcTrace, ProfileSummary, Reply } from './api.ts';
+import { KIND_LABELS } from './profile-kinds.ts';
 
-/** Key numbers of an uploaded artifact in one line, e.g. "cpu profile · 5 s · cpu 7.01 s". */
+type LoadTestSummary = Reply<'timeline'>['stages'][number]['runs'][number]['summary'];
+type GcTraceSummary = GcTrace['summary'];
+
+/** Key numbers of an uploaded artifact in one line, e.g. "CPU profile · 5 s · cpu 7.01 s". */
 export function describeArtifact(a: Pick<Artifact, 'kind' | 'format' | 'summary'>): string {
   const s = a.summary as Record<string, unknown> | null;
   if (!s || typeof s !== 'object') return a.kind;
   if (a.kind === 'profile') {
     const p = s as unknown as ProfileSummary;
     const st = p.sampleTypes?.find((t) => t.type === p.defaultSampleType) ?? p.sampleTypes?.[0];
-    const parts = [`${p.kind ?? 'profile'} profile`];
+    const parts = [`${KIND_LABELS[p.kind] ?? p.kind ?? 'unknown kind of'} profile`];
     if (p.durationNanos) parts.push(formatNanos(p.durationNanos));
     if (st && p.totals) parts.push(`${st.type} ${formatValue(p.totals[st.type] ?? null, st.unit)}`);
     return parts.join(' · ');
@@ -39,7 +36,7 @@ export function describeArtifact(a: Pick<Artifact, 'kind' | 'format' | 'summary'
     const g = s as unknown as Partial<GcTraceSummary>;
     const parts = [`gctrace · ${formatInt(g.cycles ?? 0)} GC cycles`];
     if (g.forcedCycles) parts.push(`${formatInt(g.forcedCycles)} forced`);
-    if (g.stwPauseMs) parts.push(`STW p99 ${formatPauseMs(g.stwPauseMs.p99)}`);
+    if (g.stwPauseMs) parts.push(`STW p99 ${formatMs(g.stwPauseMs.p99)}`);
     return parts.join(' · ');
   }
   return a.kind;

@@ -1,6 +1,7 @@
+/// <reference types="node" />
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { CaptureRecord } from './api-types.ts';
+import type { CaptureRecord } from './api.ts';
 import { busyStages, captureCommandLine, groupCaptures, loadText, runText, windowText } from './capture-format.ts';
 
 // Real records written by `stagediff capture` for the demo (fixtures/demo).

@@ -2,7 +2,7 @@
  * How a stage was captured, in words: the pure part of the capture details (what `stagediff capture`
  * recorded: commands, window, versions, machine load). Untrusted text: React escapes it on render.
  */
-import type { CaptureRecord, CaptureRun } from './api-types.ts';
+import type { CaptureRecord, CaptureRun } from './api.ts';
 
 /** "5.0 s, 12:03:01 → 12:03:06 UTC" for a run's profile window, or null when it had none. */
 export function windowText(run: CaptureRun): string | null {

@@ -1,8 +1,9 @@
 /**
- * Colours of the diff flamegraph: red = more in the target, blue = less, neutral grey within the noise
+ * Colours of the diff flamegraph: red = more in the target, blue = less, neutral grey below the noise
  * floor. Intensity grows with the frame's relative change (delta / larger side), so a frame that doubled
  * is saturated whatever its size, while the noise floor (a fraction of the larger profile total) keeps
- * tiny jitters grey.
+ * tiny jitters grey. A frame whose change the runs tested and found inside their noise (p > α) is hatched
+ * grey, so "too small to matter" and "tested: no change" never look alike.
  */
 
 export interface DiffColorInput {
@@ -51,6 +52,13 @@ export function diffColor(d: DiffColorInput, opts: DiffColorOptions): string {
   if (cls === 'neutral') return neutralColor(opts.dark);
   if (cls === 'more' || cls === 'new') return mix(neutral, RED, intensity);
   return mix(neutral, BLUE, intensity);
+}
+
+/** The hatch of frames whose change is within the run-to-run noise: stripes over a pale ground. */
+export function hatchColors(dark = false): { ground: string; stripe: string } {
+  return dark
+    ? { ground: 'rgb(52, 55, 62)', stripe: 'rgb(120, 124, 132)' }
+    : { ground: 'rgb(246, 246, 246)', stripe: 'rgb(170, 170, 170)' };
 }
 
 /** Legend stops for the colour scale (relative change → colour). */

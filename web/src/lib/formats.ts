@@ -42,6 +42,8 @@ export const LOADTEST_FORMATS: Record<LoadTestFormat, string> = {
   jmeter: 'JMeter JTL (CSV, XML), dashboard statistics.json, console summariser',
   'jmeter-xml': 'JMeter JTL XML',
   ghz: 'ghz text summary, JSON report and details CSV',
+  oha: 'oha text summary (1.x and older layouts)',
+  'oha-json': 'oha --output-format json',
 };
 
 /** Everything else, and the wrappers every text format may come in. */

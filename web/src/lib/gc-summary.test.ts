@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { GcCycle, GcResponse, GcTrace } from './api-types.ts';
-import { formatPauseMs, gcSeries, gcSummaries, nearestRank, summarizeTraces } from './gc-summary.ts';
+import type { GcCycle, GcStages, GcTrace } from './api.ts';
+import { gcSeries, gcSummaries, nearestRank, summarizeTraces } from './gc-summary.ts';
 
 function cycle(gc: number, at: number, pause: number, forced = false): GcCycle {
   return {
@@ -72,7 +72,7 @@ describe('GC summaries', () => {
   });
 
   it('lists stages with traces and their chart series', () => {
-    const gc: GcResponse = {
+    const gc: GcStages = {
       stages: [
         {
           stageId: 'a',
@@ -94,13 +94,5 @@ describe('GC summaries', () => {
       [0.2, 20],
     ]);
     expect(s!.forced).toEqual([[0.2, 2]]);
-  });
-
-  it('formats pauses', () => {
-    expect(formatPauseMs(0.567)).toBe('0.567 ms');
-    expect(formatPauseMs(8.62)).toBe('8.62 ms');
-    expect(formatPauseMs(48.77)).toBe('48.8 ms');
-    expect(formatPauseMs(0)).toBe('0 ms');
-    expect(formatPauseMs(null)).toBe('—');
   });
 });

@@ -3,7 +3,7 @@
  * and the per-cycle series of the GC timeline chart. Pauses are stop-the-world milliseconds
  * (sweep termination + mark termination wall clock), heap sizes MB as the runtime printed them.
  */
-import type { GcCycle, GcResponse, GcTrace, Stage } from './api-types.ts';
+import type { GcCycle, GcStages, GcTrace, Stage } from './api.ts';
 
 export interface GcStageSummary {
   stageId: string;
@@ -64,7 +64,7 @@ export function summarizeTraces(stageId: string, name: string, traces: readonly 
 }
 
 /** Every stage that has a GC trace, in stage order. */
-export function gcSummaries(gc: GcResponse): GcStageSummary[] {
+export function gcSummaries(gc: GcStages): GcStageSummary[] {
   return gc.stages.flatMap(
     (s) =>
       summarizeTraces(
@@ -92,7 +92,7 @@ export interface GcSeries {
 }
 
 /** The chart series of each trace (a stage with several traces gets one series per file). */
-export function gcSeries(gc: GcResponse): GcSeries[] {
+export function gcSeries(gc: GcStages): GcSeries[] {
   return gc.stages.flatMap((s) =>
     s.traces.map((t) => {
       const pick = (f: (c: GcCycle) => number): [number, number][] => t.trace.cycles.map((c) => [c.atSeconds, f(c)]);
@@ -107,12 +107,4 @@ export function gcSeries(gc: GcResponse): GcSeries[] {
       };
     }),
   );
-}
-
-/** A pause in ms with enough digits for sub-millisecond pauses: 0.567 → "0.567 ms", 48.77 → "48.8 ms". */
-export function formatPauseMs(ms: number | null | undefined): string {
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) return '—';
-  if (ms === 0) return '0 ms';
-  const digits = ms >= 100 ? 0 : ms >= 10 ? 1 : ms >= 1 ? 2 : 3;
-  return `${Number(ms.toFixed(digits))} ms`;
 }

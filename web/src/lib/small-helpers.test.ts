@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeArtifact } from './artifact-summary.ts';
-import { apiUrl } from './api.ts';
+import { type Artifact, apiUrl } from './api.ts';
 import { matchRoute } from './navigation.ts';
 import { forget, getRecent, getToken, saveToken } from './tokens.ts';
 
@@ -18,10 +18,12 @@ describe('describeArtifact', () => {
           defaultSampleType: 'cpu',
           kind: 'cpu',
           durationNanos: 5_001_107_977,
+          timeNanos: 0,
+          numSamples: 465,
           totals: { samples: 701, cpu: 7_010_000_000 },
         },
       }),
-    ).toBe('cpu profile · 5 s · cpu 7.01 s');
+    ).toBe('CPU profile · 5 s · cpu 7.01 s');
     expect(
       describeArtifact({
         kind: 'loadtest',
@@ -32,7 +34,8 @@ describe('describeArtifact', () => {
           rps: 8589.52,
           errors: 2,
           latencyMs: { p50: 3.19, p95: null, p99: 34.32 },
-        },
+          // The fields the line reads; the rest of a load-test summary is not shown in it.
+        } as unknown as Artifact['summary'],
       }),
     ).toBe('8,590 req/s · 43,389 requests · P50 3.19 ms · P99 34.3 ms · 2 errors');
     // The summaries the server stores for a GC trace (GcTraceSummary) and a go test -bench output.
@@ -66,9 +69,24 @@ describe('routes and URLs', () => {
     expect(matchRoute('/c/%E0%A4%A')).toEqual({ name: 'not-found' });
     expect(matchRoute('/elsewhere')).toEqual({ name: 'not-found' });
   });
-  it('leaves empty parameters out of API URLs', () => {
-    expect(apiUrl('/api/x', { a: 'b c', empty: '', n: 0, none: undefined })).toBe('/api/x?a=b+c&n=0');
-    expect(apiUrl('/api/x')).toBe('/api/x');
+  it('builds API URLs from the contract, leaving empty parameters out', () => {
+    expect(
+      apiUrl('diff', {
+        params: { id: 'a/b' },
+        query: {
+          base: 'fast json',
+          target: 'pooled',
+          kind: 'allocs',
+          sampleType: '',
+          minFraction: 0,
+          focus: undefined,
+        },
+      }),
+    ).toBe('/api/comparisons/a%2Fb/diff?base=fast+json&target=pooled&kind=allocs&minFraction=0');
+    expect(apiUrl('getComparison', { params: { id: 'demo' } })).toBe('/api/comparisons/demo');
+    expect(apiUrl('checkFilters', { params: {}, query: { focus: ['a', 'b'] } })).toBe(
+      '/api/filters/check?focus=a&focus=b',
+    );
   });
 });
 

@@ -1,155 +1,107 @@
+/// <reference types="node" />
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { StageRow } from './api-types.ts';
-import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from './stage-table-export.ts';
+import type { StageTable } from './api.ts';
+import {
+  changeText,
+  figureSpread,
+  figureValue,
+  presentLatencyColumns,
+  presentPerRequestColumns,
+  stageTableCsv,
+  stageTableMarkdown,
+  verdictLatency,
+} from './stage-table-export.ts';
 
-/** The bookkeeping fields of a stage whose figures come from one wrk run. */
-const single = (id: string) => ({
-  loadTests: 1,
-  aggregated: false,
-  summary: 'single-run' as const,
-  runs: [],
-  estimates: null,
-  significance: { vsPrevious: null, vsBaseline: null },
-  source: { format: 'wrk', artifactIds: [id], otherRuns: 0, headline: true },
-});
+const table = (name: string) =>
+  JSON.parse(readFileSync(new URL(`./testdata/${name}.stage-table.json`, import.meta.url), 'utf8')) as StageTable;
+const demo = table('demo');
+const single = table('single-run');
 
-const rows: StageRow[] = [
-  {
-    stageId: 'a',
-    name: 'baseline',
-    note: 'encoding/json | reflection',
-    rps: 8589.52,
-    requests: 43389,
-    errors: 0,
-    latencyMs: { p50: 3.19, p95: null, p99: 34.32 },
-    vsPrevious: null,
-    vsBaseline: null,
-    ...single('a'),
-  },
-  {
-    stageId: 'b',
-    name: 'fast-json',
-    note: '=cmd()',
-    rps: 90190,
-    requests: 455000,
-    errors: 2,
-    latencyMs: { p50: 0.3, p95: 0.9, p99: 2 },
-    vsPrevious: { rps: 10.5, p50: 0.094, p95: null, p99: 0.058 },
-    vsBaseline: { rps: 10.5, p50: 0.094, p95: null, p99: 0.058 },
-    ...single('b'),
-  },
-];
-
-describe('stage table export', () => {
-  it('renders Markdown with escaped pipes and formatted units', () => {
-    const md = stageTableMarkdown(rows);
-    const lines = md.trim().split('\n');
-    expect(lines).toHaveLength(4);
-    expect(lines[0]).toBe(
-      '| Stage | Key action | QPS | P50 | P95 | P99 | Errors | QPS vs prev | P95 vs prev | QPS vs baseline | P95 vs baseline |',
+describe('stage table export, one run per stage', () => {
+  it('renders Markdown with escaped pipes and formatted units; a change of one run is shown, not judged', () => {
+    const md = stageTableMarkdown(single).trim().split('\n');
+    expect(md).toHaveLength(4);
+    expect(md[0]).toBe(
+      '| Stage | Key action | QPS | P50 | P95 | P99 | Errors | CPU/req | QPS vs prev | P99 vs prev | CPU/req vs prev | QPS vs baseline | P99 vs baseline | CPU/req vs baseline |',
     );
-    expect(lines[2]).toBe(
-      '| baseline | encoding/json \\| reflection | 8,590 req/s | 3.19 ms | — | 34.3 ms | 0 | — | — | — | — |',
-    );
-    // One run per stage: the change is shown, not judged.
-    expect(lines[3]).toContain('| ×10.5 · 1 run: no noise estimate |');
-  });
-  it('renders CSV with raw numbers and neutralised formulas', () => {
-    const csv = stageTableCsv(rows).trim().split('\n');
-    expect(csv[0]?.split(',')).toHaveLength(16 + 1 + 8 + 16);
-    expect(csv[1]).toBe(`baseline,encoding/json | reflection,8589.52,43389,0,3.19,,34.32,,,,,,,,,1${','.repeat(24)}`);
-    expect(csv[2]?.startsWith("fast-json,'=cmd(),90190,455000,2,0.3,0.9,2,10.5,0.094,,0.058")).toBe(true);
-  });
-});
-
-/** Two stages of 5 runs each, as the server reports fixtures/repeated-runs (fast-json → pooled). */
-const verdict = (ratio: number | null, p: number | null, status: 'significant' | 'no-change' | 'missing') => ({
-  status,
-  significant: status === 'significant',
-  ratio,
-  p,
-  nBase: 5,
-  nTarget: 5,
-  alpha: 0.05,
-  runsNeeded: 4,
-});
-const est = (values: number[], median: number) => ({
-  n: values.length,
-  values,
-  median,
-  lo: null,
-  hi: Math.max(...values),
-  ci: null,
-});
-const repeated: StageRow[] = [
-  {
-    ...rows[0]!,
-    name: 'fast-json',
-    note: '',
-    rps: 4087.94,
-    latencyMs: { p50: 6.43, p95: null, p99: 97.21 },
-    loadTests: 5,
-    summary: 'median',
-    estimates: {
-      rps: est([4108.04, 3846.39, 3192.78, 4519.54, 4087.94], 4087.94),
-      p50: est([6.28, 6.59, 7.58, 5.95, 6.43], 6.43),
-      p95: null,
-      p99: est([240.58, 97.21, 103.31, 61.84, 72.1], 97.21),
-    },
-  },
-  {
-    ...rows[1]!,
-    name: 'pooled',
-    note: '',
-    rps: 9742.1,
-    latencyMs: { p50: 2.58, p95: null, p99: 56.32 },
-    vsPrevious: { rps: 9742.1 / 4087.94, p50: 2.58 / 6.43, p95: null, p99: 56.32 / 97.21 },
-    vsBaseline: { rps: 9742.1 / 4087.94, p50: 2.58 / 6.43, p95: null, p99: 56.32 / 97.21 },
-    loadTests: 5,
-    summary: 'median',
-    estimates: null,
-    significance: {
-      vsPrevious: {
-        rps: verdict(9742.1 / 4087.94, 0.007936507936507936, 'significant'),
-        p50: verdict(2.58 / 6.43, 0.007936507936507936, 'significant'),
-        p95: verdict(null, null, 'missing'),
-        p99: verdict(56.32 / 97.21, 0.05555555555555555, 'no-change'),
-      },
-      vsBaseline: null,
-    },
-  },
-];
-
-describe('stage table export with repeated runs', () => {
-  it('Markdown: medians with their ±, each change with p and n, ~ inside the noise, and a note', () => {
-    const md = stageTableMarkdown(repeated).trim().split('\n');
-    expect(md[0]).toContain('| QPS vs prev | P99 vs prev |');
+    // wrk's own figures for fixtures/demo/baseline/run-1/wrk.txt (7610.50 req/s, 50% 3.99ms, 99% 10.81ms).
     expect(md[2]).toBe(
-      '| fast-json |  | 4,088 req/s ± ∞ (n=5) | 6.43 ms ± ∞ (n=5) | — | 97.2 ms ± ∞ (n=5) | 0 | — | — | — | — |',
+      '| baseline | encoding/json \\| reflection | 7,611 req/s | 3.99 ms | — | 10.8 ms | 0 | 218 µs/req | — | — | — | — | — | — |',
     );
-    expect(md[3]).toContain('| ×2.38 (p=0.008, n=5+5) | ~ (p=0.056, n=5+5) |');
-    expect(md[5]).toMatch(/^Figures of stages with several runs are medians ± benchstat's 95 % confidence interval/);
+    expect(md[3]).toContain('| ×0.92 · 1 run: no noise estimate |');
+    expect(md[3]).toContain('| +5.4 % · 1 run: no noise estimate |');
   });
-  it('CSV: runs, interval bounds (empty where unbounded), p and verdict per change', () => {
-    const [head, a, b] = stageTableCsv(repeated)
+  it('renders CSV with raw numbers, neutralised formulas, and the per-request figures after the load test', () => {
+    const csv = stageTableCsv(single).trim().split('\n');
+    const head = csv[0]!.split(',');
+    expect(head.slice(0, 8)).toEqual([
+      'stage',
+      'key_action',
+      'rps',
+      'requests',
+      'errors',
+      'p50_ms',
+      'p95_ms',
+      'p99_ms',
+    ]);
+    expect(head).toHaveLength(8 + 8 + 1 + 8 + 16 + 2 * 10);
+    expect(csv[1]!.startsWith('baseline,encoding/json | reflection,7610.5,61058,0,3.99,,10.81,,,,,,,,,1,')).toBe(true);
+    expect(csv[2]!.startsWith("fast-json,'=cmd(),7021,")).toBe(true);
+    const row = csv[2]!.split(',');
+    expect(row[head.indexOf('rps_vs_previous_verdict')]).toBe('single-run');
+    expect(row[head.indexOf('rps_vs_previous_p')]).toBe('');
+    expect(Number(row[head.indexOf('cpu_ns_per_request')])).toBe(single.rows[1]!.figures.cpuPerRequest!.median);
+    expect(row[head.indexOf('cpu_ns_per_request_vs_previous_verdict')]).toBe('single-run');
+  });
+});
+
+describe('stage table export, six runs per stage (the demo)', () => {
+  it('Markdown: medians with their ±, each change with p and n, ~ inside the noise, and a note', () => {
+    const md = stageTableMarkdown(demo).trim().split('\n');
+    expect(md[0]).toContain('| CPU/req | Alloc/req | QPS vs prev | P99 vs prev | CPU/req vs prev |');
+    expect(md[2]).toMatch(
+      /^\| baseline \| .* \| 7,972 req\/s ± 12% \(n=6\) \| 3.83 ms ± 14% \(n=6\) \| — \| 10.4 ms ± 18% \(n=6\) \| 0 \| 208 µs\/req ± 14% \(n=6\) \| 30.9 KiB\/req ± 3% \(n=6\) \| — \|/,
+    );
+    // pooled: the demo README's figures (QPS ×2.05, p=0.002, n=6+6).
+    expect(md[4]).toContain('| ×2.05 (p=0.002, n=6+6) | −35 % (p=0.002, n=6+6) | −58 % (p=0.002, n=6+6) |');
+    // async-log: within the noise.
+    expect(md[5]).toContain('| ~ (p=0.818, n=6+6) | ~ (p=0.937, n=6+6) | ~ (p=0.818, n=6+6) |');
+    expect(md[7]).toMatch(/^Figures of stages with several runs are medians ± benchstat's 95 % confidence interval/);
+  });
+  it('CSV: runs, interval bounds, p and verdict per change', () => {
+    const [head, , , pooled] = stageTableCsv(demo)
       .trim()
       .split('\n')
       .map((l) => l.split(','));
     const col = (name: string) => head!.indexOf(name);
-    expect(a![col('runs')]).toBe('5');
-    expect(a![col('rps_ci_lo')]).toBe('');
-    expect(a![col('rps_ci_hi')]).toBe('4519.54');
-    expect(b![col('rps_vs_previous_p')]).toBe('0.007936507936507936');
-    expect(b![col('rps_vs_previous_verdict')]).toBe('significant');
-    expect(b![col('p99_vs_previous_verdict')]).toBe('no-change');
-    expect(b![col('rps_vs_baseline_verdict')]).toBe('');
+    const row = demo.rows[2]!;
+    expect(pooled![col('runs')]).toBe('6');
+    expect(Number(pooled![col('rps_ci_lo')])).toBe(row.figures.rps!.lo);
+    expect(Number(pooled![col('rps_ci_hi')])).toBe(row.figures.rps!.hi);
+    expect(Number(pooled![col('rps_vs_previous_p')])).toBe(row.vsPrevious!.rps.p);
+    expect(pooled![col('rps_vs_previous_verdict')]).toBe('significant');
+    expect(pooled![col('p95_vs_previous_verdict')]).toBe('missing');
+    expect(pooled![col('cpu_ns_per_request_profiles')]).toBe('6');
+    expect(pooled![col('alloc_bytes_per_request_vs_baseline_verdict')]).toBe('significant');
+  });
+  it('words figures and changes as the page does', () => {
+    const pooled = demo.rows[2]!;
+    expect(figureValue(pooled.figures.rps, 'rps')).toBe('19,017 req/s');
+    expect(figureSpread(pooled.figures.rps)).toBe('± 6%');
+    expect(figureValue(pooled.figures.cpuPerRequest, 'cpuPerRequest')).toBe('72.7 µs/req');
+    expect(changeText(pooled, 'vsPrevious', 'allocPerRequest')).toBe('−76 % (p=0.002, n=6+6)');
+    expect(figureSpread(single.rows[0]!.figures.rps)).toBe('');
   });
 });
 
 describe('stage table columns', () => {
-  it('leaves out latency columns no stage has', () => {
-    expect(presentLatencyColumns(rows)).toEqual(['p50', 'p95', 'p99']);
-    expect(presentLatencyColumns([rows[0]!])).toEqual(['p50', 'p99']);
+  it('leaves out latency and per-request columns no stage has', () => {
+    expect(presentLatencyColumns(demo.rows)).toEqual(['p50', 'p99']);
+    expect(verdictLatency(presentLatencyColumns(demo.rows))).toBe('p99');
+    expect(presentPerRequestColumns(demo.rows)).toEqual(['cpuPerRequest', 'allocPerRequest']);
+    expect(presentPerRequestColumns(single.rows)).toEqual(['cpuPerRequest']);
     expect(presentLatencyColumns([])).toEqual([]);
+    expect(verdictLatency([])).toBe(null);
   });
 });

@@ -8,6 +8,7 @@ describe('url state', () => {
       tab: 'diff' as const,
       base: 'abc',
       target: 'def',
+      kind: 'allocs' as const,
       sampleType: 'alloc_space',
       mode: 'share' as const,
       focus: 'net/http',
@@ -24,11 +25,19 @@ describe('url state', () => {
   });
   it('omits defaults and rejects invalid values', () => {
     expect(serializeViewState(DEFAULT_VIEW)).toBe('');
-    const s = parseViewState('?tab=bogus&mode=weird&noise=abc&fn=%3Cimg%3E');
+    const s = parseViewState('?tab=bogus&mode=weird&kind=sideways&noise=abc&fn=%3Cimg%3E');
     expect(s.tab).toBe('flame');
-    expect(s.mode).toBe('absolute');
+    expect(s.mode).toBe('auto');
+    expect(s.kind).toBe('');
     expect(s.noise).toBe(DEFAULT_VIEW.noise);
     expect(s.fn).toBe('<img>');
+  });
+  it('opens links made before profile kinds and the automatic mode as they were', () => {
+    // An old link names its mode and sample type, no kind: the server picks the kind holding the type.
+    const old = parseViewState('?tab=diff&sampleType=alloc_space&mode=absolute');
+    expect(old).toEqual({ ...DEFAULT_VIEW, tab: 'diff', sampleType: 'alloc_space', mode: 'absolute' });
+    expect(serializeViewState(old)).toBe('?tab=diff&sampleType=alloc_space&mode=absolute');
+    expect(serializeViewState({ ...DEFAULT_VIEW, kind: 'heap' })).toBe('?kind=heap');
   });
   it('sends every filter but the one the server refused, while it is unchanged', () => {
     const v = { ...DEFAULT_VIEW, focus: '(?=x)', hide: '^runtime\\.', show: '(?i)json' };

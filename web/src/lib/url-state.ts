@@ -1,9 +1,19 @@
-import type { DiffMode } from './api-types.ts';
+import type { DiffModeParam, ProfileKind } from './api.ts';
+import { isProfileKind } from './profile-kinds.ts';
 
 /** Tabs of the comparison page. */
 export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'load', 'bench', 'gc'] as const;
 export type Tab = (typeof TABS)[number];
-export const MODES: readonly DiffMode[] = ['absolute', 'share', 'normalize', 'per-request'];
+
+/** The diff modes as the picker names them; `auto` lets the server choose (per request when it can). */
+export const MODE_LABELS: Record<DiffModeParam, string> = {
+  auto: 'auto',
+  absolute: 'absolute',
+  share: 'share of total',
+  normalize: 'normalize',
+  'per-request': 'per request',
+};
+export const MODES = Object.keys(MODE_LABELS) as DiffModeParam[];
 
 /**
  * Every piece of the comparison page's view state. It lives in the query string so the address bar is
@@ -14,8 +24,10 @@ export interface ViewState {
   /** Stage ids: left/base and right/target. Empty → first and last stage. */
   base: string;
   target: string;
+  /** The profile kind the views read ('' = the server's default: CPU when the stages have it). */
+  kind: ProfileKind | '';
   sampleType: string;
-  mode: DiffMode;
+  mode: DiffModeParam;
   /** pprof's filters: Go regular expressions, checked and applied by the server. */
   focus: string;
   ignore: string;
@@ -33,8 +45,9 @@ export const DEFAULT_VIEW: ViewState = {
   tab: 'flame',
   base: '',
   target: '',
+  kind: '',
   sampleType: '',
-  mode: 'absolute',
+  mode: 'auto',
   focus: '',
   ignore: '',
   hide: '',
@@ -58,7 +71,9 @@ export function parseViewState(search: string | URLSearchParams): ViewState {
   const tab = q.get('tab');
   if (tab && (TABS as readonly string[]).includes(tab)) state.tab = tab as Tab;
   const mode = q.get('mode');
-  if (mode && (MODES as readonly string[]).includes(mode)) state.mode = mode as DiffMode;
+  if (mode && (MODES as readonly string[]).includes(mode)) state.mode = mode as DiffModeParam;
+  const kind = q.get('kind');
+  if (kind && isProfileKind(kind)) state.kind = kind;
   for (const key of STRING_KEYS) {
     const v = q.get(key);
     if (v !== null) state[key] = v;
@@ -75,7 +90,7 @@ export function parseViewState(search: string | URLSearchParams): ViewState {
 export function serializeViewState(state: ViewState): string {
   const q = new URLSearchParams();
   if (state.tab !== DEFAULT_VIEW.tab) q.set('tab', state.tab);
-  for (const key of ['base', 'target', 'sampleType'] as const) if (state[key]) q.set(key, state[key]);
+  for (const key of ['base', 'target', 'kind', 'sampleType'] as const) if (state[key]) q.set(key, state[key]);
   if (state.mode !== DEFAULT_VIEW.mode) q.set('mode', state.mode);
   for (const key of [...FILTER_KEYS, 'search', 'fn'] as const) if (state[key]) q.set(key, state[key]);
   if (state.noise !== DEFAULT_VIEW.noise) q.set('noise', String(state.noise));

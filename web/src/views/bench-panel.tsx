@@ -1,20 +1,17 @@
 import { useMemo } from 'react';
 import { BenchTables } from '../components/bench-table.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
-import { apiUrl } from '../lib/api.ts';
-import type { BenchmarkArtifactSummary, BenchmarkDiff, Stage } from '../lib/api-types.ts';
-import { mediansAcrossStages } from '../lib/benchstat-format.ts';
+import { mediansAcrossStages } from '../../../server/src/api/benchstat-format.ts';
+import { type BenchmarkArtifactSummary, type Benchmarks, type Stage, apiUrl } from '../lib/api.ts';
 import type { PanelProps } from './comparison-panels.tsx';
 import { useFetch, useFetchAll } from './use-fetch.ts';
-
-const enc = encodeURIComponent;
 
 function hasBench(s: Stage | undefined): s is Stage {
   return !!s && s.artifacts.some((a) => a.kind === 'benchmark');
 }
 
 function benchUrl(comparisonId: string, base: string, target: string): string {
-  return apiUrl(`/api/comparisons/${enc(comparisonId)}/benchmarks`, { base, target });
+  return apiUrl('benchmarks', { params: { id: comparisonId }, query: { base, target } });
 }
 
 /** `go test -bench` results of the two chosen stages, benchstat style, with each benchmark across all stages. */
@@ -26,16 +23,16 @@ export function BenchPanel(props: PanelProps & { base: Stage | undefined; target
   const base = chosen ? props.base : benchStages[0];
   const target = chosen ? props.target : benchStages[benchStages.length - 1];
   const pairUrl = base && target && base.id !== target.id ? benchUrl(comparisonId, base.id, target.id) : null;
-  const pair = useFetch<BenchmarkDiff>(pairUrl);
+  const pair = useFetch<Benchmarks>(pairUrl, props.revision);
   // A stage compared with itself lists every benchmark it has: its medians for the small lines.
   // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on the stage ids, so a re-fetched comparison with the same stages keeps the same URL list (and its fetches)
   const selfUrls = useMemo(
     () => benchStages.map((s) => benchUrl(comparisonId, s.id, s.id)),
     [comparisonId, benchStages.map((s) => s.id).join()],
   );
-  const selves = useFetchAll<BenchmarkDiff>(selfUrls);
+  const selves = useFetchAll<Benchmarks>(selfUrls);
   const across = useMemo(
-    () => (selves.data ? mediansAcrossStages(selves.data.map((d) => d?.rows ?? null)) : null),
+    () => (selves.data ? mediansAcrossStages(selves.data.map((d) => (d ? d.rows : null))) : null),
     [selves.data],
   );
 
@@ -69,16 +66,26 @@ export function BenchPanel(props: PanelProps & { base: Stage | undefined; target
       </p>
       {pair.data ? (
         pair.data.rows.length === 0 ? (
-          <Empty>The two stages have no benchmark in common.</Empty>
+          <p className="callout" role="note" data-benchmarks="unpaired">
+            {pair.data.reason ?? 'The two stages have no benchmark in common.'}
+          </p>
         ) : (
-          <BenchTables
-            diff={pair.data}
-            baseName={base.name}
-            targetName={target.name}
-            acrossStages={across}
-            stageNames={benchStages.map((s) => s.name)}
-            targetIndex={benchStages.indexOf(target)}
-          />
+          <>
+            {(pair.data.unpaired.base > 0 || pair.data.unpaired.target > 0) && (
+              <p className="muted small" data-benchmarks="partly-unpaired">
+                Not compared: {pair.data.unpaired.base} series of “{base.name}” and {pair.data.unpaired.target} of “
+                {target.name}” have no partner with the same configuration and unit (benchstat's rule).
+              </p>
+            )}
+            <BenchTables
+              diff={pair.data}
+              baseName={base.name}
+              targetName={target.name}
+              acrossStages={across}
+              stageNames={benchStages.map((s) => s.name)}
+              targetIndex={benchStages.indexOf(target)}
+            />
+          </>
         )
       ) : pair.loading ? (
         <Loading what="benchmarks" />

@@ -1,26 +1,20 @@
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useId, useMemo, useRef, useState } from 'react';
+import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
+import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { DiffLegend } from '../components/diff-legend.tsx';
 import { FlameGraph } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
 import { Trajectory } from '../components/trajectory.tsx';
-import { apiUrl } from '../lib/api.ts';
-import type {
-  DiffNode,
-  DiffResponse,
-  FlameGraphResponse,
-  FlameNode,
-  SandwichResponse,
-  Stage,
-  TrajectoryResponse,
-} from '../lib/api-types.ts';
-import { diffColor, neutralColor } from '../lib/diff-color.ts';
+import { PairChanges } from '../components/pair-changes.tsx';
+import { type DiffNode, type Flamegraph, type FlameNode, type ProfileKind, type Stage, apiUrl } from '../lib/api.ts';
+import { diffColor, hatchColors, neutralColor } from '../lib/diff-color.ts';
+import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '../lib/export-files.ts';
-import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../lib/format.ts';
-import { formatP } from '../lib/significance.ts';
+import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, pruneTree } from '../lib/tree.ts';
 import type { Filters, ViewState } from '../lib/url-state.ts';
-import { useFetch } from './use-fetch.ts';
+import { useApi, useFetch } from './use-fetch.ts';
 
 /** Server-side trimming: frames below this fraction of the total are merged away. */
 export const MIN_FRACTION = 0.0005;
@@ -41,17 +35,28 @@ function useDrawableTree<T extends { name: string; value: number; children: T[] 
 
 export interface PanelProps {
   comparisonId: string;
+  /** The comparison's revision: a change (an upload, a deletion) fetches every view again. */
+  revision: number;
   view: ViewState;
   setView: (p: Partial<ViewState>) => void;
   filters: Filters;
   dark: boolean;
   stages: Stage[];
+  /** The profile kind the views read (the view's choice, else the server's default); null: no profile. */
+  kind: ProfileKind | null;
 }
 
-const enc = encodeURIComponent;
+/** The profiles a view asks for: the kind and sample type chosen, if any (else the server's defaults). */
+function profileQuery(view: ViewState): { kind?: ProfileKind; sampleType?: string } {
+  return {
+    ...(view.kind ? { kind: view.kind } : {}),
+    ...(view.sampleType ? { sampleType: view.sampleType } : {}),
+  };
+}
 
-function hasProfile(s: Stage | undefined): boolean {
-  return !!s && s.artifacts.some((a) => a.kind === 'profile');
+/** "This stage has no CPU profile." */
+function noProfile(kind: ProfileKind | null): string {
+  return kind ? `This stage has no ${KIND_LABELS[kind]} profile.` : 'This stage has no profile.';
 }
 
 /** SVG/PNG export buttons for the flamegraph inside `scope`. */
@@ -99,26 +104,19 @@ function flameTooltip(unit: string, total: number) {
 }
 
 /** The flamegraph request of one stage (shared with the prefetch in the comparison view). */
-export function flameGraphUrl(
-  comparisonId: string,
-  stageId: string,
-  sampleType: string,
-  filters: PanelProps['filters'],
-): string {
-  return apiUrl(`/api/comparisons/${enc(comparisonId)}/flamegraph`, {
-    stage: stageId,
-    sampleType,
-    minFraction: MIN_FRACTION,
-    ...filters,
+export function flameGraphUrl(comparisonId: string, stageId: string, view: ViewState, filters: Filters): string {
+  return apiUrl('flamegraph', {
+    params: { id: comparisonId },
+    query: { stage: stageId, ...profileQuery(view), minFraction: MIN_FRACTION, ...filters },
   });
 }
 
 function flameUrl(p: PanelProps, stage: Stage | undefined): string | null {
-  if (!stage || !hasProfile(stage)) return null;
-  return flameGraphUrl(p.comparisonId, stage.id, p.view.sampleType, p.filters);
+  if (!hasProfile(stage, p.kind)) return null;
+  return flameGraphUrl(p.comparisonId, stage.id, p.view, p.filters);
 }
 
-function TrimNote({ r }: { r: FlameGraphResponse }) {
+function TrimNote({ r }: { r: Flamegraph }) {
   if (!r.trim.prunedNodes && !r.trim.depthTruncatedNodes) return null;
   return (
     <p className="muted small">
@@ -131,7 +129,7 @@ function TrimNote({ r }: { r: FlameGraphResponse }) {
 
 function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }) {
   const { stage, view, setView, side, dark } = props;
-  const { data, error, loading, reload } = useFetch<FlameGraphResponse>(flameUrl(props, stage));
+  const { data, error, loading, reload } = useFetch<Flamegraph>(flameUrl(props, stage), props.revision);
   const drawable = useDrawableTree(data?.tree);
   const scope = useRef<HTMLDivElement>(null);
   const [match, setMatch] = useState<string>('');
@@ -150,13 +148,14 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         </h3>
         {data && (
           <span className="muted small">
-            {data.sampleType} · total {formatValue(data.total, data.unit)} · {data.kind} {match && `· ${match}`}
+            {KIND_LABELS[data.kind]} · {data.sampleType} · total {formatValue(data.total, data.unit)}{' '}
+            {match && `· ${match}`}
           </span>
         )}
         {data && <FlameExport scope={scope} name={`flamegraph-${stage?.name ?? side}`} dark={dark} />}
       </div>
-      {!stage || !hasProfile(stage) ? (
-        <Empty>This stage has no profile.</Empty>
+      {!hasProfile(stage, props.kind) ? (
+        <Empty>{noProfile(props.kind)}</Empty>
       ) : data && data.total === 0 ? (
         <Empty>
           No samples{Object.values(props.filters).some(Boolean) ? ' left by the filters' : ''} for {data.sampleType} in
@@ -195,32 +194,43 @@ export function FlamePanel(props: PanelProps & { base: Stage | undefined; target
   );
 }
 
-/** Diff flamegraph with legend, warnings, the hot-path table. */
+/** Diff flamegraph with the pair's figures, legend, warnings, the hot-path table. */
 export function DiffPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
   const { base, target, view, setView, dark } = props;
-  const ok = hasProfile(base) && hasProfile(target);
-  const url =
-    ok && base && target
-      ? apiUrl(`/api/comparisons/${enc(props.comparisonId)}/diff`, {
-          base: base.id,
-          target: target.id,
-          sampleType: view.sampleType,
-          mode: view.mode,
-          minFraction: MIN_FRACTION,
-          ...props.filters,
-        })
-      : null;
-  const { data, error, loading, reload } = useFetch<DiffResponse>(url);
+  const ok = hasProfile(base, props.kind) && hasProfile(target, props.kind);
+  const { data, error, loading, reload } = useApi(
+    'diff',
+    ok
+      ? {
+          params: { id: props.comparisonId },
+          query: {
+            base: base.id,
+            target: target.id,
+            ...profileQuery(view),
+            // auto (the default) lets the server choose: per request when every profile has its own run.
+            ...(view.mode !== 'auto' ? { mode: view.mode } : {}),
+            minFraction: MIN_FRACTION,
+            ...props.filters,
+          },
+        }
+      : null,
+    props.revision,
+  );
   const drawable = useDrawableTree(data?.tree);
   const scope = useRef<HTMLDivElement>(null);
+  const hatchId = `hatch${useId().replace(/[^A-Za-z0-9_-]/g, '')}`;
+  const hatch = useMemo(() => ({ id: hatchId, ...hatchColors(dark) }), [hatchId, dark]);
   const reference = data ? Math.max(Math.abs(data.baseTotal), Math.abs(data.targetTotal)) : 1;
+  const tested = data?.noise?.status === 'tested';
   const colorFor = useCallback(
-    // A frame whose function's change is inside the run-to-run noise is drawn grey, like the noise floor.
-    (d: DiffNode) =>
-      d.noise && !d.noise.significant && d.noise.status !== 'single-run'
-        ? neutralColor(dark)
-        : diffColor(d, { noiseFloor: view.noise, reference, dark }),
-    [view.noise, reference, dark],
+    // Below the noise floor: grey. Tested across the runs and within their noise: hatched. Else the
+    // colour of the change's size — also when too few runs were recorded to test it at all.
+    (d: DiffNode) => {
+      const c = diffColor(d, { noiseFloor: view.noise, reference, dark });
+      if (c === neutralColor(dark)) return c;
+      return tested && d.verdict?.status === 'no-change' ? `url(#${hatch.id})` : c;
+    },
+    [view.noise, reference, dark, tested, hatch.id],
   );
   const nameFor = useCallback((d: DiffNode) => {
     // The marker goes after the name: a narrow frame's truncated label still shows the function.
@@ -233,32 +243,55 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     const bName = base?.name ?? 'base';
     const tName = target?.name ?? 'target';
     const sh = (v: number, t: number) => (data.unit === 'fraction' || !t ? '' : ` (${formatShare(v / t)})`);
+    const noise = data.noise;
     return (d: DiffNode) =>
       [
         d.name,
         `${bName}: ${formatValue(d.base, data.unit)}${sh(d.base, data.baseTotal)}`,
         `${tName}: ${formatValue(d.target, data.unit)}${sh(d.target, data.targetTotal)}`,
         `Δ ${formatSignedValue(d.delta, data.unit)} (${formatDeltaPercent(d.base, d.target)}) · unit: ${data.unit}`,
-        ...(d.noise && data.noise
+        ...(d.verdict && noise
           ? [
-              `${d.noise.significant ? 'significant' : d.noise.status === 'single-run' ? 'one profile: no noise estimate' : '~ within the noise (greyed)'}${d.noise.p !== null ? `: ${formatP(d.noise.p)}` : ''}, n=${data.noise.nBase}+${data.noise.nTarget} profiles, the function's cum ${data.noise.normalisation}`,
+              `the function's cum across the profiles (${noise.normalisation === 'raw' ? 'as recorded' : noise.normalisation}): ${verdictWords(fullVerdict(d.verdict, noise, d.base, d.target))}`,
             ]
           : []),
       ].join('\n');
   }, [data, base, target]);
   const onFocus = useCallback((fn: string) => setView({ fn }), [setView]);
-  if (!ok) return <Empty>Pick two stages that both have a profile to see their diff.</Empty>;
-  if (!data) return loading ? <Loading what="diff" /> : <ErrorBox error={error} onRetry={reload} />;
+  if (!ok)
+    return (
+      <Empty>
+        Pick two stages that both have a{props.kind ? ` ${KIND_LABELS[props.kind]}` : ''} profile to see their diff.
+      </Empty>
+    );
+  const figures = base && target && base.id !== target.id && (
+    <PairChanges comparisonId={props.comparisonId} revision={props.revision} base={base} target={target} />
+  );
+  if (!data)
+    return (
+      <>
+        {figures}
+        {loading ? <Loading what="diff" /> : <ErrorBox error={error} onRetry={reload} />}
+      </>
+    );
   const bName = base?.name ?? 'base';
   const tName = target?.name ?? 'target';
+  const untested = untestedReason(data.noise);
   return (
     <div className="diff-panel" ref={scope}>
+      {figures}
       {data.warnings.length > 0 && (
         <div className="warnings" role="alert" aria-label="Warnings">
           {data.warnings.map((w) => (
             <p key={w}>⚠ {w}</p>
           ))}
         </div>
+      )}
+      {untested && (
+        <p className="callout noise-banner" role="note" data-noise-status={data.noise?.status}>
+          <strong>{untested}.</strong> The colours show the size of each change, untested: with more runs per stage each
+          function's change gets a verdict.
+        </p>
       )}
       <DiffLegend
         diff={data}
@@ -281,6 +314,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         tooltipFor={tooltip}
         nameFor={nameFor}
         colorFor={colorFor}
+        hatch={tested ? hatch : null}
         search={view.search}
         focus={view.fn}
         onFocus={onFocus}
@@ -289,6 +323,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
       <h3>Hot paths: functions ranked by change</h3>
       <HotPathTable
         rows={data.top}
+        noise={data.noise}
         unit={data.unit}
         baseTotal={data.baseTotal}
         targetTotal={data.targetTotal}
@@ -304,17 +339,20 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
 /** The top functions' cost across all stages. */
 export function TrendsPanel(props: PanelProps) {
   const { view, setView, stages } = props;
-  const url = stages.some(hasProfile)
-    ? apiUrl(`/api/comparisons/${enc(props.comparisonId)}/trajectory`, { sampleType: view.sampleType, n: 12 })
-    : null;
-  const { data, error, loading, reload } = useFetch<TrajectoryResponse>(url);
-  if (!url) return <Empty>No stage has a profile yet.</Empty>;
+  const any = stages.some((s) => hasProfile(s, props.kind));
+  const { data, error, loading, reload } = useApi(
+    'trajectory',
+    any ? { params: { id: props.comparisonId }, query: { ...profileQuery(view), n: 12 } } : null,
+    props.revision,
+  );
+  if (!any) return <Empty>No stage has a profile yet.</Empty>;
   if (!data) return loading ? <Loading what="trajectory" /> : <ErrorBox error={error} onRetry={reload} />;
   return (
     <>
       <p className="muted small">
-        Cumulative share of {data.sampleType} ({data.unit}) per stage, in stage order:{' '}
-        {data.stages.map((s) => s.name).join(' → ')}. Click a function to focus it.
+        Cumulative share of {data.kind ? `${KIND_LABELS[data.kind]} · ` : ''}
+        {data.sampleType} ({data.unit}) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}. Click a
+        function to focus it.
       </p>
       <Trajectory data={data} selected={view.fn} onSelect={(fn) => setView({ fn })} />
     </>
@@ -324,16 +362,16 @@ export function TrendsPanel(props: PanelProps) {
 /** Callers and callees of the focused function in one stage. */
 function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: string }) {
   const { view, setView, stage, side } = props;
-  const url =
-    view.fn && stage && hasProfile(stage)
-      ? apiUrl(`/api/comparisons/${enc(props.comparisonId)}/sandwich`, {
-          stage: stage.id,
-          sampleType: view.sampleType,
-          fn: view.fn,
-          ...props.filters,
-        })
-      : null;
-  const { data, error, loading, reload } = useFetch<SandwichResponse>(url);
+  const { data, error, loading, reload } = useApi(
+    'sandwich',
+    view.fn && hasProfile(stage, props.kind)
+      ? {
+          params: { id: props.comparisonId },
+          query: { stage: stage.id, ...profileQuery(view), fn: view.fn, ...props.filters },
+        }
+      : null,
+    props.revision,
+  );
   const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
   const onFocus = useCallback((fn: string) => fn && setView({ fn }), [setView]);
   const head = (
@@ -341,11 +379,11 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
       {side}: {stage?.name ?? '—'}
     </h3>
   );
-  if (!stage || !hasProfile(stage))
+  if (!hasProfile(stage, props.kind))
     return (
       <div>
         {head}
-        <Empty>This stage has no profile.</Empty>
+        <Empty>{noProfile(props.kind)}</Empty>
       </div>
     );
   if (!data)

@@ -1,28 +1,31 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { formatBytes } from '../../../server/src/api/format.ts';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
+import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
 import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
-import { HowToRead, StageTable, WhatChangedList } from '../components/stage-table.tsx';
+import { type BenchLine, benchLines, HowToRead, StageTable, WhatChangedList } from '../components/stage-table.tsx';
+import { TokenPaste } from '../components/token-paste.tsx';
 import { ArtifactList, StageEditor } from '../components/upload.tsx';
-import { ApiError, apiGet, apiSend, apiUrl, gcUrl } from '../lib/api.ts';
-import type {
-  BenchmarkDiff,
-  Comparison,
-  DiffMode,
-  DiffResponse,
-  GcResponse,
-  ProfileSummary,
-  Stage,
-} from '../lib/api-types.ts';
-import { benchVerdicts, type StageBenchVerdict } from '../lib/significance.ts';
-import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
+import {
+  ApiError,
+  type Body,
+  type Stage,
+  type StageRow,
+  type StageTable as StageTableData,
+  api,
+  apiUrl,
+  getJson,
+} from '../lib/api.ts';
 import { copyText, downloadText, slug } from '../lib/export-files.ts';
+import { gcSummaries, hasGcTrace } from '../lib/gc-summary.ts';
 import { navigate } from '../lib/navigation.ts';
-import { stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
+import { KIND_LABELS, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
+import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
 import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import {
   FILTER_KEYS,
   type FilterKey,
+  MODE_LABELS,
   MODES,
   filtersToSend,
   parseViewState,
@@ -31,17 +34,15 @@ import {
   type Tab,
   type ViewState,
 } from '../lib/url-state.ts';
-import { gcSummaries, hasGcTrace, type GcStageSummary } from '../lib/gc-summary.ts';
-import { benchChange, gcChange, whatChanged } from '../lib/what-changed.ts';
-import { lazy, Suspense } from 'react';
 import { BenchPanel } from './bench-panel.tsx';
 import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
+import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
+import { useStageChanges } from './use-stage-changes.ts';
+import { useStageEditor } from './use-stage-editor.ts';
 
 // ECharts is only needed on the load-test tab: keep it out of the first bundle.
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
 const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.GcPanel })));
-import { prefetchJson, useFetch, useFetchAll } from './use-fetch.ts';
-import { useStageEditor } from './use-stage-editor.ts';
 
 const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'flame', label: 'Flamegraphs' },
@@ -52,13 +53,6 @@ const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'bench', label: 'Benchmarks' },
   { key: 'gc', label: 'GC' },
 ];
-
-const MODE_LABELS: Record<DiffMode, string> = {
-  absolute: 'absolute',
-  share: 'share of total',
-  normalize: 'normalize',
-  'per-request': 'per request',
-};
 
 /** The view state, read from and written to the query string (replaceState: the address bar is the link). */
 function useViewState(): [ViewState, (patch: Partial<ViewState>) => void] {
@@ -79,16 +73,6 @@ function useViewState(): [ViewState, (patch: Partial<ViewState>) => void] {
   return [state, update];
 }
 
-function profileSampleTypes(stages: Stage[]): { type: string; unit: string }[] {
-  const seen = new Map<string, string>();
-  for (const s of stages)
-    for (const a of s.artifacts)
-      if (a.kind === 'profile')
-        for (const t of (a.summary as ProfileSummary | null)?.sampleTypes ?? [])
-          if (!seen.has(t.type)) seen.set(t.type, t.unit);
-  return [...seen].map(([type, unit]) => ({ type, unit }));
-}
-
 /** A filter expression the server refused: which, the value it refused, and its message. */
 interface FilterProblem {
   param: FilterKey;
@@ -103,7 +87,10 @@ interface FilterProblem {
 function useFilterCheck(view: ViewState): FilterProblem | null {
   const any = FILTER_KEYS.some((k) => view[k] !== '');
   const url = any
-    ? apiUrl('/api/filters/check', { focus: view.focus, ignore: view.ignore, hide: view.hide, show: view.show })
+    ? apiUrl('checkFilters', {
+        params: {},
+        query: { focus: view.focus, ignore: view.ignore, hide: view.hide, show: view.show },
+      })
     : null;
   const [problem, setProblem] = useState<FilterProblem | null>(null);
   useEffect(() => {
@@ -113,7 +100,7 @@ function useFilterCheck(view: ViewState): FilterProblem | null {
     }
     const ctrl = new AbortController();
     const sent = new URL(url, window.location.origin).searchParams;
-    apiGet<unknown>(url, ctrl.signal).then(
+    getJson<unknown>(url, ctrl.signal).then(
       () => !ctrl.signal.aborted && setProblem(null),
       (e: unknown) => {
         if (ctrl.signal.aborted) return;
@@ -142,23 +129,38 @@ function visibleTabs(stages: Stage[]): typeof TAB_DEFS {
   return shown.length > 0 ? shown : TAB_DEFS.filter((t) => t.key === 'flame');
 }
 
-function hasProfile(s: Stage | undefined): boolean {
-  return !!s && s.artifacts.some((a) => a.kind === 'profile');
+/** The first stage's own figures in words: "QPS 7,972 req/s, P99 9.27 ms, CPU per request 208 µs/req (medians of 6 runs)". */
+function ownFigures(row: StageRow | undefined): string[] {
+  if (!row) return [];
+  const f = row.figures;
+  const lat = presentLatencyColumns([row]);
+  const tail = lat.includes('p95') ? 'p95' : lat.includes('p99') ? 'p99' : null;
+  const parts = [
+    ...(f.rps ? [`QPS ${formatValue(f.rps.median, 'req/s')}`] : []),
+    ...(tail && f[tail] ? [`${tail.toUpperCase()} ${formatValue(f[tail].median, 'ms')}`] : []),
+    ...(f.cpuPerRequest ? [`CPU per request ${formatValue(f.cpuPerRequest.median, 'nanoseconds/request')}`] : []),
+    ...(f.allocPerRequest ? [`allocated per request ${formatValue(f.allocPerRequest.median, 'bytes/request')}`] : []),
+    ...(row.errors ? [`${formatInt(row.errors)} errors`] : []),
+  ];
+  if (parts.length === 0) return [];
+  return [`${parts.join(', ')}${row.summary === 'median' ? ` (medians of ${row.loadTests} runs)` : ''}`];
 }
 
 /** `/c/:id` — the whole story of one comparison. */
 export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [view, setView] = useViewState();
-  const token = getToken(id);
-  // Flamegraphs named in the address start loading together with the comparison, not after it.
+  const [token, setToken] = useState(() => getToken(id));
+  const stageTableUrl = apiUrl('stageTable', { params: { id } });
+  // The stage table, and flamegraphs named in the address, start loading together with the comparison.
   useState(() => {
+    prefetchJson(stageTableUrl);
     if (view.tab !== 'flame') return;
     const f = filtersToSend(view, null);
-    for (const stage of new Set([view.base, view.target]))
-      if (stage) prefetchJson(flameGraphUrl(id, stage, view.sampleType, f));
+    for (const stage of new Set([view.base, view.target])) if (stage) prefetchJson(flameGraphUrl(id, stage, view, f));
   });
-  const compUrl = `/api/comparisons/${encodeURIComponent(id)}`;
-  const { data: comparison, error, loading, reload } = useFetch<Comparison>(compUrl);
+  const { data: comparison, error, loading, reload } = useApi('getComparison', { params: { id } });
+  const revision = comparison?.revision ?? null;
+  const table = useFetch<StageTableData>(comparison ? stageTableUrl : null, revision ?? '');
   const [actionError, setActionError] = useState<unknown>(null);
   const onError = useCallback((e: unknown) => setActionError(e), []);
   const editor = useStageEditor(comparison, token, reload, onError);
@@ -173,42 +175,24 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const { base, target } = resolveStages(view, stageIds);
   const baseStage = stages.find((s) => s.id === base);
   const targetStage = stages.find((s) => s.id === target);
-  const sampleTypes = useMemo(() => profileSampleTypes(stages), [stages]);
+  const kinds = useMemo(() => heldKinds(stages), [stages]);
+  const kind = resolveKind(stages, view);
+  const sampleTypes = useMemo(() => (kind ? sampleTypesOf(stages, kind) : []), [stages, kind]);
   const withGc = hasGcTrace(stages);
   // GC figures for the stage table's GC columns (pooled per stage; fetched only when some stage has a trace).
-  const gcFetch = useFetch<GcResponse>(withGc ? `${gcUrl(id)}?rev=${comparison?.revision ?? 0}` : null);
+  const gcFetch = useApi('gc', withGc ? { params: { id } } : null, revision ?? '');
   const gcByStage = useMemo(
     () => (gcFetch.data ? new Map(gcSummaries(gcFetch.data).map((g) => [g.stageId, g])) : null),
     [gcFetch.data],
   );
-  // benchstat verdicts of each stage's go test -bench output against the previous stage's, for the table.
-  const benchPairs = useMemo(
-    () =>
-      stages.flatMap((s, i) => {
-        const prev = stages[i - 1];
-        const has = (x: Stage | undefined) => !!x && x.artifacts.some((a) => a.kind === 'benchmark');
-        return prev && has(prev) && has(s) ? [{ stageId: s.id, prev: prev.id }] : [];
-      }),
-    [stages],
-  );
-  const benchFetch = useFetchAll<BenchmarkDiff>(
-    useMemo(
-      () =>
-        benchPairs.map((p) =>
-          apiUrl(`/api/comparisons/${encodeURIComponent(id)}/benchmarks`, { base: p.prev, target: p.stageId }),
-        ),
-      [benchPairs, id],
-    ),
-  );
+  // The change engine's judgement of each stage against the previous one: "what changed" and benchmarks.
+  const changes = useStageChanges(id, stageIds, revision);
   const benchByStage = useMemo(() => {
-    if (benchPairs.length === 0 || !benchFetch.data) return null;
-    const m = new Map<string, StageBenchVerdict[]>();
-    benchPairs.forEach((p, i) => {
-      const d = benchFetch.data?.[i];
-      if (d) m.set(p.stageId, benchVerdicts(d));
-    });
-    return m;
-  }, [benchPairs, benchFetch.data]);
+    const m = new Map<string, BenchLine[]>();
+    for (const [stageId, c] of changes)
+      if ('data' in c && c.data.benchmarks) m.set(stageId, benchLines(c.data.benchmarks));
+    return m.size > 0 ? m : null;
+  }, [changes]);
   // Pin the stages shown into the address, so a shared link keeps showing them if stages are added later.
   useEffect(() => {
     if (stages.length > 0 && (view.base !== base || view.target !== target)) setView({ base, target });
@@ -246,7 +230,6 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
     );
   }
 
-  const rows = comparison.stageTable;
   // Tabs only for the kinds of files the stages hold (a link naming a hidden tab shows the first tab).
   const tabs = visibleTabs(stages);
   const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
@@ -255,25 +238,27 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
     filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
   const filters = filtersToSend(view, filterProblem);
   const stageOptions = stages.map((s, i) => ({ value: s.id, label: `${i + 1}. ${s.name}` }));
-  const common = { comparisonId: id, view, setView, filters, dark, stages };
+  const common = { comparisonId: id, revision: comparison.revision, view, setView, filters, dark, stages, kind };
+  const rowOf = (stageId: string) => table.data?.rows.find((r) => r.stageId === stageId);
+  // The chosen sample type (or the kind's default), and whether it accumulates since the process started.
+  const defaultType = kind ? stages.flatMap((s) => profilesOf(s, kind))[0]?.defaultSampleType : undefined;
+  const sinceStart = sampleTypes.find((t) => t.type === (view.sampleType || defaultType) && t.cumulativeSinceStart);
+  const patch = async (body: Body<'patchComparison'>) => {
+    try {
+      await api('patchComparison', { params: { id }, body, token });
+      if (body.title) renameRecent(id, body.title);
+    } catch (e) {
+      setActionError(e);
+    }
+    reload();
+  };
 
   return (
     <div className="page comparison">
       <div className="title-row">
         <div>
           {canEdit ? (
-            <TitleEditor
-              value={comparison.title}
-              onSave={async (title) => {
-                try {
-                  await apiSend('PATCH', compUrl, { title }, token);
-                  renameRecent(id, title);
-                } catch (e) {
-                  setActionError(e);
-                }
-                reload();
-              }}
-            />
+            <TitleEditor value={comparison.title} onSave={(title) => patch({ title })} />
           ) : (
             <h1>{comparison.title}</h1>
           )}
@@ -283,6 +268,16 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {!canEdit && ' · read-only'}
             <StorageUsage usage={(comparison as { usage?: Usage }).usage} />
           </p>
+          {!token && !comparison.readOnly && (
+            <TokenPaste
+              comparisonId={id}
+              title={comparison.title}
+              onToken={(t) => {
+                setToken(t);
+                reload();
+              }}
+            />
+          )}
         </div>
         <div className="actions">
           <button
@@ -308,17 +303,16 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
       {actionError !== null && <ErrorBox error={actionError} onRetry={() => setActionError(null)} />}
       {canEdit && editing && (
         <section className="card" aria-label="Edit comparison">
-          <DescriptionEditor
-            value={comparison.description}
-            onSave={async (description) => {
-              try {
-                await apiSend('PATCH', compUrl, { description }, token);
-              } catch (e) {
-                setActionError(e);
-              }
-              reload();
-            }}
-          />
+          <DescriptionEditor value={comparison.description} onSave={(description) => patch({ description })} />
+          <label className="keep-toggle">
+            <input
+              type="checkbox"
+              key={String(comparison.keep)}
+              defaultChecked={comparison.keep}
+              onChange={(e) => patch({ keep: e.currentTarget.checked })}
+            />{' '}
+            Keep this comparison: the server's retention (RETENTION_DAYS) never removes it
+          </label>
           <StageEditor stages={comparison.stages} uploads={editor.uploads} handlers={editor.handlers} />
           <button
             type="button"
@@ -326,7 +320,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             onClick={async () => {
               if (!confirm(`Delete “${comparison.title}” with all its stages and files?`)) return;
               try {
-                await apiSend('DELETE', compUrl, undefined, token);
+                await api('deleteComparison', { params: { id }, token });
                 forget(id);
                 navigate('/');
               } catch (e) {
@@ -358,8 +352,10 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             <div className="actions">
               <button
                 type="button"
+                disabled={!table.data}
                 onClick={async () => {
-                  await copyText(stageTableMarkdown(rows));
+                  if (!table.data) return;
+                  await copyText(stageTableMarkdown(table.data));
                   flash('Markdown copied');
                 }}
               >
@@ -367,16 +363,20 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </button>
               <button
                 type="button"
+                disabled={!table.data}
                 onClick={() =>
-                  downloadText(`${slug(comparison.title)}-stages.md`, stageTableMarkdown(rows), 'text/markdown')
+                  table.data &&
+                  downloadText(`${slug(comparison.title)}-stages.md`, stageTableMarkdown(table.data), 'text/markdown')
                 }
               >
                 Download Markdown
               </button>
               <button
                 type="button"
+                disabled={!table.data}
                 onClick={async () => {
-                  await copyText(stageTableCsv(rows));
+                  if (!table.data) return;
+                  await copyText(stageTableCsv(table.data));
                   flash('CSV copied');
                 }}
               >
@@ -384,26 +384,41 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </button>
               <button
                 type="button"
-                onClick={() => downloadText(`${slug(comparison.title)}-stages.csv`, stageTableCsv(rows), 'text/csv')}
+                disabled={!table.data}
+                onClick={() =>
+                  table.data &&
+                  downloadText(`${slug(comparison.title)}-stages.csv`, stageTableCsv(table.data), 'text/csv')
+                }
               >
                 Download CSV
               </button>
             </div>
           </div>
           <BusyCaptureWarning stages={stages} />
-          <StageTable
-            rows={rows}
-            gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null}
-            bench={benchByStage}
-          />
-          <HowToRead />
-          <WhatChanged
-            comparisonId={id}
-            stages={stages}
-            comparison={comparison}
-            sampleType={view.sampleType}
-            gc={gcByStage}
-            bench={benchByStage}
+          {table.data ? (
+            <StageTable
+              table={table.data}
+              gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null}
+              bench={benchByStage}
+            />
+          ) : table.loading ? (
+            <Loading what="stage table" />
+          ) : (
+            <ErrorBox error={table.error} onRetry={table.reload} />
+          )}
+          {table.data && <HowToRead alpha={table.data.alpha} runsNeeded={table.data.runsNeeded} />}
+          <h3>What changed</h3>
+          <WhatChangedList
+            items={stages.map((s, i) => {
+              const c = changes.get(s.id);
+              return {
+                stageId: s.id,
+                name: s.name,
+                sentences:
+                  i === 0 ? (table.data ? ownFigures(rowOf(s.id)) : null) : c && 'data' in c ? c.data.sentences : null,
+                error: c && 'error' in c ? c.error : null,
+              };
+            })}
           />
           <details className="files">
             <summary>Raw files</summary>
@@ -435,11 +450,20 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             />
             {profileTab && (
               <>
+                {kinds.length > 0 && (
+                  <Select
+                    label="Profile"
+                    value={kind ?? ''}
+                    options={kinds.map((k) => ({ value: k, label: KIND_LABELS[k] }))}
+                    // Sample types belong to a kind: a new kind starts at its own default.
+                    onChange={(v) => setView({ kind: v || '', sampleType: '' })}
+                  />
+                )}
                 <Select
                   label="Sample type"
                   value={view.sampleType}
                   options={[
-                    { value: '', label: 'default' },
+                    { value: '', label: `default${defaultType ? ` (${defaultType})` : ''}` },
                     ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` })),
                   ]}
                   onChange={(v) => setView({ sampleType: v })}
@@ -466,6 +490,13 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </>
             )}
           </fieldset>
+          {profileTab && sinceStart && (
+            <p className="warnings small" role="note" data-since-start={sinceStart.type}>
+              ⚠ {sinceStart.type} of {kind ? KIND_LABELS[kind] : 'these'} profiles accumulates since each process
+              started: absolute values compare the processes' uptimes and loads as much as the code. Compare shares, or
+              read allocations over a window (allocs?seconds=N, as stagediff capture takes them).
+            </p>
+          )}
           {profileTab && (
             <div className="focus-row">
               {view.fn ? (
@@ -615,81 +646,6 @@ function RegexField(props: {
         </span>
       )}
     </label>
-  );
-}
-
-/** Rows of each "what changed" diff (the server ranks functions by |Δ flat|). */
-const WHAT_CHANGED_ROWS = 20;
-
-/** Fetches the diff of each stage against the previous one and renders the generated summaries. */
-function WhatChanged(props: {
-  comparisonId: string;
-  stages: Stage[];
-  comparison: Comparison;
-  sampleType: string;
-  gc: Map<string, GcStageSummary> | null;
-  bench: Map<string, StageBenchVerdict[]> | null;
-}) {
-  const { comparisonId, stages, comparison, sampleType } = props;
-  const [diffs, setDiffs] = useState<Record<string, DiffResponse | null>>({});
-  const key = `${comparison.createdAt}|${stages.map((s) => `${s.id}:${s.artifacts.length}`).join(',')}|${sampleType}`;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on the stages' content (ids, file counts, sample type), so a re-fetched but unchanged comparison does not start the diff chain again
-  useEffect(() => {
-    const ctrl = new AbortController();
-    const needsDiff = (i: number) => {
-      const prev = stages[i - 1];
-      return !!prev && hasProfile(prev) && hasProfile(stages[i]);
-    };
-    // Stages without a profile pair are summarised from the table alone, right away.
-    setDiffs(Object.fromEntries(stages.flatMap((s, i) => (needsDiff(i) ? [] : [[s.id, null]]))));
-    // Summaries are secondary: let the flamegraphs fetch and draw first.
-    // One diff at a time: each can be heavy for the server on large profiles.
-    const timer = setTimeout(async () => {
-      for (const [i, s] of stages.entries()) {
-        if (ctrl.signal.aborted) return;
-        const prev = stages[i - 1];
-        if (!prev || !needsDiff(i)) continue;
-        const url = apiUrl(`/api/comparisons/${encodeURIComponent(comparisonId)}/diff`, {
-          base: prev.id,
-          target: s.id,
-          sampleType,
-          mode: 'absolute',
-          minFraction: 0.05,
-          // Only the functions whose cumulative cost changed most are read; the full list can run to
-          // thousands of rows.
-          limit: WHAT_CHANGED_ROWS,
-          sort: 'cum',
-        });
-        await fetch(url, { signal: ctrl.signal })
-          .then((r) => (r.ok ? (r.json() as Promise<DiffResponse>) : null))
-          .then((d) => setDiffs((x) => ({ ...x, [s.id]: d })))
-          .catch(() => {
-            if (!ctrl.signal.aborted) setDiffs((x) => ({ ...x, [s.id]: null }));
-          });
-      }
-    }, 1200);
-    return () => {
-      clearTimeout(timer);
-      ctrl.abort();
-    };
-  }, [key]);
-  const items = stages.map((s, i) => {
-    const row = comparison.stageTable.find((r) => r.stageId === s.id);
-    const d = diffs[s.id];
-    const prev = stages[i - 1];
-    const gc = props.gc ? gcChange(prev && props.gc.get(prev.id), props.gc.get(s.id)) : [];
-    const bench = benchChange(props.bench?.get(s.id));
-    return {
-      stageId: s.id,
-      name: s.name,
-      text: row && d !== undefined ? whatChanged(row, d, [...gc, ...bench]) : null,
-    };
-  });
-  return (
-    <>
-      <h3>What changed</h3>
-      <WhatChangedList items={items} />
-    </>
   );
 }
 

@@ -3,16 +3,15 @@ import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
 import { GcTable } from '../components/gc-table.tsx';
-import { gcUrl } from '../lib/api.ts';
-import type { GcResponse } from '../lib/api-types.ts';
-import { formatPauseMs, gcSeries, gcSummaries } from '../lib/gc-summary.ts';
+import { formatMs } from '../../../server/src/api/format.ts';
+import { gcSeries, gcSummaries } from '../lib/gc-summary.ts';
 import type { PanelProps } from './comparison-panels.tsx';
-import { useFetch } from './use-fetch.ts';
+import { useApi } from './use-fetch.ts';
 
 /** GODEBUG=gctrace=1 traces: the pause summary per stage and a timeline of pauses and heap sizes. */
 export function GcPanel(props: PanelProps) {
   const { dark } = props;
-  const { data, error, loading, reload } = useFetch<GcResponse>(gcUrl(props.comparisonId));
+  const { data, error, loading, reload } = useApi('gc', { params: { id: props.comparisonId } }, props.revision);
   const view = useMemo(() => {
     if (!data) return null;
     const series = gcSeries(data);
@@ -33,7 +32,7 @@ export function GcPanel(props: PanelProps) {
     });
     const pauses: ChartOption = {
       ...base,
-      tooltip: itemTooltip(formatPauseMs),
+      tooltip: itemTooltip(formatMs),
       yAxis: { type: 'value', name: 'STW pause (ms)' },
       series: series.map((s) => ({
         type: 'line',

@@ -2,14 +2,14 @@ import { useCallback, useState } from 'react';
 import { ErrorBox, Loading } from '../components/common.tsx';
 import { FormatsTable } from '../components/formats-table.tsx';
 import { Link } from '../components/link.tsx';
+import { TokenPaste } from '../components/token-paste.tsx';
 import { StageEditor } from '../components/upload.tsx';
-import { apiSend } from '../lib/api.ts';
+import { api } from '../lib/api.ts';
 import { captureCommandLine } from '../lib/capture-format.ts';
 import { copyText } from '../lib/export-files.ts';
-import type { Comparison, CreatedComparison } from '../lib/api-types.ts';
 import { navigate } from '../lib/navigation.ts';
 import { getRecent, getToken, saveToken } from '../lib/tokens.ts';
-import { useFetch } from './use-fetch.ts';
+import { useApi } from './use-fetch.ts';
 import { useStageEditor } from './use-stage-editor.ts';
 
 /** `/` — create a comparison, add stages and files; `/?edit=ID` continues editing one. */
@@ -17,7 +17,7 @@ export function HomeView({ search }: { search: string }) {
   const editId = new URLSearchParams(search).get('edit');
   return (
     <div className="page home">
-      {editId ? <EditComparison id={editId} /> : <CreateComparison />}
+      {editId ? <EditComparison key={editId} id={editId} /> : <CreateComparison />}
       <RecentList />
       <FormatsTable />
     </div>
@@ -45,9 +45,9 @@ function CreateComparison() {
           setBusy(true);
           setError(null);
           try {
-            const c = await apiSend<CreatedComparison>('POST', '/api/comparisons', {
-              title: title.trim(),
-              description: description.trim(),
+            const c = await api('createComparison', {
+              params: {},
+              body: { title: title.trim(), description: description.trim() },
             });
             saveToken(c.id, c.editToken, title.trim());
             navigate(`/?edit=${encodeURIComponent(c.id)}`);
@@ -114,9 +114,8 @@ function CaptureCommand() {
 }
 
 function EditComparison({ id }: { id: string }) {
-  const token = getToken(id);
-  const url = `/api/comparisons/${encodeURIComponent(id)}`;
-  const { data, error, loading, reload } = useFetch<Comparison>(url);
+  const [token, setToken] = useState(() => getToken(id));
+  const { data, error, loading, reload } = useApi('getComparison', { params: { id } });
   const [actionError, setActionError] = useState<unknown>(null);
   const onError = useCallback((e: unknown) => setActionError(e), []);
   const { uploads, handlers } = useStageEditor(data, token, reload, onError);
@@ -128,6 +127,7 @@ function EditComparison({ id }: { id: string }) {
           This browser has no edit token for this comparison. <Link href={`/c/${encodeURIComponent(id)}`}>View it</Link>
           .
         </p>
+        {data && !data.readOnly && <TokenPaste comparisonId={id} title={data.title} onToken={setToken} />}
       </section>
     );
   }

@@ -2,20 +2,15 @@ import { useMemo } from 'react';
 import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
-import type { TimelineResponse } from '../lib/api-types.ts';
 import { percentileCurve, relativeSeries, xToPercentileLabel } from '../lib/charts.ts';
-import { formatMs, sig } from '../lib/format.ts';
+import { formatMs, sig } from '../../../server/src/api/format.ts';
 import type { PanelProps } from './comparison-panels.tsx';
-import { useFetch } from './use-fetch.ts';
-
-const enc = encodeURIComponent;
+import { useApi } from './use-fetch.ts';
 
 /** Load-test timelines (QPS, latency per second) overlaid on relative time, and percentile curves. */
 export function LoadPanel(props: PanelProps) {
   const { dark } = props;
-  const { data, error, loading, reload } = useFetch<TimelineResponse>(
-    `/api/comparisons/${enc(props.comparisonId)}/timeline`,
-  );
+  const { data, error, loading, reload } = useApi('timeline', { params: { id: props.comparisonId } }, props.revision);
   const charts = useMemo(() => {
     if (!data) return null;
     const runs = data.stages.flatMap((s, si) =>

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { ApiError, apiGet } from '../lib/api.ts';
+import { ApiError, type ApiRequest, type EndpointName, type Reply, apiUrl, getJson } from '../lib/api.ts';
 
 // Requests started before their view mounts (e.g. flamegraphs named in the address while the comparison
 // itself is still loading), handed over to the first useFetch that asks for the same URL.
@@ -7,7 +7,7 @@ const prefetched = new Map<string, Promise<unknown>>();
 
 export function prefetchJson(url: string): void {
   if (prefetched.has(url)) return;
-  const p = apiGet<unknown>(url);
+  const p = getJson<unknown>(url);
   p.catch(() => undefined);
   prefetched.set(url, p);
   setTimeout(() => prefetched.delete(url), 30_000);
@@ -27,8 +27,12 @@ export interface FetchState<T> {
   reload: () => void;
 }
 
-/** GET a JSON URL (null = nothing to fetch); stale responses are dropped when the URL changes. */
-export function useFetch<T>(url: string | null): FetchState<T> {
+/**
+ * GET a JSON URL (null = nothing to fetch); stale responses are dropped when the URL changes. A change
+ * of `version` (e.g. the comparison's revision) fetches the same URL again, keeping the old data on
+ * screen until the new answer arrives.
+ */
+export function useFetch<T>(url: string | null, version: string | number = ''): FetchState<T> {
   const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean; url: string | null }>({
     data: null,
     error: null,
@@ -36,7 +40,7 @@ export function useFetch<T>(url: string | null): FetchState<T> {
     url,
   });
   const [nonce, setNonce] = useState(0);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `nonce` is the reload trigger: bumping it fetches the same URL again
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `nonce` and `version` are reload triggers: a change fetches the same URL again
   useEffect(() => {
     if (url === null) {
       setState({ data: null, error: null, loading: false, url });
@@ -44,7 +48,7 @@ export function useFetch<T>(url: string | null): FetchState<T> {
     }
     const ctrl = new AbortController();
     setState((s) => ({ data: s.url === url ? s.data : null, error: null, loading: true, url }));
-    (takePrefetched<T>(url) ?? apiGet<T>(url, ctrl.signal)).then(
+    (takePrefetched<T>(url) ?? getJson<T>(url, ctrl.signal)).then(
       (data) => {
         if (!ctrl.signal.aborted) setState({ data, error: null, loading: false, url });
       },
@@ -53,9 +57,20 @@ export function useFetch<T>(url: string | null): FetchState<T> {
       },
     );
     return () => ctrl.abort();
-  }, [url, nonce]);
+  }, [url, nonce, version]);
   const reload = useCallback(() => setNonce((n) => n + 1), []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  // While a new URL loads, the previous URL's answer is not this one's.
+  const data = state.url === url ? state.data : null;
+  return { data, error: state.url === url ? state.error : null, loading: state.loading, reload };
+}
+
+/** GET endpoint N of the contract (null = nothing to fetch), typed by its answer. */
+export function useApi<N extends EndpointName>(
+  name: N,
+  req: Pick<ApiRequest<N>, 'params' | 'query'> | null,
+  version: string | number = '',
+): FetchState<Reply<N>> {
+  return useFetch<Reply<N>>(req ? apiUrl(name, req) : null, version);
 }
 
 /**
@@ -78,7 +93,7 @@ export function useFetchAll<T>(urls: readonly string[]): {
     const list = key ? key.split('\n') : [];
     Promise.all(
       list.map((u) =>
-        apiGet<T>(u, ctrl.signal).catch((e: unknown) => {
+        getJson<T>(u, ctrl.signal).catch((e: unknown) => {
           if (e instanceof ApiError && e.status >= 400 && e.status < 500) return null;
           throw e;
         }),

@@ -1,13 +1,11 @@
 import { useCallback, useRef, useState } from 'react';
-import { apiSend, uploadFile } from '../lib/api.ts';
-import type { Comparison, Stage } from '../lib/api-types.ts';
 import type { StageEditorHandlers, UploadItem } from '../components/upload.tsx';
+import { type Comparison, type Stage, api, uploadFile } from '../lib/api.ts';
 
-const enc = encodeURIComponent;
 const PARALLEL_UPLOADS = 2;
 
 /**
- * Edit actions on one comparison (stages, uploads), authorised with the browser's edit token.
+ * Edit actions on one comparison (stages, uploads, files), authorised with the browser's edit token.
  * `reload` refreshes the comparison after each change; `onError` reports a failed action.
  */
 export function useStageEditor(
@@ -19,7 +17,6 @@ export function useStageEditor(
   const [uploads, setUploads] = useState<UploadItem[]>([]);
   const seq = useRef(0);
   const id = comparison?.id ?? '';
-  const base = `/api/comparisons/${enc(id)}`;
 
   const run = useCallback(
     async (f: () => Promise<unknown>) => {
@@ -37,10 +34,16 @@ export function useStageEditor(
   const ordered = (): Stage[] => [...(comparison?.stages ?? [])].sort((a, b) => a.position - b.position);
 
   const handlers: StageEditorHandlers = {
-    onAddStage: (name, note) => run(() => apiSend('POST', `${base}/stages`, { name, note }, token)),
-    onRename: (stageId, name) => run(() => apiSend('PATCH', `${base}/stages/${enc(stageId)}`, { name }, token)),
-    onNote: (stageId, note) => run(() => apiSend('PATCH', `${base}/stages/${enc(stageId)}`, { note }, token)),
-    onDelete: (stageId) => run(() => apiSend('DELETE', `${base}/stages/${enc(stageId)}`, undefined, token)),
+    onAddStage: (name, note) => run(() => api('createStage', { params: { id }, body: { name, note }, token })),
+    onRename: (stageId, name) => run(() => api('patchStage', { params: { id, stageId }, body: { name }, token })),
+    onNote: (stageId, note) => run(() => api('patchStage', { params: { id, stageId }, body: { note }, token })),
+    onDelete: (stageId) => run(() => api('deleteStage', { params: { id, stageId }, token })),
+    onDeleteFile: (artifactId) =>
+      run(async () => {
+        await api('deleteArtifact', { params: { id, artifactId }, token });
+        // The file's upload line goes with it.
+        setUploads((u) => u.filter((x) => x.artifact?.id !== artifactId));
+      }),
     onMove: (stageId, dir) =>
       run(() => {
         const ids = ordered().map((s) => s.id);
@@ -48,7 +51,7 @@ export function useStageEditor(
         const j = i + dir;
         if (i < 0 || j < 0 || j >= ids.length) return Promise.resolve();
         [ids[i], ids[j]] = [ids[j] as string, ids[i] as string];
-        return apiSend('PUT', `${base}/stages/order`, { stageIds: ids }, token);
+        return api('orderStages', { params: { id }, body: { stageIds: ids }, token });
       }),
     onFiles: (stageId, files) => {
       if (!token) return;
@@ -67,11 +70,15 @@ export function useStageEditor(
       const worker = async () => {
         for (let next = queue.shift(); next; next = queue.shift()) {
           const { file, item } = next;
-          const result = await uploadFile(`${base}/stages/${enc(stageId)}/artifacts`, file, token, (p) =>
-            update(item.key, { progress: p }),
-          );
+          const result = await uploadFile({ id, stageId }, file, token, (p) => update(item.key, { progress: p }));
           if (result.ok) update(item.key, { state: 'done', progress: 1, artifact: result.artifact });
-          else update(item.key, { state: 'error', progress: 1, error: result.error.message });
+          else
+            update(item.key, {
+              state: 'error',
+              progress: 1,
+              error: result.error.message,
+              duplicateOf: result.error.code === 'duplicate' ? (result.error.existing?.filename ?? null) : undefined,
+            });
           reload();
         }
       };

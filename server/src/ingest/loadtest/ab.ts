@@ -368,6 +368,7 @@ export function parseAbPercentiles(text: string): LoadTestRun {
 
 export const abImporter: LoadTestImporter = {
   formats: ['ab', 'ab-gnuplot', 'ab-csv'],
+  runStart: /^This is ApacheBench, Version /,
   detect(head: Buffer): number {
     const text = headText(head);
     const first = text.split(/\r?\n/, 1)[0] ?? '';

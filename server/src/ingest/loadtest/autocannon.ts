@@ -321,6 +321,7 @@ function looksLikeAutocannonTable(text: string): boolean {
 
 export const autocannonImporter: LoadTestImporter = {
   formats: ['autocannon'],
+  runStart: /^Running .*test @ \S+/,
   detect(head: Buffer): number {
     const text = headText(head);
     if (looksLikeAutocannonJson(text)) return 0.97;

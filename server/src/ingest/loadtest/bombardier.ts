@@ -215,6 +215,7 @@ function looksLikeBombardierJson(text: string): boolean {
 
 export const bombardierImporter: LoadTestImporter = {
   formats: ['bombardier'],
+  runStart: /^Bombarding \S+ /,
   detect(head: Buffer): number {
     const text = headText(head);
     if (looksLikeBombardierJson(text)) return 0.97;

@@ -13,7 +13,7 @@ import { IngestError } from '../errors.ts';
 import { nearestRankRule, printedAt } from './common/percentiles.ts';
 import { GrowableF64, GrowableU8, NON2XX, OK } from './common/rows.ts';
 import { run, summary } from './common/summary.ts';
-import { headText, isObj, parseJson, readNonBlankText, refuseSeveralRuns } from './common/text.ts';
+import { commandLineOf, headText, isObj, parseJson, readNonBlankText, refuseSeveralRuns } from './common/text.ts';
 import { parseRfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num, parseGoDurationMs, TIME_TO_MS } from './common/units.ts';
@@ -168,12 +168,14 @@ function parseSummaryText(text: string): LoadTestRun {
     notes.push('the status code list is missing or incomplete (cut off?): errors unknown');
   }
   const totalMs = dur('Total');
-  // Fastest/Average/Slowest are printed whatever else is; percentiles only when listed
-  const latency =
-    statusListed && ok === 0 ? emptyLatency() : latencyFromDist(dist, dur('Fastest'), dur('Average'), dur('Slowest'));
+  // Fastest/Average/Slowest are printed whatever else is; percentiles only when listed. Only a
+  // complete status list without an OK call means no latency at all (a cut list may just end early).
+  const noOkCall = statusListed && errors !== null && ok === 0;
+  const latency = noOkCall ? emptyLatency() : latencyFromDist(dist, dur('Fastest'), dur('Average'), dur('Slowest'));
   const s = summary({
     requests: count,
-    durationSeconds: totalMs === null ? null : totalMs / 1000,
+    // "181.57 ms" is 0.18157 s as printed (a division gives 0.18156999…)
+    durationSeconds: totalMs === null ? null : Number(`${totalMs}e-3`),
     rps: num(field('Requests/sec')),
     errors,
     latencyMs: latency,
@@ -181,6 +183,7 @@ function parseSummaryText(text: string): LoadTestRun {
       tool: 'ghz',
       source: 'printed',
       variant: 'summary text',
+      commandLine: commandLineOf(text, 'ghz'),
       notes,
     },
   });
@@ -245,7 +248,8 @@ function kindOf(text: string): Kind | null {
     /"fastest"\s*:/.test(t)
   )
     return 'json';
-  if (/^\s*Summary:\s*\n\s+(Name:.*\n\s+)?Count:/.test(t)) return 'text';
+  // also below the command line that ran it (ghz's docs print the command above the summary)
+  if (/^\s*Summary:[ \t]*\r?\n\s+(Name:.*\n\s+)?Count:/m.test(t)) return 'text';
   if (t.trimStart().startsWith('duration (ms),status,error')) return 'csv';
   if (/^rpc error: code = \w+ desc = /.test(t.trim()) && t.trim().split('\n').length <= 3) return 'stderr';
   return null;
@@ -253,6 +257,7 @@ function kindOf(text: string): Kind | null {
 
 export const ghzImporter: LoadTestImporter = {
   formats: ['ghz'],
+  runStart: /^Summary:\s*$/,
   detect(head) {
     const k = kindOf(headText(head));
     if (k === 'json') return 0.95;

@@ -440,11 +440,14 @@ export async function measureHeyCsv(src: ByteSource): Promise<HeyCsvMeasurement>
 // ---------------------------------------------------------------------------------------------
 
 function looksLikeHeySummary(text: string): boolean {
+  // oha's summary looks alike (older oha prints `secs` too) but has a "Success rate:" line
+  if (/^\s+Success rate:/m.test(text)) return false;
   return /^Summary:\s*$/m.test(text) && /^\s+Total:\s+\S+ secs/m.test(text) && /^\s+Requests\/sec:/m.test(text);
 }
 
 export const heyImporter: LoadTestImporter = {
   formats: ['hey', 'hey-csv'],
+  runStart: /^Summary:\s*$/,
   detect(head: Buffer): number {
     const text = headText(head);
     if (text.startsWith('response-time,') && text.slice(0, 200).split(/\r?\n/)[0]!.includes('status-code')) {

@@ -6,6 +6,7 @@ import { abImporter } from './ab.ts';
 import { autocannonImporter } from './autocannon.ts';
 import { bombardierImporter } from './bombardier.ts';
 import { ghzImporters } from './ghz.ts';
+import { ohaImporter } from './oha.ts';
 import { heyImporter } from './hey.ts';
 import { jmeterImporters } from './jmeter.ts';
 import { k6Importers } from './k6.ts';
@@ -27,4 +28,5 @@ export const loadTestImporters: readonly LoadTestImporter[] = [
   ...jmeterImporters,
   ...locustImporters,
   ...ghzImporters,
+  ohaImporter,
 ];

@@ -436,6 +436,7 @@ export const jmeterXmlImporter: LoadTestImporter = {
 
 export const jmeterReportImporter: LoadTestImporter = {
   formats: ['jmeter'],
+  runStart: /Creating summariser <summary>/,
   detect(head) {
     const t = headText(head);
     if (/^\s*\{/.test(t) && t.includes('"Total"') && t.includes('"sampleCount"') && t.includes('"meanResTime"'))

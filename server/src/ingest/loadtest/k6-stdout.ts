@@ -232,6 +232,7 @@ export function detectK6Console(head: Buffer): number {
 
 export const k6ConsoleImporter: LoadTestImporter = {
   formats: ['k6-stdout'],
+  runStart: /^\s*execution: local\s*$/,
   detect: (head) => detectK6Console(head),
   async parse(src: ByteSource) {
     return parseK6Console(await readNonBlankText(src));

@@ -411,6 +411,7 @@ function parseConsole(text: string): LoadTestRun {
 
 export const locustImporter: LoadTestImporter = {
   formats: ['locust', 'locust-failures'],
+  runStart: /locust\.main: Starting Locust/,
   detect(head) {
     const k = kindOf(headText(head));
     if (k === null) return 0;

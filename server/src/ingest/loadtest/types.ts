@@ -11,7 +11,16 @@ export interface LoadTestImporter {
   formats: readonly LoadTestFormat[];
   detect(head: Buffer, fileName?: string): number;
   parse(src: ByteSource, fileName?: string): Promise<LoadTestRun>;
+  /**
+   * For a text report: the line each run's output opens with (wrk's `Running … test @`, ab's banner,
+   * …). A file where it opens several runs is read as that many runs, each part parsed on its own
+   * (see readRuns); without it, a file is one run.
+   */
+  runStart?: RegExp;
 }
+
+/** Runs read from one file at most (a log of a long loop beyond it is refused, naming the limit). */
+export const MAX_RUNS_PER_FILE = 100;
 
 /** Bytes of a file's head that detectors see. */
 export const HEAD_BYTES = 64 * 1024;

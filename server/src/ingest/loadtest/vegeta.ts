@@ -719,6 +719,7 @@ function reportKind(head: Buffer): 'text' | 'json' | 'hist' | 'hdrplot' | 'plot'
 
 export const vegetaReportImporter: LoadTestImporter = {
   formats: ['vegeta-report', 'vegeta-hist'],
+  runStart: /^Requests\s+\[total/,
   detect(head) {
     const k = reportKind(head);
     if (k === 'plot') return 0.6;

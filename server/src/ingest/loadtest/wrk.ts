@@ -263,6 +263,7 @@ export function wrkRunFromText(w: WrkText, format: LoadTestFormat, tool: string)
 
 export const wrkImporter: LoadTestImporter = {
   formats: ['wrk'],
+  runStart: /^Running \S+ test @ /,
   detect(head: Buffer, fileName?: string): number {
     const text = headText(head);
     const c = wrkFamilyConfidence(text);

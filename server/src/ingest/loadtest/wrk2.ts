@@ -81,6 +81,7 @@ export function wrk2RunFromText(text: string): LoadTestRun {
 
 export const wrk2Importer: LoadTestImporter = {
   formats: ['wrk2'],
+  runStart: /^Running \S+ test @ /,
   detect(head: Buffer, fileName?: string): number {
     const text = headText(head);
     const c = wrkFamilyConfidence(text);

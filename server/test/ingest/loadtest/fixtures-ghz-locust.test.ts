@@ -29,7 +29,8 @@ async function parse(rel: string): Promise<LoadTestRun> {
   const p = await ingest({ name: '', bytes: readFileSync(fx(rel)) });
   expect(p.kind, rel).toBe('loadtest');
   if (p.kind !== 'loadtest') throw new Error('unreachable');
-  return p.run;
+  expect(p.runs).toHaveLength(1);
+  return p.runs[0]!;
 }
 
 function relErr(a: number | null | undefined, b: number): number {

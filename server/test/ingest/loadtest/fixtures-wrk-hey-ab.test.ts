@@ -337,6 +337,8 @@ describe('own fixtures: figures as the tool printed them', () => {
       'wrk/two-runs.txt',
       'hey/two-runs.txt',
       'ab/two-runs.txt',
+      'wrk/three-runs.txt',
+      'hey/three-runs.txt',
     ]);
     for (const tool of ['wrk', 'hey', 'ab', 'bombardier', 'autocannon']) {
       for (const f of readdirSync(join(FIXTURES, tool))) {

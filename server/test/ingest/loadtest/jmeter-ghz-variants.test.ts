@@ -15,7 +15,8 @@ import { LOADTEST_FIXTURES as FIXTURES, LOADTEST_SAMPLES as SAMPLES } from '../.
 async function read(bytes: Buffer | string): Promise<LoadTestRun> {
   const p = await ingest({ name: 'upload', bytes: Buffer.from(bytes) });
   if (p.kind !== 'loadtest') throw new Error(`expected a load test, got ${p.kind}`);
-  return p.run;
+  expect(p.runs).toHaveLength(1);
+  return p.runs[0]!;
 }
 const sample = (rel: string) => readFileSync(join(SAMPLES, rel), 'utf8');
 
@@ -31,10 +32,15 @@ describe('JMeter console summariser', () => {
     expect((await read(maven)).summary).toEqual(plain.summary);
   });
 
-  it('two runs’ console logs in one file are refused, not read as the last one', async () => {
-    await expect(read(console + sample('jmeter/fast-json-console.txt'))).rejects.toMatchObject({
-      code: 'concatenated',
-    });
+  it('two runs’ console logs in one file are two runs, not read as the last one', async () => {
+    const both = await ingest({ name: 'upload', bytes: Buffer.from(console + sample('jmeter/fast-json-console.txt')) });
+    if (both.kind !== 'loadtest') throw new Error('not a load test');
+    const second = await read(sample('jmeter/fast-json-console.txt'));
+    expect(both.runs.map((r) => r.summary.requests)).toEqual([
+      (await read(console)).summary.requests,
+      second.summary.requests,
+    ]);
+    expect(both.runs[1]!.summary.latencyMs).toEqual(second.summary.latencyMs);
   });
 
   it('reads a decimal-comma rate (a JVM in a de_DE locale prints "358,9/s")', async () => {

@@ -15,7 +15,8 @@ const fx = (f: string) => readFileSync(join(FIXTURES, 'locust', f));
 async function read(bytes: Buffer): Promise<LoadTestRun> {
   const p = await ingest({ name: 'upload', bytes });
   if (p.kind !== 'loadtest') throw new Error(`expected a load test, got ${p.kind}`);
-  return p.run;
+  expect(p.runs).toHaveLength(1);
+  return p.runs[0]!;
 }
 
 describe('Locust 1.x', () => {

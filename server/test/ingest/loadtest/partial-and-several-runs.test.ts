@@ -17,7 +17,8 @@ const fx = (rel: string) => readFileSync(join(FIXTURES, rel));
 async function read(bytes: Buffer | string): Promise<LoadTestRun> {
   const p = await ingest({ name: 'upload', bytes: Buffer.from(bytes) });
   if (p.kind !== 'loadtest') throw new Error(`expected a load test, got ${p.kind}`);
-  return p.run;
+  expect(p.runs).toHaveLength(1);
+  return p.runs[0]!;
 }
 
 /** The text up to (not including) the first line that matches `re`. */
@@ -62,19 +63,52 @@ describe('partial hey pastes', () => {
   });
 });
 
-describe('several runs in one file are refused, never mixed', () => {
-  for (const rel of ['wrk/two-runs.txt', 'hey/two-runs.txt', 'ab/two-runs.txt']) {
-    it(rel, async () => {
-      const e = await read(fx(rel)).catch((x: unknown) => x);
-      expect(e).toBeInstanceOf(IngestError);
-      expect((e as IngestError).code).toBe('concatenated');
-      expect((e as IngestError).message).toMatch(/holds 2 .*runs|holds 2 hey summaries/);
-    });
-  }
+async function readAll(bytes: Buffer | string): Promise<LoadTestRun[]> {
+  const p = await ingest({ name: 'upload', bytes: Buffer.from(bytes) });
+  if (p.kind !== 'loadtest') throw new Error(`expected a load test, got ${p.kind}`);
+  return p.runs;
+}
+
+/** A run's summary without the note of which run of its file it is. */
+function own(r: LoadTestRun): unknown {
+  const { fileRun: _f, ...meta } = r.summary.meta;
+  return { ...r.summary, meta };
+}
+
+describe("several runs in one file: read as that many runs, in the file's order, never mixed", () => {
+  it('wrk/two-runs.txt: two runs appended with >>, each with the figures wrk printed for it', async () => {
+    const runs = await readAll(fx('wrk/two-runs.txt'));
+    expect(runs.map((r) => r.summary.rps)).toEqual([47060.35, 40220.62]);
+    expect(runs.map((r) => r.summary.meta.targetUrl)).toEqual([
+      'http://127.0.0.1:18381/api/item',
+      'http://127.0.0.1:18382/api/item',
+    ]);
+    expect(runs.map((r) => r.summary.meta.fileRun)).toEqual([
+      { index: 1, count: 2, line: 1 },
+      { index: 2, count: 2, line: 9 },
+    ]);
+  });
+
+  it('ab/two-runs.txt: 2000 then 1000 requests', async () => {
+    const runs = await readAll(fx('ab/two-runs.txt'));
+    expect(runs.map((r) => r.summary.requests)).toEqual([2000, 1000]);
+    expect(runs.map((r) => r.summary.meta.fileRun?.line)).toEqual([1, 43]);
+    // each part read alone gives the same figures
+    const text = fx('ab/two-runs.txt').toString();
+    const at = text.indexOf('This is ApacheBench', 10);
+    expect(runs.map(own)).toEqual([own(await read(text.slice(0, at))), own(await read(text.slice(at)))]);
+  });
+
+  it('hey/two-runs.txt: each summary its own run', async () => {
+    const runs = await readAll(fx('hey/two-runs.txt'));
+    expect(runs.map((r) => r.summary.rps)).toEqual([8790.6317, 12487.8287]);
+    expect(runs.map((r) => r.summary.durationSeconds)).toEqual([0.2275, 0.1602]);
+  });
 
   it('vegeta text reports appended twice', async () => {
-    const both = Buffer.concat([fx('vegeta/errors-report.txt'), fx('vegeta/errors-report.txt')]);
-    await expect(read(both)).rejects.toMatchObject({ code: 'concatenated' });
+    const one = await read(fx('vegeta/errors-report.txt'));
+    const runs = await readAll(Buffer.concat([fx('vegeta/errors-report.txt'), fx('vegeta/errors-report.txt')]));
+    expect(runs.map(own)).toEqual([own(one), own(one)]);
   });
 
   for (const rel of [
@@ -82,16 +116,52 @@ describe('several runs in one file are refused, never mixed', () => {
     'ghz/ok-summary.txt',
     'locust/ok-console.txt',
     'k6/console-v0-ok.txt',
+    'k6/console-v1-ok.txt',
     'hey/ok-paced.txt',
+    'wrk/errors-latency.txt',
   ]) {
     it(`${rel} appended to itself`, async () => {
-      await expect(read(Buffer.concat([fx(rel), fx(rel)]))).rejects.toMatchObject({ code: 'concatenated' });
+      const one = await read(fx(rel));
+      const runs = await readAll(Buffer.concat([fx(rel), fx(rel)]));
+      expect(runs.map(own)).toEqual([own(one), own(one)]);
+      expect(runs.map((r) => r.summary.meta.fileRun?.index)).toEqual([1, 2]);
     });
   }
 
-  it('autocannon tables appended twice', async () => {
-    const both = Buffer.concat([fx('autocannon/ok-plain-table.txt'), fx('autocannon/ok-amount-table.txt')]);
-    await expect(read(both)).rejects.toMatchObject({ code: 'concatenated' });
+  it('autocannon tables of two runs', async () => {
+    const a = await read(fx('autocannon/ok-plain-table.txt'));
+    const b = await read(fx('autocannon/ok-amount-table.txt'));
+    const runs = await readAll(
+      Buffer.concat([fx('autocannon/ok-plain-table.txt'), fx('autocannon/ok-amount-table.txt')]),
+    );
+    expect(runs.map(own)).toEqual([own(a), own(b)]);
+  });
+
+  it('a terminal log: each run with the prompt and command that started it', async () => {
+    const first = fx('wrk/errors-latency.txt').toString();
+    const log = `$ wrk -t2 -c16 -d3s --latency URL\n${first}\nuser@host:~$ wrk -t2 -c16 -d3s --latency URL\n\n${first}`;
+    const runs = await readAll(log);
+    expect(runs).toHaveLength(2);
+    // the second run starts at the blank line above its prompt
+    expect(runs[1]!.summary.meta.fileRun?.line).toBe(first.split('\n').length + 1);
+    expect(own(runs[1]!)).toEqual(own(runs[0]!));
+  });
+
+  it('a run that does not read is named with its place in the file', async () => {
+    const text = fx('ab/two-runs.txt').toString();
+    const cut = text.slice(0, text.indexOf('Complete requests:', text.indexOf('This is ApacheBench', 10)));
+    const e = await readAll(cut).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(IngestError);
+    expect((e as IngestError).message).toMatch(/^run 2 of 2 \(from line 43\): /);
+  });
+
+  it('wrk runs pasted without their "Running" lines cannot be told apart: refused, naming the lines', async () => {
+    const text = fx('wrk/two-runs.txt')
+      .toString()
+      .split('\n')
+      .filter((l) => !l.startsWith('Running'))
+      .join('\n');
+    await expect(readAll(text)).rejects.toMatchObject({ code: 'concatenated' });
   });
 });
 
@@ -132,4 +202,17 @@ describe('cut-off reports: a clear error or a partial run, never a crash', () =>
       expect(refused).toBeGreaterThan(0);
     });
   }
+});
+
+describe('a real loop appending to one file', () => {
+  it('hey/three-runs.txt: three runs with the figures hey printed', async () => {
+    const runs = await readAll(fx('hey/three-runs.txt'));
+    expect(runs.map((r) => r.summary.rps)).toEqual([8887.6888, 11389.1608, 9332.466]);
+    expect(runs.map((r) => r.summary.requests)).toEqual([1000, 1000, 1000]);
+  });
+
+  it('wrk/three-runs.txt: three runs with the figures wrk printed', async () => {
+    const runs = await readAll(fx('wrk/three-runs.txt'));
+    expect(runs.map((r) => r.summary.rps)).toEqual([19925.47, 18360, 21217.19]);
+  });
 });

@@ -132,3 +132,86 @@ export function refuseSeveralRuns(text: string, marker: RegExp, what: string): v
     lines[1],
   );
 }
+
+/** Longest line taken for a shell prompt or a command line (a report's own lines may be megabytes). */
+const MAX_PROMPT_LINE = 1000;
+
+/** A shell prompt before a command: `user@host:~/dir$`, `$`, `PS C:\>`, `❯`, `➜  repo git:(main)`. */
+const PROMPT_PREFIX = /(?:^|\s)(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])$/;
+
+/**
+ * The command line that started `tool`, where a paste keeps it (a shell prompt line, or the command
+ * alone on a line, above the output): from the tool's name to the end of the line; null when none.
+ */
+export function commandLineOf(text: string, tool: string): string | null {
+  const at = new RegExp(`(?:^|[\\s/])${tool}(?=\\s|$)`);
+  for (const raw of text.split(/\r?\n/, 50)) {
+    if (raw.length > MAX_PROMPT_LINE) continue;
+    const m = at.exec(raw);
+    if (!m) continue;
+    const start = m.index + (m[0].length - tool.length);
+    // what stands before the tool: nothing, a prompt, or the directory of the binary (./dist/ghz)
+    const before = raw.slice(0, start).trim();
+    const prefix = before.replace(/\S*\/$/, '').trim();
+    if (prefix === '' || PROMPT_PREFIX.test(prefix) || /^[❯➜$#%>]/.test(prefix)) return raw.slice(start).trim();
+  }
+  return null;
+}
+
+/** A line a user's shell shows before a command: `$ hey …`, `user@host:~/dir$ wrk …`, `PS C:\> ab …`, `> k6 run …`. */
+const PROMPT = /^\s*(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])\s*\S/;
+
+/** A shell prompt line, with or without a command after it (`user@host:~$`, `$ `, `PS C:\\>`, `❯`). */
+const PROMPT_LINE = /^\s*(?:[\w.-]+@[\w.-]+(?::[^\s$#%]*)?\s*[$#%]|PS [^>]*>|[$#%>❯➜])(?:\s.*)?$/;
+
+const isPromptLine = (line: string) => line.length <= MAX_PROMPT_LINE && PROMPT_LINE.test(line);
+
+/** The text without the shell prompt lines (and blank lines) that close a terminal paste. */
+export function withoutTrailingPrompt(text: string): string {
+  const lines = text.split('\n');
+  let end = lines.length;
+  while (end > 0 && (lines[end - 1]!.trim() === '' || isPromptLine(lines[end - 1]!.replace(/\r$/, '')))) end--;
+  return end === lines.length ? text : `${lines.slice(0, end).join('\n')}\n`;
+}
+
+/** One run's part of a report that holds several. `line` is 1-based, where the part starts in the file. */
+export interface RunText {
+  text: string;
+  line: number;
+}
+
+/**
+ * Splits a report of several runs (outputs appended with `>>`, a terminal log of a loop) at the lines
+ * each run opens with (`start`), in the file's order. A run's part begins at its opening line, or at
+ * the shell prompt and blank lines just above it (the command that started it belongs to it); what
+ * comes before the first opening line belongs to the first run. One part when `start` matches once
+ * or never.
+ */
+export function splitRuns(text: string, start: RegExp): RunText[] {
+  const re = new RegExp(start.source, `${start.flags.replace(/[gm]/g, '')}gm`);
+  const starts: number[] = [];
+  for (const m of text.matchAll(re)) {
+    // the line holding the match
+    const at = text.lastIndexOf('\n', m.index - 1) + 1;
+    if (starts.at(-1) !== at) starts.push(at);
+  }
+  if (starts.length < 2) return [{ text, line: 1 }];
+  const cuts = starts.map((at, i) => {
+    if (i === 0) return 0;
+    // move up over a prompt line and blank lines above the opening line, not into the run before
+    let cut = at;
+    for (;;) {
+      const prevEnd = cut - 1;
+      if (prevEnd <= starts[i - 1]!) break;
+      const prevStart = text.lastIndexOf('\n', prevEnd - 1) + 1;
+      const prev = text.slice(prevStart, prevEnd);
+      if (prev.trim() !== '' && !(prev.length <= MAX_PROMPT_LINE && PROMPT.test(prev))) break;
+      cut = prevStart;
+    }
+    return cut;
+  });
+  return cuts.map((from, i) => ({
+    text: text.slice(from, cuts[i + 1] ?? text.length),
+    line: text.slice(0, from).split('\n').length,
+  }));
+}

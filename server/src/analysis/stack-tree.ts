@@ -1,0 +1,457 @@
+/**
+ * Trimmed call trees straight from columnar stacks, for one profile (a flamegraph) or two (a diff),
+ * without ever building the untrimmed tree.
+ *
+ * The input is what the model already holds: each side's stacks as frame ids (leaf first), a key id
+ * per frame (the granularity, see frame-keys.ts) and one value per stack. The tree is grown from
+ * the root down by partitioning the stacks: at a node, the stacks passing through it are grouped by
+ * their key at the next depth (a counting sort on key ids), each group's sums decide whether that
+ * child is drawn (its weight at least minFraction of the root's), and only the children drawn are
+ * grown further. A child too small to draw is not grown; its descendants are only counted (how many
+ * distinct frames the trim removed), which needs the same grouping but no node. Every frame of every
+ * stack is visited at most once, so the work is linear in the frames, and the memory is a few
+ * integers per stack plus the nodes drawn: a profile of a million distinct stacks and ten million
+ * tree nodes draws its few thousand nodes in a few arrays of a million entries.
+ */
+
+/**
+ * Deepest call path kept in a JSON tree. Deeper frames fold into their ancestor at this depth (their
+ * value stays in it), so serialisers and renderers never recurse 10,000 levels deep.
+ */
+export const MAX_TREE_DEPTH = 1024;
+
+/** One profile's stacks, keyed, with a value per stack (see stackTotals). */
+export interface TreeSide {
+  /** stack i is stackFrames[stackOffsets[i] .. stackOffsets[i+1]), frame ids, leaf first. */
+  stackOffsets: Uint32Array;
+  stackFrames: Uint32Array;
+  /** Key id of each frame id, in the key space shared by every side. */
+  frameKey: Uint32Array;
+  /** Value of each stack; stacks of value 0 are left out, as if absent. */
+  stackValues: Float64Array;
+}
+
+export interface StackTreeOptions {
+  /** A child is drawn when its weight is at least this fraction of the root's weight (0: all). */
+  minFraction: number;
+  /** Deepest node drawn, counted from the root of the tree returned. */
+  maxDepth: number;
+  /**
+   * The call path (key ids, outermost first) whose subtree is wanted; empty for the whole tree,
+   * null for a path that cannot exist (a label that is no key). The root returned is that path's
+   * last node, and minFraction is taken of its own weight.
+   */
+  rootPath: Uint32Array | null;
+  /**
+   * How the frames removed below a node too small to draw are counted: 'all' counts every one of
+   * them at any depth; 'to-max-depth' only those within maxDepth (nodes deeper never exist).
+   */
+  prunedCount: 'all' | 'to-max-depth';
+  /** Whether to count the frames below a drawn node at maxDepth (folded into it). */
+  countDepthTruncated: boolean;
+}
+
+/**
+ * A trimmed tree as parallel arrays. Node 0 is the root; node i's children are the nodes
+ * childStart[i] .. childStart[i] + childCount[i] - 1, in the order of their keys' labels; parents
+ * always come before their children. A node's weight is |valueA| + |valueB| (valueB is 0 with one side).
+ */
+export interface StackTree {
+  /** False when the root path passes through no stack (the tree is then an empty root). */
+  found: boolean;
+  size: number;
+  /** Key id of each node; -1 for the root of the whole tree. */
+  nodeKey: Int32Array;
+  /** Sum of side 0's (A) and side 1's (B) stack values through each node. */
+  valueA: Float64Array;
+  valueB: Float64Array;
+  childStart: Uint32Array;
+  childCount: Uint32Array;
+  /** Frames not drawn because they were too small (whole subtrees, each frame once). */
+  prunedNodes: number;
+  /** Weight and values of the subtrees not drawn (their roots': it stays counted in their parents). */
+  prunedWeight: number;
+  prunedValueA: number;
+  prunedValueB: number;
+  /** Frames below drawn nodes at maxDepth (when countDepthTruncated). */
+  depthTruncatedNodes: number;
+  /** Stacks (per side) within the root path that are deeper than maxDepth below it. */
+  depthTruncatedStacks: number;
+}
+
+/** Marks a counting task: frames below a node too small to draw, or past maxDepth. */
+const PRUNED = -1;
+const TOO_DEEP = -2;
+
+/** Ranks of labels in JavaScript string order (how trees order children). */
+function labelRanks(labels: readonly string[]): { rank: Uint32Array; byRank: Uint32Array } {
+  const byRank = new Uint32Array(labels.length);
+  for (let i = 0; i < byRank.length; i++) byRank[i] = i;
+  byRank.sort((a, b) => {
+    const x = labels[a]!;
+    const y = labels[b]!;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  const rank = new Uint32Array(labels.length);
+  for (let r = 0; r < byRank.length; r++) rank[byRank[r]!] = r;
+  return { rank, byRank };
+}
+
+export function buildStackTree(sides: readonly TreeSide[], labels: readonly string[], o: StackTreeOptions): StackTree {
+  if (sides.length < 1 || sides.length > 2) throw new RangeError('a stack tree has one or two sides');
+  const numKeys = labels.length;
+  const A = sides[0]!;
+  const B = sides[1] ?? A;
+  const sfA = A.stackFrames;
+  const fkA = A.frameKey;
+  const sfB = B.stackFrames;
+  const fkB = B.frameKey;
+
+  // Entries: the distinct key sequences among the stacks of non-zero value of every side, each with
+  // its value on either side. Stacks that differ only in frames of the same key (two lines of one
+  // function), and a stack both profiles have, travel as one entry: the merged stacks.
+  let n = 0;
+  for (const s of sides) for (let i = 0; i < s.stackValues.length; i++) if (s.stackValues[i] !== 0) n++;
+  const eSide = new Uint8Array(n);
+  const eEnd = new Uint32Array(n);
+  const eLen = new Uint32Array(n);
+  const eA = new Float64Array(n);
+  const eB = new Float64Array(n);
+  const eHash = new Int32Array(n);
+  let slots = 1024;
+  while (slots < n * 2) slots *= 2;
+  const table = new Int32Array(slots);
+  const mask = slots - 1;
+  let entries = 0;
+  for (let side = 0; side < sides.length; side++) {
+    const s = sides[side]!;
+    const v = s.stackValues;
+    const off = s.stackOffsets;
+    const sf = s.stackFrames;
+    const fk = s.frameKey;
+    const vals = side === 0 ? eA : eB;
+    for (let st = 0; st < v.length; st++) {
+      if (v[st] === 0) continue;
+      const start = off[st]!;
+      const end = off[st + 1]!;
+      let h = 0x811c9dc5 ^ (end - start);
+      for (let i = start; i < end; i++) h = Math.imul(h ^ fk[sf[i]!]!, 0x01000193);
+      h ^= h >>> 15;
+      h = Math.imul(h, 0x85ebca6b);
+      h ^= h >>> 13;
+      let slot = h & mask;
+      let found = -1;
+      for (;;) {
+        const x = table[slot]!;
+        if (x === 0) break;
+        const e = x - 1;
+        if (eHash[e] === h && eLen[e] === end - start) {
+          const osf = eSide[e] === 0 ? sfA : sfB;
+          const ofk = eSide[e] === 0 ? fkA : fkB;
+          let i = start;
+          let j = eEnd[e]! - (end - start);
+          while (i < end && fk[sf[i]!] === ofk[osf[j]!]) {
+            i++;
+            j++;
+          }
+          if (i === end) {
+            found = e;
+            break;
+          }
+        }
+        slot = (slot + 1) & mask;
+      }
+      if (found >= 0) {
+        vals[found] = vals[found]! + v[st]!;
+        continue;
+      }
+      const e = entries++;
+      table[slot] = e + 1;
+      eSide[e] = side;
+      eEnd[e] = end;
+      eLen[e] = end - start;
+      eHash[e] = h;
+      vals[e] = v[st]!;
+    }
+  }
+  const keyAt = (e: number, d: number): number =>
+    eSide[e] === 0 ? fkA[sfA[eEnd[e]! - 1 - d]!]! : fkB[sfB[eEnd[e]! - 1 - d]!]!;
+
+  // The entries under the root path.
+  const path = o.rootPath;
+  const P = path ? path.length : 0;
+  const ent = new Uint32Array(entries);
+  let m = 0;
+  const under = (e: number): boolean => {
+    if (eLen[e]! < P) return false;
+    for (let d = 0; d < P; d++) if (keyAt(e, d) !== path![d]) return false;
+    return true;
+  };
+  if (path) for (let e = 0; e < entries; e++) if (under(e)) ent[m++] = e;
+  const maxDepth = o.maxDepth;
+  let rootA = 0;
+  let rootB = 0;
+  for (let i = 0; i < m; i++) {
+    rootA += eA[ent[i]!]!;
+    rootB += eB[ent[i]!]!;
+  }
+  // Stacks (of each side, as given) deeper than maxDepth below the root path.
+  let depthTruncatedStacks = 0;
+  if (path) {
+    for (let side = 0; side < sides.length; side++) {
+      const s = sides[side]!;
+      for (let st = 0; st < s.stackValues.length; st++) {
+        const len = s.stackOffsets[st + 1]! - s.stackOffsets[st]!;
+        if (s.stackValues[st] === 0 || len - P <= maxDepth) continue;
+        let ok = true;
+        for (let d = 0; d < P && ok; d++) ok = s.frameKey[s.stackFrames[s.stackOffsets[st + 1]! - 1 - d]!] === path[d];
+        if (ok) depthTruncatedStacks++;
+      }
+    }
+  }
+  const threshold = o.minFraction > 0 ? o.minFraction * (Math.abs(rootA) + Math.abs(rootB)) : 0;
+
+  // Nodes drawn, grown as needed.
+  let cap = 1024;
+  let nodeKey = new Int32Array(cap);
+  let valueA = new Float64Array(cap);
+  let valueB = new Float64Array(cap);
+  let childStart = new Uint32Array(cap);
+  let childCount = new Uint32Array(cap);
+  let size = 0;
+  const newNode = (key: number, a: number, b: number): number => {
+    if (size === cap) {
+      cap *= 2;
+      const k = new Int32Array(cap);
+      k.set(nodeKey);
+      nodeKey = k;
+      const va = new Float64Array(cap);
+      va.set(valueA);
+      valueA = va;
+      const vb = new Float64Array(cap);
+      vb.set(valueB);
+      valueB = vb;
+      const cs = new Uint32Array(cap);
+      cs.set(childStart);
+      childStart = cs;
+      const cc = new Uint32Array(cap);
+      cc.set(childCount);
+      childCount = cc;
+    }
+    nodeKey[size] = key;
+    valueA[size] = a;
+    valueB[size] = b;
+    return size++;
+  };
+  newNode(P > 0 ? path![P - 1]! : -1, rootA, rootB);
+
+  let prunedNodes = 0;
+  let prunedWeight = 0;
+  let prunedValueA = 0;
+  let prunedValueB = 0;
+  let depthTruncatedNodes = 0;
+
+  // Scratch of the grouping step, per key and per entry position.
+  const cnt = new Uint32Array(numKeys);
+  const sumA = new Float64Array(numKeys);
+  const sumB = new Float64Array(numKeys);
+  const groupEnd = new Uint32Array(numKeys);
+  const touched = new Uint32Array(numKeys);
+  const ekey = new Int32Array(m);
+  const tmp = new Uint32Array(m);
+  let ranks: { rank: Uint32Array; byRank: Uint32Array } | null = null;
+
+  /**
+   * Groups ent[lo, hi) by the key at depth d (entries ending above d first), leaving each touched
+   * key's group at [groupEnd[k] - cnt[k], groupEnd[k]). Returns the number of keys touched.
+   */
+  const group = (lo: number, hi: number, d: number, sums: boolean): number => {
+    let nt = 0;
+    let ended = 0;
+    for (let i = lo; i < hi; i++) {
+      const e = ent[i]!;
+      if (eLen[e]! <= d) {
+        ekey[i] = -1;
+        ended++;
+        continue;
+      }
+      const k = eSide[e] === 0 ? fkA[sfA[eEnd[e]! - 1 - d]!]! : fkB[sfB[eEnd[e]! - 1 - d]!]!;
+      ekey[i] = k;
+      const c = cnt[k]!;
+      cnt[k] = c + 1;
+      if (c === 0) touched[nt++] = k;
+      if (sums) {
+        sumA[k] = sumA[k]! + eA[e]!;
+        sumB[k] = sumB[k]! + eB[e]!;
+      }
+    }
+    if (nt === 1 && ended === 0) {
+      groupEnd[touched[0]!] = hi;
+      return nt;
+    }
+    let p = lo + ended;
+    for (let t = 0; t < nt; t++) {
+      const k = touched[t]!;
+      p += cnt[k]!;
+      groupEnd[k] = p;
+    }
+    // Place back to front so each group keeps its entries' order (a stable counting sort).
+    for (let i = hi - 1; i >= lo; i--) {
+      const k = ekey[i]!;
+      if (k < 0) tmp[--ended + lo] = ent[i]!;
+      else tmp[--groupEnd[k]!] = ent[i]!;
+    }
+    for (let t = 0; t < nt; t++) {
+      const k = touched[t]!;
+      groupEnd[k] = groupEnd[k]! + cnt[k]!;
+    }
+    for (let i = lo; i < hi; i++) ent[i] = tmp[i]!;
+    return nt;
+  };
+
+  const sortTouched = (nt: number): void => {
+    ranks ??= labelRanks(labels);
+    const { rank, byRank } = ranks;
+    if (nt < 16) {
+      for (let i = 1; i < nt; i++) {
+        const k = touched[i]!;
+        const r = rank[k]!;
+        let j = i - 1;
+        while (j >= 0 && rank[touched[j]!]! > r) {
+          touched[j + 1] = touched[j]!;
+          j--;
+        }
+        touched[j + 1] = k;
+      }
+      return;
+    }
+    const rs = new Uint32Array(nt);
+    for (let i = 0; i < nt; i++) rs[i] = rank[touched[i]!]!;
+    rs.sort();
+    for (let i = 0; i < nt; i++) touched[i] = byRank[rs[i]!]!;
+  };
+
+  const clear = (nt: number): void => {
+    for (let t = 0; t < nt; t++) {
+      const k = touched[t]!;
+      cnt[k] = 0;
+      sumA[k] = 0;
+      sumB[k] = 0;
+    }
+  };
+
+  // Work list: (lo, hi, depth, node or PRUNED / TOO_DEEP), depth counted from the whole tree's root.
+  const tasks: number[] = m > 0 ? [0, m, P, 0] : [];
+  /** Depth (from the whole tree's root) past which frames below a node not drawn are not counted. */
+  const prunedLimit = o.prunedCount === 'to-max-depth' ? P + maxDepth : Number.MAX_SAFE_INTEGER;
+  while (tasks.length > 0) {
+    const node = tasks.pop()!;
+    const d = tasks.pop()!;
+    const hi = tasks.pop()!;
+    const lo = tasks.pop()!;
+    if (node < 0) {
+      // Counting the frames of a subtree not drawn.
+      const limit = node === PRUNED ? prunedLimit : Number.MAX_SAFE_INTEGER;
+      if (d >= limit) continue;
+      let counted = 0;
+      if (hi - lo === 1) {
+        const rest = Math.min(eLen[ent[lo]!]!, limit) - d;
+        if (rest > 0) counted = rest;
+      } else if (hi - lo === 2) {
+        // Two stacks: their frames below d, less the prefix they share.
+        const e1 = ent[lo]!;
+        const e2 = ent[lo + 1]!;
+        const l1 = Math.min(eLen[e1]!, limit);
+        const l2 = Math.min(eLen[e2]!, limit);
+        const l = Math.min(l1, l2);
+        let dd = d;
+        while (dd < l && keyAt(e1, dd) === keyAt(e2, dd)) dd++;
+        counted = Math.max(0, l1 - d) + Math.max(0, l2 - d) - (dd - d);
+      } else {
+        const nt = group(lo, hi, d, false);
+        counted = nt;
+        for (let t = 0; t < nt; t++) {
+          const k = touched[t]!;
+          const end = groupEnd[k]!;
+          // A group of one stack is a chain: counted here rather than as a task of its own.
+          if (cnt[k] === 1) {
+            const rest = Math.min(eLen[ent[end - 1]!]!, limit) - (d + 1);
+            if (rest > 0) counted += rest;
+          } else tasks.push(end - cnt[k]!, end, d + 1, node);
+        }
+        clear(nt);
+      }
+      if (node === PRUNED) prunedNodes += counted;
+      else depthTruncatedNodes += counted;
+      continue;
+    }
+    if (d - P >= maxDepth) {
+      if (o.countDepthTruncated) tasks.push(lo, hi, d, TOO_DEEP);
+      continue;
+    }
+    if (hi - lo === 1) {
+      // One stack: a chain of nodes of its weight, all drawn if the first is.
+      const e = ent[lo]!;
+      const a = eA[e]!;
+      const b = eB[e]!;
+      const len = eLen[e]!;
+      if (len > d && Math.abs(a) + Math.abs(b) >= threshold) {
+        let parent = node;
+        let dd = d;
+        for (; dd < len && dd - P < maxDepth; dd++) {
+          const c = newNode(keyAt(e, dd), a, b);
+          childStart[parent] = c;
+          childCount[parent] = 1;
+          parent = c;
+        }
+        if (dd < len && o.countDepthTruncated) depthTruncatedNodes += len - dd;
+        continue;
+      }
+    }
+    const nt = group(lo, hi, d, true);
+    sortTouched(nt);
+    childStart[node] = size;
+    let kids = 0;
+    for (let t = 0; t < nt; t++) {
+      const k = touched[t]!;
+      const a = sumA[k]!;
+      const b = sumB[k]!;
+      const w = Math.abs(a) + Math.abs(b);
+      const end = groupEnd[k]!;
+      const start = end - cnt[k]!;
+      if (w >= threshold) {
+        const c = newNode(k, a, b);
+        kids++;
+        tasks.push(start, end, d + 1, c);
+      } else {
+        prunedNodes++;
+        prunedWeight += w;
+        prunedValueA += a;
+        prunedValueB += b;
+        if (end - start > 1) tasks.push(start, end, d + 1, PRUNED);
+        else {
+          const rest = Math.min(eLen[ent[start]!]!, prunedLimit) - (d + 1);
+          if (rest > 0) prunedNodes += rest;
+        }
+      }
+    }
+    childCount[node] = kids;
+    clear(nt);
+  }
+
+  return {
+    found: path !== null && (P === 0 || m > 0),
+    size,
+    nodeKey,
+    valueA,
+    valueB,
+    childStart,
+    childCount,
+    prunedNodes,
+    prunedWeight,
+    prunedValueA,
+    prunedValueB,
+    depthTruncatedNodes,
+    depthTruncatedStacks,
+  };
+}

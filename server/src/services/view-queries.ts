@@ -1,0 +1,79 @@
+import type { FrameFilters } from '../analysis/filter.ts';
+import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
+import type { Query } from '../api/endpoints.ts';
+import type { ProfileKind } from '../model/profile.ts';
+import type { DiffQuery } from './analysis.ts';
+import { ServiceError } from './errors.ts';
+
+/*
+ * What a view's query asks for, read once for every view and image: the profile kind and sample type,
+ * pprof's filters (compiled, refused with the parameter named), and a diff's full request.
+ */
+
+/** Filter regular expressions as sent by a client (Go syntax; compiled where the work happens). */
+export interface FilterArgs {
+  focus?: string;
+  ignore?: string;
+  hide?: string;
+  show?: string;
+}
+
+/** pprof's filter parameters, in the order pprof applies them. */
+export const FILTER_NAMES = ['focus', 'ignore', 'hide', 'show'] as const;
+
+/** The filters of a query, one expression each: a parameter given several times means its values joined with "|". */
+export function filterArgs(q: { [K in keyof FilterArgs]?: string | string[] }): FilterArgs {
+  const out: FilterArgs = {};
+  for (const name of FILTER_NAMES) {
+    const v = q[name];
+    const src = Array.isArray(v) ? v.filter((x) => x !== '').join('|') : v;
+    if (src) out[name] = src;
+  }
+  return out;
+}
+
+/**
+ * Compiles a client's filter expression (Go syntax, as `go tool pprof` takes it), refusing one Go
+ * rejects (backreferences, lookaround, possessive quantifiers…), one over MAX_PATTERN_LENGTH, or one
+ * that compiles too large, naming the parameter and the problem.
+ */
+export function filterRegexp(name: string, src: string | undefined): GoRegexp | undefined {
+  if (src === undefined || src === '') return undefined;
+  try {
+    return compileGoRegexp(src, { maxLength: MAX_PATTERN_LENGTH });
+  } catch (e) {
+    if (!(e instanceof GoRegexpError)) throw e;
+    const message = e.tooComplex
+      ? `${name} ${e.message}`
+      : `${name} is not a valid Go regular expression: ${e.message}`;
+    throw new ServiceError('invalid-filter', message, { param: name });
+  }
+}
+
+/** Compiles the filters a client sent; a bad expression is refused naming its parameter. */
+export function compileFilters(q: { [K in keyof FilterArgs]?: string | string[] }): FrameFilters {
+  const args = filterArgs(q);
+  const f: FrameFilters = {};
+  for (const name of FILTER_NAMES) {
+    const re = filterRegexp(name, args[name]);
+    if (re) f[name] = re;
+  }
+  return f;
+}
+
+/** The kind and sample type a query asks for (absent ones left out). */
+export function choice(q: { kind?: ProfileKind; sampleType?: string }) {
+  return { ...(q.kind ? { kind: q.kind } : {}), ...(q.sampleType ? { sampleType: q.sampleType } : {}) };
+}
+
+/** The diff a query (the JSON view's or an image's) asks for. */
+export function diffQuery(q: Query<'diff'> | Query<'diffSvg'>): DiffQuery {
+  return {
+    base: q.base,
+    target: q.target,
+    ...choice(q),
+    mode: q.mode ?? 'auto',
+    minFraction: q.minFraction ?? 0,
+    filters: compileFilters(q),
+  };
+}

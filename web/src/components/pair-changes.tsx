@@ -1,0 +1,79 @@
+import { ciText } from '../../../server/src/api/benchstat-format.ts';
+import { formatValue } from '../../../server/src/api/format.ts';
+import { changeStyle, formatN, verdictText } from '../../../server/src/api/words.ts';
+import type { Estimate, Stage } from '../lib/api.ts';
+import { useApi } from '../views/use-fetch.ts';
+import { ErrorBox, Loading } from './common.tsx';
+
+/** A side's figure: "9,742 req/s ± 5% · 6 runs", or the single run's figure. */
+function side(e: Estimate | null, unit: string, what: string): string {
+  if (!e) return '—';
+  const v = formatValue(e.median, unit);
+  return e.n > 1 ? `${v} ${ciText(e.ci)} · ${e.n} ${what}` : v;
+}
+
+/**
+ * The figures of one pair of stages as the change engine judges them (GET …/changes): each figure both
+ * stages have, its median on each side and the change with its verdict, worded as everywhere else.
+ */
+export function PairChanges(props: { comparisonId: string; revision: number; base: Stage; target: Stage }) {
+  const { base, target } = props;
+  const { data, error, loading, reload } = useApi(
+    'changes',
+    // The figures only: the functions are the diff's own business below.
+    { params: { id: props.comparisonId }, query: { base: base.id, target: target.id, functions: 'off' } },
+    props.revision,
+  );
+  if (!data) return loading ? <Loading what="figures" /> : <ErrorBox error={error} onRetry={reload} />;
+  const figures = data.figures.filter((c) => c.base !== null || c.target !== null);
+  if (figures.length === 0) return null;
+  return (
+    <div className="table-scroll">
+      <table className="pair-changes" aria-label={`Figures: ${base.name} → ${target.name}`}>
+        <thead>
+          <tr>
+            <th scope="col">Figure</th>
+            <th scope="col" className="num">
+              {base.name}
+            </th>
+            <th scope="col" className="num">
+              {target.name}
+            </th>
+            <th scope="col" className="num">
+              Change
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {figures.map((c) => {
+            const t = verdictText(c.verdict, changeStyle(c));
+            const what = c.metric.endsWith('per-request') ? 'profiles' : 'runs';
+            const cls = t.significant
+              ? c.direction === 'improvement'
+                ? 'good'
+                : 'bad'
+              : t.change === '~'
+                ? 'muted'
+                : '';
+            return (
+              <tr
+                key={c.metric}
+                data-metric={c.metric}
+                data-verdict={c.verdict.status}
+                data-p={c.verdict.p ?? ''}
+                data-n={formatN(c.verdict)}
+              >
+                <th scope="row">{c.label}</th>
+                <td className="num">{side(c.base, c.unit, what)}</td>
+                <td className="num">{side(c.target, c.unit, what)}</td>
+                <td className={`num verdict ${cls}`} title={c.reason ?? t.title}>
+                  {t.text}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,80 @@
+/**
+ * Profile kinds as the page offers them: which kinds the stages hold, the sample types of each, and
+ * which kind a view reads. A view is always of one kind (the server never merges kinds); the stored
+ * summary of each profile names its kind.
+ */
+import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage } from './api.ts';
+
+/** The picker's name of each kind (the record makes the build fail when the contract gains a kind). */
+export const KIND_LABELS: Record<ProfileKind, string> = {
+  cpu: 'CPU',
+  wall: 'wall clock',
+  allocs: 'allocations (window)',
+  heap: 'heap (snapshot)',
+  mutex: 'mutex',
+  block: 'block',
+  goroutine: 'goroutines',
+  'trace-net': 'network blocking (trace)',
+  'trace-sync': 'sync blocking (trace)',
+  'trace-syscall': 'syscall blocking (trace)',
+  'trace-sched': 'scheduler latency (trace)',
+  other: 'other',
+};
+
+export function isProfileKind(s: string): s is ProfileKind {
+  return Object.hasOwn(KIND_LABELS, s);
+}
+
+function profileSummary(a: Artifact): ProfileSummary | null {
+  return a.kind === 'profile' ? (a.summary as ProfileSummary) : null;
+}
+
+/** The stage's profiles of one kind (any kind when null). */
+export function profilesOf(stage: Stage | undefined, kind: ProfileKind | null = null): ProfileSummary[] {
+  if (!stage) return [];
+  return stage.artifacts.flatMap((a) => {
+    const p = profileSummary(a);
+    return p && (kind === null || p.kind === kind) ? [p] : [];
+  });
+}
+
+/** The kinds the stages' profiles are of: CPU first, then in order of first appearance (as the server). */
+export function heldKinds(stages: readonly Stage[]): ProfileKind[] {
+  const kinds: ProfileKind[] = [];
+  for (const s of stages) for (const p of profilesOf(s)) if (!kinds.includes(p.kind)) kinds.push(p.kind);
+  return kinds.includes('cpu') ? ['cpu', ...kinds.filter((k) => k !== 'cpu')] : kinds;
+}
+
+/** The sample types the stages' profiles of a kind hold, each once, in order of first appearance. */
+export function sampleTypesOf(stages: readonly Stage[], kind: ProfileKind): SampleTypeInfo[] {
+  const seen = new Map<string, SampleTypeInfo>();
+  for (const s of stages)
+    for (const p of profilesOf(s, kind)) for (const t of p.sampleTypes) if (!seen.has(t.type)) seen.set(t.type, t);
+  return [...seen.values()];
+}
+
+/**
+ * The kind a view reads, as the server chooses it: the kind asked for; else, given a sample type, the
+ * kind whose own default it is, else the first kind holding it; else the first kind held (CPU first).
+ */
+export function resolveKind(
+  stages: readonly Stage[],
+  choice: { kind: ProfileKind | ''; sampleType: string },
+): ProfileKind | null {
+  const kinds = heldKinds(stages);
+  if (choice.kind) return choice.kind;
+  if (choice.sampleType) {
+    const all = stages.flatMap((s) => profilesOf(s));
+    const holding = kinds.filter((k) =>
+      all.some((p) => p.kind === k && p.sampleTypes.some((t) => t.type === choice.sampleType)),
+    );
+    const own = holding.find((k) => all.some((p) => p.kind === k && p.defaultSampleType === choice.sampleType));
+    if (own ?? holding[0]) return (own ?? holding[0])!;
+  }
+  return kinds[0] ?? null;
+}
+
+/** Whether a stage has a profile of the kind (of any kind when null). */
+export function hasProfile(stage: Stage | undefined, kind: ProfileKind | null = null): stage is Stage {
+  return profilesOf(stage, kind).length > 0;
+}
