@@ -1,5 +1,5 @@
 /**
- * Operations endpoints: /healthz answers in constant time (one read by primary key, the process's own
+ * Operations endpoints: /healthz answers in constant time (one trivial statement, the process's own
  * counters; no table counts, no directory scans), /metrics has everything and is private — by token
  * when METRICS_TOKEN is set, else to this machine only.
  */
@@ -14,10 +14,10 @@ describe('/healthz', () => {
   });
   afterAll(async () => app.close());
 
-  it('checks the database with one read and never counts the store', async () => {
+  it('checks the database with one statement and never counts the store', async () => {
     const store = app.ctx.store;
     const calls: string[] = [];
-    for (const k of ['stats', 'getComparison', 'getComparisonTree', 'storedBytes'] as const) {
+    for (const k of ['stats', 'ping', 'getComparison', 'getComparisonTree', 'storedBytes'] as const) {
       const f = store[k].bind(store) as (...a: unknown[]) => Promise<unknown>;
       (store as unknown as Record<string, unknown>)[k] = (...a: unknown[]) => {
         calls.push(k);
@@ -26,14 +26,19 @@ describe('/healthz', () => {
     }
     const r = await app.inject({ url: '/healthz' });
     expect(r.statusCode).toBe(200);
-    expect(r.json()).toMatchObject({ status: 'ok', store: 'sqlite', analysis: { workers: 2, queued: 0 } });
-    expect(calls).toEqual(['getComparison']);
+    expect(r.json()).toMatchObject({
+      status: 'ok',
+      store: 'sqlite',
+      blobs: 'files',
+      analysis: { workers: 2, queued: 0 },
+    });
+    expect(calls).toEqual(['ping']);
   });
 
   it('answers 503 when the database does not', async () => {
     const store = app.ctx.store;
-    const f = store.getComparison;
-    store.getComparison = async () => {
+    const f = store.ping;
+    store.ping = async () => {
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     };
     try {
@@ -41,7 +46,7 @@ describe('/healthz', () => {
       expect(r.statusCode).toBe(503);
       expect(r.json().status).toBe('unavailable');
     } finally {
-      store.getComparison = f;
+      store.ping = f;
     }
   });
 });
