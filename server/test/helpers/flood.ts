@@ -17,7 +17,12 @@ export const FLOOD_CONNECTIONS = 40;
 const FLOOD_CLIENT = fileURLToPath(new URL('./flood-client.ts', import.meta.url));
 
 /** A GET from one local address (each address is one client), with its status and time. */
-function get(agent: Agent, base: string, path: string): Promise<{ status: number; ms: number; body: string }> {
+function get(
+  agent: Agent,
+  base: string,
+  path: string,
+  keep = 300,
+): Promise<{ status: number; ms: number; body: string }> {
   const t0 = performance.now();
   return new Promise((resolve) => {
     const req = request(`${base}${path}`, { agent }, (res) => {
@@ -27,7 +32,7 @@ function get(agent: Agent, base: string, path: string): Promise<{ status: number
         resolve({
           status: res.statusCode ?? 0,
           ms: performance.now() - t0,
-          body: Buffer.concat(chunks).toString('utf8').slice(0, 300),
+          body: Buffer.concat(chunks).toString('utf8').slice(0, keep),
         }),
       );
       res.on('error', () => resolve({ status: -1, ms: performance.now() - t0, body: 'response error' }));
@@ -112,7 +117,7 @@ export async function floodScenario(srv: ServerProcess) {
   const samples = new Map(Object.entries(firsts).map(([k, v]) => [Number(k), v]));
   const rssAfter = srv.rss();
   for (const a of [teammate, balancer]) a.destroy();
-  const metrics = (await get(client('127.0.0.1', 1), srv.base, '/metrics')).body;
+  const metrics = (await get(client('127.0.0.1', 1), srv.base, '/metrics', Number.POSITIVE_INFINITY)).body;
   return { mix, samples, teamResults, health, rssBefore, rssAfter, metrics };
 }
 
