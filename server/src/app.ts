@@ -121,6 +121,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       timeoutMs: config.analysisTimeoutMs,
       maxHeapMb: config.analysisMaxHeapMb,
       queueMax: config.analysisQueueMax,
+      niceness: config.analysisNiceness,
     },
     metrics,
   );

@@ -54,6 +54,8 @@ export interface Config {
   analysisMaxHeapMb: number;
   /** Jobs that may wait per worker behind the running one. */
   analysisQueueMax: number;
+  /** Nice steps the analysis workers run below the server (0: the same priority). */
+  analysisNiceness: number;
   /** Bound of the shared derived-result cache in the store, bytes (least recently used go first). */
   cacheMaxBytes: number;
   /** Time a client has to send a whole request (headers and body), ms. */
@@ -161,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisTimeoutMs: int(env, 'ANALYSIS_TIMEOUT_MS', 60_000, 100, 3_600_000),
     analysisMaxHeapMb: int(env, 'ANALYSIS_MAX_HEAP_MB', 1024, 16, 65_536),
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
+    analysisNiceness: int(env, 'ANALYSIS_NICENESS', 0, 0, 19),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     // Fair share and bounded requests (README, configuration).

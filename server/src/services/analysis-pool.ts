@@ -20,6 +20,8 @@ export interface PoolLimits {
   maxHeapMb: number;
   /** Jobs waiting per worker (beyond the running one); more are refused with 503. */
   queueMax: number;
+  /** How much lower than the server's the workers' CPU priority is (nice steps; 0: the same). */
+  niceness?: number;
 }
 
 interface Job {
@@ -100,9 +102,6 @@ class FairQueue {
 
 /** Resident memory of an idle worker process, MiB, allowed on top of its memory budget. */
 const WORKER_BASE_MB = 256;
-
-/** How much lower than the server's the workers' CPU priority is (nice steps). */
-const WORKER_NICENESS = 10;
 
 /** Seconds a client is asked to wait after a 503 (Retry-After). */
 const RETRY_AFTER_S = 5;
@@ -270,11 +269,14 @@ export class AnalysisPool {
       // server: it exits when the IPC channel closes.)
       detached: true,
     });
-    // Analysis is batch work: when the CPU is short, the event loop (answers from the cache, health
-    // checks, uploads streaming in) goes first.
-    if (worker.pid !== undefined)
+    // Analysis is batch work: with ANALYSIS_NICENESS set, when the CPU is short the event loop
+    // (answers from the cache, health checks, uploads streaming in) goes first. Not by default: the
+    // workers then yield to every other process of the host too, and ANALYSIS_TIMEOUT_MS is wall-clock
+    // time, so on a busy shared host their jobs would run out of time.
+    const niceness = this.limits.niceness ?? 0;
+    if (worker.pid !== undefined && niceness > 0)
       try {
-        setPriority(worker.pid, Math.min(19, getPriority() + WORKER_NICENESS));
+        setPriority(worker.pid, Math.min(19, getPriority() + niceness));
       } catch {
         // not permitted here: the worker runs at the server's priority
       }
@@ -292,10 +294,18 @@ export class AnalysisPool {
     worker.stderr?.on('data', (d: Buffer) => {
       slot.stderr = (slot.stderr + d.toString('utf8')).slice(-4096);
     });
-    worker.on('message', (m: WorkerReply | { ready: true }) => {
+    worker.on('message', (m: WorkerReply | { ready: true } | { computed: number }) => {
       if ('ready' in m) {
         slot.ready = true;
         this.pump(i);
+        return;
+      }
+      if ('computed' in m) {
+        // The view is computed; storing it is not held to the analysis deadline (memory still is).
+        if (slot.busy?.msg.id === m.computed && slot.timer) {
+          clearTimeout(slot.timer);
+          slot.timer = null;
+        }
         return;
       }
       const job = slot.busy;

@@ -54,7 +54,11 @@ const svc = new AnalysisService(store, models);
 
 async function run(job: WorkerJob): Promise<unknown> {
   if (job.kind === 'ingest') return ingestFile(job, { models, maxHeapBytes });
-  return keepView(store, await runOp(svc, job.tree, job.op), job.keep);
+  const body = await runOp(svc, job.tree, job.op);
+  // The analysis is done: its deadline (ANALYSIS_TIMEOUT_MS) no longer runs while the answer is
+  // compressed and written to the shared cache.
+  send({ computed: job.id });
+  return keepView(store, body, job.keep);
 }
 
 process.on('message', async (job: WorkerJob) => {

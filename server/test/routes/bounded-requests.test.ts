@@ -23,7 +23,7 @@ async function send(
   path: string,
   headers: Record<string, string>,
   chunks: () => Generator<Buffer>,
-): Promise<{ status: number; body: string; rssGrowth: number }> {
+): Promise<{ status: number; body: string; rssGrowth: number; rssBefore: number; rssPeak: number }> {
   const before = srv.rss();
   let peak = before;
   const sampler = setInterval(() => {
@@ -58,7 +58,7 @@ async function send(
       pump();
     });
     peak = Math.max(peak, srv.rss());
-    return { status, body, rssGrowth: peak - before };
+    return { status, body, rssGrowth: peak - before, rssBefore: before, rssPeak: peak };
   } finally {
     clearInterval(sampler);
   }
@@ -90,7 +90,9 @@ describe('bounded requests', () => {
     expect(e.code).toBe('field-too-large');
     expect(e.param).toBe('comment');
     expect(e.message).toMatch(/"comment".*MAX_FORM_FIELD_BYTES/);
-    console.log(`[bounded] 200 MB text field: RSS +${(r.rssGrowth / MiB).toFixed(1)} MiB`);
+    console.log(
+      `[bounded] 200 MB text field: RSS ${(r.rssBefore / MiB).toFixed(0)} MiB before, ${(r.rssPeak / MiB).toFixed(0)} MiB at most (+${(r.rssGrowth / MiB).toFixed(1)} MiB)`,
+    );
     expect(r.rssGrowth).toBeLessThan(50 * MiB);
   }, 120_000);
 
@@ -105,7 +107,9 @@ describe('bounded requests', () => {
     expect(r.status, r.body).toBe(413);
     expect(JSON.parse(r.body).error.code).toBe('too-many-fields');
     expect(JSON.parse(r.body).error.message).toMatch(/MAX_FORM_FIELDS/);
-    console.log(`[bounded] 10,000 small fields: RSS +${(r.rssGrowth / MiB).toFixed(1)} MiB`);
+    console.log(
+      `[bounded] 10,000 small fields: RSS ${(r.rssBefore / MiB).toFixed(0)} MiB before, ${(r.rssPeak / MiB).toFixed(0)} MiB at most (+${(r.rssGrowth / MiB).toFixed(1)} MiB)`,
+    );
     expect(r.rssGrowth).toBeLessThan(50 * MiB);
   }, 120_000);
 

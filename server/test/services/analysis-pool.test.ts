@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { syntheticProfilePath } from '../../../scripts/testdata/index.ts';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixturesDir } from '../helpers/paths.ts';
 import { manyPathsFolded } from '../helpers/heavy-profile.ts';
@@ -80,7 +80,7 @@ describe('analysis jobs are bounded in time and memory', () => {
       const health = app.inject({ url: '/healthz' });
       const [s, o, h] = await Promise.all([slow, other, health]);
       expect(h.statusCode).toBe(200);
-      expect(o.statusCode).toBe(200);
+      expect(o.statusCode, o.body).toBe(200);
       expect((o.json() as { total: number }).total).toBeGreaterThan(0);
       expect(s.statusCode).toBe(503);
       expect(s.headers['retry-after']).toBe('5');
@@ -136,4 +136,49 @@ describe('analysis jobs are bounded in time and memory', () => {
       await app.close();
     }
   }, 60_000);
+});
+
+/** The nice values of this process's child processes (Linux /proc), by pid. */
+function childNiceness(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Fields after the command name (which may hold spaces): state ppid … nice is field 19 overall.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[1]) === process.pid) out.set(Number(d), Number(f[16]));
+  }
+  return out;
+}
+
+describe('the workers’ CPU priority', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'is the server’s by default, and ANALYSIS_NICENESS steps lower when set',
+    async () => {
+      const own = getPriority();
+      const before = new Set(childNiceness().keys());
+      const plain = await testApp({ ANALYSIS_WORKERS: '1' });
+      const niced = await testApp({ ANALYSIS_WORKERS: '1', ANALYSIS_NICENESS: '7' });
+      try {
+        // A worker starts with its first job: an upload's parse.
+        for (const app of [plain, niced]) {
+          const c = await createComparison(app, 'priority');
+          const st = await addStage(app, c.id, c.auth, 'one');
+          const up = await upload(app, c.id, st, c.auth, [join(fixturesDir, 'demo/baseline/run-1/wrk.txt')]);
+          expect(up.statusCode).toBe(200);
+        }
+        const nice = [...childNiceness()].filter(([pid]) => !before.has(pid)).map(([, n]) => n);
+        expect(nice.sort((a, b) => a - b)).toEqual([own, Math.min(19, own + 7)]);
+      } finally {
+        await plain.close();
+        await niced.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -9,6 +9,7 @@ import { ArtifactList, StageEditor } from '../components/upload.tsx';
 import {
   ApiError,
   type Body,
+  type Comparison,
   type Stage,
   type StageRow,
   type StageTable as StageTableData,
@@ -266,7 +267,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           <p className="muted small">
             {stages.length} stages · created {new Date(comparison.createdAt).toLocaleString()}
             {!canEdit && ' · read-only'}
-            <StorageUsage usage={(comparison as { usage?: Usage }).usage} />
+            <StorageUsage usage={comparison.usage} />
           </p>
           {!token && !comparison.readOnly && (
             <TokenPaste
@@ -650,10 +651,9 @@ function RegexField(props: {
 }
 
 /** Storage the comparison's files take, and the server's bound on it (MAX_COMPARISON_BYTES). */
-type Usage = { bytes: number; maxBytes: number | null };
+type Usage = Comparison['usage'];
 
-function StorageUsage({ usage }: { usage: Usage | undefined }) {
-  if (!usage) return null;
+function StorageUsage({ usage }: { usage: Usage }) {
   return (
     <span className="storage-usage" title="storage the comparison's files take on this server">
       {' · '}files {formatBytes(usage.bytes)}
