@@ -188,7 +188,8 @@ describe('analysis views under hostile query strings and concurrent changes', ()
     expect(s.cacheBytes).toBeLessThanOrEqual(CACHE_MAX_BYTES);
     expect(await metric('stagediff_result_cache_bytes')).toBe(s.cacheBytes);
     expect(await metric('stagediff_result_cache_max_bytes')).toBe(CACHE_MAX_BYTES);
-  }, 120_000);
+    // 1,000 analyses, each compressed twice (br, gzip) and written as two entries: minutes on a busy machine.
+  }, 400_000);
 
   it('answers a view racing the deletion of its file with a 409 naming the file, never a 500', async () => {
     const own = await createComparison(app, 'race');
