@@ -30,7 +30,9 @@ export function noVerdictReason(v: Verdict): string {
     case 'single-run':
       return '1 run: no noise estimate';
     case 'missing':
-      return 'not measured on both sides';
+      return v.nBase === 0 && v.nTarget === 0
+        ? 'not measured'
+        : `not measured on the ${v.nBase === 0 ? 'base' : 'target'} side`;
     default:
       return '';
   }

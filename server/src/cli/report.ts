@@ -1,6 +1,7 @@
 import type { Change, Verdict } from '../api/changes.ts';
 import type { Report } from '../api/report.ts';
 import { formatChange, formatMs, formatRatio, formatSignedValue, formatValue } from '../api/format.ts';
+import { ciText } from '../api/benchstat-format.ts';
 import { changeStyle, formatPN, noVerdictReason, verdictWords } from '../api/words.ts';
 import { endpointUrl } from '../api/routes.ts';
 import { mdCode, mdTable, mdText } from '../render/markdown.ts';
@@ -119,7 +120,7 @@ function vsCell(v: Verdict | undefined, style: 'ratio' | 'percent'): string {
 function withCi(e: { median: number; ci: number | null; n: number } | null, unit: string): string {
   if (!e) return '–';
   const f = formatValue(e.median, unit);
-  return e.n > 1 && e.ci !== null ? `${f} ±${Math.round(e.ci * 100)} %` : f;
+  return e.n > 1 ? `${f} ${ciText(e.ci)}` : f;
 }
 
 function stageTableMd(r: Report): string {

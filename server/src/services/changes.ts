@@ -24,6 +24,8 @@ import { estimate, runsNeeded, verdict } from '../analysis/significance.ts';
 import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.ts';
 import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
+import { FIGURES } from '../api/labels.ts';
+import { noVerdictReason } from '../api/words.ts';
 import { findStage, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 
@@ -32,22 +34,6 @@ import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from 
  * The stage table, GET …/changes, `stagediff report` and `stagediff check` (which reads a capture folder
  * through an in-process server) all format what it returns.
  */
-
-/** How each figure is labelled, in which unit, and which way is better. */
-export const FIGURES: Record<FigureKey, { metric: string; label: string; unit: string; better: 'higher' | 'lower' }> = {
-  rps: { metric: 'rps', label: 'QPS', unit: 'req/s', better: 'higher' },
-  p50: { metric: 'p50', label: 'P50', unit: 'ms', better: 'lower' },
-  p95: { metric: 'p95', label: 'P95', unit: 'ms', better: 'lower' },
-  p99: { metric: 'p99', label: 'P99', unit: 'ms', better: 'lower' },
-  errorRate: { metric: 'error-rate', label: 'Errors', unit: 'fraction', better: 'lower' },
-  cpuPerRequest: { metric: 'cpu-per-request', label: 'CPU per request', unit: 'nanoseconds/request', better: 'lower' },
-  allocPerRequest: {
-    metric: 'alloc-per-request',
-    label: 'Allocated per request',
-    unit: 'bytes/request',
-    better: 'lower',
-  },
-};
 
 /**
  * Profiles above this many samples (both stages together) are not ranked for "what changed" unless the
@@ -405,22 +391,9 @@ export class ChangeEngine {
   }
 }
 
-/** Why a change has no verdict, in words (null for significant and no-change). */
+/** Why a figure has no verdict, in the words every reader uses (null when it has one). */
 export function reasonFor(v: Verdict): string | null {
-  switch (v.status) {
-    case 'too-few-runs':
-      return `${v.nBase}+${v.nTarget} runs: too few to test — record at least ${v.runsNeeded} per stage`;
-    case 'single-run':
-      return v.nBase <= 1 && v.nTarget <= 1
-        ? '1 run each: no noise estimate'
-        : `1 run on the ${v.nBase <= 1 ? 'base' : 'target'} side: no noise estimate`;
-    case 'missing':
-      return v.nBase === 0 && v.nTarget === 0
-        ? 'not measured'
-        : `not measured on the ${v.nBase === 0 ? 'base' : 'target'} side`;
-    default:
-      return null;
-  }
+  return noVerdictReason(v) || null;
 }
 
 function withDirection(c: Change): Change {

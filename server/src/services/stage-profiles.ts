@@ -1,5 +1,6 @@
 import type { ProfileSummary } from '../api/resources.ts';
 import type { Artifact, ComparisonTree, StageWithArtifacts } from '../store/index.ts';
+import { KIND_LABELS } from '../api/labels.ts';
 import type { Parsed } from '../ingest/detect.ts';
 import type { Profile, ProfileKind, ValueType } from '../model/profile.ts';
 import { mergeProfiles } from '../analysis/merge.ts';
@@ -214,19 +215,5 @@ export class StageProfiles {
 
 /** A kind in words, for messages and the picker. */
 export function kindLabel(kind: ProfileKind): string {
-  const labels: Record<ProfileKind, string> = {
-    cpu: 'CPU',
-    wall: 'wall-clock',
-    allocs: 'allocations (window)',
-    heap: 'heap (snapshot)',
-    mutex: 'mutex',
-    block: 'block',
-    goroutine: 'goroutine',
-    'trace-net': 'network blocking (trace)',
-    'trace-sync': 'sync blocking (trace)',
-    'trace-syscall': 'syscall blocking (trace)',
-    'trace-sched': 'scheduler latency (trace)',
-    other: 'other',
-  };
-  return labels[kind];
+  return KIND_LABELS[kind];
 }

@@ -300,7 +300,9 @@ describe('stagediff report (the command)', () => {
     const none = await runCli(['report', '--out', nope]);
     expect(none.status).toBe(1);
     expect(none.stderr).toBe(`stagediff: --out ${nope}: no such folder\n`);
-  });
+    // Five CLI processes, each analysing the demo in its own in-process server: a guard against a hang,
+    // generous enough for a loaded machine.
+  }, 300_000);
 
   it('fails with one clear line on bad input', async () => {
     const bad = await runCli(['report', '--server', socketUrl, '--comparison', 'demo', '--target', 'nope']);

@@ -3,23 +3,10 @@
  * which kind a view reads. A view is always of one kind (the server never merges kinds); the stored
  * summary of each profile names its kind.
  */
+import { KIND_LABELS } from '../../../server/src/api/labels.ts';
 import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage } from './api.ts';
 
-/** The picker's name of each kind (the record makes the build fail when the contract gains a kind). */
-export const KIND_LABELS: Record<ProfileKind, string> = {
-  cpu: 'CPU',
-  wall: 'wall clock',
-  allocs: 'allocations (window)',
-  heap: 'heap (snapshot)',
-  mutex: 'mutex',
-  block: 'block',
-  goroutine: 'goroutines',
-  'trace-net': 'network blocking (trace)',
-  'trace-sync': 'sync blocking (trace)',
-  'trace-syscall': 'syscall blocking (trace)',
-  'trace-sched': 'scheduler latency (trace)',
-  other: 'other',
-};
+export { KIND_LABELS };
 
 export function isProfileKind(s: string): s is ProfileKind {
   return Object.hasOwn(KIND_LABELS, s);

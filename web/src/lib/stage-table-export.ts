@@ -5,19 +5,17 @@
  */
 import { ciText } from '../../../server/src/api/benchstat-format.ts';
 import { DASH, formatInt, formatValue } from '../../../server/src/api/format.ts';
+import { FIGURES } from '../../../server/src/api/labels.ts';
 import { type ChangeStyle, verdictText } from '../../../server/src/api/words.ts';
 import type { Estimate, FigureKey, StageRow, StageTable } from './api.ts';
 
-/** How the page names each figure, in which unit the engine gives it, and how its change reads. */
-export const FIGURE_TEXT: Record<FigureKey, { label: string; unit: string; style: ChangeStyle; csv: string }> = {
-  rps: { label: 'QPS', unit: 'req/s', style: 'ratio', csv: 'rps' },
-  p50: { label: 'P50', unit: 'ms', style: 'percent', csv: 'p50_ms' },
-  p95: { label: 'P95', unit: 'ms', style: 'percent', csv: 'p95_ms' },
-  p99: { label: 'P99', unit: 'ms', style: 'percent', csv: 'p99_ms' },
-  errorRate: { label: 'Error rate', unit: 'fraction', style: 'percent', csv: 'error_rate' },
-  cpuPerRequest: { label: 'CPU/req', unit: 'nanoseconds/request', style: 'percent', csv: 'cpu_ns_per_request' },
-  allocPerRequest: { label: 'Alloc/req', unit: 'bytes/request', style: 'percent', csv: 'alloc_bytes_per_request' },
-};
+/** How the page names each figure (its column head), its unit, how its change reads, its CSV column. */
+export const FIGURE_TEXT = Object.fromEntries(
+  (Object.keys(FIGURES) as FigureKey[]).map((k) => {
+    const f = FIGURES[k];
+    return [k, { label: f.short, unit: f.unit, style: f.style, csv: f.csv }];
+  }),
+) as Record<FigureKey, { label: string; unit: string; style: ChangeStyle; csv: string }>;
 
 export type Latency = 'p50' | 'p95' | 'p99';
 const LATENCIES: Latency[] = ['p50', 'p95', 'p99'];
