@@ -37,37 +37,47 @@ export class Quota {
     return this.uploads;
   }
 
-  /** Claims `size` bytes for a file of `comparisonId`, or refuses it naming the bound it would pass. */
+  /**
+   * Claims `size` bytes for a file of `comparisonId`, or refuses it naming the bound it would pass. The
+   * claim is taken before the store is read, so uploads checked at the same time each see the others.
+   */
   async reserve(comparisonId: string, filename: string, size: number, sha256: string): Promise<Reservation> {
     const { maxComparisonBytes, maxStorageBytes } = this.config;
-    if (maxComparisonBytes > 0) {
-      const tree = await this.store.getComparisonTree(comparisonId);
-      const used = (tree ? comparisonBytes(tree) : 0) + (this.pending.get(comparisonId) ?? 0);
-      if (used + size > maxComparisonBytes)
-        throw new ServiceError(
-          'comparison-quota',
-          `${filename} (${formatBytes(size)}) would bring this comparison to ${formatBytes(used + size)}, over the ${formatBytes(maxComparisonBytes)} one comparison may hold (MAX_COMPARISON_BYTES); remove files or start another comparison`,
-          { param: 'file' },
-        );
-    }
-    if (maxStorageBytes > 0 && !(await this.store.hasBlob(sha256))) {
-      const used = (await this.store.storedBytes()) + this.pendingTotal;
-      if (used + size > maxStorageBytes)
-        throw new ServiceError(
-          'storage-quota',
-          `${filename} (${formatBytes(size)}) does not fit: this server keeps at most ${formatBytes(maxStorageBytes)} of uploaded files (MAX_STORAGE_BYTES) and holds ${formatBytes(used)}`,
-          { retryAfterSeconds: 3600 },
-        );
-    }
     this.add(comparisonId, size);
     let released = false;
-    return {
+    const reservation: Reservation = {
       release: () => {
         if (released) return;
         released = true;
         this.add(comparisonId, -size);
       },
     };
+    try {
+      if (maxComparisonBytes > 0) {
+        const tree = await this.store.getComparisonTree(comparisonId);
+        // This file and the others of the comparison being stored now, on top of what it holds.
+        const after = (tree ? comparisonBytes(tree) : 0) + (this.pending.get(comparisonId) ?? 0);
+        if (after > maxComparisonBytes)
+          throw new ServiceError(
+            'comparison-quota',
+            `${filename} (${formatBytes(size)}) would bring this comparison to ${formatBytes(after)}, over the ${formatBytes(maxComparisonBytes)} one comparison may hold (MAX_COMPARISON_BYTES); remove files or start another comparison`,
+            { param: 'file' },
+          );
+      }
+      if (maxStorageBytes > 0 && !(await this.store.hasBlob(sha256))) {
+        const after = (await this.store.storedBytes()) + this.pendingTotal;
+        if (after > maxStorageBytes)
+          throw new ServiceError(
+            'storage-quota',
+            `${filename} (${formatBytes(size)}) does not fit: this server keeps at most ${formatBytes(maxStorageBytes)} of uploaded files (MAX_STORAGE_BYTES) and holds ${formatBytes(after - size)}`,
+            { retryAfterSeconds: 3600 },
+          );
+      }
+    } catch (e) {
+      reservation.release();
+      throw e;
+    }
+    return reservation;
   }
 
   private add(comparisonId: string, size: number): void {

@@ -50,6 +50,23 @@ function quotaSuite(dialect: string, env: () => Promise<Record<string, string>>)
       }
     }, 60_000);
 
+    it('lets uploads checked at the same time see each other: of two files that fit only one at a time, one is refused', async () => {
+      const app = await testApp({
+        ...(await env()),
+        MAX_COMPARISON_BYTES: String(Math.max(size(one), size(two)) + 100),
+      });
+      try {
+        const c = await createComparison(app, 'together');
+        const st = await addStage(app, c.id, c.auth, 'a');
+        const rs = await Promise.all([one, two].map((f) => upload(app, c.id, st, c.auth, [f])));
+        expect(rs.map((r) => r.statusCode).sort()).toEqual([200, 413]);
+        const view = (await app.inject({ url: `/api/comparisons/${c.id}` })).json();
+        expect(view.stages[0].artifacts).toHaveLength(1);
+      } finally {
+        await app.close();
+      }
+    }, 60_000);
+
     it('refuses a file past MAX_STORAGE_BYTES with a 507 naming it; bytes already stored cost nothing more', async () => {
       const app = await testApp({ ...(await env()), MAX_STORAGE_BYTES: String(size(one) + size(two) + 100) });
       try {
