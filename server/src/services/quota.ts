@@ -54,9 +54,12 @@ export class Quota {
     };
     try {
       if (maxComparisonBytes > 0) {
+        // This file and the others of the comparison being stored now, on top of what it holds. A file
+        // stored while the store is read may be missing from both: the larger count of those in
+        // progress, before or after the read, is taken (at worst a file is counted twice meanwhile).
+        const before = this.pending.get(comparisonId) ?? 0;
         const tree = await this.store.getComparisonTree(comparisonId);
-        // This file and the others of the comparison being stored now, on top of what it holds.
-        const after = (tree ? comparisonBytes(tree) : 0) + (this.pending.get(comparisonId) ?? 0);
+        const after = (tree ? comparisonBytes(tree) : 0) + Math.max(before, this.pending.get(comparisonId) ?? 0);
         if (after > maxComparisonBytes)
           throw new ServiceError(
             'comparison-quota',
@@ -65,7 +68,8 @@ export class Quota {
           );
       }
       if (maxStorageBytes > 0 && !(await this.store.hasBlob(sha256))) {
-        const after = (await this.store.storedBytes()) + this.pendingTotal;
+        const before = this.pendingTotal;
+        const after = (await this.store.storedBytes()) + Math.max(before, this.pendingTotal);
         if (after > maxStorageBytes)
           throw new ServiceError(
             'storage-quota',

@@ -73,7 +73,7 @@ describe('analysis jobs are bounded in time and memory', () => {
   }, 120_000);
 
   it('stops a job past its deadline with a 503 and Retry-After, and serves another comparison meanwhile', async () => {
-    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '400', ANALYSIS_WORKERS: '2' });
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '1500', ANALYSIS_WORKERS: '2' });
     try {
       const slow = app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
       const other = app.inject({ url: `/api/comparisons/${small.id}/top?stage=${small.stage}` });
