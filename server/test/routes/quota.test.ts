@@ -50,18 +50,35 @@ function quotaSuite(dialect: string, env: () => Promise<Record<string, string>>)
       }
     }, 60_000);
 
-    it('lets uploads checked at the same time see each other: of two files that fit only one at a time, one is refused', async () => {
-      const app = await testApp({
-        ...(await env()),
-        MAX_COMPARISON_BYTES: String(Math.max(size(one), size(two)) + 100),
-      });
+    it('lets uploads checked at the same time see each other: two files that fit only one at a time are never both stored', async () => {
+      const bound = Math.max(size(one), size(two)) + 100;
+      const app = await testApp({ ...(await env()), MAX_COMPARISON_BYTES: String(bound) });
       try {
         const c = await createComparison(app, 'together');
         const st = await addStage(app, c.id, c.auth, 'a');
+        // Both uploads are checked at the same moment: each one's read of what the comparison holds
+        // waits until the other's has started (the read is the quota check's only one).
+        const store = app.ctx.store;
+        const read = store.getComparisonTree.bind(store);
+        let arrived = 0;
+        let bothIn: () => void = () => undefined;
+        const barrier = new Promise<void>((r) => {
+          bothIn = r;
+        });
+        store.getComparisonTree = async (id) => {
+          if (++arrived === 2) bothIn();
+          await Promise.race([barrier, new Promise((r) => setTimeout(r, 10_000))]);
+          return read(id);
+        };
         const rs = await Promise.all([one, two].map((f) => upload(app, c.id, st, c.auth, [f])));
-        expect(rs.map((r) => r.statusCode).sort()).toEqual([200, 413]);
+        store.getComparisonTree = read;
+        expect(arrived).toBeGreaterThanOrEqual(2);
+        const statuses = rs.map((r) => r.statusCode);
+        expect(statuses).toContain(413);
+        expect(statuses.filter((x) => x === 200).length).toBeLessThanOrEqual(1);
         const view = (await app.inject({ url: `/api/comparisons/${c.id}` })).json();
-        expect(view.stages[0].artifacts).toHaveLength(1);
+        expect(view.usage.bytes).toBeLessThanOrEqual(bound);
+        expect(view.stages[0].artifacts.length).toBeLessThanOrEqual(1);
       } finally {
         await app.close();
       }
