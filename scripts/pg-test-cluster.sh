@@ -58,8 +58,10 @@ port_free() {
 
 pick_port() {
   if [[ -n "${PG_TEST_PORT:-}" ]]; then echo "$PG_TEST_PORT"; return; fi
+  # In random order: a port no one listens on may still be taken (an outgoing connection's local port
+  # in the ephemeral range), and a retry must not pick it again.
   local p
-  for p in $(seq 55432 55532); do
+  for p in $(shuf -i 55432-55532); do
     if port_free "$p"; then echo "$p"; return; fi
   done
   echo "pg-test-cluster: no free port in 55432-55532" >&2

@@ -28,6 +28,7 @@ import artifactRoutes, { MAX_FILES_PER_REQUEST } from './routes/artifacts.ts';
 import analysisRoutes, { type ComputedView } from './routes/analysis.ts';
 import operationsRoutes from './routes/operations.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
+import { OneLinePerRequest, logStream } from './logging.ts';
 
 /** What route plugins share: configuration, the store, the analysis layer and metrics. */
 export interface AppContext {
@@ -59,6 +60,8 @@ export interface BuildOptions {
   /** An already opened store (tests share one between two apps to act as two replicas). */
   store?: Store;
   logger?: boolean;
+  /** Where the log goes instead of stdout (tests read it). */
+  logStream?: { write: (line: string) => unknown };
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -159,7 +162,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
 
   const app = Fastify({
-    logger: opts.logger === false ? false : { level: config.logLevel },
+    logger:
+      opts.logger === false ? false : { level: config.logLevel, stream: opts.logStream ?? logStream(config.logFormat) },
+    logController: new OneLinePerRequest(),
     // Every body Fastify parses (JSON above all); routes that stream a body set their own bound.
     bodyLimit: config.maxJsonBytes,
     // A hop count trusts that many proxies nearest to the server (as proxy-addr counts them).

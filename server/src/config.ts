@@ -4,6 +4,7 @@ import { defaultWebDist } from './paths.ts';
 import { parseBlobStoreUrl } from './store/blob-store-url.ts';
 import { MAX_CAPTURE_BYTES } from './store/common.ts';
 import type { StoreConfig } from './store/index.ts';
+import { LOG_FORMATS, type LogFormat } from './logging.ts';
 
 /** The server's configuration, read once from the environment at start-up and validated. */
 export interface Config {
@@ -34,6 +35,8 @@ export interface Config {
   /** Directory of the built web client (served at /). */
   webDist: string;
   logLevel: string;
+  /** LOG_FORMAT: JSON lines, lines for a person, or `auto` (for a person on a terminal). */
+  logFormat: LogFormat;
   /** Analysis worker processes (0 = compute on the main thread, unbounded: for tools and tests only). */
   analysisWorkers: number;
   /** Write requests (POST, PUT, PATCH, DELETE) one client may make per window; 0 = no limit. */
@@ -102,6 +105,12 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   return n;
 }
 
+function logFormat(raw: string | undefined): LogFormat {
+  const v = (raw ?? '').trim().toLowerCase() || 'auto';
+  if ((LOG_FORMATS as readonly string[]).includes(v)) return v as LogFormat;
+  throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${raw}"`);
+}
+
 function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
@@ -156,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: bool(env, 'STAGEDIFF_SEED_DEMO', true),
     webDist: resolve(env.WEB_DIST || defaultWebDist),
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: logFormat(env.LOG_FORMAT),
     analysisWorkers: int(env, 'ANALYSIS_WORKERS', Math.min(2, availableParallelism()), 0, 64),
     rateLimitWrites: int(env, 'RATE_LIMIT_WRITES', 120, 0, 1_000_000),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW', 60, 1, 86_400),

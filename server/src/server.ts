@@ -1,6 +1,7 @@
 import { loadConfig, ConfigError, type Config } from './config.ts';
 import { buildApp } from './app.ts';
-import { seedDemo } from './services/seed.ts';
+import { DEMO_ID, seedDemo } from './services/seed.ts';
+import { listeningText } from './logging.ts';
 
 /** Starts the server: builds the app, seeds the demo if asked, listens, and shuts down gracefully. */
 export async function startServer(config: Config = loadConfig()): Promise<void> {
@@ -27,7 +28,13 @@ export async function startServer(config: Config = loadConfig()): Promise<void> 
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  await app.listen({ port: config.port, host: config.host });
+  // The line a person looks for: where the server is, and where the demo is when there is one.
+  const demo = await app.ctx.store.getComparison(DEMO_ID).catch(() => null);
+  await app.listen({
+    port: config.port,
+    host: config.host,
+    listenTextResolver: listeningText(demo ? `/c/${DEMO_ID}` : null),
+  });
 }
 
 export { ConfigError };

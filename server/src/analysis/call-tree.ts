@@ -25,6 +25,10 @@ export interface TrimReport {
   nodes: number;
   /** Nodes folded into an ancestor because they were deeper than MAX_TREE_DEPTH. */
   depthTruncatedNodes: number;
+  /** The fraction of the root's value below which subtrees were left out: minFraction, or above it when capped. */
+  minFraction: number;
+  /** The node cap, when it raised the threshold above the minFraction asked for; else null. */
+  nodeCap: number | null;
 }
 
 export interface CallTreeOptions {
@@ -36,6 +40,11 @@ export interface CallTreeOptions {
   root?: readonly string[];
   /** The granularity of the tree's nodes; functions (pprof's default) when absent. */
   keys?: FrameKeys;
+  /**
+   * Most nodes drawn: when minFraction would draw more, it is raised until the tree holds the
+   * heaviest nodes only, at most this many (the report gives the fraction applied). Default: no cap.
+   */
+  maxNodes?: number;
 }
 
 /** A root call path that passes through no sample: nothing to draw there. */
@@ -75,6 +84,7 @@ export function callTree(
       rootPath: pathKeyIds(keys.keys, root),
       prunedCount: 'all',
       countDepthTruncated: true,
+      ...(opts.maxNodes !== undefined ? { maxNodes: opts.maxNodes } : {}),
     },
   );
   if (!t.found) throw new CallPathNotFound(root);
@@ -85,6 +95,8 @@ export function callTree(
       prunedValue: t.prunedValueA,
       nodes: t.size,
       depthTruncatedNodes: t.depthTruncatedNodes,
+      minFraction: t.minFraction,
+      nodeCap: t.capped ? opts.maxNodes! : null,
     },
   };
 }

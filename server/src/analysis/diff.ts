@@ -25,6 +25,8 @@ export interface DiffOptions {
   targetRequests?: number;
   /** Drop tree nodes whose combined weight is below this fraction of the combined total. */
   minFraction?: number;
+  /** Most tree nodes: minFraction is raised until the tree holds at most this many (see callTree). */
+  maxNodes?: number;
   /**
    * The totals `normalize` and `share` scale by, when the profiles given were filtered: those of the
    * profiles before filtering. pprof normalizes when it loads the files, before -focus and the rest
@@ -92,6 +94,10 @@ export interface DiffResult {
     nodes: number;
     /** Stacks deeper than MAX_TREE_DEPTH, folded at that depth. */
     depthTruncatedStacks: number;
+    /** The fraction of the root's weight below which subtrees were left out (above minFraction when capped). */
+    minFraction: number;
+    /** The node cap, when it raised the threshold above minFraction; else null. */
+    nodeCap: number | null;
   };
 }
 
@@ -189,6 +195,7 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
           unionKeys(baseKeys, targetKeys),
           opts.minFraction ?? 0,
           opts.root ?? [],
+          opts.maxNodes,
         );
   return {
     mode: opts.mode,
@@ -234,7 +241,7 @@ function sum(v: Float64Array): number {
 function bareRoot(base: number, target: number): { tree: DiffNode; trim: DiffResult['trim'] } {
   return {
     tree: { name: 'root', value: Math.abs(base) + Math.abs(target), delta: target - base, base, target, children: [] },
-    trim: { prunedNodes: 0, prunedValue: 0, nodes: 1, depthTruncatedStacks: 0 },
+    trim: { prunedNodes: 0, prunedValue: 0, nodes: 1, depthTruncatedStacks: 0, minFraction: 0, nodeCap: null },
   };
 }
 
@@ -246,6 +253,7 @@ function diffTree(
   keys: ReturnType<typeof unionKeys>,
   minFraction: number,
   root: readonly string[],
+  maxNodes: number | undefined,
 ): { tree: DiffNode; trim: DiffResult['trim'] } {
   const t = buildStackTree(
     [
@@ -259,6 +267,7 @@ function diffTree(
       rootPath: pathKeyIds(keys.keys, root),
       prunedCount: 'to-max-depth',
       countDepthTruncated: false,
+      ...(maxNodes !== undefined ? { maxNodes } : {}),
     },
   );
   if (!t.found) throw new CallPathNotFound(root);
@@ -288,6 +297,8 @@ function diffTree(
       prunedValue: t.prunedWeight,
       nodes: t.size,
       depthTruncatedStacks: t.depthTruncatedStacks,
+      minFraction: t.minFraction,
+      nodeCap: t.capped ? maxNodes! : null,
     },
   };
 }

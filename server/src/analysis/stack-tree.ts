@@ -49,6 +49,12 @@ export interface StackTreeOptions {
   prunedCount: 'all' | 'to-max-depth';
   /** Whether to count the frames below a drawn node at maxDepth (folded into it). */
   countDepthTruncated: boolean;
+  /**
+   * Most nodes drawn. When minFraction would draw more, the threshold is raised to just above the
+   * weight of the (maxNodes + 1)-th heaviest node, so the tree holds the heaviest nodes only, all
+   * of a weight alike in or out (at most maxNodes of them). Absent: no cap.
+   */
+  maxNodes?: number;
 }
 
 /**
@@ -77,6 +83,10 @@ export interface StackTree {
   depthTruncatedNodes: number;
   /** Stacks (per side) within the root path that are deeper than maxDepth below it. */
   depthTruncatedStacks: number;
+  /** The threshold applied, as a fraction of the root's weight (above minFraction when capped). */
+  minFraction: number;
+  /** True when maxNodes raised the threshold above minFraction. */
+  capped: boolean;
 }
 
 /** Marks a counting task: frames below a node too small to draw, or past maxDepth. */
@@ -209,7 +219,10 @@ export function buildStackTree(sides: readonly TreeSide[], labels: readonly stri
       }
     }
   }
-  const threshold = o.minFraction > 0 ? o.minFraction * (Math.abs(rootA) + Math.abs(rootB)) : 0;
+  const rootWeight = Math.abs(rootA) + Math.abs(rootB);
+  let threshold = o.minFraction > 0 ? o.minFraction * rootWeight : 0;
+  // The entries' order as found, so a second growth sums in the same order as the first.
+  const ent0 = ent.slice(0, m);
 
   // Nodes drawn, grown as needed.
   let cap = 1024;
@@ -243,7 +256,6 @@ export function buildStackTree(sides: readonly TreeSide[], labels: readonly stri
     valueB[size] = b;
     return size++;
   };
-  newNode(P > 0 ? path![P - 1]! : -1, rootA, rootB);
 
   let prunedNodes = 0;
   let prunedWeight = 0;
@@ -340,103 +352,206 @@ export function buildStackTree(sides: readonly TreeSide[], labels: readonly stri
     }
   };
 
+  /**
+   * The weight of the (n + 1)-th heaviest node of the tree at `threshold` (nodes counted from the
+   * root, within maxDepth). A child weighs no more than its parent, so taking the heaviest node not
+   * yet taken, from a heap of the children of those taken, visits nodes by decreasing weight; a
+   * group of one stack is a chain of nodes of one weight, taken at once. Only the nodes taken are
+   * grouped: the work is that of growing the n heaviest nodes.
+   */
+  const heaviestBeyond = (n: number): number => {
+    const hw: number[] = [];
+    const hLo: number[] = [];
+    const hHi: number[] = [];
+    const hD: number[] = [];
+    const hLen: number[] = [];
+    const heap: number[] = [];
+    const above = (i: number, j: number) => hw[i]! > hw[j]!;
+    const push = (w: number, lo: number, hi: number, d: number, len: number) => {
+      const id = hw.length;
+      hw.push(w);
+      hLo.push(lo);
+      hHi.push(hi);
+      hD.push(d);
+      hLen.push(len);
+      let c = heap.length;
+      heap.push(id);
+      while (c > 0) {
+        const p = (c - 1) >> 1;
+        if (!above(heap[c]!, heap[p]!)) break;
+        [heap[c], heap[p]] = [heap[p]!, heap[c]!];
+        c = p;
+      }
+    };
+    const pop = (): number => {
+      const top = heap[0]!;
+      const last = heap.pop()!;
+      if (heap.length > 0) {
+        heap[0] = last;
+        let c = 0;
+        for (;;) {
+          const l = 2 * c + 1;
+          const r = l + 1;
+          let b = c;
+          if (l < heap.length && above(heap[l]!, heap[b]!)) b = l;
+          if (r < heap.length && above(heap[r]!, heap[b]!)) b = r;
+          if (b === c) break;
+          [heap[c], heap[b]] = [heap[b]!, heap[c]!];
+          c = b;
+        }
+      }
+      return top;
+    };
+    push(rootWeight, 0, m, P, 1);
+    let taken = 0;
+    while (heap.length > 0) {
+      const id = pop();
+      taken += hLen[id]!;
+      if (taken > n) return hw[id]!;
+      const lo = hLo[id]!;
+      const hi = hHi[id]!;
+      const d = hD[id]!;
+      if (hLen[id]! > 1 || d - P >= maxDepth || hi === lo) continue;
+      const nt = group(lo, hi, d, true);
+      for (let t = 0; t < nt; t++) {
+        const k = touched[t]!;
+        const w = Math.abs(sumA[k]!) + Math.abs(sumB[k]!);
+        if (w < threshold) continue;
+        const end = groupEnd[k]!;
+        const start = end - cnt[k]!;
+        if (cnt[k] === 1) {
+          // A chain: its nodes down to the stack's end or the depth limit.
+          const len = Math.min(eLen[ent[start]!]!, P + maxDepth) - d;
+          push(w, start, end, d + 1, len);
+        } else push(w, start, end, d + 1, 1);
+      }
+      clear(nt);
+    }
+    return 0;
+  };
+
   // Work list: (lo, hi, depth, node or PRUNED / TOO_DEEP), depth counted from the whole tree's root.
-  const tasks: number[] = m > 0 ? [0, m, P, 0] : [];
   /** Depth (from the whole tree's root) past which frames below a node not drawn are not counted. */
   const prunedLimit = o.prunedCount === 'to-max-depth' ? P + maxDepth : Number.MAX_SAFE_INTEGER;
-  while (tasks.length > 0) {
-    const node = tasks.pop()!;
-    const d = tasks.pop()!;
-    const hi = tasks.pop()!;
-    const lo = tasks.pop()!;
-    if (node < 0) {
-      // Counting the frames of a subtree not drawn.
-      const limit = node === PRUNED ? prunedLimit : Number.MAX_SAFE_INTEGER;
-      if (d >= limit) continue;
-      let counted = 0;
-      if (hi - lo === 1) {
-        const rest = Math.min(eLen[ent[lo]!]!, limit) - d;
-        if (rest > 0) counted = rest;
-      } else if (hi - lo === 2) {
-        // Two stacks: their frames below d, less the prefix they share.
-        const e1 = ent[lo]!;
-        const e2 = ent[lo + 1]!;
-        const l1 = Math.min(eLen[e1]!, limit);
-        const l2 = Math.min(eLen[e2]!, limit);
-        const l = Math.min(l1, l2);
-        let dd = d;
-        while (dd < l && keyAt(e1, dd) === keyAt(e2, dd)) dd++;
-        counted = Math.max(0, l1 - d) + Math.max(0, l2 - d) - (dd - d);
-      } else {
-        const nt = group(lo, hi, d, false);
-        counted = nt;
-        for (let t = 0; t < nt; t++) {
-          const k = touched[t]!;
-          const end = groupEnd[k]!;
-          // A group of one stack is a chain: counted here rather than as a task of its own.
-          if (cnt[k] === 1) {
-            const rest = Math.min(eLen[ent[end - 1]!]!, limit) - (d + 1);
-            if (rest > 0) counted += rest;
-          } else tasks.push(end - cnt[k]!, end, d + 1, node);
+  /** Grows the tree at `threshold` from scratch; false (unfinished) as soon as it holds more than `maxSize` nodes. */
+  const grow = (maxSize: number): boolean => {
+    size = 0;
+    prunedNodes = 0;
+    prunedWeight = 0;
+    prunedValueA = 0;
+    prunedValueB = 0;
+    depthTruncatedNodes = 0;
+    ent.set(ent0);
+    // A node is a leaf until its children are grown (a chain's last node never is).
+    childCount.fill(0);
+    newNode(P > 0 ? path![P - 1]! : -1, rootA, rootB);
+    const tasks: number[] = m > 0 ? [0, m, P, 0] : [];
+    while (tasks.length > 0) {
+      if (size > maxSize) return false;
+      const node = tasks.pop()!;
+      const d = tasks.pop()!;
+      const hi = tasks.pop()!;
+      const lo = tasks.pop()!;
+      if (node < 0) {
+        // Counting the frames of a subtree not drawn.
+        const limit = node === PRUNED ? prunedLimit : Number.MAX_SAFE_INTEGER;
+        if (d >= limit) continue;
+        let counted = 0;
+        if (hi - lo === 1) {
+          const rest = Math.min(eLen[ent[lo]!]!, limit) - d;
+          if (rest > 0) counted = rest;
+        } else if (hi - lo === 2) {
+          // Two stacks: their frames below d, less the prefix they share.
+          const e1 = ent[lo]!;
+          const e2 = ent[lo + 1]!;
+          const l1 = Math.min(eLen[e1]!, limit);
+          const l2 = Math.min(eLen[e2]!, limit);
+          const l = Math.min(l1, l2);
+          let dd = d;
+          while (dd < l && keyAt(e1, dd) === keyAt(e2, dd)) dd++;
+          counted = Math.max(0, l1 - d) + Math.max(0, l2 - d) - (dd - d);
+        } else {
+          const nt = group(lo, hi, d, false);
+          counted = nt;
+          for (let t = 0; t < nt; t++) {
+            const k = touched[t]!;
+            const end = groupEnd[k]!;
+            // A group of one stack is a chain: counted here rather than as a task of its own.
+            if (cnt[k] === 1) {
+              const rest = Math.min(eLen[ent[end - 1]!]!, limit) - (d + 1);
+              if (rest > 0) counted += rest;
+            } else tasks.push(end - cnt[k]!, end, d + 1, node);
+          }
+          clear(nt);
         }
-        clear(nt);
-      }
-      if (node === PRUNED) prunedNodes += counted;
-      else depthTruncatedNodes += counted;
-      continue;
-    }
-    if (d - P >= maxDepth) {
-      if (o.countDepthTruncated) tasks.push(lo, hi, d, TOO_DEEP);
-      continue;
-    }
-    if (hi - lo === 1) {
-      // One stack: a chain of nodes of its weight, all drawn if the first is.
-      const e = ent[lo]!;
-      const a = eA[e]!;
-      const b = eB[e]!;
-      const len = eLen[e]!;
-      if (len > d && Math.abs(a) + Math.abs(b) >= threshold) {
-        let parent = node;
-        let dd = d;
-        for (; dd < len && dd - P < maxDepth; dd++) {
-          const c = newNode(keyAt(e, dd), a, b);
-          childStart[parent] = c;
-          childCount[parent] = 1;
-          parent = c;
-        }
-        if (dd < len && o.countDepthTruncated) depthTruncatedNodes += len - dd;
+        if (node === PRUNED) prunedNodes += counted;
+        else depthTruncatedNodes += counted;
         continue;
       }
-    }
-    const nt = group(lo, hi, d, true);
-    sortTouched(nt);
-    childStart[node] = size;
-    let kids = 0;
-    for (let t = 0; t < nt; t++) {
-      const k = touched[t]!;
-      const a = sumA[k]!;
-      const b = sumB[k]!;
-      const w = Math.abs(a) + Math.abs(b);
-      const end = groupEnd[k]!;
-      const start = end - cnt[k]!;
-      if (w >= threshold) {
-        const c = newNode(k, a, b);
-        kids++;
-        tasks.push(start, end, d + 1, c);
-      } else {
-        prunedNodes++;
-        prunedWeight += w;
-        prunedValueA += a;
-        prunedValueB += b;
-        if (end - start > 1) tasks.push(start, end, d + 1, PRUNED);
-        else {
-          const rest = Math.min(eLen[ent[start]!]!, prunedLimit) - (d + 1);
-          if (rest > 0) prunedNodes += rest;
+      if (d - P >= maxDepth) {
+        if (o.countDepthTruncated) tasks.push(lo, hi, d, TOO_DEEP);
+        continue;
+      }
+      if (hi - lo === 1) {
+        // One stack: a chain of nodes of its weight, all drawn if the first is.
+        const e = ent[lo]!;
+        const a = eA[e]!;
+        const b = eB[e]!;
+        const len = eLen[e]!;
+        if (len > d && Math.abs(a) + Math.abs(b) >= threshold) {
+          let parent = node;
+          let dd = d;
+          for (; dd < len && dd - P < maxDepth; dd++) {
+            const c = newNode(keyAt(e, dd), a, b);
+            childStart[parent] = c;
+            childCount[parent] = 1;
+            parent = c;
+          }
+          if (dd < len && o.countDepthTruncated) depthTruncatedNodes += len - dd;
+          continue;
         }
       }
+      const nt = group(lo, hi, d, true);
+      sortTouched(nt);
+      childStart[node] = size;
+      let kids = 0;
+      for (let t = 0; t < nt; t++) {
+        const k = touched[t]!;
+        const a = sumA[k]!;
+        const b = sumB[k]!;
+        const w = Math.abs(a) + Math.abs(b);
+        const end = groupEnd[k]!;
+        const start = end - cnt[k]!;
+        if (w >= threshold) {
+          const c = newNode(k, a, b);
+          kids++;
+          tasks.push(start, end, d + 1, c);
+        } else {
+          prunedNodes++;
+          prunedWeight += w;
+          prunedValueA += a;
+          prunedValueB += b;
+          if (end - start > 1) tasks.push(start, end, d + 1, PRUNED);
+          else {
+            const rest = Math.min(eLen[ent[start]!]!, prunedLimit) - (d + 1);
+            if (rest > 0) prunedNodes += rest;
+          }
+        }
+      }
+      childCount[node] = kids;
+      clear(nt);
     }
-    childCount[node] = kids;
-    clear(nt);
+    return size <= maxSize;
+  };
+
+  let capped = false;
+  const maxNodes = o.maxNodes ?? Number.POSITIVE_INFINITY;
+  if (!grow(maxNodes)) {
+    // Too many nodes at minFraction: draw those heavier than the (maxNodes + 1)-th heaviest.
+    ent.set(ent0);
+    threshold = nextUp(heaviestBeyond(maxNodes));
+    capped = true;
+    grow(Number.POSITIVE_INFINITY);
   }
 
   return {
@@ -453,5 +568,16 @@ export function buildStackTree(sides: readonly TreeSide[], labels: readonly stri
     prunedValueB,
     depthTruncatedNodes,
     depthTruncatedStacks,
+    minFraction: rootWeight > 0 ? threshold / rootWeight : 0,
+    capped,
   };
+}
+
+/** The least double above x (x ≥ 0). */
+function nextUp(x: number): number {
+  if (x === 0) return Number.MIN_VALUE;
+  const f = new Float64Array([x]);
+  const bits = new BigInt64Array(f.buffer);
+  bits[0] = bits[0]! + 1n;
+  return f[0]!;
 }

@@ -73,6 +73,27 @@ const MinFraction = Type.Number({
   description: 'drop tree nodes below this fraction of the total',
 });
 
+/** Most tree nodes a flamegraph or diff holds unless the request says otherwise. */
+export const DEFAULT_MAX_TREE_NODES = 50_000;
+/** Deepest call path a `root` may name (the trees' depth limit). */
+export const MAX_ROOT_FRAMES = 1024;
+const MaxNodes = Type.Integer({
+  minimum: 1,
+  maximum: 500_000,
+  default: DEFAULT_MAX_TREE_NODES,
+  description:
+    'most tree nodes: when minFraction would keep more, it is raised until the tree holds the heaviest nodes only (trim.minFraction, trim.nodeCap)',
+});
+/**
+ * The call path a tree is rooted at: frame names from the outermost (`root=main&root=handler`), a
+ * frame per value; absent, the whole profile. The subtree is trimmed at minFraction of its own value.
+ */
+const CallPath = Type.Union(
+  [Type.String({ maxLength: 100_000 }), Type.Array(Type.String({ maxLength: 100_000 }), { maxItems: MAX_ROOT_FRAMES })],
+  { description: 'call path to root the tree at: one frame per value, outermost first' },
+);
+const TreeSelect = { root: Type.Optional(CallPath), maxNodes: MaxNodes };
+
 export const FilterQuery = Type.Object(FilterParams, { additionalProperties: false });
 export type FilterQuery = Static<typeof FilterQuery>;
 /** The filters as they will apply: one expression per filter. */
@@ -96,16 +117,23 @@ export const FlameNode = Type.Cyclic(
 export type FlameNode = Static<typeof FlameNode>;
 
 export const FlamegraphQuery = Type.Object(
-  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, ...FilterParams },
+  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, ...TreeSelect, ...FilterParams },
   { additionalProperties: false },
 );
 export type FlamegraphQuery = Static<typeof FlamegraphQuery>;
 
+/** What a tree left out, and the threshold it applied: minFraction, or above it when maxNodes capped the tree. */
+const TrimThreshold = {
+  minFraction: Type.Number(),
+  /** The node cap, when it raised the threshold above the minFraction asked for; else null. */
+  nodeCap: Nullable(Type.Integer()),
+};
 export const TreeTrim = Type.Object({
   prunedNodes: Type.Number(),
   prunedValue: Type.Number(),
   nodes: Type.Number(),
   depthTruncatedNodes: Type.Number(),
+  ...TrimThreshold,
 });
 
 export const Flamegraph = Type.Object({
@@ -118,6 +146,8 @@ export const Flamegraph = Type.Object({
   sampleTypes: Type.Array(SampleTypeInfo),
   /** The profiles merged into the view. */
   profiles: Type.Array(Type.String()),
+  /** The call path the tree is rooted at (empty: the whole profile). */
+  root: Type.Array(Type.String()),
   tree: FlameNode,
   trim: TreeTrim,
 });
@@ -202,6 +232,7 @@ export const DiffQuery = Type.Object(
     ...ProfileSelect,
     mode: DiffModeParam,
     minFraction: MinFraction,
+    ...TreeSelect,
     limit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 2000 }),
     sort: Type.Union([Type.Literal('flat'), Type.Literal('cum')], { default: 'flat' }),
     ...FilterParams,
@@ -293,6 +324,8 @@ export const Diff = Type.Object({
   warnings: Type.Array(Type.String()),
   perRequest: Nullable(DiffPerRequest),
   noise: Nullable(DiffNoise),
+  /** The call path the tree is rooted at (empty: the whole profiles); rows and totals are the whole profiles'. */
+  root: Type.Array(Type.String()),
   tree: DiffNode,
   trim: Type.Object({
     prunedNodes: Type.Number(),
@@ -300,6 +333,7 @@ export const Diff = Type.Object({
     prunedValue: Type.Number(),
     nodes: Type.Number(),
     depthTruncatedStacks: Type.Number(),
+    ...TrimThreshold,
   }),
   /** The first `limit` rows (by |Δflat|, or |Δcum| with sort=cum) of `rowsTotal`. */
   top: Type.Array(DiffRow),
@@ -418,7 +452,7 @@ export type ChangesQuery = Static<typeof ChangesQuery>;
 
 const ImageWidth = Type.Integer({ minimum: 300, maximum: 4000, default: 1200, description: 'pixels' });
 export const FlamegraphImageQuery = Type.Object(
-  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, width: ImageWidth, ...FilterParams },
+  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, ...TreeSelect, width: ImageWidth, ...FilterParams },
   { additionalProperties: false },
 );
 export const DiffImageQuery = Type.Object(
@@ -428,6 +462,7 @@ export const DiffImageQuery = Type.Object(
     ...ProfileSelect,
     mode: DiffModeParam,
     minFraction: MinFraction,
+    ...TreeSelect,
     width: ImageWidth,
     noise: Type.Number({ minimum: 0, maximum: 1, default: 0.001 }),
     // Accepted so a diff view's address works as is; an image has no table to sort or cut.

@@ -6,7 +6,7 @@ import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
 import { type ImageOp, renderImageOp } from './images.ts';
-import { choice, compileFilters, diffQuery } from './view-queries.ts';
+import { choice, compileFilters, diffQuery, treeQuery } from './view-queries.ts';
 
 /**
  * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
@@ -58,10 +58,7 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
         }),
       );
     case 'flamegraph':
-      return serialise(
-        a.op,
-        await svc.flamegraph(tree, { ...viewQuery(a.query), minFraction: a.query.minFraction ?? 0 }),
-      );
+      return serialise(a.op, await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) }));
     case 'diff': {
       const q = a.query;
       const d = (await svc.diffResult(tree, diffQuery(q))).view;

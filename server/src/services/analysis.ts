@@ -21,7 +21,7 @@ import type {
   VerdictBrief,
 } from '../api/views.ts';
 import { flatCum, percentageBase, sortByFlat, total } from '../analysis/flat-cum.ts';
-import { callTree } from '../analysis/call-tree.ts';
+import { CallPathNotFound, callTree } from '../analysis/call-tree.ts';
 import { type DiffMode, type DiffNode as PlainDiffNode, diffProfiles } from '../analysis/diff.ts';
 import { toFolded } from '../analysis/folded.ts';
 import { type FrameFilters, filterProfile } from '../analysis/filter.ts';
@@ -126,12 +126,34 @@ export interface ViewQuery extends ProfileChoice {
   filters: FrameFilters;
 }
 
-export interface DiffQuery extends ProfileChoice {
+/**
+ * What a tree view asks of its tree: the call path to root it at (frame keys, outermost first;
+ * absent or empty: the whole tree), the fraction of the root's value below which subtrees are left
+ * out, and the most nodes it may hold (minFraction is raised to stay within; absent: no cap).
+ */
+export interface TreeQuery {
+  root?: readonly string[];
+  minFraction: number;
+  maxNodes?: number;
+}
+
+export interface DiffQuery extends ProfileChoice, TreeQuery {
   base: string;
   target: string;
   mode: DiffModeParam;
-  minFraction: number;
   filters: FrameFilters;
+}
+
+/** Runs a tree's computation, a root path through no sample refused as not found, naming the path. */
+function atCallPath<T>(run: () => T, where: string): T {
+  try {
+    return run();
+  } catch (e) {
+    if (!(e instanceof CallPathNotFound)) throw e;
+    throw new ServiceError('not-found', `no sample of ${where} passes through the call path ${e.path.join(' → ')}`, {
+      param: 'root',
+    });
+  }
 }
 
 /** A resolved diff before its JSON shape: the view, plus what the change engine reads of it. */
@@ -156,9 +178,17 @@ export class AnalysisService {
     this.stages = new StageProfiles(models);
   }
 
-  async flamegraph(tree: ComparisonTree, q: ViewQuery & { minFraction: number }): Promise<Flamegraph> {
+  async flamegraph(tree: ComparisonTree, q: ViewQuery & TreeQuery): Promise<Flamegraph> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    const { tree: t, trim } = callTree(sp.profile, sp.sampleIndex, q.minFraction);
+    const root = q.root ?? [];
+    const { tree: t, trim } = atCallPath(
+      () =>
+        callTree(sp.profile, sp.sampleIndex, q.minFraction, {
+          root,
+          ...(q.maxNodes !== undefined ? { maxNodes: q.maxNodes } : {}),
+        }),
+      `stage "${sp.stage.name}"`,
+    );
     return {
       stageId: sp.stage.id,
       kind: sp.kind,
@@ -167,6 +197,7 @@ export class AnalysisService {
       total: percentageBase(sp.profile, sp.sampleIndex),
       sampleTypes: sp.profile.sampleTypes.map((x) => describeSampleType(x, sp.kind, sp.profile.durationNanos)),
       profiles: sp.artifacts.map((a) => a.id),
+      root: [...root],
       tree: t,
       trim,
     };
@@ -355,22 +386,29 @@ export class AnalysisService {
         );
       }
     }
-    const d = diffProfiles(base.profile, target.profile, {
-      sampleType: base.sampleType,
-      mode,
-      minFraction: q.minFraction,
-      ...(perReq && mode === 'per-request'
-        ? { baseRequests: perReq.base.requests!, targetRequests: perReq.target.requests! }
-        : {}),
-      ...(base.unfilteredTotal !== null || target.unfilteredTotal !== null
-        ? {
-            scaleTotals: {
-              base: base.unfilteredTotal ?? total(base.profile, base.sampleIndex),
-              target: target.unfilteredTotal ?? total(target.profile, target.sampleIndex),
-            },
-          }
-        : {}),
-    });
+    const root = q.root ?? [];
+    const d = atCallPath(
+      () =>
+        diffProfiles(base.profile, target.profile, {
+          sampleType: base.sampleType,
+          mode,
+          minFraction: q.minFraction,
+          root,
+          ...(q.maxNodes !== undefined ? { maxNodes: q.maxNodes } : {}),
+          ...(perReq && mode === 'per-request'
+            ? { baseRequests: perReq.base.requests!, targetRequests: perReq.target.requests! }
+            : {}),
+          ...(base.unfilteredTotal !== null || target.unfilteredTotal !== null
+            ? {
+                scaleTotals: {
+                  base: base.unfilteredTotal ?? total(base.profile, base.sampleIndex),
+                  target: target.unfilteredTotal ?? total(target.profile, target.sampleIndex),
+                },
+              }
+            : {}),
+        }),
+      `stage "${base.stage.name}" or "${target.stage.name}"`,
+    );
     const noise = await this.noiseTest(tree, base, target, q.filters);
     const warnings: string[] = [];
     if (
@@ -413,6 +451,7 @@ export class AnalysisService {
               }
             : null,
         noise: noise.noise,
+        root: [...root],
         tree: withVerdicts(d.tree, noise.functions),
         trim: d.trim,
         top: d.rows.map((r) => ({ ...r, verdict: noise.functions.get(r.name) ?? null })),

@@ -4,7 +4,7 @@ import { formatValue } from '../api/format.ts';
 import { renderFlameSvg } from '../render/flamegraph-svg.ts';
 import type { AnalysisService } from './analysis.ts';
 import type { Query } from '../api/endpoints.ts';
-import { choice, compileFilters, diffQuery, filterArgs } from './view-queries.ts';
+import { callPath, choice, compileFilters, diffQuery, filterArgs, treeQuery } from './view-queries.ts';
 import { findStage } from './stage-profiles.ts';
 
 /** The image endpoints, as analysis operations. */
@@ -14,9 +14,11 @@ export type ImageOp =
   | { op: 'diffSvg'; query: Query<'diffSvg'> }
   | { op: 'diffPng'; query: Query<'diffPng'> };
 
-function filterWords(q: Parameters<typeof filterArgs>[0]): string {
+function filterWords(q: Parameters<typeof filterArgs>[0] & { root?: string | string[] }): string {
   const f = filterArgs(q);
   const parts = (['focus', 'ignore', 'hide', 'show'] as const).filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
+  const root = callPath(q.root);
+  if (root.length > 0) parts.push(`subtree ${root.join(' → ')}`);
   return parts.length ? ` · ${parts.join(' ')}` : '';
 }
 
@@ -40,7 +42,7 @@ export async function renderImageOp(svc: AnalysisService, tree: ComparisonTree, 
     const f = await svc.flamegraph(tree, {
       stage: q.stage,
       ...choice(q),
-      minFraction: q.minFraction ?? 0,
+      ...treeQuery(q),
       filters: compileFilters(q),
     });
     svg = renderFlameSvg(f.tree, {

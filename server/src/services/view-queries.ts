@@ -1,6 +1,7 @@
 import type { FrameFilters } from '../analysis/filter.ts';
 import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
 import type { Query } from '../api/endpoints.ts';
+import { DEFAULT_MAX_TREE_NODES } from '../api/views.ts';
 import type { ProfileKind } from '../model/profile.ts';
 import type { DiffQuery } from './analysis.ts';
 import { ServiceError } from './errors.ts';
@@ -66,6 +67,21 @@ export function choice(q: { kind?: ProfileKind; sampleType?: string }) {
   return { ...(q.kind ? { kind: q.kind } : {}), ...(q.sampleType ? { sampleType: q.sampleType } : {}) };
 }
 
+/** The call path a query roots its tree at: `root` given once or once per frame; absent or '' is the whole tree. */
+export function callPath(root: string | string[] | undefined): string[] {
+  if (root === undefined || root === '') return [];
+  return Array.isArray(root) ? root : [root];
+}
+
+/** What a tree view asks of its tree: the root, the trim and the node cap. */
+export function treeQuery(q: { root?: string | string[]; minFraction?: number; maxNodes?: number }) {
+  return {
+    root: callPath(q.root),
+    minFraction: q.minFraction ?? 0,
+    maxNodes: q.maxNodes ?? DEFAULT_MAX_TREE_NODES,
+  };
+}
+
 /** The diff a query (the JSON view's or an image's) asks for. */
 export function diffQuery(q: Query<'diff'> | Query<'diffSvg'>): DiffQuery {
   return {
@@ -73,7 +89,7 @@ export function diffQuery(q: Query<'diff'> | Query<'diffSvg'>): DiffQuery {
     target: q.target,
     ...choice(q),
     mode: q.mode ?? 'auto',
-    minFraction: q.minFraction ?? 0,
+    ...treeQuery(q),
     filters: compileFilters(q),
   };
 }

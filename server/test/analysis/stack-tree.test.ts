@@ -55,15 +55,19 @@ const count = (n: RefNode): number => {
 };
 
 /** The reference trim: drawn nodes as text lines, and the frames left out. */
-function trimmed(root: RefNode, minFraction: number, line: (n: RefNode) => string) {
-  const threshold = minFraction * weight(root);
+function trimmed(
+  root: RefNode,
+  minFraction: number,
+  line: (n: RefNode) => string,
+  keep = (w: number) => w >= minFraction * weight(root),
+) {
   const lines: string[] = [];
   let prunedNodes = 0;
   let prunedWeight = 0;
   const walk = (n: RefNode, depth: number) => {
     lines.push(`${'  '.repeat(depth)}${line(n)}`);
     for (const k of [...n.kids.values()].sort((x, y) => (x.name < y.name ? -1 : 1))) {
-      if (weight(k) >= threshold) walk(k, depth + 1);
+      if (keep(weight(k))) walk(k, depth + 1);
       else {
         prunedNodes += count(k);
         prunedWeight += weight(k);
@@ -220,5 +224,79 @@ describe('diff tree, against both profiles built as objects', () => {
     expect([rowsOnly.baseTotal, rowsOnly.targetTotal]).toEqual([full.baseTotal, full.targetTotal]);
     expect(rowsOnly.tree.children).toEqual([]);
     expect([rowsOnly.tree.base, rowsOnly.tree.target]).toEqual([full.tree.base, full.tree.target]);
+  });
+});
+
+/** Every node's weight in the reference tree (root included). */
+function weights(root: RefNode): number[] {
+  const out: number[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    out.push(weight(n));
+    for (const k of n.kids.values()) stack.push(k);
+  }
+  return out.sort((x, y) => y - x);
+}
+
+describe('a node cap raises the threshold to the heaviest nodes', () => {
+  it('keeps exactly the nodes heavier than the first one past the cap, and says so', () => {
+    const p = load('pprof/large/go_types_tests_cpu.pb.gz');
+    const i = p.sampleTypes.findIndex((t) => t.type === p.defaultSampleType);
+    const ref = fullTree([{ p, values: stackTotals(p, i) }]);
+    const all = weights(ref);
+    for (const maxNodes of [1, 2, 10, 100, 1000, all.length - 1]) {
+      // The reference: the (maxNodes + 1)-th heaviest weight, and every node heavier than it.
+      const beyond = all[maxNodes]!;
+      const kept = all.filter((w) => w > beyond).length;
+      const got = callTree(p, i, 0, { maxNodes });
+      expect(got.trim.nodes, `cap ${maxNodes}`).toBe(kept);
+      expect(got.trim.nodes).toBeLessThanOrEqual(maxNodes);
+      expect(got.trim.nodeCap).toBe(maxNodes);
+      expect(got.trim.minFraction).toBeGreaterThan(beyond / weight(ref));
+      // The reference tree of the nodes heavier than that weight, and what it leaves out.
+      const want = trimmed(
+        ref,
+        0,
+        (n) => `${n.name} ${n.a}`,
+        (w) => w > beyond,
+      );
+      expect(formatTree(got.tree)).toEqual(want.lines);
+      expect(got.trim.prunedNodes).toBe(want.prunedNodes);
+    }
+    // Within the cap nothing changes: minFraction is the one asked for.
+    const whole = callTree(p, i, 0.001, { maxNodes: all.length });
+    expect(whole.trim.nodeCap).toBe(null);
+    expect(whole.trim.minFraction).toBe(0.001);
+    expect(formatTree(whole.tree)).toEqual(formatTree(callTree(p, i, 0.001).tree));
+    expect(callTree(p, i, 0, { maxNodes: all.length }).trim.nodes).toBe(all.length);
+  });
+
+  it('caps a subtree and a diff the same way', () => {
+    const base = load('pprof/go_httpserver_before_cpu.pb.gz');
+    const target = load('pprof/go_httpserver_after_cpu.pb.gz');
+    const bi = base.sampleTypes.findIndex((x) => x.type === 'cpu');
+    const ti = target.sampleTypes.findIndex((x) => x.type === 'cpu');
+    const ref = fullTree([
+      { p: base, values: stackTotals(base, bi) },
+      { p: target, values: stackTotals(target, ti) },
+    ]);
+    const path = pathsOf(ref)[1]!;
+    const node = at(ref, path)!;
+    const all = weights(node);
+    const maxNodes = Math.floor(all.length / 3);
+    const kept = all.filter((w) => w > all[maxNodes]!).length;
+    const d = diffProfiles(base, target, { sampleType: 'cpu', mode: 'absolute', root: path, maxNodes });
+    expect(d.trim.nodes).toBe(kept);
+    expect(d.trim.nodeCap).toBe(maxNodes);
+    const want = trimmed(
+      node,
+      0,
+      (n) => `${n.name} ${n.a} → ${n.b} (Δ ${n.b - n.a >= 0 ? '+' : ''}${n.b - n.a})`,
+      (w) => w > all[maxNodes]!,
+    );
+    expect(formatTree(d.tree)).toEqual(want.lines);
+    expect(d.trim.prunedNodes).toBe(want.prunedNodes);
+    expect(d.trim.prunedValue).toBe(want.prunedWeight);
   });
 });

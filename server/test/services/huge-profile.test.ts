@@ -138,6 +138,16 @@ describe('8M samples over 1M distinct stacks through a real server on default se
     expect(fg.body.trim.prunedNodes).toBeGreaterThan(1_000_000);
     for (const c of fg.body.tree.children) expect(c.value).toBeGreaterThanOrEqual(MIN_FRACTION * fg.body.total);
 
+    // Asked for every node (minFraction 0, the parameter's default): the default node cap keeps the
+    // heaviest 50,000 of the millions and says which threshold that took.
+    const all = await call(`/api/comparisons/${id}/flamegraph?stage=${before}`);
+    expect(all.status, JSON.stringify(all.body).slice(0, 500)).toBe(200);
+    expect(all.body.trim.nodeCap).toBe(50_000);
+    expect(all.body.trim.nodes).toBeLessThanOrEqual(50_000);
+    expect(all.body.trim.nodes).toBeGreaterThan(10_000);
+    expect(all.body.trim.minFraction).toBeGreaterThan(0);
+    expect(all.body.trim.prunedNodes).toBeGreaterThan(1_000_000);
+
     const fgAfter = await call(`/api/comparisons/${id}/flamegraph?stage=${after}&minFraction=${MIN_FRACTION}`);
     expect(fgAfter.status).toBe(200);
 

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { ApiError } from '../lib/api.ts';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -8,14 +9,33 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
-export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+/**
+ * A failed request, in words. Retry is offered only where asking again may help (the network, a busy
+ * or failing server): a 4xx answer (not found, refused) would be the same the next time.
+ */
+export function ErrorBox({
+  error,
+  onRetry,
+  onDismiss,
+}: {
+  error: unknown;
+  onRetry?: () => void;
+  /** For the failure of an action (an edit, a deletion): put it away. */
+  onDismiss?: () => void;
+}) {
   const message = error instanceof Error ? error.message : String(error);
+  const final = error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
   return (
     <div className="error-box" role="alert">
       <strong>Error:</strong> {message}
-      {onRetry && (
+      {onRetry && !final && (
         <button type="button" className="link-button" onClick={onRetry}>
           Retry
+        </button>
+      )}
+      {onDismiss && (
+        <button type="button" className="link-button" onClick={onDismiss}>
+          Dismiss
         </button>
       )}
     </div>
@@ -86,5 +106,20 @@ export function Select<V extends string>(props: {
         ))}
       </select>
     </label>
+  );
+}
+
+/**
+ * A verdict as words that wrap cleanly: the change, then its parenthesis ("(p=0.041, n=6+6)") whole on
+ * the next line when both do not fit — never broken inside either. The text is unchanged.
+ */
+export function VerdictWords({ text }: { text: string }) {
+  const at = text.indexOf(' (');
+  // A long parenthesis ("2+2 runs: too few to test — …") wraps as any sentence does.
+  if (at < 0 || text.length - at > 28) return <>{text}</>;
+  return (
+    <>
+      <span className="nowrap-part">{text.slice(0, at)}</span> <span className="nowrap-part">{text.slice(at + 1)}</span>
+    </>
   );
 }

@@ -16,7 +16,11 @@ export interface FlameGraphProps<T extends FlameDatum> {
   search: string;
   /** Function to zoom on (the widest frame of that name); '' = whole graph. */
   focus: string;
-  onFocus?: (name: string) => void;
+  /**
+   * A click on a frame: its function ('' for the root) and its call path below the root drawn
+   * (frame names, outermost first; [] for the root).
+   */
+  onFocus?: (name: string, path: string[]) => void;
   onSearchResult?: (matched: number, total: number) => void;
   inverted?: boolean;
   /** Frames narrower than this many pixels are not drawn (d3-flame-graph's minFrameSize). */
@@ -169,7 +173,9 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
       .onClick((d) => {
         if (programmatic.current) return;
         settle(el);
-        latest.current.onFocus?.(d.depth === 0 ? '' : d.data.name);
+        const path: string[] = [];
+        for (let n: FlameNodeD | null = d; n && n.depth > 0; n = n.parent as FlameNodeD | null) path.push(n.data.name);
+        latest.current.onFocus?.(d.depth === 0 ? '' : d.data.name, path.reverse());
       });
     const colorFor = latest.current.colorFor;
     if (colorFor) chart.setColorMapper((d) => (d.highlight ? '#e600e6' : colorFor(d.data as T)));

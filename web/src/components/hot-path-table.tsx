@@ -68,7 +68,9 @@ export function HotPathTable(props: {
       <table className="hot-paths" aria-label="Hot-path diff">
         <thead>
           <tr>
-            <th scope="col">#</th>
+            <th scope="col" className="rank">
+              #
+            </th>
             <th scope="col">Function</th>
             <th scope="col" className="num">
               Flat {baseName}
@@ -112,8 +114,11 @@ export function HotPathTable(props: {
                 title={v?.title}
                 onClick={() => onSelect(r.name)}
               >
-                <td className="num muted">{rows.indexOf(r) + 1}</td>
+                <td className="num muted rank">{rows.indexOf(r) + 1}</td>
                 <td className="fn">
+                  <span className="phone-rank muted" aria-hidden="true">
+                    {rows.indexOf(r) + 1}.{' '}
+                  </span>
                   <button
                     type="button"
                     className="link-button fn-name"
@@ -126,25 +131,39 @@ export function HotPathTable(props: {
                     {r.name}
                   </button>
                 </td>
-                <td className="num">
+                <td className="num c-flat-base" data-label={`Flat ${baseName}`}>
                   {formatValue(r.base.flat, unit)}{' '}
                   <span className="muted small">{share(r.base.flat, props.baseTotal)}</span>
                 </td>
-                <td className="num">
+                <td className="num c-flat-target" data-label={`Flat ${targetName}`}>
                   {formatValue(r.target.flat, unit)}{' '}
                   <span className="muted small">{share(r.target.flat, props.targetTotal)}</span>
                 </td>
-                <td className={r.deltaFlat > 0 ? 'num more' : r.deltaFlat < 0 ? 'num less' : 'num'}>
+                <td
+                  className={`num c-dflat${r.deltaFlat > 0 ? ' more' : r.deltaFlat < 0 ? ' less' : ''}`}
+                  data-label="Δ flat"
+                >
                   {formatSignedValue(r.deltaFlat, unit)}
                 </td>
-                <td className="num">{formatDeltaPercent(r.base.flat, r.target.flat)}</td>
-                <td className="num">{formatValue(r.base.cum, unit)}</td>
-                <td className="num">{formatValue(r.target.cum, unit)}</td>
-                <td className={r.deltaCum > 0 ? 'num more' : r.deltaCum < 0 ? 'num less' : 'num'}>
+                <td className="num c-dflat-pct" data-label="Δ flat %">
+                  {formatDeltaPercent(r.base.flat, r.target.flat)}
+                </td>
+                <td className="num c-cum-base" data-label={`Cum ${baseName}`}>
+                  {formatValue(r.base.cum, unit)}
+                </td>
+                <td className="num c-cum-target" data-label={`Cum ${targetName}`}>
+                  {formatValue(r.target.cum, unit)}
+                </td>
+                <td
+                  className={`num c-dcum${r.deltaCum > 0 ? ' more' : r.deltaCum < 0 ? ' less' : ''}`}
+                  data-label="Δ cum"
+                >
                   {formatSignedValue(r.deltaCum, unit)}
                 </td>
-                <td className="num">{formatDeltaPercent(r.base.cum, r.target.cum)}</td>
-                <td>
+                <td className="num c-dcum-pct" data-label="Δ cum %">
+                  {formatDeltaPercent(r.base.cum, r.target.cum)}
+                </td>
+                <td className="c-status">
                   <span className={`status status-${r.status}`}>{r.status}</span>
                   {tested && v && <span className="verdict-words small">{v.text}</span>}
                 </td>

@@ -3,7 +3,7 @@ import { formatValue } from '../../../server/src/api/format.ts';
 import { changeStyle, formatN, verdictText } from '../../../server/src/api/words.ts';
 import type { Estimate, Stage } from '../lib/api.ts';
 import { useApi } from '../views/use-fetch.ts';
-import { ErrorBox, Loading } from './common.tsx';
+import { ErrorBox, Loading, VerdictWords } from './common.tsx';
 
 /** A side's figure: "9,742 req/s ± 5% · 6 runs", or the single run's figure. */
 function side(e: Estimate | null, unit: string, what: string): string {
@@ -64,10 +64,14 @@ export function PairChanges(props: { comparisonId: string; revision: number; bas
                 data-n={formatN(c.verdict)}
               >
                 <th scope="row">{c.label}</th>
-                <td className="num">{side(c.base, c.unit, what)}</td>
-                <td className="num">{side(c.target, c.unit, what)}</td>
+                <td className="num c-base" data-label={base.name}>
+                  {side(c.base, c.unit, what)}
+                </td>
+                <td className="num c-target" data-label={target.name}>
+                  {side(c.target, c.unit, what)}
+                </td>
                 <td className={`num verdict ${cls}`} title={c.reason ?? t.title}>
-                  {t.text}
+                  <VerdictWords text={t.text} />
                 </td>
               </tr>
             );

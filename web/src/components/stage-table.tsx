@@ -11,6 +11,7 @@ import {
   presentPerRequestColumns,
   verdictLatency,
 } from '../lib/stage-table-export.ts';
+import { VerdictWords } from './common.tsx';
 import { Sparkline } from './sparkline.tsx';
 
 type Side = 'vsPrevious' | 'vsBaseline';
@@ -40,7 +41,7 @@ function VerdictLine({ row, side, k, className }: { row: StageRow; side: Side; k
       data-n={v ? formatN(v) : ''}
       title={t.title}
     >
-      {FIGURE_TEXT[k].label} {t.text}
+      <VerdictWords text={`${FIGURE_TEXT[k].label} ${t.text}`} />
     </span>
   );
 }
@@ -147,7 +148,7 @@ function VerdictCell({
           data-figure={`bench:${b.unit}`}
           title={b.title}
         >
-          {b.text}
+          <VerdictWords text={b.text} />
         </span>
       ))}
     </td>

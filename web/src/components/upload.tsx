@@ -15,6 +15,51 @@ export interface UploadItem {
   error?: string;
   /** Refused as a duplicate: the name of the file of the stage that already holds these bytes. */
   duplicateOf?: string | null;
+  /** The run of a capture the file belongs to ("run 3 of 6"). */
+  run?: string | null;
+  /** A line that is no file sent (a capture record read): what it says. */
+  note?: string;
+}
+
+/** A file as picked or dropped, with its path inside the folder picked ("baseline/run-1/cpu.pb.gz"). */
+export interface PickedFile {
+  file: File;
+  path: string;
+}
+
+/** Files from a file input: a folder input gives each one's path inside the folder. */
+function fromInput(files: FileList | null): PickedFile[] {
+  return Array.from(files ?? []).map((file) => ({ file, path: file.webkitRelativePath || file.name }));
+}
+
+/** Every file of a dropped entry, folders read through (a dropped folder keeps its name as the first part). */
+async function readEntry(entry: FileSystemEntry, out: PickedFile[]): Promise<void> {
+  if (entry.isFile) {
+    const file = await new Promise<File>((res, rej) => (entry as FileSystemFileEntry).file(res, rej));
+    out.push({ file, path: entry.fullPath.replace(/^\/+/, '') });
+    return;
+  }
+  if (!entry.isDirectory) return;
+  const reader = (entry as FileSystemDirectoryEntry).createReader();
+  // readEntries answers in batches until an empty one.
+  for (;;) {
+    const batch = await new Promise<FileSystemEntry[]>((res, rej) => reader.readEntries(res, rej));
+    if (batch.length === 0) break;
+    for (const e of batch) await readEntry(e, out);
+  }
+}
+
+/** What a drop carries: its files, and the files of any folder dropped. */
+async function fromDrop(dt: DataTransfer): Promise<PickedFile[]> {
+  // Entries must be taken while the drop event runs; reading them may wait.
+  const entries = Array.from(dt.items ?? [])
+    .map((i) => (i.kind === 'file' ? i.webkitGetAsEntry?.() : null))
+    .filter((e): e is FileSystemEntry => !!e);
+  if (entries.length === 0 || !entries.some((e) => e.isDirectory))
+    return Array.from(dt.files).map((file) => ({ file, path: file.name }));
+  const out: PickedFile[] = [];
+  for (const e of entries) await readEntry(e, out);
+  return out;
 }
 
 export interface StageEditorHandlers {
@@ -25,7 +70,8 @@ export interface StageEditorHandlers {
   onDelete: (stageId: string) => Promise<void> | void;
   /** Removes one file from its stage. */
   onDeleteFile: (artifactId: string) => Promise<void> | void;
-  onFiles: (stageId: string, files: File[]) => void;
+  /** Files or a folder picked or dropped (a `stagediff capture --out` folder uploads as its capture.json lists). */
+  onFiles: (stageId: string, files: PickedFile[]) => void;
 }
 
 function EditableText(props: { label: string; value: string; onSave: (v: string) => void; placeholder?: string }) {
@@ -115,13 +161,13 @@ function StageCard(props: {
   const { stage, index, count, uploads, h } = props;
   const [over, setOver] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
   // Files just uploaded are already listed with their result; list only the others below.
   const shownAbove = new Set(uploads.flatMap((u) => (u.artifact ? [u.artifact.id] : [])));
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
     setOver(false);
-    const files = Array.from(e.dataTransfer.files);
-    if (files.length) h.onFiles(stage.id, files);
+    void fromDrop(e.dataTransfer).then((files) => files.length > 0 && h.onFiles(stage.id, files));
   };
   return (
     <section className="stage-card" aria-label={`Stage ${stage.name}`}>
@@ -175,9 +221,13 @@ function StageCard(props: {
         onDragLeave={() => setOver(false)}
         onDrop={onDrop}
       >
-        <span>Drop pprof profiles and load-test outputs here, or </span>
+        <span>Drop pprof profiles, load-test outputs or a capture folder here, or </span>
         <button type="button" className="link-button" onClick={() => input.current?.click()}>
           choose files
+        </button>
+        <span> or </span>
+        <button type="button" className="link-button" onClick={() => folderInput.current?.click()}>
+          a folder
         </button>
         <input
           ref={input}
@@ -186,7 +236,22 @@ function StageCard(props: {
           hidden
           aria-label={`Add files to stage ${stage.name}`}
           onChange={(e) => {
-            const files = Array.from(e.target.files ?? []);
+            const files = fromInput(e.target.files);
+            e.target.value = '';
+            if (files.length) h.onFiles(stage.id, files);
+          }}
+        />
+        <input
+          ref={(el) => {
+            folderInput.current = el;
+            // Not in React's attribute list: a folder picker (every file inside, with its path).
+            el?.setAttribute('webkitdirectory', '');
+          }}
+          type="file"
+          hidden
+          aria-label={`Add a folder to stage ${stage.name}`}
+          onChange={(e) => {
+            const files = fromInput(e.target.files);
             e.target.value = '';
             if (files.length) h.onFiles(stage.id, files);
           }}
@@ -197,9 +262,13 @@ function StageCard(props: {
           {uploads.map((u) => (
             <li key={u.key} className={`upload upload-${u.state}`} data-filename={u.filename}>
               <span className="upload-name">{u.filename}</span>
-              <progress max={1} value={u.progress} aria-label={`Upload progress of ${u.filename}`} />
+              {u.run && <span className="badge upload-run">{u.run}</span>}
+              {u.note === undefined && (
+                <progress max={1} value={u.progress} aria-label={`Upload progress of ${u.filename}`} />
+              )}
               <span className="upload-result" role="status">
                 {u.state === 'uploading' && `${Math.round(u.progress * 100)} %`}
+                {u.note}
                 {u.state === 'done' && u.artifact && (
                   <>
                     ✓ <span className="badge">{u.artifact.format}</span> {describeArtifact(u.artifact)}{' '}

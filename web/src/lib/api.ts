@@ -42,6 +42,7 @@ export type {
   Top,
   Trajectory,
   Timeline,
+  TimelineRun,
   GcStages,
   Benchmarks,
   BenchmarkRow,

@@ -60,3 +60,90 @@ export function sparklinePoints(
   });
   return pts.join(' ');
 }
+
+/** A run's figures of one load: what the load panel groups charts by. */
+export interface LoadRunLike {
+  format: string;
+  summary: { meta: { tool?: string; rate?: number | null; connections?: number | null } };
+}
+
+/** Tools whose runs send at a set rate whatever the answers (vegeta attacks at -rate, wrk2 at -R). */
+const FIXED_RATE_FORMATS = /^(vegeta|wrk2)/;
+
+/**
+ * The load model a run applied, as the stage table's rule reads it: a fixed rate (open loop: requests
+ * sent at a set pace whatever the answers) or a closed loop (each connection waits for its answer, so
+ * throughput is what the service gives). Runs of different tools or settings are never one chart.
+ * `rate` is the rate asked for, where the file records it.
+ */
+export function loadModel(r: LoadRunLike): { key: string; title: string; fixed: boolean; rate: number | null } {
+  const m = r.summary.meta;
+  const tool = m.tool || r.format;
+  const rate = typeof m.rate === 'number' && m.rate > 0 ? m.rate : null;
+  if (rate !== null || FIXED_RATE_FORMATS.test(r.format))
+    return {
+      key: `${r.format}\u0000rate\u0000${rate ?? ''}`,
+      title: `Fixed rate${rate !== null ? ` ${rate.toLocaleString('en-US')} req/s` : ''} (${tool})`,
+      fixed: true,
+      rate,
+    };
+  const c = typeof m.connections === 'number' && m.connections > 0 ? m.connections : null;
+  return {
+    key: `${r.format}\u0000closed\u0000${c ?? ''}`,
+    title: `Closed loop${c !== null ? `, ${c} connection${c === 1 ? '' : 's'}` : ''} (${tool})`,
+    fixed: false,
+    rate: null,
+  };
+}
+
+/** One x of a band: the median of the runs' values there, their range, and how many runs had one. */
+export interface BandPoint {
+  x: number;
+  median: number;
+  lo: number;
+  hi: number;
+  n: number;
+}
+
+function median(sorted: number[]): number {
+  const m = sorted.length >> 1;
+  return sorted.length % 2 ? (sorted[m] as number) : ((sorted[m - 1] as number) + (sorted[m] as number)) / 2;
+}
+
+/**
+ * Runs of one stage as a band: at each x any run has a value, the median of those values and their
+ * range. Runs line up by x (second since their start; a percentile's position), as their tool reports it.
+ */
+export function band(runs: readonly (readonly [number, number | null])[][]): BandPoint[] {
+  const at = new Map<number, number[]>();
+  for (const run of runs)
+    for (const [x, v] of run) {
+      if (v === null || !Number.isFinite(v)) continue;
+      const list = at.get(x);
+      if (list) list.push(v);
+      else at.set(x, [v]);
+    }
+  return [...at]
+    .sort((a, b) => a[0] - b[0])
+    .map(([x, vs]) => {
+      const s = vs.sort((a, b) => a - b);
+      return { x, median: median(s), lo: s[0] as number, hi: s[s.length - 1] as number, n: s.length };
+    });
+}
+
+/**
+ * The per-second throughput a fixed-rate run achieved, against the rate offered: the lowest and
+ * highest full second (the last second of a run is cut short, so it is left out), and whether every
+ * second stayed within `tolerance` of the offered rate.
+ */
+export function achievedRate(
+  timelines: readonly (readonly { rps: number }[])[],
+  offered: number,
+  tolerance = 0.02,
+): { min: number; max: number; held: boolean } | null {
+  const full = timelines.flatMap((t) => t.slice(0, Math.max(1, t.length - 1)).map((b) => b.rps));
+  if (full.length === 0) return null;
+  const min = Math.min(...full);
+  const max = Math.max(...full);
+  return { min, max, held: min >= offered * (1 - tolerance) && max <= offered * (1 + tolerance) };
+}

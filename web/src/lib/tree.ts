@@ -85,6 +85,20 @@ export function makeMatcher(term: string): (name: string) => boolean {
   return match;
 }
 
+/**
+ * Why a search term is not a valid regular expression (RE2, as the matcher compiles it), or null: valid,
+ * empty, or the engine not loaded yet. Such a term is still searched, as the text typed.
+ */
+export function searchTermProblem(term: string): string | null {
+  if (!term || !engine) return null;
+  try {
+    engine.compile(term, engine.CASE_INSENSITIVE);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
 export interface ValueTree {
   name: string;
   value: number;

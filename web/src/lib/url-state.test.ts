@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_VIEW, filtersToSend, parseViewState, resolveStages, serializeViewState } from './url-state.ts';
+import {
+  DEFAULT_VIEW,
+  applyViewPatch,
+  filtersToSend,
+  parseViewState,
+  resolveStages,
+  serializeViewState,
+} from './url-state.ts';
 
 describe('url state', () => {
   it('round-trips every field', () => {
@@ -17,11 +24,21 @@ describe('url state', () => {
       show: '(?i)json',
       search: 'json',
       fn: 'encoding/json.Marshal',
+      zoom: ['main.main', 'net/http.(*conn).serve', 'a;b&c=d'],
       noise: 0.005,
     };
     const qs = serializeViewState(state);
     expect(qs.startsWith('?tab=diff')).toBe(true);
     expect(parseViewState(qs)).toEqual(state);
+  });
+  it('a zoom path goes with the function it was clicked in', () => {
+    const zoomed = applyViewPatch(DEFAULT_VIEW, { fn: 'b', zoom: ['a', 'b'] });
+    expect(zoomed.zoom).toEqual(['a', 'b']);
+    expect(serializeViewState(zoomed)).toBe('?fn=b&zoom=a&zoom=b');
+    // Another function (a hot-path row) or a reset drops the path; other changes keep it.
+    expect(applyViewPatch(zoomed, { fn: 'c' }).zoom).toEqual([]);
+    expect(applyViewPatch(zoomed, { fn: '' })).toEqual(DEFAULT_VIEW);
+    expect(applyViewPatch(zoomed, { search: 'x' }).zoom).toEqual(['a', 'b']);
   });
   it('omits defaults and rejects invalid values', () => {
     expect(serializeViewState(DEFAULT_VIEW)).toBe('');
@@ -50,11 +67,40 @@ describe('url state', () => {
     });
     expect(filtersToSend({ ...v, focus: 'json' }, { param: 'focus', value: '(?=x)' }).focus).toBe('json');
   });
-  it('resolves stages', () => {
-    expect(resolveStages({ ...DEFAULT_VIEW }, ['s1', 's2', 's3'])).toEqual({ base: 's1', target: 's3' });
-    expect(resolveStages({ ...DEFAULT_VIEW, base: 's2', target: 'gone' }, ['s1', 's2', 's3'])).toEqual({
+  it('resolves stages: those named, else the last two that have what the view needs', () => {
+    const ids = ['s1', 's2', 's3', 's4'];
+    expect(resolveStages({ base: '', target: '' }, ids)).toEqual({ base: 's3', target: 's4', gone: [] });
+    // The last stage has no profile of the kind: the pair is the last two that do.
+    expect(resolveStages({ base: '', target: '' }, ids, new Set(['s1', 's2', 's3']))).toEqual({
       base: 's2',
       target: 's3',
+      gone: [],
     });
+    expect(resolveStages({ base: '', target: '' }, ids, new Set(['s1', 's4']))).toEqual({
+      base: 's1',
+      target: 's4',
+      gone: [],
+    });
+    // One stage has it: both sides show it. None has it: the last two stages.
+    expect(resolveStages({ base: '', target: '' }, ids, new Set(['s2']))).toEqual({
+      base: 's2',
+      target: 's2',
+      gone: [],
+    });
+    expect(resolveStages({ base: '', target: '' }, ids, new Set())).toEqual({ base: 's3', target: 's4', gone: [] });
+    // Named stages stay, even without what the view needs (the view says what they lack).
+    expect(resolveStages({ base: 's1', target: 's4' }, ids, new Set(['s2', 's3']))).toEqual({
+      base: 's1',
+      target: 's4',
+      gone: [],
+    });
+    // A named stage that is gone: the default for that side, and said.
+    expect(resolveStages({ base: 's2', target: 'gone' }, ids)).toEqual({ base: 's2', target: 's4', gone: ['target'] });
+    expect(resolveStages({ base: 'x', target: 'y' }, ids, new Set(['s1', 's2']))).toEqual({
+      base: 's1',
+      target: 's2',
+      gone: ['base', 'target'],
+    });
+    expect(resolveStages({ base: '', target: '' }, [])).toEqual({ base: '', target: '', gone: [] });
   });
 });

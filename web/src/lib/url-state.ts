@@ -37,6 +37,11 @@ export interface ViewState {
   search: string;
   /** Focused frame: the function zoomed in the flamegraphs and shown in the sandwich. */
   fn: string;
+  /**
+   * The frame zoomed into: its call path (names from the outermost frame), as clicked; empty: the
+   * widest frame of `fn`, or the whole tree. Each graph asks the server for that subtree.
+   */
+  zoom: string[];
   /** Noise floor for diff colours, as a fraction of the larger total (0.001 = 0.1 %). */
   noise: number;
 }
@@ -54,8 +59,20 @@ export const DEFAULT_VIEW: ViewState = {
   show: '',
   search: '',
   fn: '',
+  zoom: [],
   noise: 0.001,
 };
+
+/**
+ * The view after a change. Setting the focused function without a zoom path drops the path (it was the
+ * frame of the function before): a hot-path row or a trajectory line zooms to the widest frame of its
+ * function, "Reset zoom" to the whole tree.
+ */
+export function applyViewPatch(state: ViewState, patch: Partial<ViewState>): ViewState {
+  const next = { ...state, ...patch };
+  if (patch.fn !== undefined && patch.zoom === undefined) next.zoom = [];
+  return next;
+}
 
 const STRING_KEYS = ['base', 'target', 'sampleType', 'focus', 'ignore', 'hide', 'show', 'search', 'fn'] as const;
 
@@ -78,6 +95,7 @@ export function parseViewState(search: string | URLSearchParams): ViewState {
     const v = q.get(key);
     if (v !== null) state[key] = v;
   }
+  state.zoom = q.getAll('zoom');
   const noise = q.get('noise');
   if (noise !== null && noise !== '') {
     const n = Number(noise);
@@ -93,6 +111,7 @@ export function serializeViewState(state: ViewState): string {
   for (const key of ['base', 'target', 'kind', 'sampleType'] as const) if (state[key]) q.set(key, state[key]);
   if (state.mode !== DEFAULT_VIEW.mode) q.set('mode', state.mode);
   for (const key of [...FILTER_KEYS, 'search', 'fn'] as const) if (state[key]) q.set(key, state[key]);
+  for (const frame of state.zoom) q.append('zoom', frame);
   if (state.noise !== DEFAULT_VIEW.noise) q.set('noise', String(state.noise));
   const s = q.toString();
   return s ? `?${s}` : '';
@@ -108,10 +127,34 @@ export function filtersToSend(state: ViewState, refused: { param: string; value:
   return out;
 }
 
-/** Resolve the base/target stage ids against the comparison's stages (default: first and last). */
-export function resolveStages(state: ViewState, stageIds: string[]): { base: string; target: string } {
-  const has = (id: string) => stageIds.includes(id);
-  const first = stageIds[0] ?? '';
-  const last = stageIds[stageIds.length - 1] ?? '';
-  return { base: has(state.base) ? state.base : first, target: has(state.target) ? state.target : last };
+/** The pair of stages a view shows, and the sides whose stage the state named but the comparison no longer has. */
+export interface ResolvedStages {
+  base: string;
+  target: string;
+  gone: ('base' | 'target')[];
+}
+
+/**
+ * The base/target stage ids a view shows: those the state names, where the comparison has them; else
+ * the last two stages that have what the view needs (`eligible`: e.g. a profile of the chosen kind) —
+ * the last of them as target, the one before it as base. Without eligible stages, the last two stages.
+ * A named stage that is gone counts as not named (and is listed in `gone`).
+ */
+export function resolveStages(
+  state: Pick<ViewState, 'base' | 'target'>,
+  stageIds: readonly string[],
+  eligible: ReadonlySet<string> | null = null,
+): ResolvedStages {
+  const has = (id: string) => id !== '' && stageIds.includes(id);
+  const gone: ('base' | 'target')[] = [];
+  if (state.base && !has(state.base)) gone.push('base');
+  if (state.target && !has(state.target)) gone.push('target');
+  const pool = eligible ? stageIds.filter((id) => eligible.has(id)) : [...stageIds];
+  const usable = pool.length > 0 ? pool : [...stageIds];
+  const last = usable[usable.length - 1] ?? '';
+  const target = has(state.target) ? state.target : last;
+  // The base: the usable stage before the target; at the first one, the target itself.
+  const before = usable.filter((id) => stageIds.indexOf(id) < stageIds.indexOf(target));
+  const base = has(state.base) ? state.base : (before[before.length - 1] ?? target);
+  return { base, target, gone };
 }

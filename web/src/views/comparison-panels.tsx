@@ -1,4 +1,4 @@
-import { useCallback, useId, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
@@ -7,31 +7,35 @@ import { FlameGraph } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
 import { Trajectory } from '../components/trajectory.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
-import { type DiffNode, type Flamegraph, type FlameNode, type ProfileKind, type Stage, apiUrl } from '../lib/api.ts';
+import {
+  ApiError,
+  type Diff,
+  type DiffNode,
+  type Flamegraph,
+  type FlameNode,
+  type ProfileKind,
+  type Stage,
+  apiUrl,
+} from '../lib/api.ts';
 import { diffColor, hatchColors, neutralColor } from '../lib/diff-color.ts';
 import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
-import { countNodes, pruneTree } from '../lib/tree.ts';
+import { countNodes, findWidest } from '../lib/tree.ts';
 import type { Filters, ViewState } from '../lib/url-state.ts';
 import { useApi, useFetch } from './use-fetch.ts';
 
-/** Server-side trimming: frames below this fraction of the total are merged away. */
+/** Server-side trimming: frames below this fraction of the tree's root are left out (the server counts them). */
 export const MIN_FRACTION = 0.0005;
+/** Most frames the page asks the server for in one tree (it raises the threshold above MIN_FRACTION to stay within). */
+export const MAX_NODES = 20_000;
 /** Client-side: frames narrower than this many pixels are not drawn. */
 export const MIN_FRAME_PX = 2;
-/** Above this many frames the client prunes too (a safety net should the server send an untrimmed tree). */
-const CLIENT_PRUNE_ABOVE = 20_000;
-
-/** The tree to draw: as sent, or pruned at MIN_FRACTION of its root when it is huge. */
-function useDrawableTree<T extends { name: string; value: number; children: T[] }>(
-  tree: T | undefined,
-): { tree: T | undefined; dropped: number } {
-  return useMemo(() => {
-    if (!tree || countNodes(tree) <= CLIENT_PRUNE_ABOVE) return { tree, dropped: 0 };
-    return pruneTree(tree, Math.abs(tree.value) * MIN_FRACTION);
-  }, [tree]);
-}
+/**
+ * A zoom path whose URL would pass this many characters is zoomed in the browser only: servers
+ * refuse request lines of a few tens of kilobytes.
+ */
+const MAX_ROOT_URL = 12_000;
 
 export interface PanelProps {
   comparisonId: string;
@@ -104,37 +108,231 @@ function flameTooltip(unit: string, total: number) {
 }
 
 /** The flamegraph request of one stage (shared with the prefetch in the comparison view). */
-export function flameGraphUrl(comparisonId: string, stageId: string, view: ViewState, filters: Filters): string {
+export function flameGraphUrl(
+  comparisonId: string,
+  stageId: string,
+  view: ViewState,
+  filters: Filters,
+  root: readonly string[] = [],
+): string {
   return apiUrl('flamegraph', {
     params: { id: comparisonId },
-    query: { stage: stageId, ...profileQuery(view), minFraction: MIN_FRACTION, ...filters },
+    query: {
+      stage: stageId,
+      ...profileQuery(view),
+      minFraction: MIN_FRACTION,
+      maxNodes: MAX_NODES,
+      ...(root.length > 0 ? { root: [...root] } : {}),
+      ...filters,
+    },
   });
 }
 
-function flameUrl(p: PanelProps, stage: Stage | undefined): string | null {
-  if (!hasProfile(stage, p.kind)) return null;
-  return flameGraphUrl(p.comparisonId, stage.id, p.view, p.filters);
+/** The node at a call path of a tree (names below its root), or null. */
+function nodeAt<T extends { name: string; children: T[] }>(tree: T, path: readonly string[]): T | null {
+  let n: T | undefined = tree;
+  for (const name of path) {
+    n = n.children.find((c) => c.name === name);
+    if (!n) return null;
+  }
+  return n;
 }
 
-function TrimNote({ r }: { r: Flamegraph }) {
-  if (!r.trim.prunedNodes && !r.trim.depthTruncatedNodes) return null;
+/** The call path of the widest frame of a function in a tree, or null when no frame of it is drawn. */
+function widestPath<T extends { name: string; value: number; children: T[] }>(tree: T, fn: string): string[] | null {
+  const parent = new Map<T, T>();
+  const stack = [tree];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    for (const c of n.children) {
+      parent.set(c, n);
+      stack.push(c);
+    }
+  }
+  const best = findWidest(
+    tree,
+    (n) => n !== tree && n.name === fn,
+    (n) => Math.abs(n.value),
+  );
+  if (!best) return null;
+  const path: string[] = [];
+  for (let n: T | undefined = best; n && n !== tree; n = parent.get(n)) path.push(n.name);
+  return path.reverse();
+}
+
+/** The call path the graphs zoom into: the frame clicked, else the widest frame of the focused function. */
+function zoomPath<T extends { name: string; value: number; children: T[] }>(
+  view: ViewState,
+  whole: T | undefined,
+): string[] {
+  if (view.zoom.length > 0) return view.zoom;
+  if (view.fn && whole) return widestPath(whole, view.fn) ?? [];
+  return [];
+}
+
+/** What a graph draws: the whole tree, or the frame zoomed into, and what its trim left out. */
+interface Drawn<T> {
+  tree: T;
+  rootPath: string[];
+  trim: { prunedNodes: number; prunedValue: number; nodeCap: number | null; nodes: number } | null;
+  /** The subtree's detail is on its way from the server. */
+  pending: boolean;
+  /** No sample of this side passes through the zoom path. */
+  absent: boolean;
+}
+
+/**
+ * Zoom with detail on demand: the whole tree is trimmed at MIN_FRACTION of its total, so a frame
+ * zoomed into may have lost its detail. The server is asked for that subtree, trimmed at
+ * MIN_FRACTION of the subtree's own value; until it answers, the frame as the whole tree has it is
+ * drawn, so a click zooms at once and the detail follows.
+ */
+function useZoomed<
+  T extends { name: string; value: number; children: T[] },
+  R extends { tree: T; trim: Drawn<T>['trim'] & object },
+>(
+  whole: R | null,
+  path: string[],
+  subUrl: (root: string[]) => string,
+  revision: number,
+): { drawn: Drawn<T> | null; error: unknown; reload: () => void } {
+  const url = path.length > 0 ? subUrl(path) : null;
+  const sub = useFetch<R>(url && url.length <= MAX_ROOT_URL ? url : null, revision);
+  if (!whole) return { drawn: null, error: null, reload: sub.reload };
+  if (path.length === 0)
+    return {
+      drawn: { tree: whole.tree, rootPath: [], trim: whole.trim, pending: false, absent: false },
+      error: null,
+      reload: sub.reload,
+    };
+  if (sub.data)
+    return {
+      drawn: { tree: sub.data.tree, rootPath: path, trim: sub.data.trim, pending: false, absent: false },
+      error: null,
+      reload: sub.reload,
+    };
+  const absent = sub.error instanceof ApiError && sub.error.status === 404;
+  const local = nodeAt(whole.tree, path);
+  if (local)
+    return {
+      drawn: { tree: local, rootPath: path, trim: null, pending: sub.loading, absent: false },
+      error: absent ? null : sub.error,
+      reload: sub.reload,
+    };
+  return {
+    drawn: absent ? { tree: whole.tree, rootPath: [], trim: whole.trim, pending: false, absent: true } : null,
+    error: absent ? null : sub.error,
+    reload: sub.reload,
+  };
+}
+
+/** "1.8 % in 4,203 frames too small to draw — zoom in", or how the detail is coming. */
+function TrimNote<T extends { value: number }>({ drawn, unit }: { drawn: Drawn<T>; unit: string }) {
+  if (drawn.pending)
+    return (
+      <p className="muted small trim-note" role="status">
+        Fetching the detail of this subtree…
+      </p>
+    );
+  const t = drawn.trim;
+  if (!t || t.prunedNodes === 0) return null;
+  const root = Math.abs(drawn.tree.value);
   return (
-    <p className="muted small">
-      {r.trim.nodes.toLocaleString()} frames shown; {r.trim.prunedNodes.toLocaleString()} frames under{' '}
-      {formatShare(MIN_FRACTION)} of the total merged away ({formatValue(r.trim.prunedValue, r.unit)})
-      {r.trim.depthTruncatedNodes ? `; ${r.trim.depthTruncatedNodes} frames beyond the depth limit` : ''}.
+    <p className="muted small trim-note" data-pruned-nodes={t.prunedNodes}>
+      {formatShare(root ? Math.abs(t.prunedValue) / root : 0)} ({formatValue(Math.abs(t.prunedValue), unit)}) in{' '}
+      {t.prunedNodes.toLocaleString('en-US')} frames too small to draw — zoom in (click a frame) to see them
+      {t.nodeCap ? `; the tree holds its ${t.nodes.toLocaleString('en-US')} heaviest frames` : ''}.
     </p>
+  );
+}
+
+/** The zoom's messages: a side no sample of which passes through the path, or a failed detail request. */
+function ZoomProblem({
+  absent,
+  error,
+  stage,
+  onRetry,
+}: {
+  absent: boolean;
+  error: unknown;
+  stage: string;
+  onRetry: () => void;
+}) {
+  if (absent)
+    return (
+      <p className="muted small" role="note">
+        No sample of {stage} passes through the frame zoomed into; the whole tree is shown.
+      </p>
+    );
+  return error ? <ErrorBox error={error} onRetry={onRetry} /> : null;
+}
+
+/**
+ * A click in a graph drawn from `rootPath`: zoom to the frame clicked (its call path in the whole
+ * tree); a click on the frame drawn full width goes one level out.
+ */
+function zoomTo(setView: PanelProps['setView'], rootPath: readonly string[], name: string, below: string[]) {
+  if (below.length > 0) return setView({ zoom: [...rootPath, ...below], fn: name });
+  const up = rootPath.slice(0, -1);
+  setView({ zoom: up, fn: up[up.length - 1] ?? '' });
+}
+
+/** The way back out of a zoom: each frame of the path zoomed into, the whole tree first. */
+function ZoomTrail({ path, setView }: { path: readonly string[]; setView: PanelProps['setView'] }) {
+  if (path.length === 0) return null;
+  // A deep path shows its first frame and its last three.
+  const shown = path.length > 5 ? [0, -1, path.length - 3, path.length - 2, path.length - 1] : path.map((_, i) => i);
+  return (
+    <nav className="zoom-trail small" aria-label="Zoomed to">
+      <span className="muted">zoomed to </span>
+      <button type="button" className="link-button" onClick={() => setView({ zoom: [], fn: '' })}>
+        all
+      </button>
+      {shown.map((i) =>
+        i < 0 ? (
+          <span key="gap" className="muted">
+            {' '}
+            › …
+          </span>
+        ) : (
+          <span key={i}>
+            {' › '}
+            {i === path.length - 1 ? (
+              <code className="fn-name">{path[i]}</code>
+            ) : (
+              <button
+                type="button"
+                className="link-button fn-name"
+                title={path[i]}
+                onClick={() => setView({ zoom: path.slice(0, i + 1), fn: path[i] ?? '' })}
+              >
+                {path[i]}
+              </button>
+            )}
+          </span>
+        ),
+      )}
+    </nav>
   );
 }
 
 function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }) {
   const { stage, view, setView, side, dark } = props;
-  const { data, error, loading, reload } = useFetch<Flamegraph>(flameUrl(props, stage), props.revision);
-  const drawable = useDrawableTree(data?.tree);
+  const url = hasProfile(stage, props.kind)
+    ? flameGraphUrl(props.comparisonId, stage.id, props.view, props.filters)
+    : null;
+  const { data, error, loading, reload } = useFetch<Flamegraph>(url, props.revision);
+  const path = zoomPath(view, data?.tree);
+  const zoomed = useZoomed<FlameNode, Flamegraph>(
+    data,
+    path,
+    (root) => flameGraphUrl(props.comparisonId, stage?.id ?? '', props.view, props.filters, root),
+    props.revision,
+  );
   const scope = useRef<HTMLDivElement>(null);
   const [match, setMatch] = useState<string>('');
   const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
-  const onFocus = useCallback((fn: string) => setView({ fn }), [setView]);
+  const rootPath = zoomed.drawn?.rootPath ?? [];
   const onSearchResult = useCallback(
     (sum: number, total: number) =>
       setMatch(view.search ? `search matches ${formatShare(total ? sum / total : 0)}` : ''),
@@ -163,17 +361,30 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         </Empty>
       ) : data ? (
         <>
-          <FlameGraph<FlameNode>
-            tree={drawable.tree ?? data.tree}
-            label={`Flamegraph of ${stage.name}`}
-            tooltipFor={tooltip}
-            search={view.search}
-            focus={view.fn}
-            onFocus={onFocus}
-            onSearchResult={onSearchResult}
-            minFrameSize={MIN_FRAME_PX}
+          <ZoomProblem
+            absent={!!zoomed.drawn?.absent}
+            error={zoomed.error}
+            stage={stage.name}
+            onRetry={zoomed.reload}
           />
-          <TrimNote r={data} />
+          {zoomed.drawn ? (
+            <>
+              <ZoomTrail path={rootPath} setView={setView} />
+              <FlameGraph<FlameNode>
+                tree={zoomed.drawn.tree}
+                label={`Flamegraph of ${stage.name}`}
+                tooltipFor={tooltip}
+                search={view.search}
+                focus=""
+                onFocus={(name, below) => zoomTo(setView, rootPath, name, below)}
+                onSearchResult={onSearchResult}
+                minFrameSize={MIN_FRAME_PX}
+              />
+              <TrimNote drawn={zoomed.drawn} unit={data.unit} />
+            </>
+          ) : (
+            !zoomed.error && <Loading what={`the zoomed part of ${stage.name}`} />
+          )}
         </>
       ) : loading ? (
         <Loading what={`flamegraph of ${stage.name}`} />
@@ -184,7 +395,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
   );
 }
 
-/** Two stages' flamegraphs side by side; search and zoom (focused function) are shared. */
+/** Two stages' flamegraphs side by side; search and zoom are shared. */
 export function FlamePanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
   return (
     <div className="side-by-side">
@@ -194,29 +405,56 @@ export function FlamePanel(props: PanelProps & { base: Stage | undefined; target
   );
 }
 
+/** Seconds since `since` changed, ticking while `on`. */
+function useElapsed(on: boolean, since: unknown): number {
+  const [start, setStart] = useState(() => performance.now());
+  const [now, setNow] = useState(start);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `since` is the restart trigger
+  useEffect(() => {
+    const t0 = performance.now();
+    setStart(t0);
+    setNow(t0);
+    if (!on) return;
+    const timer = setInterval(() => setNow(performance.now()), 250);
+    return () => clearInterval(timer);
+  }, [on, since]);
+  return Math.max(0, (now - start) / 1000);
+}
+
 /** Diff flamegraph with the pair's figures, legend, warnings, the hot-path table. */
 export function DiffPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
   const { base, target, view, setView, dark } = props;
   const ok = hasProfile(base, props.kind) && hasProfile(target, props.kind);
-  const { data, error, loading, reload } = useApi(
-    'diff',
-    ok
-      ? {
-          params: { id: props.comparisonId },
-          query: {
-            base: base.id,
-            target: target.id,
-            ...profileQuery(view),
-            // auto (the default) lets the server choose: per request when every profile has its own run.
-            ...(view.mode !== 'auto' ? { mode: view.mode } : {}),
-            minFraction: MIN_FRACTION,
-            ...props.filters,
-          },
-        }
-      : null,
+  const diffQuery = (root: readonly string[], limit?: number) => ({
+    params: { id: props.comparisonId },
+    query: {
+      base: base?.id ?? '',
+      target: target?.id ?? '',
+      ...profileQuery(view),
+      // auto (the default) lets the server choose: per request when every profile has its own run.
+      ...(view.mode !== 'auto' ? { mode: view.mode } : {}),
+      minFraction: MIN_FRACTION,
+      maxNodes: MAX_NODES,
+      ...(root.length > 0 ? { root: [...root] } : {}),
+      ...(limit ? { limit } : {}),
+      ...props.filters,
+    },
+  });
+  const fetched = useApi('diff', ok ? diffQuery([]) : null, props.revision);
+  // While another diff is computed (a new sample type, mode or pair), the last one stays on screen, dimmed.
+  const [last, setLast] = useState<Diff | null>(null);
+  if (fetched.data && fetched.data !== last) setLast(fetched.data);
+  const data = fetched.data ?? (fetched.loading ? last : null);
+  const stale = !fetched.data && !!data;
+  const elapsed = useElapsed(fetched.loading, fetched.data);
+  const path = zoomPath(view, fetched.data?.tree);
+  // The zoomed subtree's own request needs no table: one row.
+  const zoomed = useZoomed<DiffNode, Diff>(
+    fetched.data,
+    path,
+    (root) => apiUrl('diff', diffQuery(root, 1)),
     props.revision,
   );
-  const drawable = useDrawableTree(data?.tree);
   const scope = useRef<HTMLDivElement>(null);
   const hatchId = `hatch${useId().replace(/[^A-Za-z0-9_-]/g, '')}`;
   const hatch = useMemo(() => ({ id: hatchId, ...hatchColors(dark) }), [hatchId, dark]);
@@ -246,7 +484,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     const noise = data.noise;
     return (d: DiffNode) =>
       [
-        d.name,
+        nameFor(d),
         `${bName}: ${formatValue(d.base, data.unit)}${sh(d.base, data.baseTotal)}`,
         `${tName}: ${formatValue(d.target, data.unit)}${sh(d.target, data.targetTotal)}`,
         `Δ ${formatSignedValue(d.delta, data.unit)} (${formatDeltaPercent(d.base, d.target)}) · unit: ${data.unit}`,
@@ -256,8 +494,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
             ]
           : []),
       ].join('\n');
-  }, [data, base, target]);
-  const onFocus = useCallback((fn: string) => setView({ fn }), [setView]);
+  }, [data, base, target, nameFor]);
   if (!ok)
     return (
       <Empty>
@@ -271,15 +508,25 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     return (
       <>
         {figures}
-        {loading ? <Loading what="diff" /> : <ErrorBox error={error} onRetry={reload} />}
+        {fetched.loading ? <Loading what="diff" /> : <ErrorBox error={fetched.error} onRetry={fetched.reload} />}
       </>
     );
   const bName = base?.name ?? 'base';
   const tName = target?.name ?? 'target';
   const untested = untestedReason(data.noise);
+  const drawn = stale
+    ? { tree: data.tree, rootPath: [], trim: data.trim, pending: false, absent: false }
+    : zoomed.drawn;
   return (
-    <div className="diff-panel" ref={scope}>
+    <div className={stale ? 'diff-panel stale' : 'diff-panel'} ref={scope} aria-busy={stale || undefined}>
       {figures}
+      {stale && (
+        <p className="loading small" role="status" aria-live="polite">
+          <span className="spinner" aria-hidden="true" /> Computing the diff
+          {view.sampleType ? ` of ${view.sampleType}` : ''}… {elapsed.toFixed(1)} s — the previous one stays below until
+          it is ready.
+        </p>
+      )}
       {data.warnings.length > 0 && (
         <div className="warnings" role="alert" aria-label="Warnings">
           {data.warnings.map((w) => (
@@ -305,21 +552,37 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         <h3>
           Diff: {bName} → {tName}
         </h3>
-        <span className="muted small">{countNodes(data.tree).toLocaleString()} frames</span>
+        <span className="muted small">{countNodes(drawn?.tree ?? data.tree).toLocaleString()} frames</span>
         <FlameExport scope={scope} name={`diff-${bName}-${tName}`} dark={dark} />
       </div>
-      <FlameGraph<DiffNode>
-        tree={drawable.tree ?? data.tree}
-        label={`Diff flamegraph ${bName} to ${tName}`}
-        tooltipFor={tooltip}
-        nameFor={nameFor}
-        colorFor={colorFor}
-        hatch={tested ? hatch : null}
-        search={view.search}
-        focus={view.fn}
-        onFocus={onFocus}
-        minFrameSize={MIN_FRAME_PX}
-      />
+      {!stale && (
+        <ZoomProblem
+          absent={!!zoomed.drawn?.absent}
+          error={zoomed.error}
+          stage={`${bName} or ${tName}`}
+          onRetry={zoomed.reload}
+        />
+      )}
+      {drawn ? (
+        <>
+          <ZoomTrail path={drawn.rootPath} setView={setView} />
+          <FlameGraph<DiffNode>
+            tree={drawn.tree}
+            label={`Diff flamegraph ${bName} to ${tName}`}
+            tooltipFor={tooltip}
+            nameFor={nameFor}
+            colorFor={colorFor}
+            hatch={tested ? hatch : null}
+            search={view.search}
+            focus=""
+            onFocus={(name, below) => zoomTo(setView, drawn.rootPath, name, below)}
+            minFrameSize={MIN_FRAME_PX}
+          />
+          <TrimNote drawn={drawn} unit={data.unit} />
+        </>
+      ) : (
+        !zoomed.error && <Loading what="the zoomed part of the diff" />
+      )}
       <h3>Hot paths: functions ranked by change</h3>
       <HotPathTable
         rows={data.top}
@@ -330,7 +593,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         baseName={bName}
         targetName={tName}
         selected={view.fn}
-        onSelect={(fn) => setView({ fn })}
+        onSelect={(fn) => setView({ fn, zoom: [] })}
       />
     </div>
   );
@@ -354,7 +617,7 @@ export function TrendsPanel(props: PanelProps) {
         {data.sampleType} ({data.unit}) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}. Click a
         function to focus it.
       </p>
-      <Trajectory data={data} selected={view.fn} onSelect={(fn) => setView({ fn })} />
+      <Trajectory data={data} selected={view.fn} onSelect={(fn) => setView({ fn, zoom: [] })} />
     </>
   );
 }

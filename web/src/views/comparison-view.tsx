@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
 import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
 import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
@@ -13,6 +13,7 @@ import {
   type Stage,
   type StageRow,
   type StageTable as StageTableData,
+  type ProfileKind,
   api,
   apiUrl,
   getJson,
@@ -20,7 +21,7 @@ import {
 import { copyText, downloadText, slug } from '../lib/export-files.ts';
 import { gcSummaries, hasGcTrace } from '../lib/gc-summary.ts';
 import { navigate } from '../lib/navigation.ts';
-import { KIND_LABELS, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
+import { KIND_LABELS, hasProfile, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
 import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
 import { forget, getToken, renameRecent } from '../lib/tokens.ts';
 import {
@@ -28,6 +29,7 @@ import {
   type FilterKey,
   MODE_LABELS,
   MODES,
+  applyViewPatch,
   filtersToSend,
   parseViewState,
   resolveStages,
@@ -37,6 +39,7 @@ import {
 } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
 import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
+import { loadSearchEngine, searchEngineReady, searchTermProblem } from '../lib/tree.ts';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
 import { useStageChanges } from './use-stage-changes.ts';
 import { useStageEditor } from './use-stage-editor.ts';
@@ -65,7 +68,7 @@ function useViewState(): [ViewState, (patch: Partial<ViewState>) => void] {
   }, []);
   const update = useCallback((patch: Partial<ViewState>) => {
     setState((s) => {
-      const next = { ...s, ...patch };
+      const next = applyViewPatch(s, patch);
       const url = `${location.pathname}${serializeViewState(next)}`;
       history.replaceState(null, '', url);
       return next;
@@ -130,6 +133,39 @@ function visibleTabs(stages: Stage[]): typeof TAB_DEFS {
   return shown.length > 0 ? shown : TAB_DEFS.filter((t) => t.key === 'flame');
 }
 
+/**
+ * The stages that have what a tab shows: a profile of the kind read (profile tabs), load tests,
+ * benchmarks or GC traces. The default pair is the last two of them.
+ */
+function stagesWithWhatTheViewNeeds(stages: Stage[], tab: Tab, kind: ProfileKind | null): Set<string> {
+  const holds = (s: Stage) => {
+    if (tab === 'load') return s.artifacts.some((a) => a.kind === 'loadtest');
+    if (tab === 'bench') return s.artifacts.some((a) => a.kind === 'benchmark');
+    if (tab === 'gc') return s.artifacts.some((a) => a.kind === 'gctrace');
+    return hasProfile(s, kind);
+  };
+  return new Set(stages.filter(holds).map((s) => s.id));
+}
+
+/** An address naming no comparison: say so, and the way home (a retry would only ask again). */
+function NoSuchComparison({ id }: { id: string }) {
+  return (
+    <div className="page not-found">
+      <h1>No such comparison</h1>
+      <p>
+        There is no comparison at <code>/c/{id}</code>: the link may be incomplete or mistyped, or the comparison was
+        deleted.
+      </p>
+      <p>
+        <Link href="/" className="button primary">
+          Go home
+        </Link>{' '}
+        <Link href="/c/demo">or open the demo comparison</Link>
+      </p>
+    </div>
+  );
+}
+
 /** The first stage's own figures in words: "QPS 7,972 req/s, P99 9.27 ms, CPU per request 208 µs/req (medians of 6 runs)". */
 function ownFigures(row: StageRow | undefined): string[] {
   if (!row) return [];
@@ -173,11 +209,24 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
 
   const stages = useMemo(() => [...(comparison?.stages ?? [])].sort((a, b) => a.position - b.position), [comparison]);
   const stageIds = stages.map((s) => s.id);
-  const { base, target } = resolveStages(view, stageIds);
-  const baseStage = stages.find((s) => s.id === base);
-  const targetStage = stages.find((s) => s.id === target);
   const kinds = useMemo(() => heldKinds(stages), [stages]);
   const kind = resolveKind(stages, view);
+  // The pair shown: the stages the address names (a link, or the reader's choice); else the last two
+  // stages that have what the view needs — the default follows the tab and the profile kind until a
+  // stage is picked.
+  const [opened] = useState(() => ({ base: view.base, target: view.target }));
+  const [chosen, setChosen] = useState(() => opened.base !== '' || opened.target !== '');
+  const tabsHeld = visibleTabs(stages);
+  const shownTab = tabsHeld.some((t) => t.key === view.tab) ? view.tab : (tabsHeld[0]?.key ?? 'flame');
+  const { base, target } = resolveStages(
+    chosen ? view : { base: '', target: '' },
+    stageIds,
+    stagesWithWhatTheViewNeeds(stages, shownTab, kind),
+  );
+  const goneFromLink = stages.length > 0 ? resolveStages(opened, stageIds).gone : [];
+  const [goneNoticeClosed, setGoneNoticeClosed] = useState(false);
+  const baseStage = stages.find((s) => s.id === base);
+  const targetStage = stages.find((s) => s.id === target);
   const sampleTypes = useMemo(() => (kind ? sampleTypesOf(stages, kind) : []), [stages, kind]);
   const withGc = hasGcTrace(stages);
   // GC figures for the stage table's GC columns (pooled per stage; fetched only when some stage has a trace).
@@ -224,6 +273,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   };
 
   if (!comparison) {
+    if (!loading && error instanceof ApiError && error.status === 404) return <NoSuchComparison id={id} />;
     return (
       <div className="page">
         {loading ? <Loading what="comparison" /> : <ErrorBox error={error} onRetry={reload} />}
@@ -301,7 +351,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           </span>
         </div>
       </div>
-      {actionError !== null && <ErrorBox error={actionError} onRetry={() => setActionError(null)} />}
+      {actionError !== null && <ErrorBox error={actionError} onDismiss={() => setActionError(null)} />}
       {canEdit && editing && (
         <section className="card" aria-label="Edit comparison">
           <DescriptionEditor value={comparison.description} onSave={(description) => patch({ description })} />
@@ -436,18 +486,36 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
 
       {stages.length > 0 && (
         <section className="card" aria-label="Analysis">
+          {goneFromLink.length > 0 && !goneNoticeClosed && (
+            <p className="callout gone-stages" role="status">
+              {goneFromLink.length === 2 ? 'Both stages this link named are' : 'A stage this link named is'} no longer
+              in this comparison (deleted since the link was made); showing <strong>{baseStage?.name ?? '—'}</strong> →{' '}
+              <strong>{targetStage?.name ?? '—'}</strong> instead.{' '}
+              <button type="button" className="link-button" onClick={() => setGoneNoticeClosed(true)}>
+                Dismiss
+              </button>
+            </p>
+          )}
           <fieldset className="controls" aria-label="View controls">
             <Select
               label={tab === 'diff' || tab === 'bench' ? 'Base stage' : 'Left stage'}
               value={base}
               options={stageOptions}
-              onChange={(v) => setView({ base: v, fn: view.fn })}
+              onChange={(v) => {
+                setChosen(true);
+                setGoneNoticeClosed(true);
+                setView({ base: v, target, fn: view.fn });
+              }}
             />
             <Select
               label={tab === 'diff' || tab === 'bench' ? 'Target stage' : 'Right stage'}
               value={target}
               options={stageOptions}
-              onChange={(v) => setView({ target: v })}
+              onChange={(v) => {
+                setChosen(true);
+                setGoneNoticeClosed(true);
+                setView({ base, target: v });
+              }}
             />
             {profileTab && (
               <>
@@ -502,10 +570,10 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             <div className="focus-row">
               {view.fn ? (
                 <>
-                  Focused: <code className="fn-name">{view.fn}</code>{' '}
+                  Zoomed to: <code className="fn-name">{view.fn}</code>{' '}
                 </>
               ) : (
-                <span className="muted">Click a frame or a hot-path row to focus a function. </span>
+                <span className="muted">Click a frame or a hot-path row to zoom to a function. </span>
               )}
               <button type="button" onClick={() => setView({ fn: '' })} disabled={!view.fn} aria-keyshortcuts="Escape">
                 Reset zoom
@@ -570,6 +638,26 @@ function TitleEditor({ value, onSave }: { value: string; onSave: (v: string) => 
   );
 }
 
+/**
+ * A field's message, in place: under the field, over what follows it (the toolbar does not move when it
+ * comes or goes), and kept inside the window (shifted left where the field is near the right edge).
+ */
+function FieldMessage({ id, tone, children }: { id: string; tone: 'error' | 'note'; children: React.ReactNode }) {
+  const ref = useRef<HTMLSpanElement>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.left = '0px';
+    const over = el.getBoundingClientRect().right - (document.documentElement.clientWidth - 8);
+    if (over > 0) el.style.left = `${-over}px`;
+  });
+  return (
+    <span ref={ref} id={id} className={`field-message ${tone}`} role={tone === 'error' ? 'alert' : 'status'}>
+      {children}
+    </span>
+  );
+}
+
 /** The shared flamegraph search; typing is debounced so both graphs re-render once per pause. */
 function SearchField(props: {
   inputRef: React.RefObject<HTMLInputElement | null>;
@@ -588,6 +676,14 @@ function SearchField(props: {
     const t = setTimeout(() => onChange(v), 180);
     return () => clearTimeout(t);
   }, [v, props.value, onChange]);
+  // A term that is not a valid expression is searched as the text typed; say so, once the engine that
+  // judges it has loaded.
+  const [engineReady, setEngineReady] = useState(searchEngineReady);
+  useEffect(() => {
+    if (props.value && !engineReady) void loadSearchEngine().then(() => setEngineReady(true));
+  }, [props.value, engineReady]);
+  const problem = engineReady ? searchTermProblem(props.value) : null;
+  const messageId = useId();
   return (
     <label className="field">
       <span>Search</span>
@@ -597,9 +693,16 @@ function SearchField(props: {
         value={v}
         placeholder="regex or text  ( / )"
         aria-keyshortcuts="/"
+        aria-describedby={problem ? messageId : undefined}
+        data-search-problem={problem ? '1' : undefined}
         onChange={(e) => setV(e.target.value)}
         onKeyDown={(e) => e.key === 'Enter' && onChange(v)}
       />
+      {problem && v === props.value && (
+        <FieldMessage id={messageId} tone="note">
+          Not a regular expression ({problem.replace(/^error parsing regexp: /, '')}): searching for the text as typed.
+        </FieldMessage>
+      )}
     </label>
   );
 }
@@ -615,7 +718,7 @@ const FILTER_FIELDS: { key: FilterKey; label: string; hint: string }[] = [
   { key: 'show', label: 'Show', hint: 'keep only matching frames; the others’ time moves to the caller' },
 ];
 
-/** A Go regex filter field that applies on Enter or blur and shows the server's objection inline. */
+/** A Go regex filter field that applies on Enter or blur and shows the server's objection in place. */
 function RegexField(props: {
   label: string;
   hint: string;
@@ -629,6 +732,7 @@ function RegexField(props: {
     setLast(props.value);
     setV(props.value);
   }
+  const messageId = useId();
   return (
     <label className="field" title={props.hint}>
       <span>{props.label}</span>
@@ -637,14 +741,15 @@ function RegexField(props: {
         placeholder="Go regexp"
         aria-invalid={props.error ? true : undefined}
         aria-description={props.hint}
+        aria-describedby={props.error ? messageId : undefined}
         onChange={(e) => setV(e.target.value)}
         onBlur={() => v !== props.value && props.onChange(v)}
         onKeyDown={(e) => e.key === 'Enter' && props.onChange(v)}
       />
       {props.error && (
-        <span className="bad small" role="alert">
+        <FieldMessage id={messageId} tone="error">
           {props.error}
-        </span>
+        </FieldMessage>
       )}
     </label>
   );

@@ -142,7 +142,7 @@ function EditComparison({ id }: { id: string }) {
           Open comparison
         </Link>
       </p>
-      {actionError !== null && <ErrorBox error={actionError} onRetry={() => setActionError(null)} />}
+      {actionError !== null && <ErrorBox error={actionError} onDismiss={() => setActionError(null)} />}
       <StageEditor stages={data.stages} uploads={uploads} handlers={handlers} />
     </section>
   );

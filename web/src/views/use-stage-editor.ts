@@ -1,6 +1,15 @@
 import { useCallback, useRef, useState } from 'react';
-import type { StageEditorHandlers, UploadItem } from '../components/upload.tsx';
+import type { PickedFile, StageEditorHandlers, UploadItem } from '../components/upload.tsx';
 import { type Comparison, type Stage, api, uploadFile } from '../lib/api.ts';
+import {
+  type CapturePlan,
+  type FoundRecord,
+  asCaptureRecord,
+  captureFiles,
+  pickedRoot,
+  planCapture,
+  stageFileName,
+} from '../lib/capture-folder.ts';
 
 const PARALLEL_UPLOADS = 2;
 
@@ -33,6 +42,120 @@ export function useStageEditor(
 
   const ordered = (): Stage[] => [...(comparison?.stages ?? [])].sort((a, b) => a.position - b.position);
 
+  const update = (key: string, patch: Partial<UploadItem>) =>
+    setUploads((u) => u.map((x) => (x.key === key ? { ...x, ...patch } : x)));
+
+  /** Uploads files, PARALLEL_UPLOADS at a time, each with its own line and result. */
+  const uploadAll = async (stageId: string, list: { file: File; name: string; run: string | null }[]) => {
+    if (!token) return;
+    const items: UploadItem[] = list.map((f) => ({
+      key: `u${++seq.current}`,
+      stageId,
+      filename: f.name,
+      run: f.run,
+      size: f.file.size,
+      progress: 0,
+      state: 'uploading',
+    }));
+    setUploads((u) => [...u, ...items]);
+    // The stage's name for the file: its path below the folder picked.
+    const queue = list.map((f, i) => ({
+      file: f.name === f.file.name ? f.file : new File([f.file], f.name, { type: f.file.type }),
+      item: items[i] as UploadItem,
+    }));
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const { file, item } = next;
+        const result = await uploadFile({ id, stageId }, file, token, (p) => update(item.key, { progress: p }));
+        if (result.ok) update(item.key, { state: 'done', progress: 1, artifact: result.artifact });
+        else
+          update(item.key, {
+            state: 'error',
+            progress: 1,
+            error: result.error.message,
+            duplicateOf: result.error.code === 'duplicate' ? (result.error.existing?.filename ?? null) : undefined,
+          });
+        reload();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_UPLOADS, list.length) }, worker));
+  };
+
+  /** A line under the stage that is no file being sent: a capture record read, a file it lists that is missing. */
+  const note = (stageId: string, filename: string, state: UploadItem['state'], text: string) =>
+    setUploads((u) => [
+      ...u,
+      {
+        key: `u${++seq.current}`,
+        stageId,
+        filename,
+        size: 0,
+        progress: 1,
+        state,
+        ...(state === 'error' ? { error: text } : { note: text }),
+      },
+    ]);
+
+  /**
+   * Picked files or a folder: without capture records, each file as picked (named by its path below the
+   * folder); with `stagediff capture` records (capture.json), what they list as load tests and profiles,
+   * labelled with their run, then the records, so the stage shows how it was captured.
+   */
+  const uploadPicked = async (stageId: string, picked: PickedFile[]) => {
+    const root = pickedRoot(picked.map((p) => p.path));
+    const manifests = captureFiles(picked);
+    if (manifests.length === 0) {
+      await uploadAll(
+        stageId,
+        picked.map((p) => ({ file: p.file, name: stageFileName(p.path, root), run: null })),
+      );
+      return;
+    }
+    const found: FoundRecord[] = [];
+    for (const m of manifests) {
+      const name = stageFileName(m.picked.path, root);
+      let record = null;
+      try {
+        record = asCaptureRecord(JSON.parse(await m.picked.file.text()));
+      } catch {
+        /* said below */
+      }
+      if (record) found.push({ dir: m.dir, record });
+      else
+        note(
+          stageId,
+          name,
+          'error',
+          'not a stagediff capture record (schema stagediff-capture/1); nothing of its folder was read',
+        );
+    }
+    const plan: CapturePlan<PickedFile> = planCapture(picked, found);
+    const runs = found.reduce((n, r) => n + r.record.runs.length, 0);
+    if (found.length > 0)
+      note(
+        stageId,
+        found.length === 1 ? 'capture.json' : `${found.length} capture.json files`,
+        'done',
+        `how the stage was captured: ${runs} run${runs === 1 ? '' : 's'}, ${plan.files.length} files to upload` +
+          (plan.left.length > 0 ? `; not uploaded (records, raw outputs): ${plan.left.join(', ')}` : ''),
+      );
+    for (const m of plan.missing) note(stageId, m, 'error', 'listed in capture.json but not among the files picked');
+    await uploadAll(
+      stageId,
+      plan.files.map((f) => ({ file: f.picked.file, name: f.name, run: f.run })),
+    );
+    // The records, once their files are in; a record the stage already holds is not added twice.
+    const held = new Set(
+      (comparison?.stages.find((s) => s.id === stageId)?.captures ?? []).map((c) => `${c.startedAt}|${c.command}`),
+    );
+    await run(async () => {
+      for (const { record } of plan.records) {
+        if (held.has(`${record.startedAt}|${record.command}`)) continue;
+        await api('addCapture', { params: { id, stageId }, body: record, token });
+      }
+    });
+  };
+
   const handlers: StageEditorHandlers = {
     onAddStage: (name, note) => run(() => api('createStage', { params: { id }, body: { name, note }, token })),
     onRename: (stageId, name) => run(() => api('patchStage', { params: { id, stageId }, body: { name }, token })),
@@ -53,36 +176,9 @@ export function useStageEditor(
         [ids[i], ids[j]] = [ids[j] as string, ids[i] as string];
         return api('orderStages', { params: { id }, body: { stageIds: ids }, token });
       }),
-    onFiles: (stageId, files) => {
+    onFiles: (stageId, picked) => {
       if (!token) return;
-      const items: UploadItem[] = files.map((f) => ({
-        key: `u${++seq.current}`,
-        stageId,
-        filename: f.name,
-        size: f.size,
-        progress: 0,
-        state: 'uploading',
-      }));
-      setUploads((u) => [...u, ...items]);
-      const update = (key: string, patch: Partial<UploadItem>) =>
-        setUploads((u) => u.map((x) => (x.key === key ? { ...x, ...patch } : x)));
-      const queue = files.map((file, i) => ({ file, item: items[i] as UploadItem }));
-      const worker = async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) {
-          const { file, item } = next;
-          const result = await uploadFile({ id, stageId }, file, token, (p) => update(item.key, { progress: p }));
-          if (result.ok) update(item.key, { state: 'done', progress: 1, artifact: result.artifact });
-          else
-            update(item.key, {
-              state: 'error',
-              progress: 1,
-              error: result.error.message,
-              duplicateOf: result.error.code === 'duplicate' ? (result.error.existing?.filename ?? null) : undefined,
-            });
-          reload();
-        }
-      };
-      void Promise.all(Array.from({ length: Math.min(PARALLEL_UPLOADS, files.length) }, worker));
+      void uploadPicked(stageId, picked);
     },
   };
   return { uploads, handlers };

@@ -1,0 +1,136 @@
+// End-to-end: detail on demand in real Chromium, on the seeded demo comparison. The whole tree comes
+// trimmed; a click on a frame asks the server for that frame's subtree, re-trimmed at the subtree's own
+// value, so the detail the whole tree left out is drawn; the page says how much is still too small to
+// draw ("x % in n frames too small to draw — zoom in"), in the server's own figures. The zoom path is in
+// the link, the diff zooms the same way, and a page view of the flamegraphs starts no diff.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatShare } from '../../server/src/api/format.ts';
+import type { Diff, Flamegraph } from '../src/lib/api.ts';
+import { countNodes } from '../src/lib/tree.ts';
+import { CHROMIUM, REPO, type RunningServer, buildWeb, launchBrowser, startServer } from './harness.ts';
+import { shot, watchPage } from './page-helpers.ts';
+
+const enabled = existsSync(CHROMIUM) && existsSync(join(REPO, 'fixtures/demo/manifest.json'));
+
+let server: RunningServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!enabled) return;
+  server = await startServer(buildWeb(), { seedDemo: true });
+  browser = await launchBrowser();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function get<T>(url: string): Promise<T> {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
+
+type Node = { name: string; children: Node[] };
+function nodeAt<T extends Node>(tree: T, path: string[]): T | null {
+  let n: T | undefined = tree;
+  for (const name of path) {
+    n = n.children.find((c) => c.name === name) as T | undefined;
+    if (!n) return null;
+  }
+  return n;
+}
+
+/** The page's sentence for a tree's trim, from the server's figures. */
+const trimWords = (r: { tree: { value: number }; trim: { prunedNodes: number; prunedValue: number } }) =>
+  `${formatShare(Math.abs(r.trim.prunedValue) / Math.abs(r.tree.value))} (`;
+
+describe.skipIf(!enabled)('zoom brings back the detail the whole tree left out', () => {
+  it('a click asks for the subtree, the link keeps it, the diff zooms alike, no diff on the flamegraphs', async () => {
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const problems: string[] = [];
+    watchPage(page, problems);
+    const api: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/')) api.push(r.url());
+    });
+    await page.goto(`${server.url}/c/demo`);
+    await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 60_000 }).toBe(2);
+    const left = page.locator('.flame-panel').first();
+
+    // The whole tree, as the page asked for it: its trim is said in the server's figures.
+    const wholeUrl = api.find((u) => u.includes('/flamegraph?'))!;
+    expect(wholeUrl).toBeTruthy();
+    const whole = await get<Flamegraph>(wholeUrl);
+    expect(whole.trim.prunedNodes).toBeGreaterThan(0);
+    const note = left.locator('.trim-note');
+    await expect.poll(() => note.textContent()).toContain(trimWords(whole));
+    expect(await note.textContent()).toContain(
+      `in ${whole.trim.prunedNodes.toLocaleString('en-US')} frames too small to draw — zoom in`,
+    );
+
+    // Click a frame: the page asks the server for that subtree (its whole call path).
+    const frame = left.locator('g.frame[name="main.(*service).serveOrders"]').first();
+    await frame.click();
+    await expect.poll(() => api.filter((u) => u.includes('/flamegraph?') && u.includes('root=')).length).toBe(2);
+    const subUrl = api.find((u) => u.includes('/flamegraph?') && u.includes('root='))!;
+    const path = new URL(subUrl).searchParams.getAll('root');
+    expect(path[path.length - 1]).toBe('main.(*service).serveOrders');
+    const sub = await get<Flamegraph>(subUrl);
+    // The server brought detail back: the subtree holds more frames than the whole tree kept under it.
+    const kept = nodeAt(whole.tree, path);
+    expect(kept).not.toBe(null);
+    expect(countNodes(sub.tree)).toBeGreaterThan(countNodes(kept!));
+    await expect.poll(() => new URL(page.url()).searchParams.getAll('zoom')).toEqual(path);
+    const trail = left.getByRole('navigation', { name: 'Zoomed to' });
+    await expect.poll(() => trail.textContent()).toContain('main.(*service).serveOrders');
+    if (sub.trim.prunedNodes > 0) await expect.poll(() => note.textContent()).toContain(trimWords(sub));
+    await shot(page, 'zoom-01-subtree');
+
+    // The link opens the same subtree.
+    const page2 = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    watchPage(page2, problems);
+    const api2: string[] = [];
+    page2.on('request', (r) => {
+      if (r.url().includes('/api/')) api2.push(r.url());
+    });
+    await page2.goto(page.url());
+    await page2.getByRole('navigation', { name: 'Zoomed to' }).first().waitFor({ timeout: 60_000 });
+    expect(
+      api2.some(
+        (u) => u.includes('/flamegraph?') && new URL(u).searchParams.getAll('root').join('\n') === path.join('\n'),
+      ),
+    ).toBe(true);
+    // A page view of the flamegraphs asks for no diff (the diff is work for the Diff tab).
+    expect(api2.filter((u) => /\/diff\?/.test(u))).toEqual([]);
+    await page2.close();
+
+    // The diff zooms to the same path: its subtree asked for with one hot-path row (the table is the whole diff's).
+    expect(api.filter((u) => /\/diff\?/.test(u))).toEqual([]);
+    await page.getByRole('tab', { name: 'Diff' }).click();
+    await expect
+      .poll(() => api.filter((u) => /\/diff\?/.test(u) && u.includes('root=')).length, { timeout: 60_000 })
+      .toBeGreaterThan(0);
+    const diffSubUrl = api.find((u) => /\/diff\?/.test(u) && u.includes('root='))!;
+    expect(new URL(diffSubUrl).searchParams.getAll('root')).toEqual(path);
+    expect(new URL(diffSubUrl).searchParams.get('limit')).toBe('1');
+    const diffSub = await get<Diff>(diffSubUrl);
+    expect(diffSub.tree.name).toBe('main.(*service).serveOrders');
+    const diffPanel = page.locator('.diff-panel');
+    await diffPanel.getByRole('navigation', { name: 'Zoomed to' }).waitFor({ timeout: 60_000 });
+    await diffPanel.locator('[data-flame-drawn="1"]').waitFor({ timeout: 60_000 });
+    if (diffSub.trim.prunedNodes > 0)
+      await expect.poll(() => diffPanel.locator('.trim-note').textContent()).toContain(trimWords(diffSub));
+
+    // "all" in the trail goes back to the whole tree.
+    await diffPanel.getByRole('navigation', { name: 'Zoomed to' }).getByRole('button', { name: 'all' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.getAll('zoom')).toEqual([]);
+    await expect.poll(() => diffPanel.getByRole('navigation', { name: 'Zoomed to' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 240_000);
+});
