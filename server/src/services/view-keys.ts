@@ -51,9 +51,13 @@ export function canonicalView(op: AnalysisOp, maxWidth: number): CanonicalView {
     cost = Math.ceil((q.width as number) / 1000) * (op.op.endsWith('Png') ? 2 : 1);
   }
   for (const k of Object.keys(q)) if (q[k] === undefined || q[k] === '') delete q[k];
+  // A list (a call path's frames) is one parameter per value, in order: frame names may hold commas.
   const key = `${op.op}?${Object.keys(q)
     .sort()
-    .map((k) => `${encodeURIComponent(k)}=${encodeURIComponent(String(q[k]))}`)
+    .flatMap((k) => {
+      const v = q[k];
+      return (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(String(x))}`);
+    })
     .join('&')}`;
   return { op: { op: op.op, query: q } as AnalysisOp, key, cost };
 }

@@ -31,6 +31,19 @@ describe('canonical view keys', () => {
     expect((a.op as { query: { focus: string } }).query.focus).toBe('net/http|json');
   });
 
+  it('keeps a call path as its frames: a frame name holding a comma is not two frames', () => {
+    const one = canonicalView(
+      op({ op: 'flamegraph', query: { stage: 's', root: ['main', 'pkg.Map[int,string]'] } }),
+      2400,
+    );
+    const three = canonicalView(
+      op({ op: 'flamegraph', query: { stage: 's', root: ['main', 'pkg.Map[int', 'string]'] } }),
+      2400,
+    );
+    expect(one.key).not.toBe(three.key);
+    expect(one.key).toBe('flamegraph?root=main&root=pkg.Map%5Bint%2Cstring%5D&stage=s');
+  });
+
   it('keeps JSON views as asked (a JSON view costs 1)', () => {
     const v = canonicalView(op({ op: 'diff', query: { base: 'a', target: 'b', limit: 50, sort: 'cum' } }), 2400);
     expect(v.key).toBe('diff?base=a&limit=50&sort=cum&target=b');
