@@ -40,23 +40,23 @@ describe('remembered failures', () => {
   }, 120_000);
 
   it('answers a view that ran out of memory with the same 422 at once, until the comparison changes', async () => {
-    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '96', ANALYSIS_WORKERS: '1' });
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '48', ANALYSIS_WORKERS: '1' });
     try {
-      const url = `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}`;
+      const url = `/api/comparisons/${big.id}/folded?stage=${big.stage}`;
       const first = await app.inject({ url });
       expect(first.statusCode).toBe(422);
       expect(first.json().error.code).toBe('too-large-to-analyse');
       expect(await metric(app, 'stagediff_analysis_memory_kills_total')).toBe(1);
       // Again, spelled differently (same canonical key): the same answer, no job, no kill.
-      const again = await app.inject({ url: `${url}&minFraction=0` });
+      const again = await app.inject({ url: `${url}&focus=` });
       expect(again.statusCode).toBe(422);
       expect(again.json().error.code).toBe('too-large-to-analyse');
       expect(again.json().error.message).toMatch(/ANALYSIS_MAX_HEAP_MB.*remembered/);
       expect(await metric(app, 'stagediff_analysis_memory_kills_total')).toBe(1);
-      expect(await metric(app, 'stagediff_analysis_jobs_total\\{op="flamegraph"\\}')).toBe(1);
+      expect(await metric(app, 'stagediff_analysis_jobs_total\\{op="folded"\\}')).toBe(1);
       expect(await metric(app, 'stagediff_analysis_failures_replayed_total\\{code="too-large-to-analyse"\\}')).toBe(1);
       // Another replica on the same data remembers it too (the failure is in the shared cache).
-      const replica = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '96', ANALYSIS_WORKERS: '1' });
+      const replica = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '48', ANALYSIS_WORKERS: '1' });
       try {
         expect((await replica.inject({ url })).statusCode).toBe(422);
         expect(await metric(replica, 'stagediff_analysis_memory_kills_total')).toBe(0);
@@ -79,12 +79,12 @@ describe('remembered failures', () => {
   }, 120_000);
 
   it('tries again under other bounds: what failed under one memory limit is computed again under another', async () => {
-    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '112', ANALYSIS_WORKERS: '1' });
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '56', ANALYSIS_WORKERS: '1' });
     try {
-      const r = await app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
+      const r = await app.inject({ url: `/api/comparisons/${big.id}/folded?stage=${big.stage}` });
       expect(r.statusCode).toBe(422);
-      expect(r.json().error.message).toMatch(/ANALYSIS_MAX_HEAP_MB=112/);
-      // Computed (and stopped) here, not replayed from the failure remembered under 96 MiB.
+      expect(r.json().error.message).toMatch(/ANALYSIS_MAX_HEAP_MB=56/);
+      // Computed (and stopped) here, not replayed from the failure remembered under 48 MiB.
       expect(await metric(app, 'stagediff_analysis_memory_kills_total')).toBe(1);
       expect(await metric(app, 'stagediff_analysis_failures_replayed_total\\{code="too-large-to-analyse"\\}')).toBe(0);
     } finally {
