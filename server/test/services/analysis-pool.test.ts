@@ -73,9 +73,10 @@ describe('analysis jobs are bounded in time and memory', () => {
   }, 120_000);
 
   it('stops a job past its deadline with a 503 and Retry-After, and serves another comparison meanwhile', async () => {
-    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '1500', ANALYSIS_WORKERS: '2' });
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '400', ANALYSIS_WORKERS: '2' });
     try {
-      const slow = app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
+      // The folded export of the heavy profile: every one of its 150,000 call paths written out.
+      const slow = app.inject({ url: `/api/comparisons/${big.id}/folded?stage=${big.stage}` });
       const other = app.inject({ url: `/api/comparisons/${small.id}/top?stage=${small.stage}` });
       const health = app.inject({ url: '/healthz' });
       const [s, o, h] = await Promise.all([slow, other, health]);
@@ -97,9 +98,10 @@ describe('analysis jobs are bounded in time and memory', () => {
   }, 60_000);
 
   it('stops a job past the heap limit with a 422 naming the setting; the server and other views stay up', async () => {
-    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '96', ANALYSIS_WORKERS: '1' });
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '48', ANALYSIS_WORKERS: '1' });
     try {
-      const heavy = app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
+      // (A view the deadline test has not cached: its job runs here.)
+      const heavy = app.inject({ url: `/api/comparisons/${big.id}/folded?stage=${big.stage}&hide=nothing-hidden` });
       const other = app.inject({ url: `/api/comparisons/${small.id}/top?stage=${small.stage}` });
       const [r, o] = await Promise.all([heavy, other]);
       expect(r.statusCode).toBe(422);
