@@ -39,7 +39,7 @@ function startServer(dataDir, webDist) {
     let out = '';
     const onData = (d) => {
       out += d;
-      const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /(?:listening|is running) at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) {
         // Keep draining the logs: a full pipe would stall the server.
         child.stdout.removeListener('data', onData);

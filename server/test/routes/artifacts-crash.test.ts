@@ -37,7 +37,7 @@ async function startServer(): Promise<{ child: ChildProcess; base: string }> {
     const t = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 30_000);
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /(?:Server listening|stagediff is running) at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) {
         clearTimeout(t);
         resolve(m[1]!);
