@@ -31,29 +31,37 @@ async function send(
   }, 20);
   try {
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      let answered = false;
       const req = request(`${srv.base}${path}`, { method: 'POST', headers }, (res) => {
+        answered = true;
         let text = '';
         res.on('data', (d: Buffer) => {
           text += d.toString();
         });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
       });
-      // The server may answer and close before the whole body is sent: that is the point.
-      req.on('error', (e) => reject(e));
+      // The server may answer and close before the whole body is sent: that is the point. A write
+      // that meets the closed socket (EPIPE, ECONNRESET) is expected then; the answer still arrives.
+      req.on('error', (e) => {
+        if (answered) return;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EPIPE' && code !== 'ECONNRESET') return reject(e);
+        setTimeout(() => {
+          if (!answered) reject(e);
+        }, 5000);
+      });
       const it = chunks();
       const pump = () => {
-        for (;;) {
-          const n = it.next();
-          if (n.done) {
-            req.end();
-            return;
-          }
-          if (req.destroyed) return;
-          if (!req.write(n.value)) {
-            req.once('drain', pump);
-            return;
-          }
+        // One chunk per turn of the event loop, so an answer that arrives meanwhile is read before
+        // the next write meets the closed socket.
+        if (req.destroyed || answered) return;
+        const n = it.next();
+        if (n.done) {
+          req.end();
+          return;
         }
+        if (req.write(n.value)) setImmediate(pump);
+        else req.once('drain', pump);
       };
       pump();
     });
