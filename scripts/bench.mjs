@@ -20,6 +20,7 @@ const SECTIONS = [
   'bigprofile',
   'images',
   'trace',
+  'cached',
 ];
 
 const { values, positionals } = parseArgs({

@@ -7,6 +7,7 @@
 //     cli.mjs                    the CLI (`stagediff serve` is the server); chunks load per command
 //     analysis-worker-entry.mjs  the analysis worker process's entry, beside the chunks (the pool
 //                                spawns it by this name, relative to its own module)
+//     filter-thread-entry.mjs    the filter-check thread's entry, found the same way
 //     migrations/                the SQL migrations, read at start-up
 //     web/, demo/                copies of the web client and of fixtures/demo, so the package is
 //                                self-contained
@@ -79,6 +80,7 @@ async function buildServer() {
     entryPoints: {
       cli: 'server/src/cli/main.ts',
       'analysis-worker': 'server/src/services/analysis-worker.ts',
+      'filter-thread': 'server/src/services/filter-thread.ts',
     },
     outdir: out,
     outExtension: { '.js': '.mjs' },
@@ -99,6 +101,11 @@ async function buildServer() {
   writeFileSync(
     join(out, 'analysis-worker-entry.mjs'),
     "// The analysis worker process's entry in the compiled build (see scripts/build.mjs).\nprocess.setSourceMapsEnabled(true);\nawait import('./analysis-worker.mjs');\n",
+  );
+  // The filter-check thread's entry, likewise (see src/services/filter-thread-entry.mjs).
+  writeFileSync(
+    join(out, 'filter-thread-entry.mjs'),
+    "// The filter-check thread's entry in the compiled build (see scripts/build.mjs).\nprocess.setSourceMapsEnabled(true);\nawait import('./filter-thread.mjs');\n",
   );
   cpSync(join(repo, 'server', 'src', 'store', 'migrations'), join(out, 'migrations'), { recursive: true });
   if (existsSync(join(webDist, 'index.html'))) cpSync(webDist, join(out, 'web'), { recursive: true });

@@ -16,12 +16,17 @@ import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
 import { ResultMemo } from './services/result-memo.ts';
 import { Spool } from './services/spool.ts';
+import { ViewCache } from './services/view-cache.ts';
+import { FairShare } from './services/fair-share.ts';
+import { FilterChecker } from './services/filter-check.ts';
+import { Quota } from './services/quota.ts';
 import { Maintenance } from './services/maintenance.ts';
 import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
-import artifactRoutes from './routes/artifacts.ts';
-import analysisRoutes from './routes/analysis.ts';
+import artifactRoutes, { MAX_FILES_PER_REQUEST } from './routes/artifacts.ts';
+import analysisRoutes, { type ComputedView } from './routes/analysis.ts';
+import operationsRoutes from './routes/operations.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
 import { OneLinePerRequest, logStream } from './logging.ts';
 
@@ -37,6 +42,16 @@ export interface AppContext {
   memo: ResultMemo;
   /** Local disk where uploads land before they are parsed and stored. */
   spool: Spool;
+  /** Computed views as sent: compressed once when stored, failures remembered. */
+  views: ViewCache;
+  /** Views being computed now, by comparison, revision and canonical key (later requests wait for them). */
+  flights: Map<string, Promise<ComputedView>>;
+  /** Admission of uncached work per client and per comparison. */
+  fairShare: FairShare;
+  /** Filter expressions checked off the event loop. */
+  filters: FilterChecker;
+  /** Storage bounds of uploads (MAX_STORAGE_BYTES, MAX_COMPARISON_BYTES). */
+  quota: Quota;
   /** Retention and sweeps of the store, hourly. */
   maintenance: Maintenance;
 }
@@ -109,19 +124,49 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       timeoutMs: config.analysisTimeoutMs,
       maxHeapMb: config.analysisMaxHeapMb,
       queueMax: config.analysisQueueMax,
+      niceness: config.analysisNiceness,
     },
     metrics,
   );
   const spool = new Spool(join(config.dataDir, 'spool'));
-  spool.sweep();
+  // What a crashed process left half-written (never a file another live process is writing).
+  spool.sweepAbandoned();
+  const memo = new ResultMemo();
   const maintenance = new Maintenance(store, metrics, { retentionDays: config.retentionDays });
-  const ctx: AppContext = { config, store, metrics, analysis, pool, memo: new ResultMemo(), spool, maintenance };
+  const ctx: AppContext = {
+    config,
+    store,
+    metrics,
+    analysis,
+    pool,
+    memo,
+    spool,
+    views: new ViewCache(
+      store,
+      memo,
+      metrics,
+      `timeout=${config.analysisTimeoutMs},heap=${config.analysisMaxHeapMb},workers=${config.analysisWorkers > 0}`,
+    ),
+    flights: new Map(),
+    fairShare: new FairShare(
+      {
+        clientJobs: config.analysisClientJobs,
+        clientJobsPerMinute: config.analysisClientJobsPerMinute,
+        comparisonJobs: config.analysisComparisonJobs,
+      },
+      metrics,
+    ),
+    filters: new FilterChecker(config.analysisWorkers === 0),
+    quota: new Quota(store, config),
+    maintenance,
+  };
 
   const app = Fastify({
     logger:
       opts.logger === false ? false : { level: config.logLevel, stream: opts.logStream ?? logStream(config.logFormat) },
     logController: new OneLinePerRequest(),
-    bodyLimit: 1024 * 1024,
+    // Every body Fastify parses (JSON above all); routes that stream a body set their own bound.
+    bodyLimit: config.maxJsonBytes,
     // A hop count trusts that many proxies nearest to the server (as proxy-addr counts them).
     trustProxy:
       typeof config.trustProxy === 'number'
@@ -151,6 +196,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     });
   });
   app.addHook('onClose', async () => pool.close());
+  app.addHook('onClose', async () => ctx.filters.close());
   app.addHook('onClose', async () => maintenance.stop());
   app.addHook('onReady', async () => maintenance.start());
   if (!opts.store) app.addHook('onClose', async () => store.close());
@@ -167,7 +213,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       components: { securitySchemes: { editToken: { type: 'http', scheme: 'bearer' } } },
     },
   });
-  await app.register(multipart);
+  await app.register(multipart, {
+    // The bounds of every multipart body (the upload route adds its own count of files).
+    limits: {
+      fields: config.maxFormFields,
+      fieldSize: config.maxFormFieldBytes,
+      parts: config.maxFormFields + MAX_FILES_PER_REQUEST + 1,
+      fieldNameSize: 200,
+      headerPairs: 100,
+    },
+  });
 
   await app.register(comparisonRoutes, { ctx });
   await app.register(stageRoutes, { ctx });
@@ -175,29 +230,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(analysisRoutes, { ctx });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
-    const where = { store: store.dialect, blobs: store.blobLocation };
-    try {
-      await store.ping();
-      return { status: 'ok', ...where };
-    } catch (e) {
-      return reply.status(503).send({ status: 'unavailable', ...where, error: (e as Error).message });
-    }
-  });
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    // Objects are not counted here: with a bucket, counting lists the whole prefix.
-    const s = await store.stats({ countObjects: false }).catch(() => null);
-    let text = metrics.render();
-    if (s) {
-      text += `# TYPE stagediff_store_objects gauge\n${Object.entries(s)
-        .filter(([, v]) => typeof v === 'number')
-        .map(([k, v]) => `stagediff_store_objects{kind="${k}"} ${v}`)
-        .join('\n')}\n`;
-      text += `# HELP stagediff_result_cache_bytes Bytes held by the shared derived-result cache (bound: CACHE_MAX_BYTES).\n# TYPE stagediff_result_cache_bytes gauge\nstagediff_result_cache_bytes ${s.cacheBytes}\n`;
-      text += `# HELP stagediff_result_cache_max_bytes The bound of the shared derived-result cache (CACHE_MAX_BYTES).\n# TYPE stagediff_result_cache_max_bytes gauge\nstagediff_result_cache_max_bytes ${config.cacheMaxBytes}\n`;
-    }
-    return reply.type('text/plain; version=0.0.4').send(text);
-  });
+  await app.register(operationsRoutes, { ctx });
 
   // The web client: built files, and index.html for every client-side route (GET and HEAD alike).
   const index = `${config.webDist}/index.html`;

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { defaultWebDist } from './paths.ts';
 import { TraceLimitError, type TraceLimits, traceLimitsFromEnv } from './ingest/trace/index.ts';
 import { parseBlobStoreUrl } from './store/blob-store-url.ts';
+import { MAX_CAPTURE_BYTES } from './store/common.ts';
 import type { StoreConfig } from './store/index.ts';
 import { LOG_FORMATS, type LogFormat } from './logging.ts';
 
@@ -57,6 +58,8 @@ export interface Config {
   analysisMaxHeapMb: number;
   /** Jobs that may wait per worker behind the running one. */
   analysisQueueMax: number;
+  /** Nice steps the analysis workers run below the server (0: the same priority). */
+  analysisNiceness: number;
   /** Bound of the shared derived-result cache in the store, bytes (least recently used go first). */
   cacheMaxBytes: number;
   /** Time a client has to send a whole request (headers and body), ms. */
@@ -67,6 +70,35 @@ export interface Config {
    * workers inherit it); they are validated here so a bad value stops the start.
    */
   traceLimits: TraceLimits;
+
+  /*
+   * Fair share and bounded requests: what one visitor may take of a shared server. Each is a setting
+   * with a safe default; 0 turns a count limit off. Counted per replica.
+   */
+  /** Uncached analysis jobs one client (address) may have queued or running at once. */
+  analysisClientJobs: number;
+  /** Cost of the uncached analysis jobs one client may start per minute (a JSON view costs 1, an image more). */
+  analysisClientJobsPerMinute: number;
+  /** Analysis jobs of one comparison (every client together) queued or running at once. */
+  analysisComparisonJobs: number;
+  /** Widest image (`width` of the .svg/.png views), pixels. */
+  imageMaxWidth: number;
+  /** Largest JSON request body, bytes. */
+  maxJsonBytes: number;
+  /** Text fields (non-file parts) one multipart upload may carry. */
+  maxFormFields: number;
+  /** Largest text field of a multipart upload, bytes. */
+  maxFormFieldBytes: number;
+  /** Largest capture record, bytes of JSON (at most what the store takes, 256 KiB). */
+  maxCaptureBytes: number;
+  /** All capture records of one stage together, bytes of JSON. */
+  maxStageCaptureBytes: number;
+  /** Bytes of uploaded files the instance keeps (0: no limit but the disk). */
+  maxStorageBytes: number;
+  /** Bytes of uploaded files one comparison holds (0: no limit). */
+  maxComparisonBytes: number;
+  /** When set, /metrics needs `Authorization: Bearer <this>`; unset, it answers loopback clients only. */
+  metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -157,9 +189,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisTimeoutMs: int(env, 'ANALYSIS_TIMEOUT_MS', 60_000, 100, 3_600_000),
     analysisMaxHeapMb: int(env, 'ANALYSIS_MAX_HEAP_MB', 1024, 16, 65_536),
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
+    analysisNiceness: int(env, 'ANALYSIS_NICENESS', 0, 0, 19),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     traceLimits: traceLimits(env),
+    // Fair share and bounded requests (README, configuration).
+    analysisClientJobs: int(env, 'ANALYSIS_CLIENT_JOBS', 8, 0, 10_000),
+    analysisClientJobsPerMinute: int(env, 'ANALYSIS_CLIENT_JOBS_PER_MINUTE', 120, 0, 1_000_000),
+    analysisComparisonJobs: int(env, 'ANALYSIS_COMPARISON_JOBS', 8, 0, 10_000),
+    imageMaxWidth: int(env, 'IMAGE_MAX_WIDTH', 2400, 300, 4000),
+    maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxFormFields: int(env, 'MAX_FORM_FIELDS', 16, 0, 10_000),
+    maxFormFieldBytes: int(env, 'MAX_FORM_FIELD_BYTES', 64 * 1024, 1, 16 * 1024 * 1024),
+    maxCaptureBytes: int(env, 'MAX_CAPTURE_BYTES', 256 * 1024, 1024, MAX_CAPTURE_BYTES),
+    maxStageCaptureBytes: int(env, 'MAX_STAGE_CAPTURE_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
+    maxStorageBytes: int(env, 'MAX_STORAGE_BYTES', 20 * 1024 ** 3, 0, 2 ** 50),
+    maxComparisonBytes: int(env, 'MAX_COMPARISON_BYTES', 1024 ** 3, 0, 2 ** 50),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }
 

@@ -122,6 +122,8 @@ export const Comparison = Type.Object({
   /** The share link. */
   url: Type.String(),
   stages: Type.Array(StageWithFiles),
+  /** Storage the comparison's files take, and the bound on it (MAX_COMPARISON_BYTES; null: none). */
+  usage: Type.Object({ bytes: Type.Integer(), maxBytes: Nullable(Type.Integer()) }),
 });
 export type Comparison = Static<typeof Comparison>;
 

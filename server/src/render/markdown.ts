@@ -22,10 +22,14 @@ function oneLine(s: string): string {
 /**
  * Plain text inside a line (never at a line's start): every character that inline Markdown, HTML,
  * GitHub's math, mentions, issue references, emoji codes or autolinks could read is backslash-escaped
- * (CommonMark allows escaping any ASCII punctuation; the backslash is not shown).
+ * (CommonMark allows escaping any ASCII punctuation; the backslash is not shown). That includes the
+ * dot of a bare `www.` domain, which GitHub would otherwise turn into a link (its "extended www
+ * autolink" needs the literal text `www.`).
  */
 export function mdText(s: string, max = 300): string {
-  return oneLine(clip(s, max)).replace(/[\\`*_[\]<>|&~@!:$#]/g, (c) => `\\${c}`);
+  return oneLine(clip(s, max))
+    .replace(/[\\`*_[\]<>|&~@!:$#]/g, (c) => `\\${c}`)
+    .replace(/(www)\./gi, '$1\\.');
 }
 
 /**

@@ -3,50 +3,127 @@ import type { AppContext } from '../app.ts';
 import { SCHEMAS } from '../api/endpoints.ts';
 import { MODEL_VERSION } from '../services/models.ts';
 import type { AnalysisOp } from '../services/analysis-ops.ts';
-import { compileFilters, filterArgs } from '../services/view-queries.ts';
+import type { FilterChecker } from '../services/filter-check.ts';
+import { acceptedEncodings, type Encoding, type KeptView, type StoredView } from '../services/view-cache.ts';
+import { type CanonicalView, canonicalView } from '../services/view-keys.ts';
+import { pauseBeforeRefusal } from '../services/fair-share.ts';
+import type { CacheKey } from '../store/index.ts';
 import { loadTree } from './comparisons.ts';
 import { ApiError } from './errors.ts';
 import { route } from './contract.ts';
 
+/** A view computed for one request and the requests that asked for the same answer meanwhile. */
+export interface ComputedView {
+  stored: StoredView;
+  /** The answer uncompressed (for a client that takes no stored encoding). */
+  body: Buffer;
+  tag: string;
+}
+
 /**
- * Serves a derived result from the shared cache when the comparison has not changed since it was
- * computed (the key holds the comparison's revision), else has the analysis pool compute it and
- * stores it. A hit reads one comparison row and one cache row, nothing else.
+ * Serves a view from the shared cache when the comparison has not changed since it was computed (the
+ * key holds the comparison's revision), compressed as it was stored; else has the analysis pool
+ * compute it. A hit reads one comparison row and one cache entry and is never refused. A miss:
+ *
+ * - the parameters are normalised first (view-keys.ts), so near-identical URLs are one answer;
+ * - a failure that would repeat is remembered, and answered again at once until the comparison changes;
+ * - requests for an answer already being computed wait for it rather than compute it again;
+ * - new work is admitted per client (by address, as TRUST_PROXY says) and per comparison
+ *   (fair-share.ts): past a bound, 429 with Retry-After.
  */
-export async function cached(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, id: string, op: AnalysisOp) {
-  const produces = (SCHEMAS[op.op] as { produces?: string }).produces;
+export async function cached(
+  ctx: AppContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  id: string,
+  requested: AnalysisOp,
+) {
+  const produces = (SCHEMAS[requested.op] as { produces?: string }).produces;
   const contentType = produces ?? 'application/json; charset=utf-8';
-  /** How the operation's text result becomes the body: as UTF-8, or decoded from base64 (images, pprof files). */
-  const encoding = contentType === 'image/png' || contentType === 'application/octet-stream' ? 'base64' : 'utf8';
+  /** PNG and pprof files are compressed already: they are kept and sent as they are. */
+  const compressible = contentType !== 'image/png' && contentType !== 'application/octet-stream';
   const c = await ctx.store.getComparison(id);
   if (!c) throw new ApiError(404, 'not-found', `no comparison ${id}`);
-  const url = new URL(req.url, 'http://x');
-  url.searchParams.sort();
-  const key = {
+  const view = canonicalView(requested, ctx.config.imageMaxWidth);
+  const key: CacheKey = {
     scope: { comparisonId: c.id, revision: c.revision },
-    key: `${url.pathname}?${url.searchParams}`,
+    key: view.key,
     modelVersion: MODEL_VERSION,
   };
-  const memoKey = `${c.id}|${c.revision}|${MODEL_VERSION}|${key.key}`;
   reply.header('content-type', contentType);
   // Browsers revalidate every time and get a 304 while the comparison is unchanged. Weak: the
   // compressed and plain encodings are different bytes of the same result.
   reply.header('cache-control', 'no-cache');
+  if (compressible) reply.header('vary', 'accept-encoding');
   const tag = resultTag(c);
   if (req.headers['if-none-match'] === tag) return reply.header('etag', tag).status(304).send();
-  const hit = ctx.memo.get(memoKey) ?? (await ctx.store.cacheGet(key));
+  const accepted = acceptedEncodings(req.headers['accept-encoding']);
+  const hit = await ctx.views.get(key, accepted, compressible);
   if (hit) {
     ctx.metrics.inc('stagediff_result_cache_hits_total');
-    ctx.memo.set(memoKey, hit);
-    return reply.header('etag', tag).send(hit);
+    return send(reply, hit.body, hit.encoding, tag);
   }
+  const failed = await ctx.views.failure(key);
+  if (failed) throw failed;
   ctx.metrics.inc('stagediff_result_cache_misses_total');
-  const tree = await loadTree(ctx, id);
-  key.scope.revision = tree.comparison.revision;
-  const body = Buffer.from(await ctx.pool.run(tree, op), encoding);
-  await ctx.store.cachePut(key, body);
-  ctx.memo.set(`${c.id}|${tree.comparison.revision}|${MODEL_VERSION}|${key.key}`, body);
-  return reply.header('etag', resultTag(tree.comparison)).send(body);
+  const flightKey = `${c.id}|${c.revision}|${view.key}`;
+  let flight = ctx.flights.get(flightKey);
+  try {
+    if (!flight && 'query' in view.op) {
+      // A client past its share is refused before its filters cost anything; then they are checked.
+      ctx.fairShare.check(req.ip, c.id, view.cost);
+      await ctx.filters.check(view.op.query as Parameters<FilterChecker['check']>[0]);
+      flight = ctx.flights.get(flightKey);
+    }
+    if (!flight) {
+      // Admission is decided before the job exists, so a refusal is this client's alone.
+      const admitted = ctx.fairShare.admit(req.ip, c.id, view.cost);
+      flight = compute(ctx, key, view, compressible).finally(() => {
+        admitted.release();
+        ctx.flights.delete(flightKey);
+      });
+      ctx.flights.set(flightKey, flight);
+    }
+  } catch (e) {
+    await pauseBeforeRefusal(e);
+    throw e;
+  }
+  const done = await flight;
+  const encoding = accepted.find((e) => done.stored[e]) ?? 'identity';
+  return send(reply, done.stored[encoding] ?? done.body, encoding, done.tag);
+}
+
+async function compute(
+  ctx: AppContext,
+  key: CacheKey,
+  view: CanonicalView,
+  compressible: boolean,
+): Promise<ComputedView> {
+  const tree = await loadTree(ctx, (key.scope as { comparisonId: string }).comparisonId);
+  const at: CacheKey = { ...key, scope: { comparisonId: tree.comparison.id, revision: tree.comparison.revision } };
+  let kept: KeptView;
+  ctx.metrics.inc('stagediff_analysis_jobs_total', { op: view.op.op });
+  try {
+    kept = await ctx.pool.run(tree, view.op, { key: at, compressible, text: compressible ? 'utf8' : 'base64' });
+  } catch (e) {
+    await ctx.views.rememberFailure(at, e);
+    throw e;
+  }
+  // (Bytes from a worker process arrive as plain Uint8Arrays.)
+  const stored: StoredView = {};
+  for (const [e, bytes] of Object.entries(kept.stored) as [Encoding, Uint8Array][]) stored[e] = asBuffer(bytes);
+  const done = { stored, body: asBuffer(kept.body), writeFailures: kept.writeFailures };
+  ctx.views.kept(at, done);
+  return { stored, body: done.body, tag: resultTag(tree.comparison) };
+}
+
+function asBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+function send(reply: FastifyReply, body: Buffer, encoding: Encoding, tag: string) {
+  if (encoding !== 'identity') reply.header('content-encoding', encoding);
+  return reply.header('etag', tag).send(body);
 }
 
 /**
@@ -67,60 +144,91 @@ const LOCKED_DOWN = {
 };
 
 export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
-  // Refuses an invalid expression with a 400 naming the parameter, before any work is queued.
-  const checked = <Q extends Parameters<typeof compileFilters>[0]>(q: Q): Q => {
-    compileFilters(q);
-    return q;
-  };
-
-  route(app, 'checkFilters', async (req) => {
-    compileFilters(req.query);
-    return filterArgs(req.query);
-  });
-  route(app, 'stageTable', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'stageTable' }));
-  route(app, 'changes', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'changes', query: req.query }),
+  // Filters are checked off the event loop (and remembered); a bad one is a 400 naming its parameter.
+  route(app, 'checkFilters', async (req) => ctx.filters.check(req.query));
+  // Answers go out as the view cache keeps them (already compressed): no compression per request.
+  const stored = { compress: false } as const;
+  route(app, 'stageTable', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'stageTable' }), stored);
+  route(
+    app,
+    'changes',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'changes', query: req.query }),
+    stored,
   );
-  route(app, 'flamegraph', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'flamegraph', query: checked(req.query) }),
+  route(
+    app,
+    'flamegraph',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'flamegraph', query: req.query }),
+    stored,
   );
-  route(app, 'diff', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'diff', query: checked(req.query) }),
+  route(
+    app,
+    'diff',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'diff', query: req.query }),
+    stored,
   );
-  route(app, 'top', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'top', query: checked(req.query) }),
+  route(
+    app,
+    'top',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'top', query: req.query }),
+    stored,
   );
-  route(app, 'trajectory', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'trajectory', query: req.query }),
+  route(
+    app,
+    'trajectory',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'trajectory', query: req.query }),
+    stored,
   );
-  route(app, 'sandwich', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'sandwich', query: checked(req.query) }),
+  route(
+    app,
+    'sandwich',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'sandwich', query: req.query }),
+    stored,
   );
-  route(app, 'timeline', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'timeline' }));
-  route(app, 'folded', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'folded', query: checked(req.query) }),
+  route(app, 'timeline', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'timeline' }), stored);
+  route(
+    app,
+    'folded',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'folded', query: req.query }),
+    stored,
   );
-  route(app, 'benchmarks', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'benchmarks', query: req.query }),
+  route(
+    app,
+    'benchmarks',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'benchmarks', query: req.query }),
+    stored,
   );
-  route(app, 'gc', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'gc' }));
-  route(app, 'runtime', async (req, reply) =>
-    cached(ctx, req, reply, req.params.id, { op: 'runtime', query: req.query }),
+  route(app, 'gc', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'gc' }), stored);
+  route(
+    app,
+    'runtime',
+    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'runtime', query: req.query }),
+    stored,
   );
 
   // The flamegraph and diff flamegraph as standalone images (for PR comments, job summaries, wikis):
   // the JSON views' query parameters plus `width` (px) and, for the diff, `noise` (the fraction of the
   // larger total under which a change stays grey, the web view's noise floor). Cached like the views.
   for (const op of ['flamegraphSvg', 'flamegraphPng'] as const)
-    route(app, op, async (req, reply) => {
-      reply.headers(LOCKED_DOWN);
-      return cached(ctx, req, reply, req.params.id, { op, query: checked(req.query) });
-    });
+    route(
+      app,
+      op,
+      async (req, reply) => {
+        reply.headers(LOCKED_DOWN);
+        return cached(ctx, req, reply, req.params.id, { op, query: req.query });
+      },
+      stored,
+    );
   for (const op of ['diffSvg', 'diffPng'] as const)
-    route(app, op, async (req, reply) => {
-      reply.headers(LOCKED_DOWN);
-      return cached(ctx, req, reply, req.params.id, { op, query: checked(req.query) });
-    });
+    route(
+      app,
+      op,
+      async (req, reply) => {
+        reply.headers(LOCKED_DOWN);
+        return cached(ctx, req, reply, req.params.id, { op, query: req.query });
+      },
+      stored,
+    );
 
   // A stage's merged profile, and the diff of two stages, as pprof files to open in go tool pprof.
   // Never re-encoded: @fastify/compress, seeing a gzip file, would pass it through labelled gzip.
@@ -135,7 +243,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
         query: req.query,
       });
     },
-    { compress: false },
+    stored,
   );
   route(
     app,
@@ -147,7 +255,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
       );
       return cached(ctx, req, reply, req.params.id, { op: 'diffProfile', query: req.query });
     },
-    { compress: false },
+    stored,
   );
 }
 

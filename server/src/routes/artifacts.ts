@@ -9,6 +9,9 @@ import { derivedProfileKey } from '../services/models.ts';
 import { ServiceError } from '../services/errors.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import type { Spooled } from '../services/spool.ts';
+import type { Reservation } from '../services/quota.ts';
+import { formatBytes } from '../api/format.ts';
+import { FieldTooLarge, FieldWatch, multipartBoundary } from './field-watch.ts';
 import { ApiError, fromServiceError, infrastructureError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
 import { route } from './contract.ts';
@@ -86,9 +89,12 @@ async function storeOne(
 ): Promise<{ result: FileResult; status: number }> {
   let spooled: Spooled | null = null;
   let ref: BlobRef | null = null;
+  let reservation: Reservation | null = null;
   try {
     spooled = await ctx.spool.write(src, ctx.config.maxUploadBytes);
     await refuseDuplicate(ctx.store, comparisonId, stageId, spooled.sha256);
+    // Before any parsing: a file past the comparison's or the instance's bound costs nothing more.
+    reservation = await ctx.quota.reserve(comparisonId, filename, spooled.size, spooled.sha256);
     const t0 = performance.now();
     const parsed = await ctx.pool.ingest(comparisonId, {
       path: spooled.path,
@@ -128,7 +134,49 @@ async function storeOne(
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });
     return fileError(ctx, filename, e);
   } finally {
+    reservation?.release();
     if (spooled) await ctx.spool.discard(spooled);
+  }
+}
+
+/** A text field of a multipart upload over MAX_FORM_FIELD_BYTES: 413 naming it. */
+function fieldTooLarge(ctx: AppContext, field: string): ApiError {
+  const name = [...field]
+    .filter((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '\x7f')
+    .join('')
+    .slice(0, 100);
+  return new ApiError(
+    413,
+    'field-too-large',
+    `the form field "${name}" is larger than the ${formatBytes(ctx.config.maxFormFieldBytes)} a text field may hold (MAX_FORM_FIELD_BYTES); send files as file parts (field "file")`,
+    name,
+  );
+}
+
+/** The multipart parser's limits as answers naming the setting; null for anything else. */
+function multipartRefusal(ctx: AppContext, e: unknown): ApiError | null {
+  if (e instanceof ApiError) return e;
+  switch ((e as { code?: string }).code) {
+    case 'FST_FILES_LIMIT':
+      return new ApiError(
+        413,
+        'too-many-files',
+        `only ${MAX_FILES_PER_REQUEST} files are taken per request; send the rest in another request`,
+      );
+    case 'FST_FIELDS_LIMIT':
+      return new ApiError(
+        413,
+        'too-many-fields',
+        `a multipart upload may carry at most ${ctx.config.maxFormFields} text fields (MAX_FORM_FIELDS); send files as file parts (field "file")`,
+      );
+    case 'FST_PARTS_LIMIT':
+      return new ApiError(
+        413,
+        'too-many-parts',
+        `a multipart upload may carry at most ${MAX_FILES_PER_REQUEST} files and ${ctx.config.maxFormFields} text fields (MAX_FORM_FIELDS)`,
+      );
+    default:
+      return null;
   }
 }
 
@@ -182,30 +230,45 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
           limits: { fileSize: ctx.config.maxUploadBytes + 1, files: MAX_FILES_PER_REQUEST },
           throwFileSizeLimit: false,
         } as Parameters<typeof req.parts>[0];
+        // Text fields are not used. The parser holds none beyond MAX_FORM_FIELD_BYTES, and the watch
+        // stops the request at the byte that crosses it (the parser would read the field to its end).
+        const boundary = multipartBoundary(req.headers['content-type']);
+        const watch = boundary ? new FieldWatch(boundary, ctx.config.maxFormFieldBytes) : null;
+        if (watch) req.raw.on('data', watch.observe);
         try {
-          for await (const part of req.parts(partOptions)) {
-            if (part.type !== 'file') continue;
+          const parts = req.parts(partOptions)[Symbol.asyncIterator]();
+          for (;;) {
+            const next = parts.next();
+            // A part still pending when the watch ends the request settles later, unheard.
+            next.catch(() => undefined);
+            const n = await (watch ? Promise.race([next, watch.tripped]) : next);
+            if (n.done) break;
+            const part = n.value;
+            if (part.type !== 'file') {
+              if (part.valueTruncated) throw fieldTooLarge(ctx, part.fieldname);
+              continue;
+            }
             const name = cleanName(part.filename);
             const r = await storeOne(ctx, id, stageId, name, part.file);
             if (!r.result.ok) await drain(part.file);
             results.push(r);
           }
-        } catch (e) {
+        } catch (caught) {
+          const e = caught instanceof FieldTooLarge ? fieldTooLarge(ctx, caught.field) : caught;
+          const refused = multipartRefusal(ctx, e);
+          // A body refused before its end: answer now and close the connection rather than read the rest.
+          if (refused) reply.header('connection', 'close');
           // The body broke off or went past a limit after some files were stored: report those too.
-          if (results.length === 0) throw e;
-          const tooMany = (e as { code?: string }).code === 'FST_FILES_LIMIT';
+          if (results.length === 0) throw refused ?? e;
           results.push({
             result: {
               filename: `(file ${results.length + 1} and later)`,
               ok: false,
-              error: tooMany
-                ? {
-                    code: 'too-many-files',
-                    message: `only ${MAX_FILES_PER_REQUEST} files are taken per request; the ${results.length} listed were handled, send the rest in another request`,
-                  }
+              error: refused
+                ? { code: refused.code, message: refused.message }
                 : { code: 'upload-interrupted', message: `the upload stopped: ${(e as Error).message}` },
             },
-            status: tooMany ? 413 : 400,
+            status: refused?.status ?? 400,
           });
         }
         if (results.length === 0)
@@ -226,7 +289,8 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       const out = replyFor(results);
       return reply.status(out.status).headers(out.headers).send(out.body);
     },
-    { bodyLimit: Number.MAX_SAFE_INTEGER },
+    // Files arrive as streams (multipart, octet-stream) and are bounded by MAX_UPLOAD_BYTES as they
+    // are spooled; any body Fastify would parse whole (JSON, text) keeps the server's bound.
   );
 
   route(

@@ -1,8 +1,12 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fastJsonStringify from 'fast-json-stringify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SCHEMAS } from '../api/endpoints.ts';
 import type { Comparison } from '../api/resources.ts';
 import type { ComparisonTree } from '../store/index.ts';
 import type { AppContext } from '../app.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
+import { comparisonBytes } from '../services/quota.ts';
+import { acceptedEncodings, compress } from '../services/view-cache.ts';
 import { ApiError } from './errors.ts';
 import { bearer, requireEditToken } from './auth.ts';
 import { route } from './contract.ts';
@@ -28,7 +32,37 @@ export function comparisonView(ctx: AppContext, req: FastifyRequest, tree: Compa
         summary: apiArtifactSummary(a) as Comparison['stages'][number]['artifacts'][number]['summary'],
       })),
     })),
+    usage: { bytes: comparisonBytes(tree), maxBytes: ctx.config.maxComparisonBytes || null },
   };
+}
+
+const serialiseComparison = fastJsonStringify(SCHEMAS.getComparison.response as object) as (v: Comparison) => string;
+
+/**
+ * GET of a comparison, kept serialised and compressed per revision in this process: a comparison with
+ * many files and capture records is megabytes of JSON, and serialising and compressing it again for
+ * every visitor would hold the event loop.
+ */
+async function sendComparison(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, id: string) {
+  const c = await ctx.store.getComparison(id);
+  if (!c) throw new ApiError(404, 'not-found', `no comparison ${id}`);
+  const tag = `W/"c${c.revision}-${Date.parse(c.createdAt).toString(36)}"`;
+  reply.header('cache-control', 'no-cache').header('vary', 'accept-encoding').header('etag', tag);
+  reply.header('content-type', 'application/json; charset=utf-8');
+  if (req.headers['if-none-match'] === tag) return reply.status(304).send();
+  const key = `comparison|${c.id}|${c.revision}|${tag}|${shareUrl(ctx, req, c.id)}`;
+  const accepted = acceptedEncodings(req.headers['accept-encoding']);
+  for (const e of accepted) {
+    const kept = e === 'identity' ? undefined : ctx.memo.get(`${key}#${e}`);
+    if (kept) return reply.header('content-encoding', e).send(kept);
+  }
+  const tree = await loadTree(ctx, id);
+  const body = Buffer.from(serialiseComparison(comparisonView(ctx, req, tree)));
+  if (tree.comparison.revision !== c.revision) return reply.removeHeader('etag').send(body);
+  const stored = await compress(body);
+  for (const e of ['br', 'gzip'] as const) ctx.memo.set(`${key}#${e}`, stored[e]!);
+  const e = accepted.find((x) => x !== 'identity');
+  return e ? reply.header('content-encoding', e).send(stored[e]) : reply.send(body);
 }
 
 export async function loadTree(ctx: AppContext, id: string): Promise<ComparisonTree> {
@@ -56,7 +90,9 @@ export default async function comparisonRoutes(app: FastifyInstance, { ctx }: { 
     return reply.status(201).send({ id: comparison.id, editToken, url: shareUrl(ctx, req, comparison.id) });
   });
 
-  route(app, 'getComparison', async (req) => comparisonView(ctx, req, await loadTree(ctx, req.params.id)));
+  route(app, 'getComparison', async (req, reply) => sendComparison(ctx, req, reply, req.params.id), {
+    compress: false,
+  });
 
   route(app, 'patchComparison', async (req) => {
     await requireEditToken(ctx.store, req, req.params.id);

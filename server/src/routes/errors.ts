@@ -35,20 +35,45 @@ const serviceStatus: Record<ServiceErrorCode, number> = {
   'analysis-timeout': 503,
   'analysis-failed': 503,
   'too-large-to-analyse': 422,
+  'rate-limited': 429,
+  'comparison-quota': 413,
+  'storage-quota': 507,
+  'too-large': 413,
   'storage-unavailable': 503,
   'storage-full': 507,
 };
 
-/** An error of the services layer as an HTTP error: its status, code, message, parameter and Retry-After. */
-export function fromServiceError(e: ServiceError): ApiError {
+/** An error of the services layer as an HTTP answer: its status, Retry-After, and `{error: {code, message, param?}}`. */
+export function serviceErrorReply(e: ServiceError): {
+  status: number;
+  headers: Record<string, string>;
+  body: { error: Record<string, unknown> };
+} {
   const status = serviceStatus[e.code] ?? 400;
   const retry = e.detail.retryAfterSeconds ?? (status === 503 ? 10 : undefined);
-  return new ApiError(
+  return {
     status,
+    headers: retry !== undefined ? { 'retry-after': String(retry) } : {},
+    body: {
+      error: {
+        code: e.code,
+        message: e.message,
+        ...(e.detail.param ? { param: e.detail.param } : {}),
+        ...(e.detail.existing ? { existing: e.detail.existing } : {}),
+      },
+    },
+  };
+}
+
+/** An error of the services layer as an HTTP error: its status, code, message, parameter and Retry-After. */
+export function fromServiceError(e: ServiceError): ApiError {
+  const r = serviceErrorReply(e);
+  return new ApiError(
+    r.status,
     e.code,
     e.message,
     e.detail.param,
-    retry !== undefined ? { 'retry-after': String(retry) } : {},
+    r.headers,
     e.detail.existing ? { existing: e.detail.existing } : {},
   );
 }
@@ -67,7 +92,11 @@ const storeStatus: Record<string, number> = {
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((e: FastifyError | Error, req, reply) => {
-    const err = e instanceof ServiceError ? fromServiceError(e) : e;
+    if (e instanceof ServiceError) {
+      const { status, headers, body } = serviceErrorReply(e);
+      return reply.status(status).headers(headers).send(body);
+    }
+    const err = e;
     if (err instanceof ApiError)
       return reply
         .status(err.status)
@@ -87,6 +116,13 @@ export function installErrorHandler(app: FastifyInstance): void {
         .send({ error: { code: infra.code, message: infra.message } });
     }
     const fe = err as FastifyError;
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return reply.status(413).send({
+        error: {
+          code: 'too-large',
+          message: `the request body is over the ${req.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes this endpoint takes (MAX_JSON_BYTES; capture records: 2 × MAX_CAPTURE_BYTES)`,
+        },
+      });
     if (fe.validation) return reply.status(400).send({ error: { code: 'invalid-request', message: fe.message } });
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply

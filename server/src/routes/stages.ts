@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app.ts';
-import { MAX_CAPTURE_BYTES } from '../store/common.ts';
+import { formatBytes } from '../api/format.ts';
+import { jsonText } from '../store/common.ts';
+import { ApiError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
 import { route } from './contract.ts';
 
@@ -21,10 +23,28 @@ export default async function stageRoutes(app: FastifyInstance, { ctx }: { ctx: 
     'addCapture',
     async (req, reply) => {
       await requireEditToken(ctx.store, req, req.params.id);
+      const size = Buffer.byteLength(jsonText(req.body));
+      if (size > ctx.config.maxCaptureBytes)
+        throw new ApiError(
+          413,
+          'too-large',
+          `the capture record is ${formatBytes(size)} of JSON, over the ${formatBytes(ctx.config.maxCaptureBytes)} one record may hold (MAX_CAPTURE_BYTES)`,
+        );
+      const stage = await ctx.store.getStage(req.params.id, req.params.stageId);
+      if (!stage)
+        throw new ApiError(404, 'not-found', `comparison ${req.params.id} has no stage ${req.params.stageId}`);
+      const held = stage.captures.reduce((n: number, c) => n + Buffer.byteLength(jsonText(c)), 0);
+      if (held + size > ctx.config.maxStageCaptureBytes)
+        throw new ApiError(
+          413,
+          'too-large',
+          `the stage's capture records would take ${formatBytes(held + size)}, over the ${formatBytes(ctx.config.maxStageCaptureBytes)} one stage may hold (MAX_STAGE_CAPTURE_BYTES)`,
+        );
       const st = await ctx.store.addStageCapture(req.params.id, req.params.stageId, req.body);
       return reply.status(201).send(st);
     },
-    { bodyLimit: MAX_CAPTURE_BYTES },
+    // Room for indentation; the record itself is measured as compact JSON above.
+    { bodyLimit: 2 * ctx.config.maxCaptureBytes },
   );
 
   route(app, 'deleteStage', async (req, reply) => {

@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import type { ComparisonTree } from '../store/index.ts';
 import { IngestError, type IngestErrorCode } from '../ingest/errors.ts';
 import { StoreError, type StoreErrorCode } from '../store/index.ts';
@@ -8,6 +9,7 @@ import type { AnalysisService } from './analysis.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
 import type { IngestJob, IngestResult, WorkerConfig, WorkerJob, WorkerReply } from './analysis-worker.ts';
 import { ingestFile } from './ingest-job.ts';
+import { type KeepSpec, type KeptView, keepView } from './view-cache.ts';
 import type { Metrics } from './metrics.ts';
 
 /** The bounds every analysis or parse job runs under (see README's configuration table). */
@@ -18,9 +20,13 @@ export interface PoolLimits {
   maxHeapMb: number;
   /** Jobs waiting per worker (beyond the running one); more are refused with 503. */
   queueMax: number;
+  /** How much lower than the server's the workers' CPU priority is (nice steps; 0: the same). */
+  niceness?: number;
 }
 
 interface Job {
+  /** Whose job: the comparison (jobs waiting for a worker are taken in turn by this). */
+  key: string;
   msg: WorkerJob;
   resolve: (body: unknown) => void;
   reject: (e: Error) => void;
@@ -43,6 +49,57 @@ interface Slot {
   served: number;
 }
 
+/**
+ * The jobs waiting for one worker, taken in turn by comparison: the oldest job of the comparison
+ * whose turn it is, which then goes to the back of the line. A comparison with many jobs waiting
+ * delays another comparison's next job by at most one job, whatever the order they came in.
+ */
+class FairQueue {
+  /** Waiting jobs by comparison; the map's order is the order of turns. */
+  private readonly byKey = new Map<string, Job[]>();
+  private n = 0;
+
+  get length(): number {
+    return this.n;
+  }
+
+  push(job: Job): void {
+    const q = this.byKey.get(job.key);
+    if (q) q.push(job);
+    else this.byKey.set(job.key, [job]);
+    this.n++;
+  }
+
+  /** Puts a job back in front (a retry on a fresh worker): its comparison takes the next turn. */
+  unshift(job: Job): void {
+    const rest = [...this.byKey].filter(([k]) => k !== job.key);
+    const own = this.byKey.get(job.key) ?? [];
+    this.byKey.clear();
+    this.byKey.set(job.key, [job, ...own]);
+    for (const [k, q] of rest) this.byKey.set(k, q);
+    this.n++;
+  }
+
+  shift(): Job | undefined {
+    const next = this.byKey.entries().next();
+    if (next.done) return undefined;
+    const [k, q] = next.value;
+    const job = q.shift()!;
+    this.byKey.delete(k);
+    if (q.length > 0) this.byKey.set(k, q);
+    this.n--;
+    return job;
+  }
+
+  /** Every waiting job, the queue left empty. */
+  drain(): Job[] {
+    const all = [...this.byKey.values()].flat();
+    this.byKey.clear();
+    this.n = 0;
+    return all;
+  }
+}
+
 /** Resident memory of an idle worker process, MiB, allowed on top of its memory budget. */
 const WORKER_BASE_MB = 256;
 
@@ -51,7 +108,9 @@ const RETRY_AFTER_S = 5;
 
 /**
  * Runs analysis and parse jobs in worker processes (or in process when size is 0). A comparison's
- * views always go to the same worker, so its parsed profiles stay warm in that worker's cache.
+ * views always go to the same worker, so its parsed profiles stay warm in that worker's cache, and
+ * a comparison holds at most that one worker at a time: the comparisons waiting for a worker take
+ * turns (FairQueue), so a backlog of one never starves another.
  *
  * Workers are processes, not threads: V8 aborts the whole process when one allocation cannot be
  * met, and a worker thread's heap limit leaves only a little leeway, so one large allocation in a
@@ -64,7 +123,7 @@ const RETRY_AFTER_S = 5;
  */
 export class AnalysisPool {
   private readonly slots: (Slot | null)[];
-  private readonly queues: Job[][];
+  private readonly queues: FairQueue[];
   private seq = 0;
   private closed = false;
 
@@ -76,7 +135,7 @@ export class AnalysisPool {
     private readonly metrics: Metrics,
   ) {
     this.slots = Array.from({ length: size }, () => null);
-    this.queues = Array.from({ length: size }, () => []);
+    this.queues = Array.from({ length: size }, () => new FairQueue());
     metrics.gauge(
       'stagediff_analysis_queue_length',
       'Analysis jobs waiting for a worker (all workers).',
@@ -98,10 +157,14 @@ export class AnalysisPool {
     return this.slots.filter((s) => s?.busy).length;
   }
 
-  /** One analysis view of a comparison, as JSON text (folded stacks: plain text). */
-  async run(tree: ComparisonTree, op: AnalysisOp): Promise<string> {
-    if (this.slots.length === 0 || this.closed) return runOp(this.inProcess, tree, op);
-    return (await this.submit(tree.comparison.id, { kind: 'op', id: 0, tree, op })) as string;
+  /**
+   * One analysis view of a comparison, made ready to serve and kept in the shared cache as `keep` says
+   * (compressed and written where it was computed: see keepView).
+   */
+  async run(tree: ComparisonTree, op: AnalysisOp, keep: KeepSpec): Promise<KeptView> {
+    if (this.slots.length === 0 || this.closed)
+      return keepView(this.inProcess.store, await runOp(this.inProcess, tree, op), keep);
+    return (await this.submit(tree.comparison.id, { kind: 'op', id: 0, tree, op, keep })) as KeptView;
   }
 
   /**
@@ -143,7 +206,7 @@ export class AnalysisPool {
       );
     }
     return new Promise<unknown>((resolve, reject) => {
-      queue.push({ msg: { ...msg, id: ++this.seq }, resolve, reject, retried: false });
+      queue.push({ key: routeKey, msg: { ...msg, id: ++this.seq }, resolve, reject, retried: false });
       this.pump(i);
     });
   }
@@ -201,7 +264,22 @@ export class AnalysisPool {
       // Typed arrays and Buffers cross as they are (structured clone), not as JSON.
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+      // A session of its own: where the kernel shares the CPU between sessions (Linux's autogroup),
+      // what the analysis uses is not charged to the server's own share. (It still ends with the
+      // server: it exits when the IPC channel closes.)
+      detached: true,
     });
+    // Analysis is batch work: with ANALYSIS_NICENESS set, when the CPU is short the event loop
+    // (answers from the cache, health checks, uploads streaming in) goes first. Not by default: the
+    // workers then yield to every other process of the host too, and ANALYSIS_TIMEOUT_MS is wall-clock
+    // time, so on a busy shared host their jobs would run out of time.
+    const niceness = this.limits.niceness ?? 0;
+    if (worker.pid !== undefined && niceness > 0)
+      try {
+        setPriority(worker.pid, Math.min(19, getPriority() + niceness));
+      } catch {
+        // not permitted here: the worker runs at the server's priority
+      }
     const slot: Slot = {
       worker,
       ready: false,
@@ -216,10 +294,18 @@ export class AnalysisPool {
     worker.stderr?.on('data', (d: Buffer) => {
       slot.stderr = (slot.stderr + d.toString('utf8')).slice(-4096);
     });
-    worker.on('message', (m: WorkerReply | { ready: true }) => {
+    worker.on('message', (m: WorkerReply | { ready: true } | { computed: number }) => {
       if ('ready' in m) {
         slot.ready = true;
         this.pump(i);
+        return;
+      }
+      if ('computed' in m) {
+        // The view is computed; storing it is not held to the analysis deadline (memory still is).
+        if (slot.busy?.msg.id === m.computed && slot.timer) {
+          clearTimeout(slot.timer);
+          slot.timer = null;
+        }
         return;
       }
       const job = slot.busy;
@@ -248,7 +334,7 @@ export class AnalysisPool {
     slot.busy = null;
     if (this.closed) {
       job?.reject(new ServiceError('shutting-down', 'the server is shutting down', { retryAfterSeconds: 10 }));
-      for (const q of this.queues[i]!.splice(0))
+      for (const q of this.queues[i]!.drain())
         q.reject(new ServiceError('shutting-down', 'the server is shutting down', { retryAfterSeconds: 10 }));
       return;
     }

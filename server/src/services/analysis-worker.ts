@@ -16,6 +16,7 @@ import { ModelCache } from './models.ts';
 import { Metrics } from './metrics.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
 import { type IngestFile, ingestFile } from './ingest-job.ts';
+import { type KeepSpec, keepView } from './view-cache.ts';
 import type { ComparisonTree } from '../store/index.ts';
 
 export type { IngestResult } from './ingest-job.ts';
@@ -27,7 +28,7 @@ export interface WorkerConfig extends StoreConfig {
 }
 
 export type IngestJob = { kind: 'ingest'; id: number } & IngestFile;
-export type WorkerJob = { kind: 'op'; id: number; tree: ComparisonTree; op: AnalysisOp } | IngestJob;
+export type WorkerJob = { kind: 'op'; id: number; tree: ComparisonTree; op: AnalysisOp; keep: KeepSpec } | IngestJob;
 
 export type WorkerReply =
   | { id: number; ok: true; body: unknown }
@@ -53,7 +54,11 @@ const svc = new AnalysisService(store, models);
 
 async function run(job: WorkerJob): Promise<unknown> {
   if (job.kind === 'ingest') return ingestFile(job, { models, maxHeapBytes });
-  return runOp(svc, job.tree, job.op);
+  const body = await runOp(svc, job.tree, job.op);
+  // The analysis is done: its deadline (ANALYSIS_TIMEOUT_MS) no longer runs while the answer is
+  // compressed and written to the shared cache.
+  send({ computed: job.id });
+  return keepView(store, body, job.keep);
 }
 
 process.on('message', async (job: WorkerJob) => {

@@ -10,6 +10,11 @@
  * - `busy`, `shutting-down`, `analysis-timeout`, `analysis-failed`: the analysis could not run now
  *   (`retryAfterSeconds` says when to try again);
  * - `too-large-to-analyse`: the input needs more than the analysis bounds allow;
+ * - `rate-limited`: the client (or the comparison) has taken its share of the analysis for now
+ *   (`retryAfterSeconds`);
+ * - `comparison-quota`, `storage-quota`: an upload would take the comparison or the instance past
+ *   its storage bound (MAX_COMPARISON_BYTES, MAX_STORAGE_BYTES);
+ * - `too-large`: a part of a request is over its bound (`param` names it).
  * - `storage-unavailable`, `storage-full`: the database, blob store or disk failed (store/errors.ts
  *   `storageFailure`), met in an analysis worker.
  */
@@ -27,6 +32,10 @@ export type ServiceErrorCode =
   | 'analysis-timeout'
   | 'analysis-failed'
   | 'too-large-to-analyse'
+  | 'rate-limited'
+  | 'comparison-quota'
+  | 'storage-quota'
+  | 'too-large'
   | 'storage-unavailable'
   | 'storage-full';
 

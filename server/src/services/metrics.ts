@@ -19,7 +19,13 @@ export class Metrics {
     stagediff_analysis_memory_kills_total:
       'Analysis and parse jobs stopped at the worker heap limit (ANALYSIS_MAX_HEAP_MB).',
     stagediff_analysis_worker_restarts_total: 'Analysis workers replaced after a timeout, a memory kill or a crash.',
-    stagediff_analysis_rejected_total: 'Analysis jobs refused before they ran (full queue).',
+    stagediff_analysis_rejected_total:
+      'Analysis jobs refused before they ran, by reason: queue-full (503), client-jobs, client-rate, comparison-jobs (429).',
+    stagediff_analysis_jobs_total: 'Analysis jobs started for views that missed the cache, by view.',
+    stagediff_analysis_failures_replayed_total:
+      'Requests answered with a remembered failure of the same view at the same revision (no job run).',
+    stagediff_result_cache_write_failures_total:
+      'Derived-result cache writes that failed (a full disk, an unavailable database): the answer was served anyway.',
     stagediff_retention_removed_total: 'Comparisons removed by retention (RETENTION_DAYS).',
   };
 

@@ -1,8 +1,25 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TooLargeError } from '../store/index.ts';
+
+/** This host in spool file names (with the pid: whose file it is). */
+const HOST =
+  hostname()
+    .replace(/[^A-Za-z0-9-]/g, '-')
+    .slice(0, 63) || 'host';
+
+/** Whether a process of this host is running. */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /** An upload written to local disk: where, its sha256 and size. Remove it with `discard`. */
 export interface Spooled {
@@ -21,13 +38,22 @@ export class Spool {
     mkdirSync(dir, { recursive: true });
   }
 
-  /** Removes files a crashed process left behind (older than `olderThanMs`). */
-  sweep(olderThanMs = 3600_000): number {
+  /**
+   * Removes what crashed processes left behind, at start-up: a file of a process of this host that is
+   * no longer running is a partial upload nobody will finish, and so is any file older than `olderThanMs`. Files of other hosts sharing the
+   * directory (containers on one volume) go once they are older than `olderThanMs`.
+   */
+  sweepAbandoned(olderThanMs = 3600_000): number {
     let n = 0;
     for (const f of readdirSync(this.dir)) {
       const p = join(this.dir, f);
+      const m = /^(?:([A-Za-z0-9-]+)\.)?(\d+)\.[0-9a-f]+\.upload$/.exec(f);
       try {
-        if (Date.now() - statSync(p).mtimeMs > olderThanMs) {
+        const old = () => Date.now() - statSync(p).mtimeMs > olderThanMs;
+        const ours = m && (m[1] === undefined || m[1] === HOST);
+        // (A running pid of this host may be a new process that took a dead one's number: age decides then.)
+        const abandoned = ours ? Number(m[2]) !== process.pid && (!running(Number(m[2])) || old()) : old();
+        if (abandoned) {
           unlinkSync(p);
           n++;
         }
@@ -40,7 +66,7 @@ export class Spool {
 
   /** Streams `src` to a new file; beyond `maxBytes` throws TooLargeError and keeps nothing. */
   async write(src: AsyncIterable<Buffer | Uint8Array>, maxBytes: number): Promise<Spooled> {
-    const path = join(this.dir, `${process.pid}.${randomBytes(12).toString('hex')}.upload`);
+    const path = join(this.dir, `${HOST}.${process.pid}.${randomBytes(12).toString('hex')}.upload`);
     const fh = await open(path, 'wx');
     const hash = createHash('sha256');
     let size = 0;

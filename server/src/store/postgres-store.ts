@@ -816,6 +816,11 @@ export class PostgresStore implements Store {
     return ((await this.pool.query('SELECT 1 FROM blobs WHERE sha256 = $1', [sha256])).rowCount ?? 0) > 0;
   }
 
+  async storedBytes(): Promise<number> {
+    const r = await this.pool.query<{ n: string }>('SELECT COALESCE(SUM(size), 0) AS n FROM blobs');
+    return Number(r.rows[0]!.n);
+  }
+
   /** The bucket that holds a blob's object; throws when this store was opened without one. */
   private bucketFor(sha256: string): S3Blobs {
     if (!this.objects)

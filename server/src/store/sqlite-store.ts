@@ -193,6 +193,18 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
     this.migrate();
+    // Each statement is compiled once per SQL text (a small, fixed set), not on every call: a read
+    // served from the cache costs a lookup, not a parse and plan of its SQL.
+    const prepare = this.db.prepare.bind(this.db);
+    const compiled = new Map<string, ReturnType<typeof prepare>>();
+    this.db.prepare = ((sql: string) => {
+      let st = compiled.get(sql);
+      if (!st) {
+        st = prepare(sql);
+        compiled.set(sql, st);
+      }
+      return st;
+    }) as typeof this.db.prepare;
   }
 
   private migrate(): void {
@@ -644,6 +656,10 @@ export class SqliteStore implements Store {
 
   async hasBlob(sha256: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM blobs WHERE sha256 = ?').get(sha256) !== undefined;
+  }
+
+  async storedBytes(): Promise<number> {
+    return (this.db.prepare('SELECT COALESCE(SUM(size), 0) AS n FROM blobs').get() as { n: number }).n;
   }
 
   async readBlob(sha256: string): Promise<Buffer | null> {

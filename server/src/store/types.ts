@@ -241,6 +241,8 @@ export interface Store {
   /** Throws `not-found`. Removes the blob if no other artifact references it. */
   deleteArtifact(comparisonId: string, artifactId: string): Promise<void>;
   hasBlob(sha256: string): Promise<boolean>;
+  /** Bytes of every stored blob (identical bytes counted once): what the uploads take, for the storage bound. */
+  storedBytes(): Promise<number>;
   readBlob(sha256: string): Promise<Buffer | null>;
   openBlobStream(sha256: string): Promise<Readable | null>;
 

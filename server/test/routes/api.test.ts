@@ -484,7 +484,12 @@ describe('bad input gets a clear 4xx', () => {
 
 describe('ops', () => {
   it('healthz, metrics, openapi', async () => {
-    expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok', store: 'sqlite', blobs: 'files' });
+    expect((await app.inject({ url: '/healthz' })).json()).toMatchObject({
+      status: 'ok',
+      store: 'sqlite',
+      blobs: 'files',
+      analysis: { workers: 2, running: 0, queued: 0 },
+    });
     const m = (await app.inject({ url: '/metrics' })).body;
     expect(m).toMatch(/# TYPE stagediff_http_requests_total counter/);
     expect(m).toMatch(/stagediff_upload_bytes_total \d+/);

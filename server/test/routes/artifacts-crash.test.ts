@@ -3,7 +3,7 @@
  * restart on the same data the half-sent file is nowhere, and the next upload works.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +37,7 @@ async function startServer(): Promise<{ child: ChildProcess; base: string }> {
     const t = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 30_000);
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /(?:Server listening|stagediff is running) at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) {
         clearTimeout(t);
         resolve(m[1]!);
@@ -91,8 +91,12 @@ describe('SIGKILL during an upload', () => {
     expect(stats.tempFiles).toBe(0);
     expect(stats.blobObjects).toBe(stats.blobs);
     await store.close();
+    // The half-written spool file of the killed process is still there…
+    expect(readdirSync(join(dataDir, 'spool'))).toHaveLength(1);
 
     const again = await startServer();
+    // …until a server starts: the process that wrote it is gone, so it goes too.
+    expect(readdirSync(join(dataDir, 'spool'))).toEqual([]);
     const up = await fetch(`${again.base}/api/comparisons/${c.id}/stages/${st.id}/artifacts?filename=cpu.pb.gz`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/octet-stream' },

@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { syntheticProfilePath } from '../../../scripts/testdata/index.ts';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixturesDir } from '../helpers/paths.ts';
+import { manyPathsFolded } from '../helpers/heavy-profile.ts';
 
 let app: StagediffApp;
 beforeAll(async () => {
@@ -40,25 +41,6 @@ it('answers /healthz within 250 ms while a 1M-sample profile is parsed and its t
   expect(probes.length).toBeGreaterThan(3);
   expect(Math.max(...probes)).toBeLessThan(250);
 }, 120_000);
-
-/**
- * Folded stacks whose call paths are nearly all distinct: cheap to store and to parse, expensive to
- * turn into a call tree (one node per frame of almost every line). Seeded, so every run is the same.
- */
-function manyPathsFolded(lines: number, depth: number, seed = 7): string {
-  let x = seed;
-  const rnd = () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return x;
-  };
-  const out: string[] = [];
-  for (let i = 0; i < lines; i++) {
-    const frames = ['main'];
-    for (let d = 0; d < depth; d++) frames.push(`pkg.fn${rnd() % 400}`);
-    out.push(`${frames.join(';')} ${1 + (rnd() % 9)}`);
-  }
-  return `${out.join('\n')}\n`;
-}
 
 async function metric(app: StagediffApp, name: string): Promise<number> {
   const text = (await app.inject({ url: '/metrics' })).body;
@@ -93,12 +75,13 @@ describe('analysis jobs are bounded in time and memory', () => {
   it('stops a job past its deadline with a 503 and Retry-After, and serves another comparison meanwhile', async () => {
     const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '400', ANALYSIS_WORKERS: '2' });
     try {
-      const slow = app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
+      // The folded export of the heavy profile: every one of its 150,000 call paths written out.
+      const slow = app.inject({ url: `/api/comparisons/${big.id}/folded?stage=${big.stage}` });
       const other = app.inject({ url: `/api/comparisons/${small.id}/top?stage=${small.stage}` });
       const health = app.inject({ url: '/healthz' });
       const [s, o, h] = await Promise.all([slow, other, health]);
       expect(h.statusCode).toBe(200);
-      expect(o.statusCode).toBe(200);
+      expect(o.statusCode, o.body).toBe(200);
       expect((o.json() as { total: number }).total).toBeGreaterThan(0);
       expect(s.statusCode).toBe(503);
       expect(s.headers['retry-after']).toBe('5');
@@ -115,9 +98,10 @@ describe('analysis jobs are bounded in time and memory', () => {
   }, 60_000);
 
   it('stops a job past the heap limit with a 422 naming the setting; the server and other views stay up', async () => {
-    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '96', ANALYSIS_WORKERS: '1' });
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_MAX_HEAP_MB: '48', ANALYSIS_WORKERS: '1' });
     try {
-      const heavy = app.inject({ url: `/api/comparisons/${big.id}/flamegraph?stage=${big.stage}` });
+      // (A view the deadline test has not cached: its job runs here.)
+      const heavy = app.inject({ url: `/api/comparisons/${big.id}/folded?stage=${big.stage}&hide=nothing-hidden` });
       const other = app.inject({ url: `/api/comparisons/${small.id}/top?stage=${small.stage}` });
       const [r, o] = await Promise.all([heavy, other]);
       expect(r.statusCode).toBe(422);
@@ -154,4 +138,49 @@ describe('analysis jobs are bounded in time and memory', () => {
       await app.close();
     }
   }, 60_000);
+});
+
+/** The nice values of this process's child processes (Linux /proc), by pid. */
+function childNiceness(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Fields after the command name (which may hold spaces): state ppid … nice is field 19 overall.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[1]) === process.pid) out.set(Number(d), Number(f[16]));
+  }
+  return out;
+}
+
+describe('the workers’ CPU priority', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'is the server’s by default, and ANALYSIS_NICENESS steps lower when set',
+    async () => {
+      const own = getPriority();
+      const before = new Set(childNiceness().keys());
+      const plain = await testApp({ ANALYSIS_WORKERS: '1' });
+      const niced = await testApp({ ANALYSIS_WORKERS: '1', ANALYSIS_NICENESS: '7' });
+      try {
+        // A worker starts with its first job: an upload's parse.
+        for (const app of [plain, niced]) {
+          const c = await createComparison(app, 'priority');
+          const st = await addStage(app, c.id, c.auth, 'one');
+          const up = await upload(app, c.id, st, c.auth, [join(fixturesDir, 'demo/baseline/run-1/wrk.txt')]);
+          expect(up.statusCode).toBe(200);
+        }
+        const nice = [...childNiceness()].filter(([pid]) => !before.has(pid)).map(([, n]) => n);
+        expect(nice.sort((a, b) => a - b)).toEqual([own, Math.min(19, own + 7)]);
+      } finally {
+        await plain.close();
+        await niced.close();
+      }
+    },
+    60_000,
+  );
 });

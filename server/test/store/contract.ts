@@ -584,6 +584,17 @@ export function storeContract(name: string, harness: StoreHarness): void {
         expect(new Set([a1.id, a2.id, a3.id]).size).toBe(3);
         const st = await s.stats();
         expect([st.artifacts, st.blobs, st.blobObjects, st.blobBytes]).toEqual([3, 1, 1, 100_000]);
+        // What the uploads take counts identical bytes once, and drops with the last file holding them.
+        expect(await s.storedBytes()).toBe(100_000);
+        const pinned = await s.putBlob(chunked(bytesOf(8, 2_000)), MiB);
+        expect(await s.storedBytes()).toBe(102_000);
+        await s.releaseBlob(pinned);
+        expect(await s.storedBytes()).toBe(100_000);
+        await s.deleteComparison(other);
+        await s.deleteArtifact(cid, a1.id);
+        expect(await s.storedBytes()).toBe(100_000);
+        await s.deleteArtifact(cid, a2.id);
+        expect(await s.storedBytes()).toBe(0);
       });
 
       it('deletes a comparison with its artifacts, and only the blobs nobody else references', async () => {

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { formatInt, formatValue } from '../../../server/src/api/format.ts';
+import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
 import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
 import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
@@ -9,6 +9,7 @@ import { ArtifactList, StageEditor } from '../components/upload.tsx';
 import {
   ApiError,
   type Body,
+  type Comparison,
   type Stage,
   type StageRow,
   type StageTable as StageTableData,
@@ -324,6 +325,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           <p className="muted small">
             {stages.length} stages · created {new Date(comparison.createdAt).toLocaleString()}
             {!canEdit && ' · read-only'}
+            <StorageUsage usage={comparison.usage} />
           </p>
           {!token && !comparison.readOnly && (
             <TokenPaste
@@ -787,5 +789,17 @@ function RegexField(props: {
         </FieldMessage>
       )}
     </label>
+  );
+}
+
+/** Storage the comparison's files take, and the server's bound on it (MAX_COMPARISON_BYTES). */
+type Usage = Comparison['usage'];
+
+function StorageUsage({ usage }: { usage: Usage }) {
+  return (
+    <span className="storage-usage" title="storage the comparison's files take on this server">
+      {' · '}files {formatBytes(usage.bytes)}
+      {usage.maxBytes !== null && ` of ${formatBytes(usage.maxBytes)}`}
+    </span>
   );
 }

@@ -1,0 +1,7 @@
+// Filter-check thread entry when the server runs from its TypeScript sources: the thread registers
+// tsx's loader before importing the checker itself. The compiled build has its own file of this name
+// in dist/ (written by scripts/build.mjs) that runs the compiled checker.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('./filter-thread.ts');

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../src/services/errors.ts';
+import { clientKey, FairShare } from '../../src/services/fair-share.ts';
+import { Metrics } from '../../src/services/metrics.ts';
+
+function refusal(f: () => unknown): ServiceError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ServiceError) return e;
+    throw e;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('fair share of the analysis', () => {
+  it('bounds the jobs one client has in flight, and frees a place when one ends', () => {
+    const m = new Metrics();
+    const fs = new FairShare({ clientJobs: 2, clientJobsPerMinute: 0, comparisonJobs: 0 }, m);
+    const a = fs.admit('10.0.0.1', 'c1', 1);
+    fs.admit('10.0.0.1', 'c2', 1);
+    const e = refusal(() => fs.admit('10.0.0.1', 'c3', 1));
+    expect(e.code).toBe('rate-limited');
+    expect(e.message).toMatch(/ANALYSIS_CLIENT_JOBS\b/);
+    expect(e.detail.retryAfterSeconds).toBeGreaterThan(0);
+    // Another client is not affected.
+    fs.admit('10.0.0.2', 'c1', 1);
+    a.release();
+    a.release(); // idempotent
+    fs.admit('10.0.0.1', 'c3', 1);
+    expect(refusal(() => fs.admit('10.0.0.1', 'c4', 1)).code).toBe('rate-limited');
+    expect(m.render()).toMatch(/^stagediff_analysis_rejected_total\{reason="client-jobs"\} 2$/m);
+  });
+
+  it('bounds the jobs of one comparison whatever the clients', () => {
+    const m = new Metrics();
+    const fs = new FairShare({ clientJobs: 0, clientJobsPerMinute: 0, comparisonJobs: 3 }, m);
+    for (let i = 0; i < 3; i++) fs.admit(`10.0.0.${i}`, 'busy', 1);
+    const e = refusal(() => fs.admit('10.0.0.9', 'busy', 1));
+    expect(e.message).toMatch(/ANALYSIS_COMPARISON_JOBS/);
+    fs.admit('10.0.0.9', 'other', 1);
+    expect(m.render()).toMatch(/reason="comparison-jobs"\} 1$/m);
+  });
+
+  it('charges the cost of each job to a per-minute budget that refills with time, and says when to retry', () => {
+    let now = 1_000_000;
+    const m = new Metrics();
+    const fs = new FairShare({ clientJobs: 0, clientJobsPerMinute: 12, comparisonJobs: 0 }, m, () => now);
+    fs.admit('10.0.0.1', 'c', 6).release(); // a wide PNG
+    fs.admit('10.0.0.1', 'c', 4).release();
+    const e = refusal(() => fs.admit('10.0.0.1', 'c', 4));
+    expect(e.message).toMatch(/ANALYSIS_CLIENT_JOBS_PER_MINUTE=12; this view costs 4/);
+    // 2 left, 4 needed: 2 more at 12 per minute is 10 s.
+    expect(e.detail.retryAfterSeconds).toBe(10);
+    // check() refuses the same way without charging anything.
+    expect(refusal(() => fs.check('10.0.0.1', 'c', 4)).code).toBe('rate-limited');
+    now += 10_000;
+    fs.admit('10.0.0.1', 'c', 4).release();
+    expect(refusal(() => fs.admit('10.0.0.1', 'c', 1)).detail.retryAfterSeconds).toBe(5);
+    // The budget never grows past one minute's worth.
+    now += 3_600_000;
+    fs.admit('10.0.0.1', 'c', 12).release();
+    expect(refusal(() => fs.admit('10.0.0.1', 'c', 1)).code).toBe('rate-limited');
+    expect(m.render()).toMatch(/reason="client-rate"\} 4$/m);
+  });
+
+  it('admits everything when every bound is 0', () => {
+    const fs = new FairShare({ clientJobs: 0, clientJobsPerMinute: 0, comparisonJobs: 0 }, new Metrics());
+    for (let i = 0; i < 1000; i++) fs.admit('10.0.0.1', 'c', 8);
+    expect(fs.inFlight).toBe(1000);
+  });
+
+  it('counts an IPv6 client by its /64 and an IPv4-mapped address as the IPv4 one', () => {
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8:1:2:ffff:ffff:ffff:fffe')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(clientKey('::1')).toBe('0:0:0:0::/64');
+    const fs = new FairShare({ clientJobs: 1, clientJobsPerMinute: 0, comparisonJobs: 0 }, new Metrics());
+    fs.admit('2001:db8:1:2::10', 'c', 1);
+    expect(refusal(() => fs.admit('2001:db8:1:2:9::20', 'c', 1)).code).toBe('rate-limited');
+    fs.admit('2001:db8:1:3::10', 'c', 1);
+  });
+});
