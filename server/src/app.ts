@@ -25,36 +25,13 @@ import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
 import artifactRoutes, { MAX_FILES_PER_REQUEST } from './routes/artifacts.ts';
-import analysisRoutes, { type ComputedView } from './routes/analysis.ts';
+import analysisRoutes from './routes/analysis.ts';
 import operationsRoutes from './routes/operations.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
 import { OneLinePerRequest, logStream } from './logging.ts';
+import type { AppContext } from './context.ts';
 
-/** What route plugins share: configuration, the store, the analysis layer and metrics. */
-export interface AppContext {
-  config: Config;
-  store: Store;
-  metrics: Metrics;
-  analysis: AnalysisService;
-  /** Where analysis runs: bounded worker processes, so a large profile never stalls or ends the server. */
-  pool: AnalysisPool;
-  /** Recently served results by exact (revision-holding) key. */
-  memo: ResultMemo;
-  /** Local disk where uploads land before they are parsed and stored. */
-  spool: Spool;
-  /** Computed views as sent: compressed once when stored, failures remembered. */
-  views: ViewCache;
-  /** Views being computed now, by comparison, revision and canonical key (later requests wait for them). */
-  flights: Map<string, Promise<ComputedView>>;
-  /** Admission of uncached work per client and per comparison. */
-  fairShare: FairShare;
-  /** Filter expressions checked off the event loop. */
-  filters: FilterChecker;
-  /** Storage bounds of uploads (MAX_STORAGE_BYTES, MAX_COMPARISON_BYTES). */
-  quota: Quota;
-  /** Retention and sweeps of the store, hourly. */
-  maintenance: Maintenance;
-}
+export type { AppContext } from './context.ts';
 
 export interface BuildOptions {
   /** An already opened store (tests share one between two apps to act as two replicas). */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../app.ts';
+import type { AppContext, ComputedView } from '../context.ts';
 import { SCHEMAS } from '../api/endpoints.ts';
 import { MODEL_VERSION } from '../services/models.ts';
 import type { AnalysisOp } from '../services/analysis-ops.ts';
@@ -11,14 +11,6 @@ import type { CacheKey } from '../store/index.ts';
 import { loadTree } from './comparisons.ts';
 import { ApiError } from './errors.ts';
 import { route } from './contract.ts';
-
-/** A view computed for one request and the requests that asked for the same answer meanwhile. */
-export interface ComputedView {
-  stored: StoredView;
-  /** The answer uncompressed (for a client that takes no stored encoding). */
-  body: Buffer;
-  tag: string;
-}
 
 /**
  * Serves a view from the shared cache when the comparison has not changed since it was computed (the

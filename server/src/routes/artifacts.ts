@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import type { FileResult } from '../api/resources.ts';
 import type { BlobRef, Store } from '../store/index.ts';
 import { StoreError, TooLargeError } from '../store/index.ts';

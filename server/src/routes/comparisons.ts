@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SCHEMAS } from '../api/endpoints.ts';
 import type { Comparison } from '../api/resources.ts';
 import type { ComparisonTree } from '../store/index.ts';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import { comparisonBytes } from '../services/quota.ts';
 import { acceptedEncodings, compress } from '../services/view-cache.ts';

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import type { StoreStats } from '../store/index.ts';
 import { bearer } from './auth.ts';
 import { ApiError } from './errors.ts';

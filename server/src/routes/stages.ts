@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { formatBytes } from '../api/format.ts';
 import { jsonText } from '../store/common.ts';
 import { ApiError } from './errors.ts';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
-import type { AppContext } from '../app.ts';
+import type { AppContext } from '../context.ts';
 import { ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { StoreError } from '../store/index.ts';
