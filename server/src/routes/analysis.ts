@@ -140,63 +140,26 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
   route(app, 'checkFilters', async (req) => ctx.filters.check(req.query));
   // Answers go out as the view cache keeps them (already compressed): no compression per request.
   const stored = { compress: false } as const;
-  route(app, 'stageTable', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'stageTable' }), stored);
-  route(
-    app,
+  // The views: each computed by an analysis operation of the same name, cached as described above.
+  for (const op of ['stageTable', 'timeline', 'gc'] as const)
+    route(app, op, async (req, reply) => cached(ctx, req, reply, req.params.id, { op }), stored);
+  for (const op of [
     'changes',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'changes', query: req.query }),
-    stored,
-  );
-  route(
-    app,
     'flamegraph',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'flamegraph', query: req.query }),
-    stored,
-  );
-  route(
-    app,
     'diff',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'diff', query: req.query }),
-    stored,
-  );
-  route(
-    app,
     'top',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'top', query: req.query }),
-    stored,
-  );
-  route(
-    app,
     'trajectory',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'trajectory', query: req.query }),
-    stored,
-  );
-  route(
-    app,
     'sandwich',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'sandwich', query: req.query }),
-    stored,
-  );
-  route(app, 'timeline', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'timeline' }), stored);
-  route(
-    app,
     'folded',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'folded', query: req.query }),
-    stored,
-  );
-  route(
-    app,
     'benchmarks',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'benchmarks', query: req.query }),
-    stored,
-  );
-  route(app, 'gc', async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'gc' }), stored);
-  route(
-    app,
     'runtime',
-    async (req, reply) => cached(ctx, req, reply, req.params.id, { op: 'runtime', query: req.query }),
-    stored,
-  );
+  ] as const)
+    route(
+      app,
+      op,
+      async (req, reply) => cached(ctx, req, reply, req.params.id, { op, query: req.query } as AnalysisOp),
+      stored,
+    );
 
   // The flamegraph and diff flamegraph as standalone images (for PR comments, job summaries, wikis):
   // the JSON views' query parameters plus `width` (px) and, for the diff, `noise` (the fraction of the
