@@ -147,3 +147,57 @@ export function ensureBuild() {
   if (r.status !== 0) throw new Error('scripts/build.mjs failed');
   built = true;
 }
+
+/**
+ * Starts the compiled server (`stagediff serve`) on a free port with its data in `dataDir` and no demo;
+ * resolves with the process and its base URL once it says where it listens.
+ */
+export function startServer(dataDir, webDist, env = {}) {
+  const child = spawn(process.execPath, [join(repoRoot, 'server/bin/stagediff.mjs'), 'serve'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      WEB_DIST: webDist,
+      STAGEDIFF_SEED_DEMO: '0',
+      LOG_LEVEL: 'info',
+      STAGEDIFF_COMPILED: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own session, as a service manager starts it (see server/test/helpers/server-process.ts).
+    detached: true,
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      const m = /(?:listening|is running) at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        // Keep draining the logs: a full pipe would stall the server.
+        child.stdout.removeListener('data', onData);
+        child.stderr.removeListener('data', onData);
+        child.stdout.resume();
+        child.stderr.resume();
+        resolve({ child, base: m[1] });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (c) => reject(new Error(`server exited (${c}): ${out.slice(0, 500)}`)));
+    setTimeout(() => reject(new Error(`server did not start: ${out.slice(0, 500)}`)), 60_000);
+  });
+}
+
+/** Stops a server started by startServer. */
+export async function stop(child) {
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+}
+
+/** A response's JSON, or an error naming its URL and status. */
+export async function json(res) {
+  if (!res.ok) throw new Error(`${res.url}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}

@@ -34,7 +34,7 @@ function startServer(dataDir, webDist) {
     let out = '';
     const onData = (d) => {
       out += d;
-      const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /(?:listening|is running) at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) resolve({ child, base: m[1] });
     };
     child.stdout.on('data', onData);

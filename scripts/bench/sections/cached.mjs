@@ -9,62 +9,15 @@
 // sides then send the same bytes for the same request. wrk (-t2, 10 s, --latency) measures, after 3 s of
 // warm-up of each; view and static take turns, the order rotating each repetition; ratios are medians
 // of per-repetition ratios.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median, printTable, repoRoot } from '../lib.mjs';
+import { json, median, printTable, repoRoot, startServer, stop } from '../lib.mjs';
 
 const SAMPLES = join(repoRoot, 'fixtures', 'reference');
 const SECONDS = 10;
 const BROWSER = 'br, gzip';
-
-function startServer(dataDir, webDist) {
-  const child = spawn(process.execPath, [join(repoRoot, 'server/bin/stagediff.mjs'), 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      WEB_DIST: webDist,
-      STAGEDIFF_SEED_DEMO: '0',
-      LOG_LEVEL: 'info',
-      STAGEDIFF_COMPILED: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own session, as a service manager starts it (see server/test/helpers/server-process.ts).
-    detached: true,
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d) => {
-      out += d;
-      const m = /(?:listening|is running) at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        // Keep draining the logs: a full pipe would stall the server.
-        child.stdout.removeListener('data', onData);
-        child.stderr.removeListener('data', onData);
-        child.stdout.resume();
-        child.stderr.resume();
-        resolve({ child, base: m[1] });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (c) => reject(new Error(`server exited (${c}): ${out.slice(0, 500)}`)));
-    setTimeout(() => reject(new Error(`server did not start: ${out.slice(0, 500)}`)), 60_000);
-  });
-}
-
-async function stop(child) {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-}
-
-async function json(res) {
-  if (!res.ok) throw new Error(`${res.url}: HTTP ${res.status} ${await res.text()}`);
-  return res.json();
-}
 
 async function setUp(base) {
   const c = await json(

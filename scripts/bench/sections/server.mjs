@@ -2,55 +2,16 @@
 // file of the same size served by the same process, and the upload throughput of a 64 MB file.
 // The server runs as `npm start` runs it (its own process, SQLite in a scratch directory); the load
 // comes from wrk on loopback, whose own report is read with stagediff's wrk parser.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { register } from 'tsx/esm/api';
-import { ensureBuild, fmtMs, median, printTable, repoRoot } from '../lib.mjs';
+import { ensureBuild, fmtMs, json, median, printTable, repoRoot, startServer, stop } from '../lib.mjs';
 
 const SAMPLES = join(repoRoot, 'fixtures', 'reference');
 const WRK_SECONDS = 6;
-
-function startServer(dataDir, webDist) {
-  const child = spawn(process.execPath, [join(repoRoot, 'server/bin/stagediff.mjs'), 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      WEB_DIST: webDist,
-      STAGEDIFF_SEED_DEMO: '0',
-      LOG_LEVEL: 'info',
-      // The compiled build, as `npm start` and the installed package run it.
-      STAGEDIFF_COMPILED: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d) => {
-      out += d;
-      const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve({ child, base: m[1] });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (c) => reject(new Error(`server exited (${c}): ${out.slice(0, 500)}`)));
-    setTimeout(() => reject(new Error(`server did not start: ${out.slice(0, 500)}`)), 60_000);
-  });
-}
-
-async function stop(child) {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-}
-
-async function json(res) {
-  if (!res.ok) throw new Error(`${res.url}: HTTP ${res.status} ${await res.text()}`);
-  return res.json();
-}
 
 async function setUp(base) {
   const c = await json(
@@ -95,7 +56,7 @@ async function wrk(url) {
   const { ingest } = await import(join(repoRoot, 'server/src/ingest/detect.ts'));
   await import(join(repoRoot, 'server/src/ingest/registry.ts'));
   const parsed = await ingest({ name: 'wrk.txt', bytes: Buffer.from(r.stdout) });
-  const s = parsed.run.summary;
+  const s = parsed.runs[0].summary;
   return { rps: s.rps, p50: s.latencyMs.p50, p99: s.latencyMs.p99, errors: s.errors, requests: s.requests };
 }
 

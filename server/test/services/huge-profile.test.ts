@@ -63,7 +63,7 @@ beforeAll(async () => {
     let out = '';
     const onData = (d: Buffer) => {
       out += d;
-      const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /(?:listening|is running) at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) resolve(m[1]!);
     };
     server.stdout!.on('data', onData);
