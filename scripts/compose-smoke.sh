@@ -433,8 +433,10 @@ check_db_outage() { # IMPL BASE ID
   say "database back: the API answers again after $((SECONDS - t0)) s, the app never restarted"
 }
 
+metrics_token="smoke-$(node -e 'console.log(require("crypto").randomBytes(12).toString("hex"))')"
+
 metric_requests() { # BASE: requests this replica served for GET /api/comparisons/:id
-  curl -fsS -m 30 "$1/metrics" | awk '/^stagediff_http_requests_total\{.*route="\/api\/comparisons\/:id".*method="GET"|^stagediff_http_requests_total\{.*method="GET".*route="\/api\/comparisons\/:id"/ { n += $NF } END { print n + 0 }'
+  curl -fsS -m 30 -H "authorization: Bearer $metrics_token" "$1/metrics" | awk '/^stagediff_http_requests_total\{.*route="\/api\/comparisons\/:id".*method="GET"|^stagediff_http_requests_total\{.*method="GET".*route="\/api\/comparisons\/:id"/ { n += $NF } END { print n + 0 }'
 }
 
 check_scale() { # IMPL ID: the scale recipe: two replicas behind the proxy serve one data set
@@ -444,7 +446,8 @@ check_scale() { # IMPL ID: the scale recipe: two replicas behind the proxy serve
   p1="$(free_port)"
   # Two adjacent free ports for the replicas' own range.
   while ! (node -e "const s=require('net').createServer();s.once('error',()=>process.exit(1));s.listen($((p1 + 1)),'127.0.0.1',()=>s.close())"); do p1="$(free_port)"; done
-  STAGEDIFF_PORT="127.0.0.1:$p1-$((p1 + 1))" STAGEDIFF_PROXY_PORT="127.0.0.1:$p0" TRUST_PROXY=1 \
+  # /metrics is read from the host (not a loopback client of the container): with a scraper's token.
+  STAGEDIFF_PORT="127.0.0.1:$p1-$((p1 + 1))" STAGEDIFF_PROXY_PORT="127.0.0.1:$p0" TRUST_PROXY=1 METRICS_TOKEN="$metrics_token" \
     compose "$impl" --profile scale up -d --scale app=2 >"$work/scale-up.log" 2>&1 ||
     fail "compose --profile scale up --scale app=2: $(tail -5 "$work/scale-up.log")"
   wait_healthy "$impl" app 2
