@@ -1,4 +1,4 @@
-import type { DiffRow } from './api.ts';
+import type { DiffRow, Granularity } from './api.ts';
 
 /** A Go regular expression matching exactly `s`. */
 export function goQuote(s: string): string {
@@ -6,10 +6,11 @@ export function goQuote(s: string): string {
 }
 
 /** The function a focused frame stands for: a line node (`fn file:line`) names its function first. */
-export function functionOf(fn: string, granularity: string): string {
+export function functionOf(fn: string, granularity: Granularity): string {
   return granularity === 'lines' ? fn.replace(/ \S*:\d+$/, '') : fn;
 }
 
+/** One source line of a function: where it is (parsed from the contract's row name), and the row itself. */
 export interface LineRow {
   file: string;
   line: number;
