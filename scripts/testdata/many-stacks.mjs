@@ -13,12 +13,11 @@
 //   node scripts/testdata/many-stacks.mjs [--samples N] [--stacks N] [--seed S] [--out FILE]
 //
 // Without --out the file is cached under .testdata-cache/ (ignored by git) and its path printed.
-import { createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createGzip } from 'node:zlib';
-import { prng, varintLength, Writer } from './pprof-wire.mjs';
+import { openCpuProfile, prng, varintLength, Writer } from './pprof-wire.mjs';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -150,43 +149,8 @@ export async function writeManyStacksProfile({
   out,
 }) {
   if (samples < stacks) throw new Error(`${samples} samples cannot cover ${stacks} stacks`);
-  mkdirSync(dirname(out), { recursive: true });
-  const tmp = `${out}.${process.pid}.part`;
-  const gz = createGzip({ level: 6 });
-  const file = createWriteStream(tmp);
-  gz.pipe(file);
-  const done = new Promise((res, rej) => {
-    file.on('finish', res);
-    file.on('error', rej);
-    gz.on('error', rej);
-  });
-  let inflated = 0;
-  const write = async (b) => {
-    inflated += b.length;
-    if (!gz.write(b)) await new Promise((r) => gz.once('drain', r));
-  };
-  const strings = [''];
-  const strIndex = new Map([['', 0]]);
-  const str = (s) => {
-    let i = strIndex.get(s);
-    if (i === undefined) {
-      i = strings.length;
-      strings.push(s);
-      strIndex.set(s, i);
-    }
-    return i;
-  };
+  const { write, str, strings, done, gz, tmp, inflated } = await openCpuProfile(out);
   const w = new Writer();
-  for (const [type, unit] of [
-    ['samples', 'count'],
-    ['cpu', 'nanoseconds'],
-  ]) {
-    const vt = new Writer(64);
-    vt.uint(1, str(type));
-    vt.uint(2, str(unit));
-    w.bytes(1, vt.take());
-  }
-  await write(w.take());
 
   const prog = program(graphSeed, functions, locations, stacks, deepShare);
   const rnd = prng(seed);
@@ -269,7 +233,7 @@ export async function writeManyStacksProfile({
   gz.end();
   await done;
   renameSync(tmp, out);
-  return { path: out, inflatedBytes: inflated, samples, stacks };
+  return { path: out, inflatedBytes: inflated(), samples, stacks };
 }
 
 /** The cached profile (generated on first use): by default 8M samples over 1M stacks, seed 42. */

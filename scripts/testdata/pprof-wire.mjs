@@ -1,5 +1,8 @@
 // What the seeded profile generators share: a seeded PRNG and a writer of protocol-buffer wire
 // format (the pprof profile's encoding), small and dependency-free.
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createGzip } from 'node:zlib';
 
 /** mulberry32: a small seeded PRNG returning floats in [0, 1). */
 export function prng(seed) {
@@ -64,4 +67,50 @@ export function varintLength(v) {
     n++;
   }
   return n;
+}
+
+/**
+ * A gzipped CPU profile written as it is made: `write` appends encoded bytes (waiting when the gzip
+ * stream is full), `str` interns a string-table entry, and `finish` writes the string table and moves
+ * the file into place. The two sample types (samples/count, cpu/nanoseconds) are written first.
+ */
+export async function openCpuProfile(out) {
+  mkdirSync(dirname(out), { recursive: true });
+  const tmp = `${out}.${process.pid}.part`;
+  const gz = createGzip({ level: 6 });
+  const file = createWriteStream(tmp);
+  gz.pipe(file);
+  const done = new Promise((res, rej) => {
+    file.on('finish', res);
+    file.on('error', rej);
+    gz.on('error', rej);
+  });
+  let inflated = 0;
+  const write = async (b) => {
+    inflated += b.length;
+    if (!gz.write(b)) await new Promise((r) => gz.once('drain', r));
+  };
+  const strings = [''];
+  const strIndex = new Map([['', 0]]);
+  const str = (s) => {
+    let i = strIndex.get(s);
+    if (i === undefined) {
+      i = strings.length;
+      strings.push(s);
+      strIndex.set(s, i);
+    }
+    return i;
+  };
+  const w = new Writer();
+  for (const [type, unit] of [
+    ['samples', 'count'],
+    ['cpu', 'nanoseconds'],
+  ]) {
+    const vt = new Writer(64);
+    vt.uint(1, str(type));
+    vt.uint(2, str(unit));
+    w.bytes(1, vt.take());
+  }
+  await write(w.take());
+  return { write, str, strings, done, gz, tmp, inflated: () => inflated };
 }
