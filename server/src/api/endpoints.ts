@@ -98,6 +98,14 @@ export const SCHEMAS = {
     status: 204,
     auth: true,
   },
+  checkEditToken: {
+    summary:
+      'Check an edit token without changing anything: 204 when it opens the comparison, 401 without one, 403 when it does not (a read-only comparison too)',
+    params: ComparisonParams,
+    response: Nothing,
+    status: 204,
+    auth: true,
+  },
   createStage: {
     summary: 'Append a stage (edit token)',
     params: ComparisonParams,

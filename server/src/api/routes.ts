@@ -8,6 +8,7 @@ export const ENDPOINT_ROUTES = {
   getComparison: { method: 'GET', path: '/api/comparisons/:id' },
   patchComparison: { method: 'PATCH', path: '/api/comparisons/:id' },
   deleteComparison: { method: 'DELETE', path: '/api/comparisons/:id' },
+  checkEditToken: { method: 'POST', path: '/api/comparisons/:id/token-check' },
   createStage: { method: 'POST', path: '/api/comparisons/:id/stages' },
   patchStage: { method: 'PATCH', path: '/api/comparisons/:id/stages/:stageId' },
   deleteStage: { method: 'DELETE', path: '/api/comparisons/:id/stages/:stageId' },

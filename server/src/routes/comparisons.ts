@@ -100,6 +100,11 @@ export default async function comparisonRoutes(app: FastifyInstance, { ctx }: { 
     return comparisonView(ctx, req, await loadTree(ctx, req.params.id));
   });
 
+  route(app, 'checkEditToken', async (req, reply) => {
+    await requireEditToken(ctx.store, req, req.params.id);
+    return reply.status(204).send();
+  });
+
   route(app, 'deleteComparison', async (req, reply) => {
     await requireEditToken(ctx.store, req, req.params.id);
     await ctx.store.deleteComparison(req.params.id);

@@ -308,6 +308,23 @@ describe('rights: the link reads, only the token writes', () => {
     ).toBe(401);
   });
 
+  it('a token is checked without changing the comparison: 204 right, 403 wrong, 401 none', async () => {
+    const before = (await app.inject({ url: `/api/comparisons/${id}` })).json();
+    const check = (headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: `/api/comparisons/${id}/token-check`, headers });
+    const right = await check(auth);
+    expect(right.statusCode).toBe(204);
+    expect(right.body).toBe('');
+    expect((await check({ authorization: 'Bearer nope' })).json().error.code).toBe('forbidden');
+    expect((await check({})).statusCode).toBe(401);
+    expect(
+      (await app.inject({ method: 'POST', url: '/api/comparisons/nosuch/token-check', headers: auth })).statusCode,
+    ).toBe(404);
+    const after = (await app.inject({ url: `/api/comparisons/${id}` })).json();
+    expect(after.updatedAt).toBe(before.updatedAt);
+    expect(after).toEqual(before);
+  });
+
   it('STAGEDIFF_WRITE_TOKEN guards creation', async () => {
     const guarded = await testApp({ STAGEDIFF_WRITE_TOKEN: 'secret' });
     expect(

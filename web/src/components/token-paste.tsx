@@ -4,8 +4,9 @@ import { saveToken } from '../lib/tokens.ts';
 
 /**
  * "Have an edit token? Paste it": a token printed by the CLI or CI (`stagediff upload`, `capture
- * --server`) opens the comparison for editing in this browser. It is checked with a change that
- * changes nothing (an empty edit of the comparison), then kept like a token created here.
+ * --server`) opens the comparison for editing in this browser. The server checks it (a request that
+ * changes nothing, so the comparison and its cached views stay as they are), then it is kept like a
+ * token created here.
  */
 export function TokenPaste(props: { comparisonId: string; title: string; onToken: (token: string) => void }) {
   const [open, setOpen] = useState(false);
@@ -29,7 +30,7 @@ export function TokenPaste(props: { comparisonId: string; title: string; onToken
         setBusy(true);
         setProblem(null);
         try {
-          await api('patchComparison', { params: { id: props.comparisonId }, body: {}, token });
+          await api('checkEditToken', { params: { id: props.comparisonId }, token });
           saveToken(props.comparisonId, token, props.title);
           props.onToken(token);
         } catch (err) {
