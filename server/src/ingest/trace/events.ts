@@ -43,8 +43,9 @@ import {
   WIRE_GO_TO_STATE,
   WIRE_P_SYSCALL_ABANDONED,
   WIRE_P_TO_STATE,
+  asId,
 } from './format.ts';
-import { type OrderedEvent, asId } from './order.ts';
+import type { OrderedEvent } from './order.ts';
 
 /**
  * What a state-transition event says: which goroutine (or proc) went from which state to which,

@@ -206,6 +206,14 @@ export const WIRE_P_TO_STATE = [P_UNDETERMINED, P_RUNNING, P_IDLE, P_RUNNING, P_
 /** "None" for a goroutine, proc or thread id. */
 export const NONE = -1;
 
+/**
+ * A goroutine, proc or thread id from the wire: ids are unsigned 64-bit there, and the runtime writes
+ * "none" as the all-ones value, which reads back as a number of 2^63 or more.
+ */
+export function asId(v: number): number {
+  return v >= 2 ** 63 ? NONE : v;
+}
+
 /** The `go 1.NN trace` header: 16 bytes. */
 export const HEADER_BYTES = 16;
 

@@ -19,8 +19,8 @@ import {
   MAX_FRAMES_PER_STACK,
   MAX_STRING_BYTES,
   NONE,
+  asId,
 } from './format.ts';
-import { asId } from './order.ts';
 
 /** A thread's batch of events: its base time (ticks) and undecoded bytes. */
 export interface Batch {

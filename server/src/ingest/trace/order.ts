@@ -45,6 +45,7 @@ import {
   EV_LAST_EXPERIMENTAL,
   G_UNDETERMINED,
   NONE,
+  asId,
   P_NOT_EXIST,
   P_RUNNING,
   P_IDLE,
@@ -879,14 +880,6 @@ function endRange(ranges: RangeKey[], endType: number): RangeKey {
   ranges[i] = ranges[ranges.length - 1]!;
   ranges.pop();
   return r;
-}
-
-/**
- * A goroutine, proc or thread id from the wire: ids are unsigned 64-bit there, and the runtime writes
- * "none" as the all-ones value, which reads back as a number of 2^63 or more.
- */
-export function asId(v: number): number {
-  return v >= 2 ** 63 ? NONE : v;
 }
 
 export { GC_RUNNING, WIRE_GO_RUNNABLE, WIRE_GO_SYSCALL, WIRE_GO_WAITING };
