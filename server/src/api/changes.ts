@@ -204,8 +204,9 @@ export const Better = Type.Union([Type.Literal('higher'), Type.Literal('lower')]
 
 /**
  * One figure compared between the base and the target stage.
- * - `metric`: `rps`, `p50`, `p95`, `p99`, `error-rate`, `cpu-per-request`, `alloc-per-request`, or
- *   `bench:UNIT` (with `subject` naming the benchmark) — the names `stagediff check --fail-on` takes;
+ * - `metric`: `rps`, `p50`, `p95`, `p99`, `error-rate`, `cpu-per-request`, `alloc-per-request`,
+ *   `bench:UNIT` (with `subject` naming the benchmark), or a runtime row's (see RuntimeChanges) — the
+ *   names `stagediff check --fail-on` takes;
  * - `base`/`target`: the figure across each side's runs (null: the side lacks it);
  * - `deltaPercent`: (ratio − 1) · 100; `direction` only for significant changes.
  */

@@ -120,6 +120,15 @@ const TIMELINE_METRICS = new Set([
   'memstats.PauseTotalNs',
 ]);
 
+/** The timeline of a trace read without one (the change engine's rows need only the figures). */
+const NO_TIMELINE: RuntimeStage['traces'][number]['timeline'] = {
+  bucketNanos: 0,
+  buckets: [],
+  gcSpans: [],
+  stwSpans: [],
+  truncated: false,
+};
+
 /** Whether a series has a value from scrape i (a failed scrape has none in any series). */
 function seriesHasScrape(x: MetricSeries, i: number): boolean {
   switch (x.type) {
@@ -687,15 +696,33 @@ export class AnalysisService {
    * each, by the per-request rule), the timeline's series of its runtime-metric files, and its
    * scheduler traces' summaries.
    */
-  async runtimeStage(tree: ComparisonTree, st: StageWithArtifacts): Promise<RuntimeStage> {
+  /**
+   * What the runtime did in a stage: its traces (with their timelines when `timelines`; without, the
+   * figures come from the summary stored at upload and no trace is parsed — what the change engine's
+   * rows need), its metrics windows and scheduler traces, each window with its requests.
+   */
+  async runtimeStage(
+    tree: ComparisonTree,
+    st: StageWithArtifacts,
+    opts: { timelines: boolean } = { timelines: true },
+  ): Promise<RuntimeStage> {
     // The traces as their sched profile: the same window (the trace's span) and run pairing as any profile.
     const asProfiles = profilesOfKind(st, 'trace-sched').filter((a) => a.kind === 'trace');
     const requests = asProfiles.length > 0 ? (await this.perRequest(tree, st, asProfiles)).profiles : [];
     const traces: RuntimeStage['traces'] = [];
     for (const [i, a] of asProfiles.entries()) {
-      const parsed = await this.models.get(a);
-      if (parsed.kind !== 'trace') continue;
-      const { timeline, ...summary } = parsed.trace.summary;
+      let summary: RuntimeStage['traces'][number]['summary'];
+      let timeline: RuntimeStage['traces'][number]['timeline'] = NO_TIMELINE;
+      if (opts.timelines) {
+        const parsed = await this.models.get(a);
+        if (parsed.kind !== 'trace') continue;
+        ({ timeline, ...summary } = parsed.trace.summary);
+      } else {
+        // The trace artifact's own summary (profilesOfKind gave it the derived profile's).
+        const stored = st.artifacts.find((x) => x.id === a.id)?.summary as RuntimeStage['traces'][number]['summary'];
+        if (!stored) continue;
+        summary = stored;
+      }
       const fetched = captureFileOf(st, a)?.fetchedFrom ?? null;
       traces.push({
         artifactId: a.id,

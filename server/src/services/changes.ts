@@ -521,8 +521,9 @@ export class ChangeEngine {
     bf: StageFigures,
     tf: StageFigures,
   ): Promise<RuntimeChanges> {
-    const b = await this.analysis.runtimeStage(tree, base);
-    const t = await this.analysis.runtimeStage(tree, target);
+    // The figures only: no trace is parsed for its timeline here.
+    const b = await this.analysis.runtimeStage(tree, base, { timelines: false });
+    const t = await this.analysis.runtimeStage(tree, target, { timelines: false });
     return this.runtimeChanges(b, t, {
       base: bf.allocPerRequest?.median ?? null,
       target: tf.allocPerRequest?.median ?? null,
