@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatInt, formatNanos, formatValue } from '../../server/src/api/format.ts';
+import { formatInt, formatNanos, formatOffsetSeconds, formatValue } from '../../server/src/api/format.ts';
 import type { Reply } from '../src/lib/api.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
@@ -99,8 +99,8 @@ describe.skipIf(!available)('the Runtime tab', () => {
     // other times than the first traces, and the page says so rather than drawing them as one window.
     const clock = page.getByRole('list', { name: 'Timeline alignment' }).locator('li');
     expect(await clock.allTextContents()).toEqual([
-      'baseline: trace at +0.00 s by its own wall clock (Go 1.25+, to the millisecond); QPS of vegeta.jsonl not aligned: it was not running during this window, drawn from the axis’ zero',
-      'pooled: trace at +0.00 s by its own wall clock (Go 1.25+, to the millisecond); metrics (metrics.json) not aligned: its window is not the trace’s, drawn from the axis’ zero; QPS of vegeta.jsonl not aligned: it was not running during this window, drawn from the axis’ zero',
+      'baseline: trace at 0 s by its own wall clock (Go 1.25+, to the millisecond); QPS of vegeta.jsonl not aligned: it was not running during this window, drawn from the axis’ zero',
+      'pooled: trace at 0 s by its own wall clock (Go 1.25+, to the millisecond); metrics (metrics.json) not aligned: its window is not the trace’s, drawn from the axis’ zero; QPS of vegeta.jsonl not aligned: it was not running during this window, drawn from the axis’ zero',
     ]);
     // Goroutine lifetimes by entry function, from each stage's first trace, as the API gives them.
     const entries = page.getByRole('table', { name: 'Goroutine lifetimes by entry function' });
@@ -174,7 +174,6 @@ describe.skipIf(!available)('the Runtime tab', () => {
     const ch = await get<Reply<'changes'>>(`/api/comparisons/${c.id}/changes?base=baseline&target=pooled`);
 
     // Where each piece of each stage's first run sits, from the API's wall-clock times.
-    const signed = (x: number) => `${x < 0 ? '−' : '+'}${Math.abs(x).toFixed(2)} s`;
     const expected = [rt.base, rt.target].map((side) => {
       const t = side.traces[0]!;
       const tWall = Date.parse(t.wallClock.start!);
@@ -193,7 +192,7 @@ describe.skipIf(!available)('the Runtime tab', () => {
       // the load started before the window (warm-up), the trace in its middle
       expect(origin).toBe(vWall);
       expect(tWall).toBeGreaterThan(Date.parse(m.start));
-      const at = (w: number) => signed((w - origin) / 1000);
+      const at = (w: number) => formatOffsetSeconds((w - origin) / 1000);
       return `${side.name}: trace at ${at(tWall)} by its own wall clock (Go 1.25+, to the millisecond); metrics from ${at(Date.parse(m.start))}, at each scrape’s time; QPS of vegeta.jsonl from ${at(vWall)}, at its requests’ own times`;
     });
 

@@ -2,7 +2,14 @@ import { useMemo } from 'react';
 import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
-import { formatChange, formatInt, formatNanos, formatValue, sig } from '../../../server/src/api/format.ts';
+import {
+  formatChange,
+  formatInt,
+  formatNanos,
+  formatOffsetSeconds,
+  formatValue,
+  sig,
+} from '../../../server/src/api/format.ts';
 import type { Reply, Stage } from '../lib/api.ts';
 import { relativeSeries } from '../lib/charts.ts';
 import type { PanelProps } from './comparison-panels.tsx';
@@ -258,8 +265,6 @@ interface Placement {
   exact: boolean;
 }
 
-const signed = (x: number) => `${x < 0 ? '−' : '+'}${Math.abs(x).toFixed(2)} s`;
-
 function startedAt(r: LoadRun): number | null {
   const v = r.summary.meta.startedAt;
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -302,21 +307,23 @@ export function placeStage(side: Side, color: string, loadRuns: LoadRun[]): Plac
   if (t) {
     const at = rel(tWall);
     if (t.wallClock.source === 'trace-clock')
-      notes.push(`trace at ${signed(at ?? 0)} by its own wall clock (Go 1.25+, to the millisecond)`);
+      notes.push(`trace at ${formatOffsetSeconds(at ?? 0)} by its own wall clock (Go 1.25+, to the millisecond)`);
     else if (t.wallClock.source === 'capture') {
       exact = false;
       notes.push(
-        `trace at ${signed(at ?? 0)}, approximately: when stagediff capture asked for it (a trace before Go 1.25 has no wall clock; it starts when the service gets the request)`,
+        `trace at ${formatOffsetSeconds(at ?? 0)}, approximately: when stagediff capture asked for it (a trace before Go 1.25 has no wall clock; it starts when the service gets the request)`,
       );
     } else apart('trace', 'it has no wall clock (Go before 1.25, uploaded without its capture record)');
   }
   if (m) {
-    if (mAligned) notes.push(`metrics from ${signed(rel(mWall(m)) ?? 0)}, at each scrape’s time`);
+    if (mAligned) notes.push(`metrics from ${formatOffsetSeconds(rel(mWall(m)) ?? 0)}, at each scrape’s time`);
     else apart(`metrics (${m.filename})`, 'its window is not the trace’s');
   }
   for (const r of runs) {
     if (runsAligned)
-      notes.push(`QPS of ${r.filename} from ${signed(rel(startedAt(r)) ?? 0)}, at its requests’ own times`);
+      notes.push(
+        `QPS of ${r.filename} from ${formatOffsetSeconds(rel(startedAt(r)) ?? 0)}, at its requests’ own times`,
+      );
     else
       apart(
         `QPS of ${r.filename}`,
