@@ -204,8 +204,9 @@ export const Better = Type.Union([Type.Literal('higher'), Type.Literal('lower')]
 
 /**
  * One figure compared between the base and the target stage.
- * - `metric`: `rps`, `p50`, `p95`, `p99`, `error-rate`, `cpu-per-request`, `alloc-per-request`, or
- *   `bench:UNIT` (with `subject` naming the benchmark) — the names `stagediff check --fail-on` takes;
+ * - `metric`: `rps`, `p50`, `p95`, `p99`, `error-rate`, `cpu-per-request`, `alloc-per-request`,
+ *   `bench:UNIT` (with `subject` naming the benchmark), or a runtime row's (see RuntimeChanges) — the
+ *   names `stagediff check --fail-on` takes;
  * - `base`/`target`: the figure across each side's runs (null: the side lacks it);
  * - `deltaPercent`: (ratio − 1) · 100; `direction` only for significant changes.
  */
@@ -279,6 +280,34 @@ export const BenchmarkChanges = Type.Object({
 });
 export type BenchmarkChanges = Static<typeof BenchmarkChanges>;
 
+/**
+ * What the Go runtime did, judged like every other figure: one value per window (an execution trace, a
+ * runtime-metrics series), each window a run. Rows (`metric`):
+ * - from execution traces: `sched-wait-mean`, `sched-wait-p99` (Runnable→Running delay, as measured),
+ *   `gc-stw`, `blocked-channel`, `blocked-select`, `blocked-sync`, `blocked-network`, `syscall`,
+ *   `goroutines-created` (totals over the trace, normalised);
+ * - from runtime metrics (`stagediff capture --metrics`): `gc-cpu` (GC CPU time) and `allocated-bytes`
+ *   (bytes allocated), window deltas normalised; `sched-latency-p99` (the window's `/sched/latencies` p99).
+ * Totals are per request when every window of both stages has its own load run (the per-request divisor's
+ * `timeline` or `paired-run`), else per second of window (`normalisation`); the unit says which.
+ */
+export const RuntimeChanges = Type.Object({
+  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second')]),
+  /** Windows per side: execution traces and metrics series. */
+  windows: Type.Object({
+    base: Type.Object({ traces: Type.Integer(), metrics: Type.Integer() }),
+    target: Type.Object({ traces: Type.Integer(), metrics: Type.Integer() }),
+  }),
+  /** Rows a side has no window for are left out (a row is kept when either side has it). */
+  figures: Type.Array(Change),
+  /**
+   * Bytes allocated per request by the runtime's own count (metrics) ÷ the allocs profile's alloc_space per
+   * request, stage medians: a cross-check of the sampled profile (≈ 1). Null without both figures.
+   */
+  allocsCrossCheck: Type.Object({ base: Nullable(Type.Number()), target: Nullable(Type.Number()) }),
+});
+export type RuntimeChanges = Static<typeof RuntimeChanges>;
+
 /** GET …/changes: everything the engine judges about one base → target pair. */
 export const StageChanges = Type.Object({
   base: Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() }),
@@ -297,6 +326,8 @@ export const StageChanges = Type.Object({
       target: Nullable(Type.Object({ cycles: Type.Integer(), stwP99Ms: Type.Number(), maxHeapMb: Type.Number() })),
     }),
   ),
+  /** The runtime's figures; absent when neither stage has an execution trace or runtime metrics. */
+  runtime: Type.Optional(RuntimeChanges),
   /** "What changed", in words, most telling first: only significant changes are worded as changes. */
   sentences: Type.Array(Type.String()),
 });

@@ -178,7 +178,7 @@ export const SCHEMAS = {
   },
   changes: {
     summary:
-      'Everything the change engine judges about one pair of stages (id or name): each figure with its interval and verdict, the per-request divisors, the functions whose cost changed (named where the change starts), benchmarks, GC, and "what changed" in words',
+      'Everything the change engine judges about one pair of stages (id or name): each figure with its interval and verdict, the per-request divisors, the functions whose cost changed (named where the change starts), benchmarks, GC, the runtime rows (execution traces and runtime metrics, present only when a stage has either), and "what changed" in words',
     params: ComparisonParams,
     querystring: ChangesQuery,
     response: StageChanges,
@@ -239,7 +239,7 @@ export const SCHEMAS = {
   },
   runtime: {
     summary:
-      "What the Go runtime did in two stages (id or name): each stage's execution traces (summary, timeline of running/runnable goroutines, GC and STW spans, requests served during each), runtime-metric series and scheduler traces; the change engine's verdicts across the traces on scheduling wait (mean, P99), GC stop-the-world, time blocked by reason, syscalls and goroutines created (per request when every trace has its run, else per second)",
+      "What the Go runtime did in two stages (id or name): each stage's execution traces (summary, timeline of running/runnable goroutines, GC and STW spans, requests served during each), runtime-metric series and scheduler traces; the change engine's runtime rows (the same as GET …/changes' runtime): verdicts across the traces on scheduling wait (mean, P99), GC stop-the-world, time blocked by reason, syscalls and goroutines created, and across the metrics windows on GC CPU, bytes allocated and scheduling latency P99 (totals per request when every window has its own load run, else per second); each trace's place on the wall clock",
     params: ComparisonParams,
     querystring: StagePairQuery,
     response: StageRuntime,

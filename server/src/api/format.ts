@@ -183,6 +183,14 @@ export function formatSignedValue(v: number | null | undefined, unit: string): s
   return (v > 0 ? '+' : MINUS) + text;
 }
 
+/** An offset on a time axis, in seconds to the hundredth: "+2.31 s", "−0.95 s", "0 s". */
+export function formatOffsetSeconds(s: number | null | undefined): string {
+  if (!isNum(s)) return DASH;
+  const text = `${Math.abs(s).toFixed(2)} s`;
+  if (text === '0.00 s') return '0 s';
+  return (s > 0 ? '+' : MINUS) + text;
+}
+
 /** Byte size of a file: 1582030 → "1.51 MiB". */
 export const formatFileSize = formatBytes;
 

@@ -5,6 +5,7 @@ import {
   FigureVerdicts,
   FunctionChanges,
   PerRequest,
+  RuntimeChanges,
   StageChanges,
   StageFigures,
   StageSummaryKind,
@@ -13,7 +14,7 @@ import { Nullable } from './kit.ts';
 import { DiffRow, ProfileKind } from './views.ts';
 
 /*
- * `stagediff report --format json` (schema "stagediff-report/2"), published as docs/report-schema.json.
+ * `stagediff report --format json` (schema "stagediff-report/3"), published as docs/report-schema.json.
  * Every figure and verdict in it is the change engine's (GET …/changes, GET …/stage-table, GET …/diff);
  * the report only selects and arranges them. Numbers are in the unit each object names, ratios are
  * target / base, percentages (ratio − 1) × 100, null where a side has no figure.
@@ -21,13 +22,19 @@ import { DiffRow, ProfileKind } from './views.ts';
  * Version 2 (from 1): every change carries the engine's `verdict` (status significant, no-change,
  * too-few-runs, single-run or missing; p; n; minP) and its sides as `Estimate`s; `sentences` and
  * `functions` say what changed; the stage rows carry every figure, CPU and memory per request included.
+ *
+ * Version 3 (from 2): `runtime`, the change engine's runtime rows (execution traces and runtime metrics:
+ * scheduling wait, GC, blocked time, syscalls, goroutines created, GC CPU and bytes allocated per request,
+ * with the allocs profile cross-check), present only when a stage of the pair has a trace or metrics. A
+ * report of stages without them differs from version 2 only in `schema`. `summary` still counts `changes`
+ * and the benchmark rows only.
  */
 
 const StageRef = Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() });
 
 export const Report = Type.Object(
   {
-    schema: Type.Literal('stagediff-report/2'),
+    schema: Type.Literal('stagediff-report/3'),
     comparison: Type.Object({ id: Type.String(), title: Type.String(), url: Nullable(Type.String()) }),
     base: StageRef,
     target: StageRef,
@@ -69,10 +76,12 @@ export const Report = Type.Object(
       }),
     ),
     gc: StageChanges.properties.gc,
+    /** What the runtime did (GET …/changes' `runtime`); absent when neither stage has a trace or metrics. */
+    runtime: Type.Optional(RuntimeChanges),
     benchmarks: Nullable(BenchmarkChanges),
     images: Type.Object({ diffSvg: Nullable(Type.String()), diffPng: Nullable(Type.String()) }),
     notes: Type.Array(Type.String()),
   },
-  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:2', title: 'stagediff report' },
+  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:3', title: 'stagediff report' },
 );
 export type Report = Static<typeof Report>;

@@ -1,15 +1,28 @@
 import Type, { type Static } from 'typebox';
-import type { MetricSeries } from '../model/metrics.ts';
+import type { MetricSeries, MetricsHighlights } from '../model/metrics.ts';
 import type { SchedTraceSummary } from '../model/schedtrace.ts';
 import type { TraceSummary } from '../model/trace.ts';
 import type { GcTraceSummary } from '../model/gctrace.ts';
-import { Change } from './changes.ts';
+import { Change, DivisorMethod, RuntimeChanges } from './changes.ts';
 import { Model, Nullable } from './kit.ts';
 
 /*
  * What the Go runtime did in a pair of stages: each stage's execution traces (one per run), runtime-metric
  * series and scheduler traces, and the change engine's verdicts on the trace figures across the runs.
  */
+
+/**
+ * Where a window sits on the wall clock, so the timelines of a stage share one time axis:
+ * - `trace-clock`: the trace's own clock snapshot (Go 1.25+ writes one), exact to the millisecond;
+ * - `capture`: when `stagediff capture` asked the service for the trace (capture.json): the trace starts
+ *   when the service receives the request, a few milliseconds later at most on loopback;
+ * - `none`: neither (a trace before Go 1.25 uploaded without its capture record): drawn from its own zero.
+ */
+export const WallClock = Type.Object({
+  start: Nullable(Type.String({ description: 'ISO 8601' })),
+  source: Type.Union([Type.Literal('trace-clock'), Type.Literal('capture'), Type.Literal('none')]),
+});
+export type WallClock = Static<typeof WallClock>;
 
 /** One execution trace of a stage: its summary, its timeline, and the requests served during it. */
 export const RuntimeTrace = Type.Object({
@@ -23,6 +36,10 @@ export const RuntimeTrace = Type.Object({
   ),
   /** Requests served during the trace (the per-request divisor's rule); null when unknown. */
   requests: Nullable(Type.Number()),
+  /** How `requests` was counted (the per-request divisor's method); null when unknown. */
+  divisor: Nullable(DivisorMethod),
+  /** Where the trace sits on the wall clock (see WallClock). */
+  wallClock: WallClock,
 });
 export type RuntimeTrace = Static<typeof RuntimeTrace>;
 
@@ -35,6 +52,16 @@ export const RuntimeMetrics = Type.Object({
   times: Type.Array(Type.Number()),
   /** Goroutines, heap bytes, GC CPU share and GC pause (as rates: s/s), scheduling latency p99 (s); by series name. */
   series: Model<MetricSeries[]>('the series of model/metrics.ts that the timeline draws'),
+  /** The window: from the first successful scrape (wall clock, ISO 8601), seconds to the last. */
+  windowStart: Type.String(),
+  windowSeconds: Type.Number(),
+  /** Window deltas the engine judges (model/metrics.ts MetricsHighlights). */
+  highlights: Model<MetricsHighlights>(
+    'goroutines, heap, GC cycles, GC CPU and pause seconds, allocated bytes, scheduling latency p99 over the window',
+  ),
+  /** Requests served during the window (the per-request divisor's rule) and how they were counted. */
+  requests: Nullable(Type.Number()),
+  divisor: Nullable(DivisorMethod),
 });
 export type RuntimeMetrics = Static<typeof RuntimeMetrics>;
 
@@ -56,18 +83,19 @@ export const RuntimeStage = Type.Object({
 export type RuntimeStage = Static<typeof RuntimeStage>;
 
 /**
- * GET …/runtime: base and target side by side. `figures` compare the traces' figures run by run (one
- * value per trace): scheduling wait mean and p99 as measured; GC stop-the-world time, time blocked by
- * reason, time in syscalls and goroutines created per request when every trace of both stages has its
- * requests, else per second of trace (`normalisation`).
+ * GET …/runtime: base and target side by side, with the change engine's runtime rows (the rows of
+ * GET …/changes' `runtime`: one value per trace or metrics window; totals per request when every window
+ * of both stages has its own load run, else per second of window — `normalisation`).
  */
 export const StageRuntime = Type.Object({
   alpha: Type.Number(),
   runsNeeded: Type.Integer(),
-  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second')]),
+  normalisation: RuntimeChanges.properties.normalisation,
   base: RuntimeStage,
   target: RuntimeStage,
+  /** The same rows as GET …/changes' `runtime.figures` (api/changes.ts RuntimeChanges). */
   figures: Type.Array(Change),
+  allocsCrossCheck: RuntimeChanges.properties.allocsCrossCheck,
   /** The figures in words, significant changes first. */
   sentences: Type.Array(Type.String()),
 });

@@ -7,7 +7,9 @@ import type { PairData } from './pair.ts';
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
  * falls by more than N %, and only when the server judges the change significant. METRIC is `rps`
  * (or `qps`), `p50`, `p95`, `p99`, `cpu-per-request`, or `bench:UNIT` (every benchmark in that unit,
- * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`).
+ * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`), or a runtime row (TRACE_METRICS, RUNTIME_METRICS).
+ * A runtime row is gated only by a rule that names it, by the same test: its percentage is the change of
+ * the row as the engine normalised it (per request, else per second of window, for both stages alike).
  */
 export interface Rule {
   text: string;
@@ -18,6 +20,20 @@ export interface Rule {
 }
 
 const METRICS = ['rps', 'p50', 'p95', 'p99', 'error-rate', 'cpu-per-request', 'alloc-per-request'];
+/** The runtime rows (api/changes.ts RuntimeChanges): from execution traces, and from runtime metrics. */
+const TRACE_METRICS = [
+  'sched-wait-mean',
+  'sched-wait-p99',
+  'gc-stw',
+  'blocked-channel',
+  'blocked-select',
+  'blocked-sync',
+  'blocked-network',
+  'syscall',
+  'goroutines-created',
+];
+const RUNTIME_METRICS = ['gc-cpu', 'allocated-bytes', 'sched-latency-p99'];
+const KNOWN = [...METRICS, ...TRACE_METRICS, ...RUNTIME_METRICS];
 
 export function parseRule(text: string): Rule {
   const m = /^(.+):([+-])(\d+(?:\.\d+)?)%$/.exec(text.trim());
@@ -28,8 +44,8 @@ export function parseRule(text: string): Rule {
   let metric = m[1]!.trim().toLowerCase();
   if (metric === 'qps') metric = 'rps';
   if (metric.startsWith('bench:')) metric = `bench:${m[1]!.trim().slice(6)}`;
-  else if (!METRICS.includes(metric))
-    throw new Error(`--fail-on "${text}": unknown metric "${m[1]}" (known: ${METRICS.join(', ')}, bench:UNIT)`);
+  else if (!KNOWN.includes(metric))
+    throw new Error(`--fail-on "${text}": unknown metric "${m[1]}" (known: ${KNOWN.join(', ')}, bench:UNIT)`);
   if (metric === 'bench:') throw new Error(`--fail-on "${text}": bench: needs a unit, e.g. bench:sec/op`);
   return { text: text.trim(), metric, sign: m[2] === '+' ? 1 : -1, percent: Number(m[3]) };
 }
@@ -78,7 +94,7 @@ const SEVERITY: Record<Outcome, number> = { fail: 3, unjudged: 2, pass: 1, 'no-d
 
 /** Evaluates every rule on a pair; for bench: rules, the worst benchmark decides. */
 export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
-  const changes = [...d.changes.figures, ...(d.changes.benchmarks?.rows ?? [])];
+  const changes = [...d.changes.figures, ...(d.changes.benchmarks?.rows ?? []), ...(d.changes.runtime?.figures ?? [])];
   return rules.map((rule) => {
     const matching = changes.filter((c) => c.metric === rule.metric);
     if (matching.length === 0)
@@ -88,9 +104,13 @@ export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
         change: null,
         message: rule.metric.startsWith('bench:')
           ? `no go test -bench output in ${rule.metric.slice(6)} on both stages`
-          : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
-            ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
-            : 'needs a load test in both stages',
+          : TRACE_METRICS.includes(rule.metric)
+            ? 'needs an execution trace in both stages (stagediff capture --trace S)'
+            : RUNTIME_METRICS.includes(rule.metric)
+              ? 'needs runtime metrics in both stages (stagediff capture --metrics URL)'
+              : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
+                ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
+                : 'needs a load test in both stages',
       };
     const results = matching.map((c) => judgeOne(rule, c));
     // Worst outcome first; among equals, the largest move in the rule's direction.

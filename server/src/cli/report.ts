@@ -37,7 +37,7 @@ export function buildReport(
   const image = (name: 'diffSvg' | 'diffPng') =>
     imageQuery ? links.image(endpointUrl(name, { id: d.comparison.id }, imageQuery as never)) : null;
   return {
-    schema: 'stagediff-report/2',
+    schema: 'stagediff-report/3',
     comparison: { id: d.comparison.id, title: d.comparison.title, url: links.share },
     base: c.base,
     target: c.target,
@@ -73,6 +73,7 @@ export function buildReport(
         }
       : null,
     gc: c.gc,
+    ...(c.runtime ? { runtime: c.runtime } : {}),
     benchmarks: c.benchmarks,
     images: { diffSvg: image('diffSvg'), diffPng: image('diffPng') },
     notes,
@@ -202,6 +203,26 @@ function benchMd(r: Report, limit: number): string {
   );
 }
 
+/** The runtime rows: how they are normalised, the allocs cross-check, then every row folded. */
+function runtimeMd(rt: NonNullable<Report['runtime']>): string {
+  const w = rt.windows;
+  const side = (x: typeof w.base) =>
+    `${x.traces} trace${x.traces === 1 ? '' : 's'}, ${x.metrics} metrics window${x.metrics === 1 ? '' : 's'}`;
+  const lines = [
+    '### Runtime',
+    `Execution traces and runtime metrics, one value a window (base: ${side(w.base)}; target: ${side(w.target)}); totals ${rt.normalisation === 'per-request' ? 'per request (every window has its own load run)' : 'per second of window (a window lacks its own load run)'}.`,
+  ];
+  const cross = [
+    ['base', rt.allocsCrossCheck.base],
+    ['target', rt.allocsCrossCheck.target],
+  ].filter(([, v]) => v !== null) as [string, number][];
+  if (cross.length > 0)
+    lines.push(
+      `Allocated bytes per request, runtime metrics ÷ allocs profile: ${cross.map(([k, v]) => `${k} ${formatRatio(v)}`).join(', ')}.`,
+    );
+  return `${lines.join('\n\n')}\n\n${details('Every runtime figure', rt.figures.map(changeLine).join('\n') || 'none measured')}`;
+}
+
 function details(summary: string, body: string): string {
   return `<details><summary>${summary}</summary>\n\n${body}\n\n</details>`;
 }
@@ -249,6 +270,8 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
     ),
   );
   for (const n of r.notes) out.push(`> ${mdText(n)}`);
+
+  if (r.runtime) out.push(runtimeMd(r.runtime));
 
   out.push('### Stages');
   out.push(stageTableMd(r));

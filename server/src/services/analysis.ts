@@ -5,6 +5,7 @@ import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { Profile, ProfileKind } from '../model/profile.ts';
 import type { RuntimeStage } from '../api/runtime.ts';
+import type { MetricSeries, MetricsModel } from '../model/metrics.ts';
 import type { PerRequest } from '../api/changes.ts';
 import type {
   Benchmarks,
@@ -41,7 +42,7 @@ import {
 } from '../analysis/significance.ts';
 import { ServiceError } from './errors.ts';
 import type { ModelCache } from './models.ts';
-import { describeDivisor, perRequest, profileRequests } from './requests.ts';
+import { captureFileOf, describeDivisor, perRequest, profileRequests } from './requests.ts';
 import {
   type ProfileChoice,
   StageProfiles,
@@ -118,6 +119,27 @@ const TIMELINE_METRICS = new Set([
   'memstats.NumGC',
   'memstats.PauseTotalNs',
 ]);
+
+/** The timeline of a trace read without one (the change engine's rows need only the figures). */
+const NO_TIMELINE: RuntimeStage['traces'][number]['timeline'] = {
+  bucketNanos: 0,
+  buckets: [],
+  gcSpans: [],
+  stwSpans: [],
+  truncated: false,
+};
+
+/** Whether a series has a value from scrape i (a failed scrape has none in any series). */
+function seriesHasScrape(x: MetricSeries, i: number): boolean {
+  switch (x.type) {
+    case 'gauge':
+    case 'untyped':
+    case 'counter':
+      return x.values[i] !== null && x.values[i] !== undefined;
+    default:
+      return false;
+  }
+}
 
 /** The summary stored with a profile: its description and each sample type's total. */
 function storedSummary(p: Profile): StoredProfileSummary {
@@ -674,36 +696,86 @@ export class AnalysisService {
    * each, by the per-request rule), the timeline's series of its runtime-metric files, and its
    * scheduler traces' summaries.
    */
-  async runtimeStage(tree: ComparisonTree, st: StageWithArtifacts): Promise<RuntimeStage> {
+  /**
+   * What the runtime did in a stage: its traces (with their timelines when `timelines`; without, the
+   * figures come from the summary stored at upload and no trace is parsed — what the change engine's
+   * rows need), its metrics windows and scheduler traces, each window with its requests.
+   */
+  async runtimeStage(
+    tree: ComparisonTree,
+    st: StageWithArtifacts,
+    opts: { timelines: boolean } = { timelines: true },
+  ): Promise<RuntimeStage> {
     // The traces as their sched profile: the same window (the trace's span) and run pairing as any profile.
     const asProfiles = profilesOfKind(st, 'trace-sched').filter((a) => a.kind === 'trace');
     const requests = asProfiles.length > 0 ? (await this.perRequest(tree, st, asProfiles)).profiles : [];
     const traces: RuntimeStage['traces'] = [];
     for (const [i, a] of asProfiles.entries()) {
-      const parsed = await this.models.get(a);
-      if (parsed.kind !== 'trace') continue;
-      const { timeline, ...summary } = parsed.trace.summary;
+      let summary: RuntimeStage['traces'][number]['summary'];
+      let timeline: RuntimeStage['traces'][number]['timeline'] = NO_TIMELINE;
+      if (opts.timelines) {
+        const parsed = await this.models.get(a);
+        if (parsed.kind !== 'trace') continue;
+        ({ timeline, ...summary } = parsed.trace.summary);
+      } else {
+        // The trace artifact's own summary (profilesOfKind gave it the derived profile's).
+        const stored = st.artifacts.find((x) => x.id === a.id)?.summary as RuntimeStage['traces'][number]['summary'];
+        if (!stored) continue;
+        summary = stored;
+      }
+      const fetched = captureFileOf(st, a)?.fetchedFrom ?? null;
       traces.push({
         artifactId: a.id,
         filename: a.filename,
         summary,
         timeline,
         requests: requests[i]?.requests ?? null,
+        divisor: requests[i]?.method ?? null,
+        wallClock: summary.startTime
+          ? { start: summary.startTime, source: 'trace-clock' }
+          : fetched
+            ? { start: fetched, source: 'capture' }
+            : { start: null, source: 'none' },
       });
     }
     const metrics: RuntimeStage['metrics'] = [];
+    const windows: { a: Artifact; m: MetricsModel; startMs: number }[] = [];
     for (const a of st.artifacts.filter((x) => x.kind === 'metrics')) {
       const parsed = await this.models.get(a);
       if (parsed.kind !== 'metrics') continue;
       const m = parsed.metrics;
+      // The window's deltas run from the first successful scrape to the last.
+      const first = m.times.find((_, i) => m.series.some((x) => seriesHasScrape(x, i))) ?? 0;
+      windows.push({ a, m, startMs: Date.parse(m.start) + first * 1000 });
+    }
+    // The metrics windows counted like profiles: the per-request divisor reads a window's start and length.
+    const counted =
+      windows.length > 0
+        ? (
+            await this.perRequest(
+              tree,
+              st,
+              windows.map(({ a, m, startMs }) => ({
+                ...a,
+                summary: { durationNanos: m.windowSeconds * 1e9, timeNanos: startMs * 1e6 },
+              })),
+            )
+          ).profiles
+        : [];
+    windows.forEach(({ a, m, startMs }, i) => {
       metrics.push({
         artifactId: a.id,
         filename: a.filename,
         start: m.start,
         times: m.times,
         series: m.series.filter((x) => TIMELINE_METRICS.has(x.name) && Object.keys(x.labels).length === 0),
+        windowStart: new Date(startMs).toISOString(),
+        windowSeconds: m.windowSeconds,
+        highlights: m.highlights,
+        requests: counted[i]?.requests ?? null,
+        divisor: counted[i]?.method ?? null,
       });
-    }
+    });
     const schedtraces = st.artifacts
       .filter((x) => x.kind === 'schedtrace')
       .map((a) => ({

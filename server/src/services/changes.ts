@@ -7,6 +7,7 @@ import {
   type FigureVerdicts,
   type FunctionChanges,
   type PerRequest,
+  type RuntimeChanges,
   type StageChanges,
   type StageFigures,
   type StageRow,
@@ -29,6 +30,7 @@ import { noVerdictReason } from '../api/words.ts';
 import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
 import type { TraceArtifactSummary } from '../api/resources.ts';
+import type { MetricsHighlights } from '../model/metrics.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 
 /**
@@ -115,6 +117,40 @@ const RUNTIME_FIGURES: {
     unit: 'count',
     total: true,
     value: (s) => s.goroutines.created,
+  },
+];
+
+/**
+ * The runtime-metrics figures the engine judges, one value per metrics window (a run): window deltas
+ * normalised like the trace totals, and the window's scheduling-latency p99 as measured.
+ */
+const METRICS_FIGURES: {
+  metric: string;
+  label: string;
+  unit: string;
+  total: boolean;
+  value: (h: MetricsHighlights) => number | null;
+}[] = [
+  {
+    metric: 'gc-cpu',
+    label: 'GC CPU (runtime metrics)',
+    unit: 'nanoseconds',
+    total: true,
+    value: (h) => (h.gcCpuSeconds === null ? null : h.gcCpuSeconds * 1e9),
+  },
+  {
+    metric: 'allocated-bytes',
+    label: 'Allocated (runtime metrics)',
+    unit: 'bytes',
+    total: true,
+    value: (h) => h.allocatedBytes,
+  },
+  {
+    metric: 'sched-latency-p99',
+    label: 'Scheduling latency P99 (runtime metrics)',
+    unit: 'nanoseconds',
+    total: false,
+    value: (h) => (h.schedLatencyP99Seconds === null ? null : h.schedLatencyP99Seconds * 1e9),
   },
 ];
 
@@ -256,6 +292,7 @@ export class ChangeEngine {
     const functions = await this.functionChanges(tree, base, target, q);
     const benchmarks = await this.benchmarkChanges(base, target);
     const gc = await this.gcChange(base, target);
+    const runtime = hasRuntime(base) || hasRuntime(target) ? await this.pairRuntime(tree, base, target, bf, tf) : null;
     const kind = functions.kind ?? 'cpu';
     const perRequest =
       kind === 'allocs'
@@ -271,7 +308,12 @@ export class ChangeEngine {
       functions,
       benchmarks,
       gc,
-      sentences: sentences(figures, functions, benchmarks, gc),
+      ...(runtime ? { runtime } : {}),
+      sentences: [
+        ...sentences(figures, functions, benchmarks, gc),
+        // Runtime rows are many: only their significant changes are news here (GET …/runtime words them all).
+        ...(runtime ? runtime.figures.filter((c) => c.verdict.status === 'significant').flatMap(changeHeadline) : []),
+      ],
     };
   }
 
@@ -457,20 +499,84 @@ export class ChangeEngine {
       });
     const b = await this.analysis.runtimeStage(tree, base);
     const t = await this.analysis.runtimeStage(tree, target);
-    const all = [...b.traces, ...t.traces];
-    const perRequest = all.length > 0 && all.every((x) => x.requests !== null && x.requests > 0);
-    const values = (side: RuntimeStage, f: (typeof RUNTIME_FIGURES)[number]) =>
+    const allocs = await this.allocsMedians(tree, base, target);
+    const r = this.runtimeChanges(b, t, allocs);
+    return {
+      alpha: BENCHSTAT_ALPHA,
+      runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+      normalisation: r.normalisation,
+      base: b,
+      target: t,
+      figures: r.figures,
+      allocsCrossCheck: r.allocsCrossCheck,
+      sentences: runtimeSentences(r.figures),
+    };
+  }
+
+  /** The runtime rows of a pair whose stages' figures are already known (GET …/changes). */
+  private async pairRuntime(
+    tree: ComparisonTree,
+    base: StageWithArtifacts,
+    target: StageWithArtifacts,
+    bf: StageFigures,
+    tf: StageFigures,
+  ): Promise<RuntimeChanges> {
+    // The figures only: no trace is parsed for its timeline here.
+    const b = await this.analysis.runtimeStage(tree, base, { timelines: false });
+    const t = await this.analysis.runtimeStage(tree, target, { timelines: false });
+    return this.runtimeChanges(b, t, {
+      base: bf.allocPerRequest?.median ?? null,
+      target: tf.allocPerRequest?.median ?? null,
+    });
+  }
+
+  /** The allocs profiles' alloc_space per request, median of each stage (null without a figure). */
+  private async allocsMedians(
+    tree: ComparisonTree,
+    base: StageWithArtifacts,
+    target: StageWithArtifacts,
+  ): Promise<{ base: number | null; target: number | null }> {
+    const headline = headlineFormat(tree);
+    const m = async (st: StageWithArtifacts) =>
+      estimate((await this.stageValues(tree, st, headline)).values.allocPerRequest)?.median ?? null;
+    return { base: await m(base), target: await m(target) };
+  }
+
+  /**
+   * The runtime rows of a pair (api/changes.ts RuntimeChanges): one value per window. Totals are per
+   * request when every window of both stages has its own run (timeline or paired-run), else per second.
+   */
+  private runtimeChanges(
+    b: RuntimeStage,
+    t: RuntimeStage,
+    allocs: { base: number | null; target: number | null },
+  ): RuntimeChanges {
+    const windows = [...b.traces, ...t.traces, ...b.metrics, ...t.metrics];
+    const perRequest =
+      windows.length > 0 &&
+      windows.every(
+        (x) => x.requests !== null && x.requests > 0 && (x.divisor === 'timeline' || x.divisor === 'paired-run'),
+      );
+    const per = (total: number, requests: number | null, seconds: number): number | null => {
+      const by = perRequest ? (requests ?? 0) : seconds;
+      return by > 0 ? total / by : null;
+    };
+    const traceValues = (side: RuntimeStage, f: (typeof RUNTIME_FIGURES)[number]) =>
       side.traces.flatMap((x) => {
         const s = x.summary as TraceArtifactSummary;
         const v = f.value(s);
         if (v === null) return [];
-        if (!f.total) return [v];
-        const by = perRequest ? x.requests! : s.spanNanos / 1e9;
-        return by > 0 ? [v / by] : [];
+        const n = f.total ? per(v, x.requests, s.spanNanos / 1e9) : v;
+        return n === null ? [] : [n];
       });
-    const figures = RUNTIME_FIGURES.map((f) => {
-      const bv = values(b, f);
-      const tv = values(t, f);
+    const metricValues = (side: RuntimeStage, f: (typeof METRICS_FIGURES)[number]) =>
+      side.metrics.flatMap((x) => {
+        const v = f.value(x.highlights);
+        if (v === null) return [];
+        const n = f.total ? per(v, x.requests, x.windowSeconds) : v;
+        return n === null ? [] : [n];
+      });
+    const row = (f: { metric: string; label: string; unit: string; total: boolean }, bv: number[], tv: number[]) => {
       const v = this.verdict(bv, tv);
       return withDirection({
         metric: f.metric,
@@ -485,17 +591,26 @@ export class ChangeEngine {
         direction: null,
         reason: reasonFor(v),
       });
-    });
-    const significant = figures.filter((c) => c.verdict.status === 'significant');
-    const rest = figures.filter((c) => c.verdict.status !== 'significant');
+    };
+    const figures: Change[] = [];
+    if (b.traces.length + t.traces.length > 0)
+      for (const f of RUNTIME_FIGURES) figures.push(row(f, traceValues(b, f), traceValues(t, f)));
+    for (const f of METRICS_FIGURES) {
+      const bv = metricValues(b, f);
+      const tv = metricValues(t, f);
+      if (bv.length + tv.length > 0) figures.push(row(f, bv, tv));
+    }
+    const allocated = figures.find((c) => c.metric === 'allocated-bytes');
+    const cross = (m: Estimate | null | undefined, profile: number | null) =>
+      perRequest && m && profile !== null && profile > 0 ? m.median / profile : null;
     return {
-      alpha: BENCHSTAT_ALPHA,
-      runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
       normalisation: perRequest ? 'per-request' : 'per-second',
-      base: b,
-      target: t,
+      windows: {
+        base: { traces: b.traces.length, metrics: b.metrics.length },
+        target: { traces: t.traces.length, metrics: t.metrics.length },
+      },
       figures,
-      sentences: [...significant, ...rest].flatMap((c) => changeHeadline(c)),
+      allocsCrossCheck: { base: cross(allocated?.base, allocs.base), target: cross(allocated?.target, allocs.target) },
     };
   }
 
@@ -510,6 +625,18 @@ export class ChangeEngine {
     const t = await first(target);
     return b || t ? { base: b, target: t } : null;
   }
+}
+
+/** Whether a stage has what the runtime rows read: an execution trace or a runtime-metrics series. */
+function hasRuntime(st: StageWithArtifacts): boolean {
+  return st.artifacts.some((a) => a.kind === 'trace' || a.kind === 'metrics');
+}
+
+/** The runtime rows in words, significant changes first. */
+function runtimeSentences(figures: Change[]): string[] {
+  const significant = figures.filter((c) => c.verdict.status === 'significant');
+  const rest = figures.filter((c) => c.verdict.status !== 'significant');
+  return [...significant, ...rest].flatMap((c) => changeHeadline(c));
 }
 
 /** Why a figure has no verdict, in the words every reader uses (null when it has one). */

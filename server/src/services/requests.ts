@@ -1,7 +1,7 @@
 import type { PerRequest, ProfileRequests } from '../api/changes.ts';
 import type { Artifact, StageWithArtifacts } from '../store/index.ts';
 import { type LoadTestRun, summaryRuns } from '../model/loadtest.ts';
-import type { CaptureRecord } from '../model/capture.ts';
+import type { CaptureFile, CaptureRecord } from '../model/capture.ts';
 import { type StageRunSet, stageRps } from './stage-runs.ts';
 import { type StoredProfileSummary, summaryOf } from './stage-profiles.ts';
 
@@ -35,12 +35,27 @@ export function requestsInWindow(run: LoadTestRun, startMs: number, durMs: numbe
   return n > 0 ? n : null;
 }
 
-/** The load-test artifact captured in the same `stagediff capture` run as a profile (or a trace), by sha256. */
+/** The entry of a file in the stage's capture records (what `stagediff capture` wrote about it), by sha256. */
+export function captureFileOf(st: StageWithArtifacts, a: Artifact): CaptureFile | null {
+  for (const rec of st.captures as CaptureRecord[])
+    for (const run of rec?.runs ?? []) {
+      const f = (run?.files ?? []).find((x) => x.sha256 === a.sha256 && x.role !== 'loadtest');
+      if (f) return f;
+    }
+  return null;
+}
+
+/** The load-test artifact captured in the same `stagediff capture` run as a profile, a trace or a metrics series, by sha256. */
 export function capturedWith(st: StageWithArtifacts, profile: Artifact): Artifact | null {
   for (const rec of st.captures as CaptureRecord[]) {
     for (const run of rec?.runs ?? []) {
       const files = run?.files ?? [];
-      if (!files.some((f) => (f.role === 'profile' || f.role === 'trace') && f.sha256 === profile.sha256)) continue;
+      if (
+        !files.some(
+          (f) => (f.role === 'profile' || f.role === 'trace' || f.role === 'metrics') && f.sha256 === profile.sha256,
+        )
+      )
+        continue;
       for (const f of files) {
         if (f.role !== 'loadtest') continue;
         const a = st.artifacts.find((x) => x.kind === 'loadtest' && x.sha256 === f.sha256);

@@ -6,6 +6,7 @@ import {
   formatDeltaPercent,
   formatMs,
   formatNanos,
+  formatOffsetSeconds,
   formatRatio,
   formatRps,
   formatShare,
@@ -23,6 +24,14 @@ describe('format', () => {
     expect(formatMs(0.85)).toBe('850 µs');
     expect(formatMs(1234)).toBe('1.23 s');
     expect(formatMs(null)).toBe('—');
+  });
+  it('formats offsets on a time axis to the hundredth of a second, zero unsigned', () => {
+    expect(formatOffsetSeconds(2.314)).toBe('+2.31 s');
+    expect(formatOffsetSeconds(-0.951)).toBe('−0.95 s');
+    expect(formatOffsetSeconds(0)).toBe('0 s');
+    expect(formatOffsetSeconds(0.004)).toBe('0 s');
+    expect(formatOffsetSeconds(-0.004)).toBe('0 s');
+    expect(formatOffsetSeconds(null)).toBe('—');
   });
   it('formats bytes and counts', () => {
     expect(formatBytes(512)).toBe('512 B');

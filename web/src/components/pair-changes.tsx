@@ -1,7 +1,7 @@
 import { ciText } from '../../../server/src/api/benchstat-format.ts';
-import { formatValue } from '../../../server/src/api/format.ts';
+import { formatRatio, formatValue } from '../../../server/src/api/format.ts';
 import { changeStyle, formatN, verdictText } from '../../../server/src/api/words.ts';
-import type { Estimate, Stage } from '../lib/api.ts';
+import type { Change, Estimate, Stage } from '../lib/api.ts';
 import { useApi } from '../views/use-fetch.ts';
 import { ErrorBox, Loading, VerdictWords } from './common.tsx';
 
@@ -26,7 +26,40 @@ export function PairChanges(props: { comparisonId: string; revision: number; bas
   );
   if (!data) return loading ? <Loading what="figures" /> : <ErrorBox error={error} onRetry={reload} />;
   const figures = data.figures.filter((c) => c.base !== null || c.target !== null);
-  if (figures.length === 0) return null;
+  const runtime = data.runtime;
+  if (figures.length === 0 && !runtime) return null;
+  const row = (c: Change, what: string) => {
+    const t = verdictText(c.verdict, changeStyle(c));
+    const cls = t.significant ? (c.direction === 'improvement' ? 'good' : 'bad') : t.change === '~' ? 'muted' : '';
+    return (
+      <tr
+        key={c.metric}
+        data-metric={c.metric}
+        data-verdict={c.verdict.status}
+        data-p={c.verdict.p ?? ''}
+        data-n={formatN(c.verdict)}
+      >
+        <th scope="row">{c.label}</th>
+        <td className="num c-base" data-label={base.name}>
+          {side(c.base, c.unit, what)}
+        </td>
+        <td className="num c-target" data-label={target.name}>
+          {side(c.target, c.unit, what)}
+        </td>
+        <td className={`num verdict ${cls}`} title={c.reason ?? t.title}>
+          <VerdictWords text={t.text} />
+        </td>
+      </tr>
+    );
+  };
+  const cross = runtime
+    ? (
+        [
+          [base.name, runtime.allocsCrossCheck.base],
+          [target.name, runtime.allocsCrossCheck.target],
+        ] as const
+      ).filter((x): x is readonly [string, number] => x[1] !== null)
+    : [];
   return (
     <div className="table-scroll">
       <table className="pair-changes" aria-label={`Figures: ${base.name} → ${target.name}`}>
@@ -44,40 +77,28 @@ export function PairChanges(props: { comparisonId: string; revision: number; bas
             </th>
           </tr>
         </thead>
-        <tbody>
-          {figures.map((c) => {
-            const t = verdictText(c.verdict, changeStyle(c));
-            const what = c.metric.endsWith('per-request') ? 'profiles' : 'runs';
-            const cls = t.significant
-              ? c.direction === 'improvement'
-                ? 'good'
-                : 'bad'
-              : t.change === '~'
-                ? 'muted'
-                : '';
-            return (
-              <tr
-                key={c.metric}
-                data-metric={c.metric}
-                data-verdict={c.verdict.status}
-                data-p={c.verdict.p ?? ''}
-                data-n={formatN(c.verdict)}
-              >
-                <th scope="row">{c.label}</th>
-                <td className="num c-base" data-label={base.name}>
-                  {side(c.base, c.unit, what)}
-                </td>
-                <td className="num c-target" data-label={target.name}>
-                  {side(c.target, c.unit, what)}
-                </td>
-                <td className={`num verdict ${cls}`} title={c.reason ?? t.title}>
-                  <VerdictWords text={t.text} />
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
+        <tbody>{figures.map((c) => row(c, c.metric.endsWith('per-request') ? 'profiles' : 'runs'))}</tbody>
+        {runtime && runtime.figures.length > 0 && (
+          <tbody className="pair-runtime" aria-label="Runtime figures">
+            <tr className="group">
+              <th scope="rowgroup" colSpan={4}>
+                Runtime: execution traces and runtime metrics, one value a window,{' '}
+                {runtime.normalisation === 'per-request'
+                  ? 'totals per request (every window has its own load run)'
+                  : 'totals per second of window (a window lacks its own load run)'}
+              </th>
+            </tr>
+            {runtime.figures.map((c) => row(c, 'windows'))}
+          </tbody>
+        )}
       </table>
+      {cross.length > 0 && (
+        <p className="muted small pair-crosscheck">
+          Allocated bytes per request, runtime metrics ÷ allocs profile:{' '}
+          {cross.map(([n, v]) => `${n} ${formatRatio(v)}`).join(', ')} (the profile samples allocations and is published
+          at each GC).
+        </p>
+      )}
     </div>
   );
 }

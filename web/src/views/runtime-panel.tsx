@@ -2,7 +2,14 @@ import { useMemo } from 'react';
 import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
-import { formatChange, formatInt, formatNanos, formatValue, sig } from '../../../server/src/api/format.ts';
+import {
+  formatChange,
+  formatInt,
+  formatNanos,
+  formatOffsetSeconds,
+  formatValue,
+  sig,
+} from '../../../server/src/api/format.ts';
 import type { Reply, Stage } from '../lib/api.ts';
 import { relativeSeries } from '../lib/charts.ts';
 import type { PanelProps } from './comparison-panels.tsx';
@@ -66,14 +73,15 @@ export function RuntimePanel(props: PanelProps & { base: Stage | undefined; targ
       </Empty>
     );
   return (
-    <div className="runtime-panel">
+    <div className="runtime-panel" data-axis={`${charts.axis.min},${charts.axis.max}`}>
       <p className="muted small">
-        From each stage's Go execution traces, one a run: scheduling wait is the delay from runnable to running;
-        stop-the-world, blocked and syscall times and goroutines created are totals over each trace,{' '}
+        From each stage's Go execution traces and runtime-metrics windows, one value a run: scheduling wait and latency
+        as measured; stop-the-world, blocked and syscall times, goroutines created, GC CPU and bytes allocated are
+        totals over each window,{' '}
         {d.normalisation === 'per-request'
-          ? 'divided by the requests served during it (its own run’s req/s, else the stage’s, × its span)'
-          : 'per second of trace (a stage has a trace without its load run)'}
-        . Verdicts compare the traces as runs (benchstat's test, α = {d.alpha}).
+          ? 'divided by the requests its own load run served during it'
+          : 'per second of window (a window lacks its own load run)'}
+        . Verdicts compare the windows as runs (benchstat's test, α = {d.alpha}).
       </p>
       <RuntimeTable d={d} />
       {d.sentences.length > 0 && (
@@ -84,6 +92,22 @@ export function RuntimePanel(props: PanelProps & { base: Stage | undefined; targ
         </ul>
       )}
       <EntryTable d={d} />
+      {charts.placements.length > 0 && (
+        <div className="runtime-clock">
+          <p className="muted small">
+            The timelines below share one time axis placed by the wall clock: each stage from the earliest of its
+            timelines (the window of its first trace), every piece where its own clock puts it.
+            {charts.approximate ? ' Some pieces are placed approximately; each says how.' : ''}
+          </p>
+          <ul className="small" aria-label="Timeline alignment">
+            {charts.placements.map((p) => (
+              <li key={p.side.stageId} data-exact={p.exact ? 'yes' : 'no'}>
+                <strong>{p.side.name}</strong>: {p.notes.join('; ')}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {charts.qps && <ChartBox title="Throughput per second (QPS)" option={charts.qps} dark={dark} height={240} />}
       {charts.goroutines && (
         <ChartBox
@@ -106,6 +130,14 @@ export function RuntimePanel(props: PanelProps & { base: Stage | undefined; targ
       ))}
     </div>
   );
+}
+
+/** "4 traces, 4 metrics windows": what a stage's runtime rows are medians of. */
+function windows(side: Side): string {
+  const n = (k: number, what: string) => `${formatInt(k)} ${what}${k === 1 ? '' : 's'}`;
+  const parts = [n(side.traces.length, 'trace')];
+  if (side.metrics.length > 0) parts.push(n(side.metrics.length, 'metrics window'));
+  return parts.join(', ');
 }
 
 function RuntimeTable({ d }: { d: Runtime }) {
@@ -133,10 +165,10 @@ function RuntimeTable({ d }: { d: Runtime }) {
           <tr>
             <th scope="col">Figure</th>
             <th scope="col" className="num">
-              {d.base.name} ({formatInt(d.base.traces.length)} trace{d.base.traces.length === 1 ? '' : 's'})
+              {d.base.name} ({windows(d.base)})
             </th>
             <th scope="col" className="num">
-              {d.target.name} ({formatInt(d.target.traces.length)} trace{d.target.traces.length === 1 ? '' : 's'})
+              {d.target.name} ({windows(d.target)})
             </th>
             <th scope="col">Change</th>
           </tr>
@@ -214,19 +246,115 @@ function EntryTable({ d }: { d: Runtime }) {
   );
 }
 
-/** Both stages' charts; each stage its colour, a stage's later traces dashed apart. */
+type LoadRun = Reply<'timeline'>['stages'][number]['runs'][number];
+type Trace = Side['traces'][number];
+type Metrics = Side['metrics'][number];
+
+/**
+ * Where a stage's timelines sit on one wall-clock axis: its first trace, the metrics window and the
+ * load-test runs around it, each at `at` seconds after the stage's origin (the earliest of them); null
+ * when a piece has no wall clock and is drawn from the origin instead.
+ */
+interface Placement {
+  side: Side;
+  color: string;
+  trace: { t: Trace; at: number | null } | null;
+  metrics: { m: Metrics; at: number | null } | null;
+  runs: { r: LoadRun; at: number | null }[];
+  notes: string[];
+  exact: boolean;
+}
+
+function startedAt(r: LoadRun): number | null {
+  const v = r.summary.meta.startedAt;
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/** A stage's pieces placed on the wall clock (see Placement). */
+export function placeStage(side: Side, color: string, loadRuns: LoadRun[]): Placement {
+  const t = side.traces[0] ?? null;
+  const tWall = t?.wallClock.start ? Date.parse(t.wallClock.start) : null;
+  const mWall = (m: Metrics) => Date.parse(m.start);
+  const mEnd = (m: Metrics) => mWall(m) + (m.times[m.times.length - 1] ?? 0) * 1000;
+  // The metrics window and load runs of the trace's own run: those around its start.
+  const mMatch =
+    tWall !== null ? (side.metrics.find((x) => mWall(x) - 1000 <= tWall && tWall <= mEnd(x) + 1000) ?? null) : null;
+  const m = mMatch ?? side.metrics[0] ?? null;
+  // Without a trace on the wall clock, the metrics window is the reference.
+  const mAligned = m !== null && (mMatch !== null || tWall === null);
+  const ref = tWall ?? (m ? mWall(m) : null);
+  const timed = loadRuns.filter((r) => r.timeline && r.timeline.length > 0);
+  const covering =
+    ref === null
+      ? []
+      : timed.filter((r) => {
+          const w = startedAt(r);
+          return w !== null && w - 1000 <= ref && ref <= w + ((r.timeline?.length ?? 0) + 1) * 1000;
+        });
+  const runs = covering.length > 0 ? covering : timed.slice(0, 1);
+  const runsAligned = covering.length > 0;
+  const walls = [tWall, mAligned ? mWall(m!) : null, ...(runsAligned ? runs.map(startedAt) : [])].filter(
+    (x): x is number => x !== null,
+  );
+  const origin = walls.length > 0 ? Math.min(...walls) : null;
+  const rel = (w: number | null) => (w === null || origin === null ? null : (w - origin) / 1000);
+  const notes: string[] = [];
+  let exact = true;
+  const apart = (what: string, why: string) => {
+    exact = false;
+    notes.push(`${what} not aligned: ${why}, drawn from the axis’ zero`);
+  };
+  if (t) {
+    const at = rel(tWall);
+    if (t.wallClock.source === 'trace-clock')
+      notes.push(`trace at ${formatOffsetSeconds(at ?? 0)} by its own wall clock (Go 1.25+, to the millisecond)`);
+    else if (t.wallClock.source === 'capture') {
+      exact = false;
+      notes.push(
+        `trace at ${formatOffsetSeconds(at ?? 0)}, approximately: when stagediff capture asked for it (a trace before Go 1.25 has no wall clock; it starts when the service gets the request)`,
+      );
+    } else apart('trace', 'it has no wall clock (Go before 1.25, uploaded without its capture record)');
+  }
+  if (m) {
+    if (mAligned) notes.push(`metrics from ${formatOffsetSeconds(rel(mWall(m)) ?? 0)}, at each scrape’s time`);
+    else apart(`metrics (${m.filename})`, 'its window is not the trace’s');
+  }
+  for (const r of runs) {
+    if (runsAligned)
+      notes.push(
+        `QPS of ${r.filename} from ${formatOffsetSeconds(rel(startedAt(r)) ?? 0)}, at its requests’ own times`,
+      );
+    else
+      apart(
+        `QPS of ${r.filename}`,
+        startedAt(r) === null ? 'its log has no wall-clock times' : 'it was not running during this window',
+      );
+  }
+  return {
+    side,
+    color,
+    trace: t ? { t, at: rel(tWall) } : null,
+    metrics: m ? { m, at: mAligned ? rel(mWall(m)) : null } : null,
+    runs: runs.map((r) => ({ r, at: runsAligned ? rel(startedAt(r)) : null })),
+    notes,
+    exact,
+  };
+}
+
+/** Both stages' charts on one wall-clock axis; each stage its colour. */
 function runtimeCharts(d: Runtime, load: Reply<'timeline'> | null, dark: boolean) {
-  const sides: { side: Side; color: string }[] = [
-    { side: d.base, color: PALETTE[0] as string },
-    { side: d.target, color: PALETTE[1] as string },
-  ];
+  const runsOf = (side: Side) => load?.stages.find((s) => s.stageId === side.stageId)?.runs ?? [];
+  const placements = [
+    placeStage(d.base, PALETTE[0] as string, runsOf(d.base)),
+    placeStage(d.target, PALETTE[1] as string, runsOf(d.target)),
+  ].filter((p) => p.trace || p.metrics || p.runs.length > 0);
   const base = {
     color: PALETTE,
     textStyle: axisText(dark),
-    grid: { left: 64, right: 24, top: 40, bottom: 48 },
+    grid: { left: 64, right: 64, top: 40, bottom: 48 },
     legend: { type: 'scroll', top: 0, textStyle: axisText(dark) },
   };
-  const axisTooltip = (fmt: (v: number) => string, xName: string) => ({
+  const axisTooltip = (fmt: (v: number) => string) => ({
     trigger: 'axis',
     formatter: (params: unknown) => {
       const list = (Array.isArray(params) ? params : [params]) as {
@@ -234,143 +362,157 @@ function runtimeCharts(d: Runtime, load: Reply<'timeline'> | null, dark: boolean
         value: [number, number | null];
       }[];
       return textTooltip([
-        `${xName} ${sig(list[0]?.value[0] ?? 0, 3)} s`,
+        `t = ${sig(list[0]?.value[0] ?? 0, 3)} s`,
         ...list.map((p) => `${p.seriesName}: ${p.value[1] === null ? '—' : fmt(p.value[1])}`),
       ]);
     },
   });
-  const traces = sides.flatMap(({ side, color }) =>
-    side.traces.map((t, i) => ({
-      t,
-      color,
-      label: side.traces.length > 1 ? `${side.name} · ${t.filename}` : side.name,
-      first: i === 0,
+  // Every x of every chart, so all charts share one axis range.
+  const xs: number[] = [];
+  const pts = (data: [number, number | null][]) => {
+    for (const [x] of data) xs.push(x);
+    return data;
+  };
+  const traced = placements.filter((p) => p.trace !== null);
+  const bucketSeries = (p: Placement, pick: (b: Trace['timeline']['buckets'][number]) => number) =>
+    pts(p.trace!.t.timeline.buckets.map((b) => [(p.trace!.at ?? 0) + b.startNanos / 1e9, pick(b)]));
+  const goroutineSeries = traced.flatMap((p) => [
+    {
+      type: 'line',
+      name: `${p.side.name} running`,
+      showSymbol: false,
+      itemStyle: { color: p.color },
+      data: bucketSeries(p, (b) => b.running),
+    },
+    {
+      type: 'line',
+      name: `${p.side.name} runnable`,
+      showSymbol: false,
+      itemStyle: { color: p.color },
+      lineStyle: { type: 'dashed' },
+      data: bucketSeries(p, (b) => b.runnable),
+    },
+  ]);
+  const gcSeries = traced.flatMap((p) => [
+    {
+      type: 'line',
+      name: `${p.side.name} GC mark`,
+      showSymbol: false,
+      step: 'start',
+      areaStyle: { opacity: 0.15 },
+      itemStyle: { color: p.color },
+      data: bucketSeries(p, (b) => b.gcMark),
+    },
+    {
+      type: 'line',
+      name: `${p.side.name} STW`,
+      yAxisIndex: 1,
+      showSymbol: false,
+      step: 'start',
+      itemStyle: { color: p.color },
+      lineStyle: { type: 'dotted' },
+      data: bucketSeries(p, (b) => b.stwNanos / 1e6),
+    },
+  ]);
+  const metricSeries = METRIC_CHARTS.map((c) => {
+    const series = placements.flatMap((p) => {
+      if (!p.metrics) return [];
+      const { m, at } = p.metrics;
+      const s = c.names.map((n) => m.series.find((x) => x.name === n)).find((x) => x !== undefined);
+      if (!s) return [];
+      const ys: (number | null)[] =
+        c.read === 'value' && (s.type === 'gauge' || s.type === 'untyped')
+          ? s.values.map((v) => (v === null ? null : c.unit === 'MB' ? v / 1e6 : v))
+          : c.read === 'rate' && s.type === 'counter'
+            ? s.rates
+            : c.read === 'p99' && s.type === 'histogram'
+              ? s.perInterval.map((q) => (q?.p99 == null ? null : q.p99 * 1e3))
+              : [];
+      if (ys.length === 0) return [];
+      return [
+        {
+          type: 'line',
+          name: p.side.name,
+          showSymbol: true,
+          symbolSize: 4,
+          itemStyle: { color: p.color },
+          data: pts(m.times.map((t, i) => [(at ?? 0) + t, ys[i] ?? null])),
+        },
+      ];
+    });
+    return { c, series };
+  });
+  const qpsSeries = placements.flatMap((p) =>
+    p.runs.map((x, i) => ({
+      type: 'line',
+      name: p.runs.length > 1 ? `${p.side.name} · ${x.r.filename}` : p.side.name,
+      showSymbol: false,
+      itemStyle: { color: p.color },
+      lineStyle: { type: i === 0 ? 'solid' : 'dashed' },
+      // a second's requests drawn at the middle of that second
+      data: pts(relativeSeries(x.r.timeline ?? [], (b) => b.rps).map(([t, v]) => [(x.at ?? 0) + t + 0.5, v])),
     })),
   );
-  const xTrace = { type: 'value', name: 'seconds since the trace started', nameLocation: 'middle', nameGap: 28 };
-  const bucketSeries = (t: (typeof traces)[number]['t'], pick: (b: (typeof t.timeline.buckets)[number]) => number) =>
-    t.timeline.buckets.map((b) => [b.startNanos / 1e9, pick(b)] as [number, number]);
-  // Only a stage's first trace is drawn: traces of one stage overlap in time and would hide each other.
-  const drawn = traces.filter((x) => x.first);
+  const xAxis = {
+    type: 'value',
+    name: 'seconds on the wall clock, from each stage’s earliest timeline',
+    nameLocation: 'middle',
+    nameGap: 28,
+    min: xs.length > 0 ? Math.floor(Math.min(...xs)) : 0,
+    max: xs.length > 0 ? Math.ceil(Math.max(...xs)) : 1,
+  };
   const goroutines: ChartOption | null =
-    drawn.length === 0
+    goroutineSeries.length === 0
       ? null
       : {
           ...base,
-          tooltip: axisTooltip((v) => sig(v, 3), 't ='),
-          xAxis: xTrace,
+          tooltip: axisTooltip((v) => sig(v, 3)),
+          xAxis,
           yAxis: { type: 'value', name: 'goroutines' },
-          series: drawn.flatMap((x) => [
-            {
-              type: 'line',
-              name: `${x.label} running`,
-              showSymbol: false,
-              itemStyle: { color: x.color },
-              data: bucketSeries(x.t, (b) => b.running),
-            },
-            {
-              type: 'line',
-              name: `${x.label} runnable`,
-              showSymbol: false,
-              itemStyle: { color: x.color },
-              lineStyle: { type: 'dashed' },
-              data: bucketSeries(x.t, (b) => b.runnable),
-            },
-          ]),
+          series: goroutineSeries,
         };
   const gc: ChartOption | null =
-    drawn.length === 0
+    gcSeries.length === 0
       ? null
       : {
           ...base,
-          tooltip: axisTooltip((v) => sig(v, 3), 't ='),
-          xAxis: xTrace,
+          tooltip: axisTooltip((v) => sig(v, 3)),
+          xAxis,
           yAxis: [
             { type: 'value', name: 'GC mark share', min: 0, max: 1 },
             { type: 'value', name: 'STW ms' },
           ],
-          series: drawn.flatMap((x) => [
-            {
-              type: 'line',
-              name: `${x.label} GC mark`,
-              showSymbol: false,
-              step: 'start',
-              areaStyle: { opacity: 0.15 },
-              itemStyle: { color: x.color },
-              data: bucketSeries(x.t, (b) => b.gcMark),
-            },
-            {
-              type: 'line',
-              name: `${x.label} STW`,
-              yAxisIndex: 1,
-              showSymbol: false,
-              step: 'start',
-              itemStyle: { color: x.color },
-              lineStyle: { type: 'dotted' },
-              data: bucketSeries(x.t, (b) => b.stwNanos / 1e6),
-            },
-          ]),
+          series: gcSeries,
         };
-  const metrics = METRIC_CHARTS.flatMap((c) => {
-    const series = sides.flatMap(({ side, color }) =>
-      side.metrics.flatMap((m, mi) => {
-        const s = c.names.map((n) => m.series.find((x) => x.name === n)).find((x) => x !== undefined);
-        if (!s) return [];
-        const ys: (number | null)[] =
-          c.read === 'value' && (s.type === 'gauge' || s.type === 'untyped')
-            ? s.values.map((v) => (v === null ? null : c.unit === 'MB' ? v / 1e6 : v))
-            : c.read === 'rate' && s.type === 'counter'
-              ? s.rates
-              : c.read === 'p99' && s.type === 'histogram'
-                ? s.perInterval.map((p) => (p?.p99 == null ? null : p.p99 * 1e3))
-                : [];
-        if (ys.length === 0) return [];
-        return [
-          {
-            type: 'line',
-            name: side.metrics.length > 1 ? `${side.name} · ${m.filename}` : side.name,
-            showSymbol: true,
-            symbolSize: 4,
-            itemStyle: { color },
-            lineStyle: { type: mi === 0 ? 'solid' : 'dashed' },
-            data: m.times.map((t, i) => [t, ys[i] ?? null]),
-          },
-        ];
-      }),
-    );
-    if (series.length === 0) return [];
-    const option: ChartOption = {
-      ...base,
-      tooltip: axisTooltip((v) => `${sig(v, 4)} ${c.unit}`, 't ='),
-      xAxis: { type: 'value', name: 'seconds since the first scrape', nameLocation: 'middle', nameGap: 28 },
-      yAxis: { type: 'value', name: c.unit },
-      series,
-    };
-    return [{ title: c.title, option }];
-  });
-  let qps: ChartOption | null = null;
-  if (load) {
-    const runs = sides.flatMap(({ side, color }) => {
-      const st = load.stages.find((s) => s.stageId === side.stageId);
-      return (st?.runs ?? [])
-        .filter((r) => r.timeline && r.timeline.length > 0)
-        .map((r, i) => ({ r, color, label: `${side.name} · ${r.filename}`, dash: i === 0 ? 'solid' : 'dashed' }));
-    });
-    if (runs.length > 0)
-      qps = {
+  const metrics = metricSeries
+    .filter((x) => x.series.length > 0)
+    .map(({ c, series }) => ({
+      title: c.title,
+      option: {
         ...base,
-        tooltip: axisTooltip((v) => `${sig(v, 4)} req/s`, 't ='),
-        xAxis: { type: 'value', name: 'seconds since the load test started', nameLocation: 'middle', nameGap: 28 },
-        yAxis: { type: 'value', name: 'req/s' },
-        series: runs.map((x) => ({
-          type: 'line',
-          name: x.label,
-          showSymbol: false,
-          itemStyle: { color: x.color },
-          lineStyle: { type: x.dash },
-          data: relativeSeries(x.r.timeline ?? [], (b) => b.rps),
-        })),
-      };
-  }
-  return { goroutines, gc, metrics, qps };
+        tooltip: axisTooltip((v) => `${sig(v, 4)} ${c.unit}`),
+        xAxis,
+        yAxis: { type: 'value', name: c.unit },
+        series,
+      } as ChartOption,
+    }));
+  const qps: ChartOption | null =
+    qpsSeries.length === 0
+      ? null
+      : {
+          ...base,
+          tooltip: axisTooltip((v) => `${sig(v, 4)} req/s`),
+          xAxis,
+          yAxis: { type: 'value', name: 'req/s' },
+          series: qpsSeries,
+        };
+  return {
+    goroutines,
+    gc,
+    metrics,
+    qps,
+    placements,
+    approximate: placements.some((p) => !p.exact),
+    axis: { min: xAxis.min, max: xAxis.max },
+  };
 }
