@@ -17,6 +17,8 @@ import {
   StageBody,
   StageOrderBody,
   StageParams,
+  StageSourcesInfo,
+  StageSourcesListing,
   StageWithCaptures,
   UploadQuery,
   UploadResults,
@@ -152,6 +154,26 @@ export const SCHEMAS = {
   deleteArtifact: {
     summary: 'Remove one file from a comparison (edit token)',
     params: ComparisonArtifactParams,
+    response: Nothing,
+    status: 204,
+    auth: true,
+  },
+  putStageSources: {
+    summary:
+      "Store a stage's source files (edit token), replacing any it had: a .tar.gz or .zip archive as a raw application/octet-stream body (?filename= names it in errors). Only .go, .s, .c, .h files and go.mod are kept, rooted at the archive's shallowest go.mod; an archive with links, ../ or absolute paths, or past MAX_SOURCE_FILE_BYTES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES or MAX_SOURCE_ARCHIVE_ENTRIES is refused (400 or 413 naming the archive, the entry and the problem) and nothing is stored. A stagediff-source.json at the archive's root gives the commit and dirty flag",
+    params: StageParams,
+    querystring: UploadQuery,
+    response: StageSourcesInfo,
+    auth: true,
+  },
+  getStageSources: {
+    summary: "The source files stored with a stage: module path, commit, dirty flag and each file's path and size",
+    params: StageParams,
+    response: StageSourcesListing,
+  },
+  deleteStageSources: {
+    summary: "Remove a stage's source files (edit token)",
+    params: StageParams,
     response: Nothing,
     status: 204,
     auth: true,

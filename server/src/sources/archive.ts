@@ -26,6 +26,9 @@ export class SourceArchiveError extends Error {
 
 export interface ReadArchive {
   modulePath: string;
+  /** From the archive's `stagediff-source.json` (what `stagediff capture` writes), when it has one. */
+  revision: string;
+  dirty: boolean | null;
   files: Map<string, Buffer>;
   /** Entries read, kept or not. */
   entries: number;
@@ -58,7 +61,30 @@ export async function readSourceArchive(name: string, file: string, limits: Sour
   if (format === null) throw new SourceArchiveError(name, null, 'is neither a .tar.gz nor a .zip archive');
   const read = format === 'zip' ? await readZip(name, file, limits) : await readTarGz(name, file, limits);
   const rooted = rootAtModule(read.files);
-  return { modulePath: rooted.modulePath, files: rooted.files, entries: read.entries };
+  let meta: { module?: unknown; revision?: unknown; dirty?: unknown } = {};
+  if (read.meta) {
+    try {
+      meta = JSON.parse(read.meta.toString('utf8')) as typeof meta;
+    } catch {
+      throw new SourceArchiveError(name, SOURCE_META, 'is not JSON');
+    }
+  }
+  return {
+    modulePath: rooted.modulePath || (typeof meta.module === 'string' ? meta.module : ''),
+    revision: typeof meta.revision === 'string' ? meta.revision.slice(0, 200) : '',
+    dirty: typeof meta.dirty === 'boolean' ? meta.dirty : null,
+    files: rooted.files,
+    entries: read.entries,
+  };
+}
+
+/** The archive's description of its sources: module path, commit, dirty (`stagediff capture` writes it). */
+export const SOURCE_META = 'stagediff-source.json';
+
+interface RawRead {
+  files: Map<string, Buffer>;
+  meta: Buffer | null;
+  entries: number;
 }
 
 /** Counts entries and kept bytes against the bounds, naming the entry that passes one. */
@@ -67,6 +93,7 @@ class Tally {
   total = 0;
   kept = 0;
   readonly files = new Map<string, Buffer>();
+  meta: Buffer | null = null;
   constructor(
     private readonly name: string,
     private readonly limits: SourceLimits,
@@ -108,7 +135,20 @@ class Tally {
     return checked.path;
   }
 
+  /** A file's path: a file cannot be the archive's root. */
+  file(raw: string, path: string): void {
+    if (path === '') throw new SourceArchiveError(this.name, raw, 'is a file with an empty path');
+  }
+
+  wanted(path: string): boolean {
+    return path === SOURCE_META || isSourceFile(path);
+  }
+
   keep(raw: string, path: string, data: Buffer): void {
+    if (path === SOURCE_META) {
+      this.meta = data;
+      return;
+    }
     if (!isSourceFile(path)) return;
     if (this.files.has(path)) throw new SourceArchiveError(this.name, raw, 'appears twice in the archive');
     this.kept++;
@@ -183,7 +223,7 @@ function parsePax(data: Buffer): Map<string, string> {
   return out;
 }
 
-async function readTarGz(name: string, file: string, limits: SourceLimits): Promise<ReadArchive> {
+async function readTarGz(name: string, file: string, limits: SourceLimits): Promise<RawRead> {
   return readTarGzStream(name, createReadStream(file), limits);
 }
 
@@ -192,7 +232,7 @@ export async function readTarGzStream(
   name: string,
   src: AsyncIterable<Buffer> & NodeJS.ReadableStream,
   limits: SourceLimits,
-): Promise<ReadArchive> {
+): Promise<RawRead> {
   const gunzip = src.pipe(createGunzip());
   const pull = new Pull(gunzip[Symbol.asyncIterator]());
   const tally = new Tally(name, limits);
@@ -236,6 +276,7 @@ export async function readTarGzStream(
       if (type === '5') continue;
       if (type !== '0' && type !== '\0' && type !== '7')
         throw new SourceArchiveError(name, raw, `is not a regular file (tar type ${JSON.stringify(type)})`);
+      tally.file(raw, path);
       tally.size(raw, size);
       const data = await pull.take(padded);
       if (data.length < padded) throw new SourceArchiveError(name, raw, 'is truncated');
@@ -247,7 +288,7 @@ export async function readTarGzStream(
   } finally {
     gunzip.destroy();
   }
-  return { modulePath: '', files: tally.files, entries: tally.entries };
+  return { files: tally.files, meta: tally.meta, entries: tally.entries };
 }
 
 // ---- .zip ----
@@ -258,7 +299,7 @@ const ZIP64_EOCD = 0x06064b50;
 const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
 
-async function readZip(name: string, file: string, limits: SourceLimits): Promise<ReadArchive> {
+async function readZip(name: string, file: string, limits: SourceLimits): Promise<RawRead> {
   const fh = await open(file, 'r');
   try {
     const { size: fileSize } = await fh.stat();
@@ -353,9 +394,10 @@ async function readZip(name: string, file: string, limits: SourceLimits): Promis
       if (unixType === 0xa000) throw new SourceArchiveError(name, raw, 'is a symbolic link (links are refused)');
       if (raw.endsWith('/') || unixType === 0x4000) continue;
       if (unixType !== 0 && unixType !== 0x8000) throw new SourceArchiveError(name, raw, 'is not a regular file');
+      tally.file(raw, path);
       if ((flags & 1) !== 0) throw new SourceArchiveError(name, raw, 'is encrypted');
       tally.size(raw, usize);
-      if (!isSourceFile(path)) continue;
+      if (!tally.wanted(path)) continue;
       if (method !== 0 && method !== 8)
         throw new SourceArchiveError(name, raw, `uses compression method ${method} (only stored and deflate are read)`);
       // Deflate never grows data by more than a few bytes per 16 KiB block.
@@ -390,7 +432,7 @@ async function readZip(name: string, file: string, limits: SourceLimits): Promis
       if (crc32(data) !== t.crc) throw new SourceArchiveError(name, t.raw, 'fails its CRC-32 check (damaged)');
       tally.keep(t.raw, t.path, data);
     }
-    return { modulePath: '', files: tally.files, entries: tally.entries };
+    return { files: tally.files, meta: tally.meta, entries: tally.entries };
   } finally {
     await fh.close();
   }

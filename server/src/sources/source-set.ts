@@ -23,6 +23,9 @@ export interface SourceSet {
   files: Map<string, Buffer>;
 }
 
+/** Longest path a source set keeps. */
+export const MAX_PATH_CHARS = 1024;
+
 const KEPT_SUFFIXES = ['.go', '.s', '.c', '.h'];
 
 /** Whether a file (by its path) is one a source set keeps. */
@@ -41,13 +44,14 @@ export function checkSourcePath(raw: string): { path: string } | { problem: stri
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f]/.test(raw)) return { problem: 'has a control character in its path' };
   if (raw.startsWith('/') || /^[A-Za-z]:/.test(raw)) return { problem: 'has an absolute path' };
+  if (raw.length > MAX_PATH_CHARS) return { problem: `has a path longer than ${MAX_PATH_CHARS} characters` };
   const parts: string[] = [];
   for (const p of raw.split('/')) {
     if (p === '' || p === '.') continue;
     if (p === '..') return { problem: 'has a ".." path segment (it would leave the archive)' };
     parts.push(p);
   }
-  if (parts.length === 0) return { problem: 'has an empty path' };
+  // '' is the archive's root (e.g. tar's "./"): a directory, never a file.
   return { path: parts.join('/') };
 }
 
