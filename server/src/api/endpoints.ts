@@ -40,6 +40,8 @@ import {
   GcStages,
   Sandwich,
   SandwichQuery,
+  SourceQuery,
+  SourceView,
   StagePairQuery,
   Timeline,
   Top,
@@ -177,6 +179,13 @@ export const SCHEMAS = {
     response: Nothing,
     status: 204,
     auth: true,
+  },
+  source: {
+    summary:
+      "One function's source in two stages, line by line: each stage's file (from its stored sources) aligned by a text diff of the two versions (unchanged lines pair up even when code above them moved; removed lines keep their old cost, added lines show their new one), each line with its flat and cum in both stages in the diff's mode, and the engine's verdict where the line is the same file:line in both. The figures are the diff's at line granularity (go tool pprof -list on each stage's own profile and sources). Without sources on both sides, the function's file:line rows",
+    params: ComparisonParams,
+    querystring: SourceQuery,
+    response: SourceView,
   },
   checkFilters: {
     summary:

@@ -24,6 +24,7 @@ export const ENDPOINT_ROUTES = {
   changes: { method: 'GET', path: '/api/comparisons/:id/changes' },
   flamegraph: { method: 'GET', path: '/api/comparisons/:id/flamegraph' },
   diff: { method: 'GET', path: '/api/comparisons/:id/diff' },
+  source: { method: 'GET', path: '/api/comparisons/:id/source' },
   top: { method: 'GET', path: '/api/comparisons/:id/top' },
   trajectory: { method: 'GET', path: '/api/comparisons/:id/trajectory' },
   sandwich: { method: 'GET', path: '/api/comparisons/:id/sandwich' },
