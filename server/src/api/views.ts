@@ -426,6 +426,8 @@ export const SourceSide = Type.Object({
  */
 export const SourceRow = Type.Object({
   change: Type.Union([Type.Literal('same'), Type.Literal('removed'), Type.Literal('added'), Type.Literal('unaligned')]),
+  /** An unaligned row's file as the profiles name it; null for aligned rows (each side's file is on the side). */
+  file: Nullable(Type.String()),
   base: Nullable(LineFigures),
   target: Nullable(LineFigures),
   baseText: Nullable(Type.String()),

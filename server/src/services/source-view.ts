@@ -158,6 +158,7 @@ export async function sourceView(svc: AnalysisService, tree: ComparisonTree, q: 
           : null;
       rows.push({
         change: r.kind,
+        file: null,
         base: b,
         target: t,
         baseText: r.kind !== 'added' ? base.lines![r.a]! : null,
@@ -173,6 +174,7 @@ export async function sourceView(svc: AnalysisService, tree: ComparisonTree, q: 
     for (const p of places)
       rows.push({
         change: 'unaligned',
+        file: p.file,
         base: { line: p.line, flat: p.row.base.flat, cum: p.row.base.cum },
         target: { line: p.line, flat: p.row.target.flat, cum: p.row.target.cum },
         baseText: textOf(base, p.file, p.line),
