@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatValue } from '../../server/src/api/format.ts';
 import { CHROMIUM, REPO } from './harness.ts';
-import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
+import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
 const env = e2eEnvironment(existsSync(CHROMIUM));
 const lineView = join(REPO, 'fixtures/line-view');
@@ -23,11 +23,13 @@ async function api<T>(method: string, path: string, body?: unknown, token?: stri
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
     body:
-      body instanceof FormData || body instanceof Uint8Array
+      body instanceof FormData
         ? body
-        : body === undefined
-          ? undefined
-          : JSON.stringify(body),
+        : body instanceof Uint8Array
+          ? new Blob([body as Uint8Array<ArrayBuffer>])
+          : body === undefined
+            ? undefined
+            : JSON.stringify(body),
   });
   if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as T;
@@ -112,4 +114,45 @@ describe.skipIf(!existsSync(CHROMIUM))('a function in two versions, side by side
     }
     expect(problems).toEqual([]);
   }, 240_000);
+
+  it("takes a source archive from the stage editor, and shows a refused one's reason naming the entry", async () => {
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    // The refused archive is answered with a 400 the page reports: that console line is expected.
+    watchPage(page, problems, true);
+    await createComparison(page, env.server.url, 'E2E: source upload');
+    const card = await addStageWithFiles(page, 'v1', 'fmt and +=', [join(lineView, 'v1', 'cpu.pb.gz')]);
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-e2e-upload-'));
+    const good = join(dir, 'v1-src.tar.gz');
+    writeFileSync(good, sourceArchive('v1'));
+    await card.getByLabel('Add a source archive to stage v1').setInputFiles(good);
+    await expect
+      .poll(async () => (await card.locator('.stage-sources').textContent()) ?? '', { timeout: 30_000 })
+      .toBe('Sources: 2 files of example.com/linedemo from v1-src.tar.gz');
+    // GNU tar keeps a climbing path with --absolute-names: refused, and the stage keeps what it had.
+    writeFileSync(join(dir, 'evil.go'), 'package evil\n');
+    const inner = join(dir, 'inner');
+    execFileSync('mkdir', ['-p', inner]);
+    const evil = join(dir, 'evil.tar.gz');
+    execFileSync('tar', ['-czf', evil, '--absolute-names', '-C', inner, '../evil.go']);
+    await card.getByLabel('Add a source archive to stage v1').setInputFiles(evil);
+    await expect
+      .poll(
+        () =>
+          page
+            .getByText('source archive evil.tar.gz, entry "../evil.go": has a ".." path segment', { exact: false })
+            .count(),
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBeGreaterThan(0);
+    expect(await card.locator('.stage-sources').textContent()).toBe(
+      'Sources: 2 files of example.com/linedemo from v1-src.tar.gz',
+    );
+    await shot(page, 'source-upload-refused');
+    expect(problems.filter((p) => !/400/.test(p))).toEqual([]);
+    await ctx.close();
+  }, 180_000);
 });
