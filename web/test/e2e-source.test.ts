@@ -83,9 +83,11 @@ describe.skipIf(!existsSync(CHROMIUM))('a function in two versions, side by side
       const ctx = await env.browser.newContext({ viewport: { width, height: 1000 } });
       const page = await ctx.newPage();
       watchPage(page, problems);
+      // A function picked in another view (here the diff, through the address) opens its lines in one click.
       await page.goto(
-        `${env.server.url}/c/${c.id}?tab=lines&base=${ids[0]}&target=${ids[1]}&sampleType=cpu&mode=absolute&fn=${encodeURIComponent('main.appendJSONString')}`,
+        `${env.server.url}/c/${c.id}?tab=diff&base=${ids[0]}&target=${ids[1]}&sampleType=cpu&mode=absolute&fn=${encodeURIComponent('main.appendJSONString')}`,
       );
+      await page.getByRole('button', { name: 'its source lines' }).click();
       const rows = page.locator('.source-table tbody tr');
       await expect.poll(() => rows.count(), { timeout: 60_000 }).toBeGreaterThan(10);
       // The signature moved from line 18 to 23: one row holds both.
