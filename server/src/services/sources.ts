@@ -61,7 +61,7 @@ export async function storeSourceArchive(
         `source archive ${filename}: holds no Go source file (.go, .s, .c, .h, go.mod); nothing was stored`,
         { param: 'source' },
       );
-    const bundle = encodeBundle(read.files);
+    const bundle = await encodeBundle(read.files);
     const sha256 = createHash('sha256').update(bundle.bytes).digest('hex');
     reservation = await ctx.quota.reserve(comparisonId, filename, bundle.bytes.length, sha256);
     const bytes = bundle.bytes;
@@ -117,7 +117,7 @@ export async function loadStageSources(
   const blob = await store.readBlob(sources.sha256);
   if (!blob) return null;
   // The bundle's header lists every file: bounded by its count, beside the bytes it holds.
-  const files = decodeBundle(blob, sources.bytes + 1024 + sources.files * 4200);
+  const files = await decodeBundle(blob, sources.bytes + 1024 + sources.files * 4200);
   const { entries: _e, ...meta } = sources;
   return { sources: meta, files };
 }

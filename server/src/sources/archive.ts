@@ -9,7 +9,10 @@
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { crc32, createGunzip, inflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { crc32, createGunzip, inflateRaw } from 'node:zlib';
+
+const inflateRawAsync = promisify(inflateRaw);
 import { checkSourcePath, isSourceFile, rootAtModule, type SourceLimits } from './source-set.ts';
 
 export class SourceArchiveError extends Error {
@@ -416,7 +419,7 @@ async function readZip(name: string, file: string, limits: SourceLimits): Promis
       else {
         try {
           // Never more than the declared size: an entry that would inflate further is refused here.
-          data = inflateRawSync(packed, { maxOutputLength: Math.max(1, t.usize) });
+          data = await inflateRawAsync(packed, { maxOutputLength: Math.max(1, t.usize) });
         } catch (err) {
           const tooBig = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
           throw new SourceArchiveError(
