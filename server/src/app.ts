@@ -25,6 +25,7 @@ import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
 import artifactRoutes, { MAX_FILES_PER_REQUEST } from './routes/artifacts.ts';
+import sourceRoutes from './routes/sources.ts';
 import analysisRoutes from './routes/analysis.ts';
 import operationsRoutes from './routes/operations.ts';
 import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
@@ -204,6 +205,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(comparisonRoutes, { ctx });
   await app.register(stageRoutes, { ctx });
   await app.register(artifactRoutes, { ctx });
+  await app.register(sourceRoutes, { ctx });
   await app.register(analysisRoutes, { ctx });
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -99,9 +99,25 @@ export interface Config {
   maxComparisonBytes: number;
   /** When set, /metrics needs `Authorization: Bearer <this>`; unset, it answers loopback clients only. */
   metricsToken: string | undefined;
+  /** A stage's source set: bytes of all its files together (inflated), as kept. */
+  maxSourceBytes: number;
+  /** A stage's source set: bytes of one file (inflated). */
+  maxSourceFileBytes: number;
+  /** A stage's source set: number of files kept. */
+  maxSourceFiles: number;
+  /** A source archive: entries read (kept or not) before it is refused. */
+  maxSourceArchiveEntries: number;
 }
 
 export class ConfigError extends Error {}
+
+/** Default bounds of a stage's source set (the CLI's `capture --source` uses them too). */
+export const SOURCE_LIMITS = {
+  maxSourceBytes: 32 * 1024 * 1024,
+  maxSourceFileBytes: 2 * 1024 * 1024,
+  maxSourceFiles: 5000,
+  maxSourceArchiveEntries: 20_000,
+} as const;
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
@@ -206,6 +222,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxStorageBytes: int(env, 'MAX_STORAGE_BYTES', 20 * 1024 ** 3, 0, 2 ** 50),
     maxComparisonBytes: int(env, 'MAX_COMPARISON_BYTES', 1024 ** 3, 0, 2 ** 50),
     metricsToken: env.METRICS_TOKEN || undefined,
+    maxSourceBytes: int(env, 'MAX_SOURCE_BYTES', SOURCE_LIMITS.maxSourceBytes, 1024, 1024 ** 3),
+    maxSourceFileBytes: int(env, 'MAX_SOURCE_FILE_BYTES', SOURCE_LIMITS.maxSourceFileBytes, 1024, 256 * 1024 ** 2),
+    maxSourceFiles: int(env, 'MAX_SOURCE_FILES', SOURCE_LIMITS.maxSourceFiles, 1, 1_000_000),
+    maxSourceArchiveEntries: int(
+      env,
+      'MAX_SOURCE_ARCHIVE_ENTRIES',
+      SOURCE_LIMITS.maxSourceArchiveEntries,
+      1,
+      10_000_000,
+    ),
   };
 }
 

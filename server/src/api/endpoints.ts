@@ -17,6 +17,8 @@ import {
   StageBody,
   StageOrderBody,
   StageParams,
+  StageSourcesInfo,
+  StageSourcesListing,
   StageWithCaptures,
   UploadQuery,
   UploadResults,
@@ -38,6 +40,8 @@ import {
   GcStages,
   Sandwich,
   SandwichQuery,
+  SourceQuery,
+  SourceView,
   StagePairQuery,
   Timeline,
   Top,
@@ -163,6 +167,33 @@ export const SCHEMAS = {
     response: Nothing,
     status: 204,
     auth: true,
+  },
+  putStageSources: {
+    summary:
+      "Store a stage's source files (edit token), replacing any it had: a .tar.gz or .zip archive as a raw application/octet-stream body (?filename= names it in errors). Only .go, .s, .c, .h files and go.mod are kept, rooted at the archive's shallowest go.mod; an archive with links, ../ or absolute paths, or past MAX_SOURCE_FILE_BYTES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES or MAX_SOURCE_ARCHIVE_ENTRIES is refused (400 or 413 naming the archive, the entry and the problem) and nothing is stored. A stagediff-source.json at the archive's root gives the commit and dirty flag",
+    params: StageParams,
+    querystring: UploadQuery,
+    response: StageSourcesInfo,
+    auth: true,
+  },
+  getStageSources: {
+    summary: "The source files stored with a stage: module path, commit, dirty flag and each file's path and size",
+    params: StageParams,
+    response: StageSourcesListing,
+  },
+  deleteStageSources: {
+    summary: "Remove a stage's source files (edit token)",
+    params: StageParams,
+    response: Nothing,
+    status: 204,
+    auth: true,
+  },
+  source: {
+    summary:
+      "One function's source in two stages, line by line: each stage's file (from its stored sources) aligned by a text diff of the two versions (unchanged lines pair up even when code above them moved; removed lines keep their old cost, added lines show their new one), each line with its flat and cum in both stages in the diff's mode, and the engine's verdict where the line is the same file:line in both. The figures are the diff's at line granularity (go tool pprof -list on each stage's own profile and sources). Without sources on both sides, the function's file:line rows",
+    params: ComparisonParams,
+    querystring: SourceQuery,
+    response: SourceView,
   },
   checkFilters: {
     summary:

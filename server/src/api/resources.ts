@@ -96,6 +96,31 @@ export const Stage = Type.Object({
 });
 export type Stage = Static<typeof Stage>;
 
+/** The source files stored with a stage (their bytes are served by the line view). */
+export const StageSourcesInfo = Type.Object({
+  /** The Go module path (go.mod's `module`), '' when unknown. */
+  modulePath: Type.String(),
+  /** `git rev-parse HEAD` of the tree they came from, '' when unknown. */
+  revision: Type.String(),
+  /** Whether that tree had uncommitted changes; null when unknown. */
+  dirty: Nullable(Type.Boolean()),
+  /** `capture`, or the archive's file name. */
+  origin: Type.String(),
+  files: Type.Integer(),
+  /** Bytes of the files together. */
+  bytes: Type.Integer(),
+  /** Bytes they take in storage (compressed; counted by MAX_COMPARISON_BYTES). */
+  size: Type.Integer(),
+  createdAt: Type.String(),
+});
+export type StageSourcesInfo = Static<typeof StageSourcesInfo>;
+
+export const StageSourcesListing = Type.Object({
+  ...StageSourcesInfo.properties,
+  /** Module-relative paths and sizes, sorted by path. */
+  entries: Type.Array(Type.Object({ path: Type.String(), size: Type.Integer() })),
+});
+
 export const StageWithFiles = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -104,6 +129,8 @@ export const StageWithFiles = Type.Object({
   /** How the stage was recorded by `stagediff capture`, one record per invocation. */
   captures: Type.Array(Model<CaptureRecord>('a stagediff-capture/1 record (see model/capture.ts)')),
   artifacts: Type.Array(Artifact),
+  /** Present when the stage carries its source files. */
+  sources: Type.Optional(StageSourcesInfo),
 });
 export type StageWithFiles = Static<typeof StageWithFiles>;
 

@@ -385,6 +385,81 @@ export const Diff = Type.Object({
 });
 export type Diff = Static<typeof Diff>;
 
+/** One function's source lines in two stages: the query (a diff's, at line granularity, for one function). */
+export const SourceQuery = Type.Object(
+  {
+    base: StageRef,
+    target: StageRef,
+    /** The function, as the views name it (e.g. `main.appendJSONString`). */
+    fn: Type.String({ minLength: 1, maxLength: 4096 }),
+    kind: Type.Optional(ProfileKind),
+    sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    mode: DiffModeParam,
+    ...FilterParams,
+  },
+  { additionalProperties: false },
+);
+export type SourceQuery = Static<typeof SourceQuery>;
+
+const LineFigures = Type.Object({ line: Type.Integer(), flat: Type.Number(), cum: Type.Number() });
+
+/** One stage's side of the source view. */
+export const SourceSide = Type.Object({
+  stageId: Type.String(),
+  stageName: Type.String(),
+  /** The function's file as its profile names it; null when no sample of the stage falls in the function. */
+  file: Nullable(Type.String()),
+  /** The stored file it matched (module-relative path); null without sources or without a match. */
+  path: Nullable(Type.String()),
+  /** Whether the stage carries source files at all. */
+  hasSources: Type.Boolean(),
+  /** The commit and dirty flag of those sources ('' and null when unknown). */
+  revision: Type.String(),
+  dirty: Nullable(Type.Boolean()),
+});
+
+/**
+ * A row of the source view. Aligned (both stages have the file): `same` pairs an unchanged line of
+ * each version, `removed` is a line of the base only (it keeps its old cost), `added` one of the target
+ * only. Without sources on both sides, rows are the function's file:line rows (`unaligned`), each side
+ * read at the same file:line. Text is the line's bytes as UTF-8, never markup.
+ */
+export const SourceRow = Type.Object({
+  change: Type.Union([Type.Literal('same'), Type.Literal('removed'), Type.Literal('added'), Type.Literal('unaligned')]),
+  /** An unaligned row's file as the profiles name it; null for aligned rows (each side's file is on the side). */
+  file: Nullable(Type.String()),
+  base: Nullable(LineFigures),
+  target: Nullable(LineFigures),
+  baseText: Nullable(Type.String()),
+  targetText: Nullable(Type.String()),
+  /** target − base of flat and cum (a missing side counts 0). */
+  deltaFlat: Type.Number(),
+  deltaCum: Type.Number(),
+  /**
+   * The engine's verdict on the line's flat and cum, when the two sides are the same file:line key
+   * (the noise test runs per key); null when not tested or when the line moved.
+   */
+  verdict: Nullable(Type.Object({ flat: VerdictBrief, cum: VerdictBrief })),
+});
+export type SourceRow = Static<typeof SourceRow>;
+
+export const SourceView = Type.Object({
+  fn: Type.String(),
+  mode: DiffMode,
+  modeReason: Nullable(Type.String()),
+  kind: ProfileKind,
+  unit: Type.String(),
+  sampleType: Type.String(),
+  perRequest: Nullable(DiffPerRequest),
+  noise: Nullable(DiffNoise),
+  base: SourceSide,
+  target: SourceSide,
+  /** True when both versions' text was found and the rows are their alignment. */
+  aligned: Type.Boolean(),
+  rows: Type.Array(SourceRow),
+});
+export type SourceView = Static<typeof SourceView>;
+
 export const TrajectoryQuery = Type.Object(
   { ...ProfileSelect, n: Type.Integer({ minimum: 1, maximum: 100, default: 10 }) },
   { additionalProperties: false },

@@ -37,6 +37,8 @@ import {
 } from './load-tools.ts';
 import { redactHeaders, redactSecrets, shellJoin } from './command-line.ts';
 import { sampleMachine } from './machine.ts';
+import { SOURCES_ARCHIVE, collectSources, findModuleRoot, profileFrames, sourcesArchive } from './capture-sources.ts';
+import { SOURCE_LIMITS } from '../config.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
 import { postCapture, uploadToStage } from './upload.ts';
 import { MetricsRecorder, parseScrape } from '../ingest/metrics/index.ts';
@@ -71,6 +73,8 @@ interface Options {
   /** Seconds to wait before each run for the machine to be quiet (0: do not wait, only warn). */
   waitQuiet: number;
   out: string | null;
+  /** The module whose sources are kept with the stage (a folder in it), or null for none. */
+  source: { dir: string; explicit: boolean } | null;
   server: string | null;
   comparison: string | null;
   token: string | null;
@@ -85,6 +89,15 @@ function positiveNumber(v: string | undefined, name: string, fallback: number | 
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, got "${v}"`);
   return n;
+}
+
+/** --source DIR, none, or by default the module of the current directory (when there is one). */
+function sourceOption(v: string | undefined): Options['source'] {
+  if (v === 'none') return null;
+  if (v === undefined) return { dir: process.cwd(), explicit: false };
+  if (!existsSync(v) || !statSync(v).isDirectory()) throw new UsageError(`--source ${v}: no such folder`);
+  if (!findModuleRoot(v)) throw new UsageError(`--source ${v}: no go.mod in it or above it (not in a Go module)`);
+  return { dir: v, explicit: true };
 }
 
 function parseOptions(args: string[]): Options {
@@ -102,6 +115,7 @@ function parseOptions(args: string[]): Options {
     pause: 'string',
     'wait-quiet': 'string',
     out: 'string',
+    source: 'string',
     server: 'string',
     comparison: 'string',
     token: 'string',
@@ -211,6 +225,7 @@ function parseOptions(args: string[]): Options {
     pause,
     waitQuiet,
     out: stringFlag(f, 'out') ?? null,
+    source: sourceOption(stringFlag(f, 'source')),
     server,
     comparison,
     token,
@@ -504,6 +519,31 @@ function stagediffVersion(): string {
 }
 
 /**
+ * Writes the module's source files the profiles name to DIR/sources.tar.gz; returns its path, or null
+ * when there is no module (only an explicit --source makes that a warning) or nothing matched.
+ */
+function keepSources(o: Options, record: CaptureRecord, dir: string, progress: Progress): string | null {
+  if (!o.source) return null;
+  const root = findModuleRoot(o.source.dir);
+  if (!root) return null;
+  const profiles = record.runs.flatMap((r) =>
+    r.files.filter((f) => f.role === 'profile').map((f) => join(dir, f.path)),
+  );
+  const collected = collectSources(root, profileFrames(profiles), SOURCE_LIMITS);
+  for (const s of collected.skipped) progress.line(`note: source ${s}: not kept`);
+  if (collected.files.size <= 1) {
+    progress.line(`note: the profiles name no source file of the module in ${root}; no sources kept`);
+    return null;
+  }
+  const path = join(dir, SOURCES_ARCHIVE);
+  writeFileSync(path, sourcesArchive(collected));
+  progress.line(
+    `sources: ${collected.files.size} files of ${collected.modulePath || root}${collected.revision ? ` at ${collected.revision.slice(0, 12)}${collected.dirty ? ' (dirty)' : ''}` : ''} in ${SOURCES_ARCHIVE}`,
+  );
+  return path;
+}
+
+/**
  * `stagediff capture`: records one stage. Per run: start the load, wait for the warm-up, take the CPU
  * profile and the allocs/mutex/block deltas over one window, heap and goroutine at its end, wait for
  * the load to finish, then read back what was captured. Writes capture.json after every run, so a
@@ -609,6 +649,7 @@ export async function captureCommand(args: string[]): Promise<number> {
   save();
 
   const files = uploadedFiles(record);
+  const sourceArchive = record.error ? null : keepSources(o, record, dir, progress);
   if (record.error) {
     const kept = record.runs.flatMap((r) => r.files.map((f) => f.path));
     process.stderr.write(
@@ -627,6 +668,7 @@ export async function captureCommand(args: string[]): Promise<number> {
       stage: o.stage,
       ...(o.note ? { note: o.note } : {}),
       files: files.map((f) => ({ path: join(dir, f.path), name: f.name })),
+      ...(sourceArchive ? { source: sourceArchive } : {}),
     });
     await postCapture(o.server, r, record);
     const failed = r.results.filter((x) => !x.ok);

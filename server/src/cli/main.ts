@@ -4,9 +4,9 @@ import { FileError, UsageError } from './flags.ts';
 const USAGE = `usage:
   stagediff inspect FILE [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--granularity G] [--json] [--root 'CALLER;…;CALLEE' [--min-fraction F]] [FILTERS]
   stagediff diff BASE TARGET [--kind net|sync|syscall|sched] [--sample-type NAME] [--top N] [--granularity G] [--normalize] [--json] [FILTERS]
-  stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] FILE...
+  stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] [--source ARCHIVE] FILE...
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
-                   [--seconds S] [--warmup S] [--wait-quiet S] [--trace S [--force-trace]] [--metrics URL]
+                   [--seconds S] [--warmup S] [--wait-quiet S] [--trace S [--force-trace]] [--metrics URL] [--source DIR|none]
                    [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
   stagediff report (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
@@ -17,7 +17,9 @@ const USAGE = `usage:
 FILTERS (profiles; Go regular expressions matched against function, file and mapping names, as
 go tool pprof's): --focus RE --ignore RE --hide RE --show RE; and on labels, as pprof's -tagfocus…:
 --tagfocus [KEY=]RANGE|RE,… --tagignore [KEY=]RANGE|RE,… --tagshow KEYRE --taghide KEYRE
-G (rows: pprof's -functions, -lines or -files): functions (default), lines, files`;
+G (rows: pprof's -functions, -lines or -files): functions (default), lines, files
+ARCHIVE: a .tar.gz or .zip of the stage's Go sources (.go, .s, .c, .h, go.mod are kept), e.g. the
+sources.tar.gz capture writes, or git archive -o src.tar.gz HEAD`;
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;

@@ -36,6 +36,8 @@ export interface StageUpload {
   note?: string;
   /** Local paths, each sent under `name` (its basename by default). */
   files: { path: string; name?: string }[];
+  /** A source archive (.tar.gz or .zip) stored as the stage's sources, replacing any it had. */
+  source?: string;
 }
 
 export interface UploadResult {
@@ -45,6 +47,8 @@ export interface UploadResult {
   created: boolean;
   token: string;
   results: FileResult[];
+  /** What the server kept of the source archive, when one was sent. */
+  sources?: Reply<'putStageSources'>;
 }
 
 /**
@@ -80,13 +84,37 @@ export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
       body: JSON.stringify({ name: u.stage, ...(u.note ? { note: u.note } : {}) }),
     });
   }
-  const form = new FormData();
-  for (const f of u.files) form.append('file', await openAsBlob(f.path), f.name ?? basename(f.path));
-  const up = await call<Reply<'uploadArtifacts'>>(
-    `${server}${endpointUrl('uploadArtifacts', { id, stageId: stage.id })}`,
-    { method: 'POST', headers: auth, body: form },
-  );
-  return { id, url: cmp.url, stageId: stage.id, created, token: token!, results: up.results };
+  let results: FileResult[] = [];
+  if (u.files.length > 0) {
+    const form = new FormData();
+    for (const f of u.files) form.append('file', await openAsBlob(f.path), f.name ?? basename(f.path));
+    const up = await call<Reply<'uploadArtifacts'>>(
+      `${server}${endpointUrl('uploadArtifacts', { id, stageId: stage.id })}`,
+      { method: 'POST', headers: auth, body: form },
+    );
+    results = up.results;
+  }
+  let sources: Reply<'putStageSources'> | undefined;
+  if (u.source) {
+    const url = `${server}${endpointUrl('putStageSources', { id, stageId: stage.id })}?filename=${encodeURIComponent(basename(u.source))}`;
+    sources = await call<Reply<'putStageSources'>>(url, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/octet-stream' },
+      body: await openAsBlob(u.source),
+    });
+    // A refused archive answers 413 too, which `call` leaves to the caller for per-file uploads.
+    const refusal = (sources as ErrorBody).error;
+    if (refusal) throw new UsageError(`--source ${u.source}: ${refusal.message}`);
+  }
+  return {
+    id,
+    url: cmp.url,
+    stageId: stage.id,
+    created,
+    token: token!,
+    results,
+    ...(sources ? { sources } : {}),
+  };
 }
 
 /** Attaches a capture record (how the stage was recorded) to a stage. */
@@ -114,6 +142,7 @@ export async function uploadCommand(args: string[]): Promise<number> {
     title: 'string',
     stage: 'string',
     note: 'string',
+    source: 'string',
     json: 'boolean',
   });
   const server = stringFlag(flags, 'server')?.replace(/\/+$/, '');
@@ -122,9 +151,11 @@ export async function uploadCommand(args: string[]): Promise<number> {
   const token = stringFlag(flags, 'token') ?? process.env.STAGEDIFF_TOKEN;
   if (!server) throw new UsageError('upload needs --server URL');
   if (!stageName) throw new UsageError('upload needs --stage NAME');
-  if (flags.positionals.length === 0) throw new UsageError('upload needs at least one FILE');
+  const source = stringFlag(flags, 'source');
+  if (flags.positionals.length === 0 && !source)
+    throw new UsageError('upload needs at least one FILE (or --source ARCHIVE)');
   if (id && !token) throw new UsageError('--comparison needs --token (or STAGEDIFF_TOKEN) to add to it');
-  for (const f of flags.positionals) {
+  for (const f of [...flags.positionals, ...(source ? [source] : [])]) {
     try {
       if (!statSync(f).isFile()) throw Object.assign(new Error('not a regular file'), {});
     } catch (e) {
@@ -146,7 +177,12 @@ export async function uploadCommand(args: string[]): Promise<number> {
     stage: stageName,
     ...(note ? { note } : {}),
     files: flags.positionals.map((path) => ({ path })),
+    ...(source ? { source } : {}),
   });
+  if (r.sources)
+    process.stderr.write(
+      `  ${basename(source!)}: sources, ${r.sources.files} files of ${r.sources.modulePath || 'an unnamed module'}${r.sources.revision ? ` at ${r.sources.revision.slice(0, 12)}${r.sources.dirty ? ' (dirty)' : ''}` : ''}\n`,
+    );
   let failed = 0;
   for (const x of r.results) {
     if (x.ok)
@@ -160,7 +196,7 @@ export async function uploadCommand(args: string[]): Promise<number> {
   }
   if (flags.values.json)
     process.stdout.write(
-      `${JSON.stringify({ id: r.id, url: r.url, stageId: r.stageId, ...(r.created ? { editToken: r.token } : {}), results: r.results }, null, 2)}\n`,
+      `${JSON.stringify({ id: r.id, url: r.url, stageId: r.stageId, ...(r.created ? { editToken: r.token } : {}), results: r.results, ...(r.sources ? { sources: r.sources } : {}) }, null, 2)}\n`,
     );
   else {
     if (r.created)

@@ -147,6 +147,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     'changes',
     'flamegraph',
     'diff',
+    'source',
     'top',
     'trajectory',
     'sandwich',

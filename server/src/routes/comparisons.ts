@@ -6,6 +6,7 @@ import type { ComparisonTree } from '../store/index.ts';
 import type { AppContext } from '../context.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import { comparisonBytes } from '../services/quota.ts';
+import { apiSourcesInfo } from '../services/sources.ts';
 import { acceptedEncodings, compress } from '../services/view-cache.ts';
 import { ApiError } from './errors.ts';
 import { bearer, requireEditToken } from './auth.ts';
@@ -31,6 +32,7 @@ export function comparisonView(ctx: AppContext, req: FastifyRequest, tree: Compa
         ...a,
         summary: apiArtifactSummary(a) as Comparison['stages'][number]['artifacts'][number]['summary'],
       })),
+      ...(s.sources ? { sources: apiSourcesInfo(s.sources) } : {}),
     })),
     usage: { bytes: comparisonBytes(tree), maxBytes: ctx.config.maxComparisonBytes || null },
   };

@@ -7,6 +7,7 @@ import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
 import { type ImageOp, renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
+import { sourceView } from './source-view.ts';
 import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
 
 /**
@@ -20,6 +21,7 @@ export type AnalysisOp =
   | { op: 'changes'; query: Query<'changes'> }
   | { op: 'flamegraph'; query: Query<'flamegraph'> }
   | { op: 'diff'; query: Query<'diff'> }
+  | { op: 'source'; query: Query<'source'> }
   | { op: 'top'; query: Query<'top'> }
   | { op: 'trajectory'; query: Query<'trajectory'> }
   | { op: 'sandwich'; query: Query<'sandwich'> }
@@ -82,6 +84,8 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
           : d.top;
       return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? 2000) });
     }
+    case 'source':
+      return serialise(a.op, await sourceView(svc, tree, a.query));
     case 'top':
       return serialise(a.op, await svc.top(tree, viewQuery(a.query)));
     case 'trajectory':

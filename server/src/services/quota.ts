@@ -3,10 +3,13 @@ import type { Config } from '../config.ts';
 import type { ComparisonTree, Store } from '../store/index.ts';
 import { ServiceError } from './errors.ts';
 
-/** Bytes of uploaded files a comparison holds (each file counted, as its page lists them). */
+/** Bytes of uploaded files a comparison holds (each file counted, as its page lists them, and each stage's stored sources). */
 export function comparisonBytes(tree: ComparisonTree): number {
   let n = 0;
-  for (const s of tree.stages) for (const a of s.artifacts) n += a.size;
+  for (const s of tree.stages) {
+    for (const a of s.artifacts) n += a.size;
+    n += s.sources?.size ?? 0;
+  }
   return n;
 }
 

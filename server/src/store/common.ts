@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { StoreError } from './errors.ts';
-import { ARTIFACT_KINDS, type ArtifactKind, type CacheKey, type NewComparison } from './types.ts';
+import { ARTIFACT_KINDS, type ArtifactKind, type CacheKey, type NewComparison, type NewStageSources } from './types.ts';
 import { EXPLICIT_ID } from './secrets.ts';
 
 export interface Migration {
@@ -127,3 +127,17 @@ export const CACHE_EVICT_SQL = `WITH ranked AS (
   FROM cache)
 DELETE FROM cache WHERE (scope, key, model_version) IN (
   SELECT scope, key, model_version FROM ranked WHERE before < $1)`;
+
+/** Checks a new source set's fields before it is stored (paths relative, `/`-separated, no NUL). */
+export function checkSourceSet(input: NewStageSources): void {
+  checkText({ modulePath: input.modulePath, revision: input.revision, origin: input.origin });
+  let prev = '';
+  for (const e of input.entries) {
+    if (typeof e.path !== 'string' || e.path === '' || e.path.includes('\u0000') || e.path.startsWith('/'))
+      throw new StoreError('invalid', `source path ${JSON.stringify(e.path)} must be relative and non-empty`);
+    if (!Number.isSafeInteger(e.size) || e.size < 0)
+      throw new StoreError('invalid', `source file ${e.path} has an invalid size`);
+    if (e.path <= prev) throw new StoreError('invalid', 'source paths must be sorted and distinct');
+    prev = e.path;
+  }
+}

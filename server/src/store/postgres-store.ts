@@ -11,6 +11,7 @@ import {
   captureText,
   checkText,
   checkReorder,
+  checkSourceSet,
   iso,
   jsonText,
   loadMigrations,
@@ -32,7 +33,10 @@ import {
   type CreatedComparison,
   type NewArtifact,
   type NewComparison,
+  type NewStageSources,
   type Stage,
+  type StageSources,
+  type StageSourcesWithFiles,
   type StatsOptions,
   type Store,
   type StoreStats,
@@ -106,6 +110,37 @@ interface ArtifactRow {
 }
 
 const ARTIFACT_COLUMNS = `a.id, a.stage_id, s.comparison_id, a.kind, a.format, a.filename, a.size, a.sha256, a.summary, a.created_at`;
+
+interface SourcesRow {
+  stage_id: string;
+  comparison_id: string;
+  module_path: string;
+  revision: string;
+  dirty: boolean | null;
+  origin: string;
+  files: number;
+  bytes: string;
+  sha256: string;
+  size: string;
+  created_at: string;
+}
+const SOURCES_COLUMNS = `x.stage_id, s.comparison_id, x.module_path, x.revision, x.dirty, x.origin, x.files, x.bytes, x.sha256, x.size, x.created_at`;
+
+function toSources(r: SourcesRow): StageSources {
+  return {
+    comparisonId: r.comparison_id,
+    stageId: r.stage_id,
+    modulePath: r.module_path,
+    revision: r.revision,
+    dirty: r.dirty,
+    origin: r.origin,
+    files: Number(r.files),
+    bytes: Number(r.bytes),
+    sha256: r.sha256,
+    size: Number(r.size),
+    createdAt: iso(r.created_at),
+  };
+}
 
 function toComparison(r: ComparisonRow): Comparison {
   return {
@@ -329,6 +364,7 @@ export class PostgresStore implements Store {
       const r = await db.query<{ object_key: string | null }>(
         `DELETE FROM blobs b WHERE b.sha256 = $1
         AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
+        AND NOT EXISTS (SELECT 1 FROM stage_sources x WHERE x.sha256 = b.sha256)
         AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.expires_at > $2)
         RETURNING b.object_key`,
         [sha, now],
@@ -416,9 +452,21 @@ export class PostgresStore implements Store {
         list.push(toArtifact(a));
         byStage.set(a.stage_id, list);
       }
+      const sources = new Map<string, StageSources>();
+      for (const r of (
+        await db.query<SourcesRow>(
+          `SELECT ${SOURCES_COLUMNS} FROM stage_sources x JOIN stages s ON s.id = x.stage_id
+        WHERE s.comparison_id = $1`,
+          [id],
+        )
+      ).rows)
+        sources.set(r.stage_id, toSources(r));
       return {
         comparison: toComparison(c),
-        stages: stages.map((s) => ({ ...toStage(s), artifacts: byStage.get(s.id) ?? [] })),
+        stages: stages.map((s) => {
+          const src = sources.get(s.id);
+          return { ...toStage(s), artifacts: byStage.get(s.id) ?? [], ...(src ? { sources: src } : {}) };
+        }),
       };
     }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const now = this.clock();
@@ -460,7 +508,8 @@ export class PostgresStore implements Store {
     const shas = (
       await db.query<{ sha256: string }>(
         `SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = $1`,
+        WHERE s.comparison_id = $1
+        UNION SELECT x.sha256 FROM stage_sources x JOIN stages s ON s.id = x.stage_id WHERE s.comparison_id = $1`,
         [id],
       )
     ).rows.map((r) => r.sha256);
@@ -571,7 +620,10 @@ export class PostgresStore implements Store {
       await this.bump(db, comparisonId, now);
       await this.requireStage(db, comparisonId, stageId);
       const shas = (
-        await db.query<{ sha256: string }>('SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = $1', [stageId])
+        await db.query<{ sha256: string }>(
+          'SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = $1 UNION SELECT sha256 FROM stage_sources WHERE stage_id = $1',
+          [stageId],
+        )
       ).rows.map((r) => r.sha256);
       await db.query('DELETE FROM stages WHERE id = $1', [stageId]);
       await this.renumber(
@@ -812,6 +864,83 @@ export class PostgresStore implements Store {
     await this.purge(trash);
   }
 
+  async putStageSources(input: NewStageSources): Promise<StageSources> {
+    checkSourceSet(input);
+    const ref = input.blob;
+    if (!SHA256_HEX.test(ref.sha256)) throw new StoreError('invalid', 'blob sha256 must be 64 lowercase hex digits');
+    const entries = JSON.stringify(input.entries.map((e) => ({ path: e.path, size: e.size })));
+    const bytes = input.entries.reduce((n, e) => n + e.size, 0);
+    const now = this.clock();
+    const trash: string[] = [];
+    await this.tx(async (db) => {
+      await this.bump(db, input.comparisonId, now);
+      await this.requireStage(db, input.comparisonId, input.stageId);
+      const blob = (
+        await db.query<{ size: string }>('SELECT size FROM blobs WHERE sha256 = $1 FOR KEY SHARE', [ref.sha256])
+      ).rows[0];
+      if (!blob) throw new StoreError('blob-missing', `blob ${ref.sha256} is not stored (its pin expired?)`);
+      const old = (
+        await db.query<{ sha256: string }>('SELECT sha256 FROM stage_sources WHERE stage_id = $1 FOR UPDATE', [
+          input.stageId,
+        ])
+      ).rows[0];
+      await db.query(
+        `INSERT INTO stage_sources (stage_id, module_path, revision, dirty, origin, files, bytes, entries, sha256, size, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)
+        ON CONFLICT (stage_id) DO UPDATE SET module_path = excluded.module_path, revision = excluded.revision,
+          dirty = excluded.dirty, origin = excluded.origin, files = excluded.files, bytes = excluded.bytes,
+          entries = excluded.entries, sha256 = excluded.sha256, size = excluded.size, created_at = excluded.created_at`,
+        [
+          input.stageId,
+          input.modulePath,
+          input.revision,
+          input.dirty,
+          input.origin,
+          input.entries.length,
+          bytes,
+          entries,
+          ref.sha256,
+          blob.size,
+          now,
+        ],
+      );
+      await db.query('DELETE FROM blob_pins WHERE id = $1', [ref.pinId]);
+      if (old && old.sha256 !== ref.sha256) await this.collect(db, [old.sha256], now, trash);
+    });
+    await this.purge(trash);
+    const { entries: _entries, ...stored } = (await this.getStageSources(input.comparisonId, input.stageId))!;
+    return stored;
+  }
+
+  async getStageSources(comparisonId: string, stageId: string): Promise<StageSourcesWithFiles | null> {
+    const row = (
+      await this.pool.query<SourcesRow & { entries: StageSourcesWithFiles['entries'] }>(
+        `SELECT ${SOURCES_COLUMNS}, x.entries FROM stage_sources x JOIN stages s ON s.id = x.stage_id
+      WHERE x.stage_id = $1 AND s.comparison_id = $2`,
+        [stageId, comparisonId],
+      )
+    ).rows[0];
+    if (!row) return null;
+    return { ...toSources(row), entries: row.entries };
+  }
+
+  async deleteStageSources(comparisonId: string, stageId: string): Promise<boolean> {
+    const now = this.clock();
+    const trash: string[] = [];
+    const gone = await this.tx(async (db) => {
+      await this.bump(db, comparisonId, now); // the comparison's row first, as every change locks it
+      await this.requireStage(db, comparisonId, stageId);
+      const old = (
+        await db.query<{ sha256: string }>('DELETE FROM stage_sources WHERE stage_id = $1 RETURNING sha256', [stageId])
+      ).rows[0];
+      if (!old) return false;
+      await this.collect(db, [old.sha256], now, trash);
+      return true;
+    });
+    await this.purge(trash);
+    return gone;
+  }
+
   async hasBlob(sha256: string): Promise<boolean> {
     return ((await this.pool.query('SELECT 1 FROM blobs WHERE sha256 = $1', [sha256])).rowCount ?? 0) > 0;
   }
@@ -953,6 +1082,7 @@ export class PostgresStore implements Store {
       const orphans = (
         await db.query<{ sha256: string }>(`SELECT sha256 FROM blobs b
         WHERE NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
+          AND NOT EXISTS (SELECT 1 FROM stage_sources x WHERE x.sha256 = b.sha256)
           AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`)
       ).rows.map((r) => r.sha256);
       report.orphanBlobs = await this.collect(db, orphans, now, trash);

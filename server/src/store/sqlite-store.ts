@@ -25,6 +25,7 @@ import {
   captureText,
   checkText,
   checkReorder,
+  checkSourceSet,
   iso,
   jsonText,
   loadMigrations,
@@ -45,7 +46,10 @@ import {
   type CreatedComparison,
   type NewArtifact,
   type NewComparison,
+  type NewStageSources,
   type Stage,
+  type StageSources,
+  type StageSourcesWithFiles,
   type StatsOptions,
   type Store,
   type StoreStats,
@@ -94,6 +98,37 @@ interface ArtifactRow {
   sha256: string;
   summary: string;
   created_at: number;
+}
+
+interface SourcesRow {
+  stage_id: string;
+  comparison_id: string;
+  module_path: string;
+  revision: string;
+  dirty: number | null;
+  origin: string;
+  files: number;
+  bytes: number;
+  sha256: string;
+  size: number;
+  created_at: number;
+}
+const SOURCES_COLUMNS = `x.stage_id, s.comparison_id, x.module_path, x.revision, x.dirty, x.origin, x.files, x.bytes, x.sha256, x.size, x.created_at`;
+
+function toSources(r: SourcesRow): StageSources {
+  return {
+    comparisonId: r.comparison_id,
+    stageId: r.stage_id,
+    modulePath: r.module_path,
+    revision: r.revision,
+    dirty: r.dirty === null ? null : r.dirty !== 0,
+    origin: r.origin,
+    files: r.files,
+    bytes: r.bytes,
+    sha256: r.sha256,
+    size: r.size,
+    createdAt: iso(r.created_at),
+  };
 }
 
 const ARTIFACT_COLUMNS = `a.id, a.stage_id, s.comparison_id, a.kind, a.format, a.filename, a.size, a.sha256, a.summary, a.created_at`;
@@ -277,10 +312,11 @@ export class SqliteStore implements Store {
   private collect(shas: Iterable<string>, now: number): number {
     const del = this.db.prepare(`DELETE FROM blobs WHERE sha256 = ?
       AND NOT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?)
+      AND NOT EXISTS (SELECT 1 FROM stage_sources WHERE sha256 = ?)
       AND NOT EXISTS (SELECT 1 FROM blob_pins WHERE sha256 = ? AND expires_at > ?)`);
     let n = 0;
     for (const sha of new Set(shas)) {
-      if (del.run(sha, sha, sha, now).changes > 0) {
+      if (del.run(sha, sha, sha, sha, now).changes > 0) {
         rmSync(this.blobPath(sha), { force: true });
         n++;
       }
@@ -338,9 +374,18 @@ export class SqliteStore implements Store {
         list.push(toArtifact(a));
         byStage.set(a.stage_id, list);
       }
+      const sources = new Map<string, StageSources>();
+      for (const r of this.db
+        .prepare(`SELECT ${SOURCES_COLUMNS} FROM stage_sources x JOIN stages s ON s.id = x.stage_id
+        WHERE s.comparison_id = ?`)
+        .all(id) as SourcesRow[])
+        sources.set(r.stage_id, toSources(r));
       return {
         comparison: toComparison(row),
-        stages: this.stageRows(id).map((s) => ({ ...toStage(s), artifacts: byStage.get(s.id) ?? [] })),
+        stages: this.stageRows(id).map((s) => {
+          const src = sources.get(s.id);
+          return { ...toStage(s), artifacts: byStage.get(s.id) ?? [], ...(src ? { sources: src } : {}) };
+        }),
       };
     })();
     const now = this.clock();
@@ -387,8 +432,9 @@ export class SqliteStore implements Store {
     const shas = (
       this.db
         .prepare(`SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = ?`)
-        .all(id) as { sha256: string }[]
+        WHERE s.comparison_id = ?
+        UNION SELECT x.sha256 FROM stage_sources x JOIN stages s ON s.id = x.stage_id WHERE s.comparison_id = ?`)
+        .all(id, id) as { sha256: string }[]
     ).map((r) => r.sha256);
     const gone = this.db.prepare('DELETE FROM comparisons WHERE id = ?').run(id).changes > 0;
     if (gone) this.collect(shas, now);
@@ -492,7 +538,11 @@ export class SqliteStore implements Store {
         this.requireStage(comparisonId, stageId);
         this.bump(comparisonId, now);
         const shas = (
-          this.db.prepare('SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = ?').all(stageId) as {
+          this.db
+            .prepare(
+              'SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = ? UNION SELECT sha256 FROM stage_sources WHERE stage_id = ?',
+            )
+            .all(stageId, stageId) as {
             sha256: string;
           }[]
         ).map((r) => r.sha256);
@@ -654,6 +704,77 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
+  async putStageSources(input: NewStageSources): Promise<StageSources> {
+    checkSourceSet(input);
+    const ref = input.blob;
+    if (!SHA256_HEX.test(ref.sha256)) throw new StoreError('invalid', 'blob sha256 must be 64 lowercase hex digits');
+    const entries = JSON.stringify(input.entries.map((e) => ({ path: e.path, size: e.size })));
+    const bytes = input.entries.reduce((n, e) => n + e.size, 0);
+    const now = this.clock();
+    this.db
+      .transaction(() => {
+        this.requireStage(input.comparisonId, input.stageId);
+        const blob = this.db.prepare('SELECT size FROM blobs WHERE sha256 = ?').get(ref.sha256) as
+          | { size: number }
+          | undefined;
+        if (!blob) throw new StoreError('blob-missing', `blob ${ref.sha256} is not stored (its pin expired?)`);
+        this.bump(input.comparisonId, now);
+        const old = this.db.prepare('SELECT sha256 FROM stage_sources WHERE stage_id = ?').get(input.stageId) as
+          | { sha256: string }
+          | undefined;
+        this.db
+          .prepare(`INSERT INTO stage_sources (stage_id, module_path, revision, dirty, origin, files, bytes, entries, sha256, size, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (stage_id) DO UPDATE SET module_path = excluded.module_path, revision = excluded.revision,
+            dirty = excluded.dirty, origin = excluded.origin, files = excluded.files, bytes = excluded.bytes,
+            entries = excluded.entries, sha256 = excluded.sha256, size = excluded.size, created_at = excluded.created_at`)
+          .run(
+            input.stageId,
+            input.modulePath,
+            input.revision,
+            input.dirty === null ? null : input.dirty ? 1 : 0,
+            input.origin,
+            input.entries.length,
+            bytes,
+            entries,
+            ref.sha256,
+            blob.size,
+            now,
+          );
+        this.db.prepare('DELETE FROM blob_pins WHERE id = ?').run(ref.pinId);
+        if (old && old.sha256 !== ref.sha256) this.collect([old.sha256], now);
+      })
+      .immediate();
+    const { entries: _entries, ...stored } = (await this.getStageSources(input.comparisonId, input.stageId))!;
+    return stored;
+  }
+
+  async getStageSources(comparisonId: string, stageId: string): Promise<StageSourcesWithFiles | null> {
+    const row = this.db
+      .prepare(`SELECT ${SOURCES_COLUMNS}, x.entries FROM stage_sources x JOIN stages s ON s.id = x.stage_id
+      WHERE x.stage_id = ? AND s.comparison_id = ?`)
+      .get(stageId, comparisonId) as (SourcesRow & { entries: string }) | undefined;
+    if (!row) return null;
+    return { ...toSources(row), entries: JSON.parse(row.entries) as StageSourcesWithFiles['entries'] };
+  }
+
+  async deleteStageSources(comparisonId: string, stageId: string): Promise<boolean> {
+    const now = this.clock();
+    return this.db
+      .transaction((): boolean => {
+        this.requireStage(comparisonId, stageId);
+        const old = this.db.prepare('SELECT sha256 FROM stage_sources WHERE stage_id = ?').get(stageId) as
+          | { sha256: string }
+          | undefined;
+        if (!old) return false;
+        this.bump(comparisonId, now);
+        this.db.prepare('DELETE FROM stage_sources WHERE stage_id = ?').run(stageId);
+        this.collect([old.sha256], now);
+        return true;
+      })
+      .immediate();
+  }
+
   async hasBlob(sha256: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM blobs WHERE sha256 = ?').get(sha256) !== undefined;
   }
@@ -746,6 +867,7 @@ export class SqliteStore implements Store {
           this.db
             .prepare(`SELECT sha256 FROM blobs b
         WHERE NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
+          AND NOT EXISTS (SELECT 1 FROM stage_sources x WHERE x.sha256 = b.sha256)
           AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`)
             .all() as { sha256: string }[]
         ).map((r) => r.sha256);

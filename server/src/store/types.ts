@@ -69,6 +69,53 @@ export interface Artifact {
 export interface StageWithArtifacts extends Stage {
   /** In upload order. */
   artifacts: Artifact[];
+  /** The stage's source set, when it carries one (the key is absent otherwise). */
+  sources?: StageSources;
+}
+
+/** One file of a source set: its module-relative path (`/`-separated) and its size in bytes. */
+export interface SourceFileEntry {
+  path: string;
+  size: number;
+}
+
+/**
+ * The source files stored with a stage: the bytes of every file, bundled in one blob (`sha256`, `size`
+ * bytes as stored), described here. `bytes` is the files' total before bundling.
+ */
+export interface StageSources {
+  comparisonId: string;
+  stageId: string;
+  /** The Go module path (`module` line of go.mod), or '' when unknown. */
+  modulePath: string;
+  /** `git rev-parse HEAD` of the tree the files came from, or '' when unknown. */
+  revision: string;
+  /** Whether the work tree had uncommitted changes; null when unknown. */
+  dirty: boolean | null;
+  /** Where the set came from, e.g. `capture` or an archive's name. */
+  origin: string;
+  files: number;
+  bytes: number;
+  sha256: string;
+  size: number;
+  createdAt: string;
+}
+
+/** A stored source set with its file list (sorted by path). */
+export interface StageSourcesWithFiles extends StageSources {
+  entries: SourceFileEntry[];
+}
+
+export interface NewStageSources {
+  comparisonId: string;
+  stageId: string;
+  modulePath: string;
+  revision: string;
+  dirty: boolean | null;
+  origin: string;
+  entries: SourceFileEntry[];
+  /** The bundle written with `putBlob`; its pin is released with the insert. */
+  blob: BlobRef;
 }
 
 /** A comparison with its stages (by position) and their artifacts, read in one consistent snapshot. */
@@ -241,6 +288,16 @@ export interface Store {
   /** Throws `not-found`. Removes the blob if no other artifact references it. */
   deleteArtifact(comparisonId: string, artifactId: string): Promise<void>;
   hasBlob(sha256: string): Promise<boolean>;
+
+  // Sources (one set per stage)
+  /**
+   * Stores a stage's source set, replacing the one it had in the same transaction (a reader sees the
+   * old set or the new one, never a mix). Throws `not-found`, `invalid`, `blob-missing`.
+   */
+  putStageSources(input: NewStageSources): Promise<StageSources>;
+  getStageSources(comparisonId: string, stageId: string): Promise<StageSourcesWithFiles | null>;
+  /** False when the stage had none. Throws `not-found` for an unknown stage. */
+  deleteStageSources(comparisonId: string, stageId: string): Promise<boolean>;
   /** Bytes of every stored blob (identical bytes counted once): what the uploads take, for the storage bound. */
   storedBytes(): Promise<number>;
   readBlob(sha256: string): Promise<Buffer | null>;

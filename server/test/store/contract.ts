@@ -743,6 +743,125 @@ export function storeContract(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('source sets', () => {
+      const entries = [
+        { path: 'go.mod', size: 20 },
+        { path: 'main.go', size: 300 },
+      ];
+      it("stores a stage's sources, shows them in the tree, replaces them atomically and collects the old blob", async () => {
+        const { s, cid, sid } = await withStage();
+        const first = bytesOf(31, 5000);
+        const ref1 = await s.putBlob(chunked(first), MiB);
+        const put = await s.putStageSources({
+          comparisonId: cid,
+          stageId: sid,
+          modulePath: 'example.com/shop',
+          revision: 'a'.repeat(40),
+          dirty: true,
+          origin: 'capture',
+          entries,
+          blob: ref1,
+        });
+        expect(put).toMatchObject({
+          comparisonId: cid,
+          stageId: sid,
+          modulePath: 'example.com/shop',
+          dirty: true,
+          files: 2,
+          bytes: 320,
+          sha256: sha256(first),
+          size: first.length,
+        });
+        expect((await s.getStageSources(cid, sid))!.entries).toEqual(entries);
+        const tree = (await s.getComparisonTree(cid))!;
+        expect(tree.stages[0]!.sources).toEqual(put);
+        expect(tree.comparison.revision).toBe(3);
+        // The pin went with the insert: a sweep far in the future keeps the blob.
+        await s.sweep({ now: Date.now() + 2 * PIN_TTL_MS });
+        expect(await s.hasBlob(ref1.sha256)).toBe(true);
+
+        const second = bytesOf(32, 7000);
+        const ref2 = await s.putBlob(chunked(second), MiB);
+        const replaced = await s.putStageSources({
+          comparisonId: cid,
+          stageId: sid,
+          modulePath: 'example.com/shop',
+          revision: 'b'.repeat(40),
+          dirty: null,
+          origin: 'src.tar.gz',
+          entries: [{ path: 'main.go', size: 7000 }],
+          blob: ref2,
+        });
+        expect(replaced).toMatchObject({ revision: 'b'.repeat(40), dirty: null, files: 1, sha256: sha256(second) });
+        expect(await s.hasBlob(ref1.sha256)).toBe(false);
+        expect((await s.readBlob(ref2.sha256))!.equals(second)).toBe(true);
+
+        expect(await s.deleteStageSources(cid, sid)).toBe(true);
+        expect(await s.deleteStageSources(cid, sid)).toBe(false);
+        expect(await s.getStageSources(cid, sid)).toBeNull();
+        expect((await s.getComparisonTree(cid))!.stages[0]).not.toHaveProperty('sources');
+        expect(await s.hasBlob(ref2.sha256)).toBe(false);
+      });
+
+      it('refuses bad input and keeps nothing half-written', async () => {
+        const { s, cid, sid } = await withStage();
+        const ref = await s.putBlob(chunked(bytesOf(33, 100)), MiB);
+        const base = {
+          comparisonId: cid,
+          stageId: sid,
+          modulePath: 'm',
+          revision: '',
+          dirty: false,
+          origin: 'x',
+          blob: ref,
+        };
+        await expectStoreError(s.putStageSources({ ...base, entries: [{ path: '/etc/passwd', size: 1 }] }), 'invalid');
+        await expectStoreError(
+          s.putStageSources({
+            ...base,
+            entries: [
+              { path: 'b.go', size: 1 },
+              { path: 'a.go', size: 1 },
+            ],
+          }),
+          'invalid',
+        );
+        await expectStoreError(s.putStageSources({ ...base, stageId: 'nope', entries }), 'not-found');
+        await expectStoreError(
+          s.putStageSources({ ...base, blob: { sha256: '0'.repeat(64), size: 1, pinId: 'x' }, entries }),
+          'blob-missing',
+        );
+        expect(await s.getStageSources(cid, sid)).toBeNull();
+        expect((await s.getComparison(cid))!.revision).toBe(2);
+      });
+
+      it('goes with its stage and its comparison, blobs included', async () => {
+        const { s, cid, sid } = await withStage();
+        const other = await s.createStage(cid, { name: 'pooled' });
+        const a = bytesOf(34, 900);
+        const b = bytesOf(35, 900);
+        const put = async (stageId: string, bytes: Buffer) =>
+          s.putStageSources({
+            comparisonId: cid,
+            stageId,
+            modulePath: 'm',
+            revision: '',
+            dirty: null,
+            origin: 'x',
+            entries,
+            blob: await s.putBlob(chunked(bytes), MiB),
+          });
+        await put(sid, a);
+        await put(other.id, b);
+        await s.deleteStage(cid, sid);
+        expect(await s.hasBlob(sha256(a))).toBe(false);
+        expect(await s.hasBlob(sha256(b))).toBe(true);
+        expect(await s.deleteComparison(cid)).toBe(true);
+        expect(await s.hasBlob(sha256(b))).toBe(false);
+        expect((await s.stats()).blobs).toBe(0);
+      });
+    });
+
     describe('derived-data cache', () => {
       it('serves an entry only for its key, model version and current revision', async () => {
         const { s, cid, sid } = await withStage();

@@ -54,6 +54,7 @@ describe('sqlite store specifics', () => {
       { version: 3, name: 'cache-bound' },
       { version: 4, name: 'retention' },
       { version: 5, name: 'artifact-kinds' },
+      { version: 6, name: 'stage-sources' },
     ]);
     db.close();
     expect(existsSync(join(dataDir, 'blobs', ref.sha256.slice(0, 2), ref.sha256))).toBe(true);

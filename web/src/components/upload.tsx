@@ -72,6 +72,8 @@ export interface StageEditorHandlers {
   onDeleteFile: (artifactId: string) => Promise<void> | void;
   /** Files or a folder picked or dropped (a `stagediff capture --out` folder uploads as its capture.json lists). */
   onFiles: (stageId: string, files: PickedFile[]) => void;
+  /** A source archive (.tar.gz or .zip) picked: stored as the stage's sources, replacing any. */
+  onSources: (stageId: string, file: File) => Promise<void> | void;
 }
 
 function EditableText(props: { label: string; value: string; onSave: (v: string) => void; placeholder?: string }) {
@@ -162,6 +164,7 @@ function StageCard(props: {
   const [over, setOver] = useState(false);
   const input = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
+  const sourceInput = useRef<HTMLInputElement>(null);
   // Files just uploaded are already listed with their result; list only the others below.
   const shownAbove = new Set(uploads.flatMap((u) => (u.artifact ? [u.artifact.id] : [])));
   const onDrop = (e: DragEvent) => {
@@ -241,6 +244,22 @@ function StageCard(props: {
             if (files.length) h.onFiles(stage.id, files);
           }}
         />
+        <span> · sources: </span>
+        <button type="button" className="link-button" onClick={() => sourceInput.current?.click()}>
+          a source archive
+        </button>
+        <input
+          ref={sourceInput}
+          type="file"
+          hidden
+          accept=".tar.gz,.tgz,.zip,application/gzip,application/zip"
+          aria-label={`Add a source archive to stage ${stage.name}`}
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = '';
+            if (f) void h.onSources(stage.id, f);
+          }}
+        />
         <input
           ref={(el) => {
             folderInput.current = el;
@@ -257,6 +276,13 @@ function StageCard(props: {
           }}
         />
       </div>
+      {stage.sources && (
+        <p className="small muted stage-sources">
+          Sources: {stage.sources.files} files of {stage.sources.modulePath || 'an unnamed module'}
+          {stage.sources.revision ? ` at ${stage.sources.revision.slice(0, 12)}` : ''}
+          {stage.sources.dirty ? ' (dirty)' : ''} from {stage.sources.origin}
+        </p>
+      )}
       {uploads.length > 0 && (
         <ul className="uploads" aria-label={`Uploads to ${stage.name}`}>
           {uploads.map((u) => (

@@ -141,6 +141,29 @@ export async function api<N extends EndpointName>(
 }
 
 /**
+ * Stores a source archive (.tar.gz or .zip) as a stage's sources, replacing any it had: the raw file as
+ * the body. A refused archive throws the server's error (naming the archive, the entry and the problem).
+ */
+export async function uploadSources(
+  ids: Params<'putStageSources'>,
+  file: File,
+  token: string,
+): Promise<Reply<'putStageSources'>> {
+  const url = `${apiUrl('putStageSources', { params: ids })}?filename=${encodeURIComponent(file.name)}`;
+  const res = await fetch(url, {
+    method: ENDPOINT_ROUTES.putStageSources.method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      'content-type': 'application/octet-stream',
+    },
+    body: file,
+  });
+  if (!res.ok) throw await readError(res);
+  return (await res.json()) as Reply<'putStageSources'>;
+}
+
+/**
  * Upload one file (multipart field `file`) with real progress events; resolves to that file's result
  * (the server's own result for it, `existing` included when the stage already holds its bytes). One
  * request per file so each file gets its own progress bar and its own verdict.

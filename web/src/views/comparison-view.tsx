@@ -587,6 +587,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               {view.fn ? (
                 <>
                   Zoomed to: <code className="fn-name">{view.fn}</code>{' '}
+                  {tab !== 'lines' && (
+                    <button type="button" className="link-button" onClick={() => setView({ tab: 'lines' })}>
+                      its source lines
+                    </button>
+                  )}{' '}
                 </>
               ) : (
                 <span className="muted">Click a frame or a hot-path row to zoom to a function. </span>

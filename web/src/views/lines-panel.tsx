@@ -1,54 +1,79 @@
-import { useMemo } from 'react';
 import { formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
-import type { Stage } from '../lib/api.ts';
+import type { Reply, Stage } from '../lib/api.ts';
 import { fullVerdict } from '../lib/diff-verdicts.ts';
-import { functionLines, functionOf, goQuote } from '../lib/lines.ts';
+import { goTokens } from '../lib/highlight.ts';
+import { functionOf } from '../lib/lines.ts';
 import { hasProfile } from '../lib/profile-kinds.ts';
 import type { PanelProps } from './comparison-panels.tsx';
 import { useApi } from './use-fetch.ts';
 
+type SourceView = Reply<'source'>;
+type SourceRow = SourceView['rows'][number];
+
+/** One line of Go, highlighted: tokens rendered as text (never as markup). */
+function Code({ text }: { text: string | null }) {
+  if (text === null) return null;
+  return (
+    <code className="src-code">
+      {goTokens(text).map((t, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: tokens of one line, in order, never reordered
+        <span key={i} className={t.classes.length ? t.classes.map((c) => `tok-${c}`).join(' ') : undefined}>
+          {t.text}
+        </span>
+      ))}
+    </code>
+  );
+}
+
+function verdictOf(row: SourceRow, noise: SourceView['noise']): string {
+  if (row.verdict && noise)
+    return verdictWords(fullVerdict(row.verdict.cum, noise, row.base?.cum ?? 0, row.target?.cum ?? 0));
+  if (row.change === 'removed' || row.change === 'added') return '';
+  return noise?.status ?? '';
+}
+
+function sideNote(s: SourceView['base']): string {
+  if (!s.hasSources) return `${s.stageName}: no sources stored`;
+  if (s.path === null) return `${s.stageName}: ${s.file ?? 'the function'} is not among its sources`;
+  return `${s.stageName}: ${s.path}${s.revision ? ` at ${s.revision.slice(0, 12)}${s.dirty ? ' (dirty)' : ''}` : ''}`;
+}
+
 /**
- * One function's source lines in both stages: each line's flat and cum on each side, the change and
- * its verdict when the stages have enough runs (the diff at line granularity, focused on the function).
- * Sources are not stored with the stages, so the lines are listed by file and number.
+ * One function's source in both stages side by side: each stage's own version of the file (stored
+ * with the stage), aligned by a text diff, each line with its flat and cum in both stages and the
+ * change with its verdict when the stages have enough runs. Without sources on both sides, the
+ * function's lines are listed by file and number.
  */
 export function LinesPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
   const { base, target, view } = props;
   const fn = functionOf(view.fn, view.granularity);
-  const ok = !!fn && view.granularity !== 'files' && hasProfile(base, props.kind) && hasProfile(target, props.kind);
+  const ok = !!fn && hasProfile(base, props.kind) && hasProfile(target, props.kind);
   const { data, error, loading, reload } = useApi(
-    'diff',
+    'source',
     ok
       ? {
           params: { id: props.comparisonId },
           query: {
             base: base.id,
             target: target.id,
+            fn,
             ...(props.kind ? { kind: props.kind } : {}),
             ...(view.sampleType ? { sampleType: view.sampleType } : {}),
             ...(view.mode !== 'auto' ? { mode: view.mode } : {}),
-            granularity: 'lines',
             ...props.filters,
-            // Every sample through the function, whatever the other filters keep.
-            focus: `^${goQuote(fn)}$`,
-            minFraction: 0.01,
-            limit: 1_000_000,
           },
         }
       : null,
     props.revision,
   );
-  const lines = useMemo(() => (data ? functionLines(data.top, fn) : []), [data, fn]);
   if (!fn)
     return <Empty>Select a function (click a frame, a hot-path row or a trajectory) to see its source lines.</Empty>;
-  if (view.granularity === 'files')
-    return <Empty>Rows are by file: pick functions or source lines to see lines.</Empty>;
   if (!ok) return <Empty>Both stages need a profile of this kind.</Empty>;
   if (error) return <ErrorBox error={error} onRetry={reload} />;
   if (loading || !data) return <Loading what="the lines" />;
-  if (lines.length === 0) return <Empty>No samples on the lines of {fn} in either stage.</Empty>;
+  if (data.rows.length === 0) return <Empty>No samples on the lines of {fn} in either stage.</Empty>;
   const u = data.unit;
   const noise = data.noise;
   return (
@@ -57,46 +82,109 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
         <code className="fn-name">{fn}</code> line by line: {base?.name} → {target?.name}
       </h3>
       <p className="muted small">
-        {data.sampleType} ({u}), {data.mode}. Each line of the function as go tool pprof -lines counts it in each
-        stage's own profiles; the sources are not stored, so a line number is the one each build ran.
+        {data.sampleType} ({u}), {data.mode}. Each line as go tool pprof -list counts it in each stage's own profiles.{' '}
+        {data.aligned
+          ? 'Each stage shows its own version of the file, aligned line by line: removed lines keep their old cost, added lines show their new one.'
+          : 'Without the sources of both stages, lines are listed by file and number (the number each build ran).'}
+      </p>
+      <p className="muted small source-origins">
+        {sideNote(data.base)} · {sideNote(data.target)}
       </p>
       <div className="table-scroll">
-        <table className="lines-table">
-          <thead>
-            <tr>
-              <th scope="col">line</th>
-              <th scope="col">{base?.name} flat</th>
-              <th scope="col">{base?.name} cum</th>
-              <th scope="col">{target?.name} flat</th>
-              <th scope="col">{target?.name} cum</th>
-              <th scope="col">Δflat</th>
-              <th scope="col">Δcum</th>
-              <th scope="col">verdict</th>
-            </tr>
-          </thead>
-          <tbody>
-            {lines.map(({ file, line, row }) => (
-              <tr key={`${file}:${line}`} data-line={line}>
-                <th scope="row">
-                  <code>
-                    {file}:{line}
-                  </code>
-                </th>
-                <td>{formatValue(row.base.flat, u)}</td>
-                <td>{formatValue(row.base.cum, u)}</td>
-                <td>{formatValue(row.target.flat, u)}</td>
-                <td>{formatValue(row.target.cum, u)}</td>
-                <td>{formatSignedValue(row.deltaFlat, u)}</td>
-                <td>{formatSignedValue(row.deltaCum, u)}</td>
-                <td className="small">
-                  {row.verdict && noise
-                    ? verdictWords(fullVerdict(row.verdict.cum, noise, row.base.cum, row.target.cum))
-                    : (noise?.status ?? '')}
-                </td>
+        {data.aligned ? (
+          <table className="source-table">
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">flat</th>
+                <th scope="col">cum</th>
+                <th scope="col">{base?.name}</th>
+                <th scope="col">#</th>
+                <th scope="col">flat</th>
+                <th scope="col">cum</th>
+                <th scope="col">{target?.name}</th>
+                <th scope="col">Δflat</th>
+                <th scope="col">Δcum</th>
+                <th scope="col">verdict</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.rows.map((r) => (
+                <tr
+                  key={`${r.base?.line ?? '-'}:${r.target?.line ?? '-'}`}
+                  className={`src-${r.change}`}
+                  data-base-line={r.base?.line}
+                  data-target-line={r.target?.line}
+                >
+                  {r.base ? (
+                    <>
+                      <td className="src-num">{r.base.line}</td>
+                      <td>{r.base.flat ? formatValue(r.base.flat, u) : ''}</td>
+                      <td>{r.base.cum ? formatValue(r.base.cum, u) : ''}</td>
+                      <td className="src-text">
+                        <Code text={r.baseText} />
+                      </td>
+                    </>
+                  ) : (
+                    <td colSpan={4} className="src-gap" />
+                  )}
+                  {r.target ? (
+                    <>
+                      <td className="src-num">{r.target.line}</td>
+                      <td>{r.target.flat ? formatValue(r.target.flat, u) : ''}</td>
+                      <td>{r.target.cum ? formatValue(r.target.cum, u) : ''}</td>
+                      <td className="src-text">
+                        <Code text={r.targetText} />
+                      </td>
+                    </>
+                  ) : (
+                    <td colSpan={4} className="src-gap" />
+                  )}
+                  <td>{r.deltaFlat ? formatSignedValue(r.deltaFlat, u) : ''}</td>
+                  <td>{r.deltaCum ? formatSignedValue(r.deltaCum, u) : ''}</td>
+                  <td className="small">{verdictOf(r, noise)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <table className="lines-table">
+            <thead>
+              <tr>
+                <th scope="col">line</th>
+                <th scope="col">{base?.name} flat</th>
+                <th scope="col">{base?.name} cum</th>
+                <th scope="col">{target?.name} flat</th>
+                <th scope="col">{target?.name} cum</th>
+                <th scope="col">Δflat</th>
+                <th scope="col">Δcum</th>
+                <th scope="col">verdict</th>
+                <th scope="col">source</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.rows.map((r) => (
+                <tr key={`${r.file}:${r.base?.line}`} data-line={r.base?.line}>
+                  <th scope="row">
+                    <code>
+                      {r.file}:{r.base?.line}
+                    </code>
+                  </th>
+                  <td>{formatValue(r.base?.flat ?? 0, u)}</td>
+                  <td>{formatValue(r.base?.cum ?? 0, u)}</td>
+                  <td>{formatValue(r.target?.flat ?? 0, u)}</td>
+                  <td>{formatValue(r.target?.cum ?? 0, u)}</td>
+                  <td>{formatSignedValue(r.deltaFlat, u)}</td>
+                  <td>{formatSignedValue(r.deltaCum, u)}</td>
+                  <td className="small">{verdictOf(r, noise)}</td>
+                  <td className="src-text">
+                    <Code text={r.targetText ?? r.baseText} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </div>
     </div>
   );

@@ -1,6 +1,6 @@
 import { useCallback, useRef, useState } from 'react';
 import type { PickedFile, StageEditorHandlers, UploadItem } from '../components/upload.tsx';
-import { type Comparison, type Stage, api, uploadFile } from '../lib/api.ts';
+import { type Comparison, type Stage, api, uploadFile, uploadSources } from '../lib/api.ts';
 import {
   type CapturePlan,
   type FoundRecord,
@@ -175,6 +175,10 @@ export function useStageEditor(
         if (i < 0 || j < 0 || j >= ids.length) return Promise.resolve();
         [ids[i], ids[j]] = [ids[j] as string, ids[i] as string];
         return api('orderStages', { params: { id }, body: { stageIds: ids }, token });
+      }),
+    onSources: (stageId, file) =>
+      run(async () => {
+        if (token) await uploadSources({ id, stageId }, file, token);
       }),
     onFiles: (stageId, picked) => {
       if (!token) return;

@@ -1,0 +1,160 @@
+// End-to-end: a function's source in two stages side by side, in real Chromium against the real
+// server. Each stage carries its own version of the program (fixtures/line-view), uploaded as a
+// tar.gz; the page aligns them, shows each line's figures as go tool pprof -list gives them, and
+// renders source text as text, markup included.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatValue } from '../../server/src/api/format.ts';
+import { CHROMIUM, REPO } from './harness.ts';
+import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
+
+const env = e2eEnvironment(existsSync(CHROMIUM));
+const lineView = join(REPO, 'fixtures/line-view');
+const HOSTILE = '// <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
+
+async function api<T>(method: string, path: string, body?: unknown, token?: string, type?: string): Promise<T> {
+  const r = await fetch(`${env.server.url}${path}`, {
+    method,
+    headers: {
+      ...(type ? { 'content-type': type } : body instanceof FormData ? {} : { 'content-type': 'application/json' }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body:
+      body instanceof FormData
+        ? body
+        : body instanceof Uint8Array
+          ? new Blob([body as Uint8Array<ArrayBuffer>])
+          : body === undefined
+            ? undefined
+            : JSON.stringify(body),
+  });
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
+
+/** A tar.gz of a version's go.mod and main.go; `edit` may change main.go's text line for line. */
+function sourceArchive(v: string, edit: (text: string) => string = (t) => t): Uint8Array {
+  const dir = mkdtempSync(join(tmpdir(), 'stagediff-e2e-source-'));
+  writeFileSync(join(dir, 'go.mod'), readFileSync(join(lineView, v, 'go.mod')));
+  writeFileSync(join(dir, 'main.go'), edit(readFileSync(join(lineView, v, 'main.go'), 'utf8')));
+  execFileSync('tar', ['-czf', join(dir, 'src.tar.gz'), '-C', dir, 'go.mod', 'main.go']);
+  return new Uint8Array(readFileSync(join(dir, 'src.tar.gz')));
+}
+
+/** go tool pprof -list's figures for a line (ns; "." is 0). */
+function listed(v: string, fn: string, line: number): { flat: number; cum: number } {
+  for (const l of readFileSync(join(lineView, v, `list-${fn}.txt`), 'utf8').split('\n')) {
+    const m = /^\s*(\S+)\s+(\S+)\s+(\d+):/.exec(l);
+    if (m && Number(m[3]) === line) {
+      const n = (s: string) => (s === '.' ? 0 : Number(s.replace(/ns$/, '')));
+      return { flat: n(m[1]!), cum: n(m[2]!) };
+    }
+  }
+  throw new Error(`line ${line} not listed`);
+}
+
+describe.skipIf(!existsSync(CHROMIUM))('a function in two versions, side by side', () => {
+  it("aligns both versions of main.appendJSONString with each line's figures, highlighted, text as text", async () => {
+    const c = await api<{ id: string; editToken: string }>('POST', '/api/comparisons', { title: 'E2E: source' });
+    const ids: string[] = [];
+    for (const v of ['v1', 'v2']) {
+      const s = await api<{ id: string }>('POST', `/api/comparisons/${c.id}/stages`, { name: v }, c.editToken);
+      const form = new FormData();
+      form.append('file', new Blob([readFileSync(join(lineView, v, 'cpu.pb.gz'))]), 'cpu.pb.gz');
+      await api('POST', `/api/comparisons/${c.id}/stages/${s.id}/artifacts`, form, c.editToken);
+      // v2's sources carry hostile text on a line of its own (same line count, so figures stay put).
+      const archive = sourceArchive(v, (t) =>
+        v === 'v2' ? t.replace('\t_ = utf8.RuneError', `\t_ = utf8.RuneError ${HOSTILE}`) : t,
+      );
+      await api(
+        'PUT',
+        `/api/comparisons/${c.id}/stages/${s.id}/sources?filename=${v}.tar.gz`,
+        archive,
+        c.editToken,
+        'application/octet-stream',
+      );
+      ids.push(s.id);
+    }
+    const problems: string[] = [];
+    for (const width of [1440, 390]) {
+      const ctx = await env.browser.newContext({ viewport: { width, height: 1000 } });
+      const page = await ctx.newPage();
+      watchPage(page, problems);
+      // A function picked in another view (here the diff, through the address) opens its lines in one click.
+      await page.goto(
+        `${env.server.url}/c/${c.id}?tab=diff&base=${ids[0]}&target=${ids[1]}&sampleType=cpu&mode=absolute&fn=${encodeURIComponent('main.appendJSONString')}`,
+      );
+      await page.getByRole('button', { name: 'its source lines' }).click();
+      const rows = page.locator('.source-table tbody tr');
+      await expect.poll(() => rows.count(), { timeout: 60_000 }).toBeGreaterThan(10);
+      // The signature moved from line 18 to 23: one row holds both.
+      const sig = page.locator('.source-table tr[data-base-line="18"][data-target-line="23"]');
+      expect(await sig.count()).toBe(1);
+      expect((await sig.locator('td.src-text').first().textContent())?.startsWith('func appendJSONString')).toBe(true);
+      // A removed line keeps its old cost: v1's line 27, as -list gives it.
+      const removed = page.locator('.source-table tr.src-removed[data-base-line="27"] td');
+      expect(await removed.nth(2).textContent()).toBe(
+        formatValue(listed('v1', 'appendJSONString', 27).cum, 'nanoseconds'),
+      );
+      // An added line shows its new one: v2's line 35.
+      const added = page.locator('.source-table tr.src-added[data-target-line="35"] td');
+      // (after the base side's one gap cell: number, flat, cum)
+      expect(await added.nth(3).textContent()).toBe(
+        formatValue(listed('v2', 'appendJSONString', 35).cum, 'nanoseconds'),
+      );
+      // Highlighted by tokens; hostile text is text: shown verbatim, never run, no element made of it.
+      expect(await page.locator('.source-table .tok-keyword').count()).toBeGreaterThan(5);
+      const hostile = page.locator('.source-table tr[data-target-line="38"] td.src-text').last();
+      expect(await hostile.textContent()).toContain(HOSTILE);
+      expect(await page.locator('.source-table script, .source-table img').count()).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      await shot(page, `source-side-by-side-${width}`);
+      await ctx.close();
+    }
+    expect(problems).toEqual([]);
+  }, 240_000);
+
+  it("takes a source archive from the stage editor, and shows a refused one's reason naming the entry", async () => {
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    // The refused archive is answered with a 400 the page reports: that console line is expected.
+    watchPage(page, problems, true);
+    await createComparison(page, env.server.url, 'E2E: source upload');
+    const card = await addStageWithFiles(page, 'v1', 'fmt and +=', [join(lineView, 'v1', 'cpu.pb.gz')]);
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-e2e-upload-'));
+    const good = join(dir, 'v1-src.tar.gz');
+    writeFileSync(good, sourceArchive('v1'));
+    await card.getByLabel('Add a source archive to stage v1').setInputFiles(good);
+    await expect
+      .poll(async () => (await card.locator('.stage-sources').textContent()) ?? '', { timeout: 30_000 })
+      .toBe('Sources: 2 files of example.com/linedemo from v1-src.tar.gz');
+    // GNU tar keeps a climbing path with --absolute-names: refused, and the stage keeps what it had.
+    writeFileSync(join(dir, 'evil.go'), 'package evil\n');
+    const inner = join(dir, 'inner');
+    execFileSync('mkdir', ['-p', inner]);
+    const evil = join(dir, 'evil.tar.gz');
+    execFileSync('tar', ['-czf', evil, '--absolute-names', '-C', inner, '../evil.go']);
+    await card.getByLabel('Add a source archive to stage v1').setInputFiles(evil);
+    await expect
+      .poll(
+        () =>
+          page
+            .getByText('source archive evil.tar.gz, entry "../evil.go": has a ".." path segment', { exact: false })
+            .count(),
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBeGreaterThan(0);
+    expect(await card.locator('.stage-sources').textContent()).toBe(
+      'Sources: 2 files of example.com/linedemo from v1-src.tar.gz',
+    );
+    await shot(page, 'source-upload-refused');
+    expect(problems.filter((p) => !/400/.test(p))).toEqual([]);
+    await ctx.close();
+  }, 180_000);
+});
