@@ -1,9 +1,9 @@
-import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { DiffLegend } from '../components/diff-legend.tsx';
-import { FlameGraph } from '../components/flame-graph.tsx';
+import { FlameGraph, HATCH, flameGraphSvg } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
 import { Trajectory } from '../components/trajectory.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
@@ -20,7 +20,7 @@ import {
 } from '../lib/api.ts';
 import { diffColor, hatchColors, neutralColor } from '../lib/diff-color.ts';
 import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
-import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '../lib/export-files.ts';
+import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, findWidest } from '../lib/tree.ts';
 import type { Filters, ViewState } from '../lib/url-state.ts';
@@ -108,7 +108,7 @@ function FlameExport({
   name: string;
   dark: boolean;
 }) {
-  const getSvg = () => scope.current?.querySelector<SVGSVGElement>('.flame-graph svg') ?? null;
+  const getSvg = () => flameGraphSvg(scope.current, dark ? '#16181d' : '#ffffff');
   return (
     <span className="export-buttons">
       <button
@@ -116,7 +116,7 @@ function FlameExport({
         aria-label={`Download ${name} as SVG`}
         onClick={() => {
           const svg = getSvg();
-          if (svg) downloadText(`${slug(name)}.svg`, standaloneFlameSvg(svg, dark), 'image/svg+xml');
+          if (svg) downloadText(`${slug(name)}.svg`, svg.svg, 'image/svg+xml');
         }}
       >
         SVG
@@ -126,9 +126,7 @@ function FlameExport({
         aria-label={`Download ${name} as PNG`}
         onClick={async () => {
           const svg = getSvg();
-          if (!svg) return;
-          const text = standaloneFlameSvg(svg, dark);
-          downloadBlob(`${slug(name)}.png`, await svgToPng(text, svg.width.baseVal.value, svg.height.baseVal.value));
+          if (svg) downloadBlob(`${slug(name)}.png`, await svgToPng(svg.svg, svg.width, svg.height));
         }}
       >
         PNG
@@ -413,7 +411,6 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
                 label={`Flamegraph of ${stage.name}`}
                 tooltipFor={tooltip}
                 search={view.search}
-                focus=""
                 onFocus={(name, below) => zoomTo(setView, rootPath, name, below)}
                 onSearchResult={onSearchResult}
                 minFrameSize={MIN_FRAME_PX}
@@ -494,8 +491,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     props.revision,
   );
   const scope = useRef<HTMLDivElement>(null);
-  const hatchId = `hatch${useId().replace(/[^A-Za-z0-9_-]/g, '')}`;
-  const hatch = useMemo(() => ({ id: hatchId, ...hatchColors(dark) }), [hatchId, dark]);
+  const hatch = useMemo(() => hatchColors(dark), [dark]);
   const reference = data ? Math.max(Math.abs(data.baseTotal), Math.abs(data.targetTotal)) : 1;
   const tested = data?.noise?.status === 'tested';
   const colorFor = useCallback(
@@ -504,9 +500,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     (d: DiffNode) => {
       const c = diffColor(d, { noiseFloor: view.noise, reference, dark });
       if (c === neutralColor(dark)) return c;
-      return tested && d.verdict?.status === 'no-change' ? `url(#${hatch.id})` : c;
+      return tested && d.verdict?.status === 'no-change' ? HATCH : c;
     },
-    [view.noise, reference, dark, tested, hatch.id],
+    [view.noise, reference, dark, tested],
   );
   const nameFor = useCallback((d: DiffNode) => {
     // The marker goes after the name: a narrow frame's truncated label still shows the function.
@@ -615,7 +611,6 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
             colorFor={colorFor}
             hatch={tested ? hatch : null}
             search={view.search}
-            focus=""
             onFocus={(name, below) => zoomTo(setView, drawn.rootPath, name, below)}
             minFrameSize={MIN_FRAME_PX}
           />
@@ -718,7 +713,6 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
         label={`Callers of ${data.name} in ${stage.name}`}
         tooltipFor={tooltip}
         search={view.search}
-        focus=""
         onFocus={onFocus}
       />
       <h4>Callees (what it calls)</h4>
@@ -727,7 +721,6 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
         label={`Callees of ${data.name} in ${stage.name}`}
         tooltipFor={tooltip}
         search={view.search}
-        focus=""
         onFocus={onFocus}
       />
     </div>
