@@ -330,6 +330,7 @@ export function FlameGraph<T extends FlameDatum>(props: FlameGraphProps<T>) {
       ctx.fillStyle = fills[i] === HATCH ? '#111' : inkFor(fills[i] as string);
       ctx.fillText(text, (lay.x[i] as number) + 3, (lay.row[i] as number) * ROW + ROW / 2);
     }
+    figure.dataset.root = (lay.node[0] as T).name;
     figure.dataset.frames = String(lay.size);
     figure.dataset.highlighted = String(highlighted);
     figure.dataset.hatched = String(hatched);
