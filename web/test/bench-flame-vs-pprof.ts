@@ -88,20 +88,25 @@ interface Run {
 
 /** One page load and one click, timed on the page's own clock. */
 async function measure(browser: Browser, side: Side): Promise<Run> {
+  const step = (what: string) => process.env.BENCH_TRACE && console.error(`${side.url}: ${what}`);
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
   await context.addInitScript((selector: string | null) => {
+    // Painted: a frame callback, then a task (which runs after that frame's paint). (No named local
+    // functions in here: tsx would wrap them in a helper the page does not have.)
     const w = window as unknown as { __drawn?: number };
-    // Painted: a frame callback, then a task (which runs after that frame's paint).
-    const painted = () => requestAnimationFrame(() => setTimeout(() => (w.__drawn ??= performance.now()), 0));
     if (selector === null) {
-      addEventListener('load', painted, { once: true });
+      addEventListener(
+        'load',
+        () => requestAnimationFrame(() => setTimeout(() => (w.__drawn ??= performance.now()), 0)),
+        { once: true },
+      );
       return;
     }
     let seen = false;
     new MutationObserver(() => {
       if (!seen && document.querySelector(selector)) {
         seen = true;
-        painted();
+        requestAnimationFrame(() => setTimeout(() => (w.__drawn ??= performance.now()), 0));
       }
     }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-flame-drawn'] });
   }, side.drawn);
@@ -113,10 +118,13 @@ async function measure(browser: Browser, side: Side): Promise<Run> {
       .waitForResponse((r) => re.test(r.url()) && !r.url().includes('root='), { timeout: 300_000 })
       .then(async (r) => ((await r.json()) as { tree: DrawnNode }).tree);
   }
+  step('goto');
   await page.goto(side.url, { timeout: 300_000 });
+  step('loaded');
   await page.waitForFunction(() => (window as unknown as { __drawn?: number }).__drawn !== undefined, null, {
     timeout: 300_000,
   });
+  step('drawn');
   const firstDrawMs = await page.evaluate(() => (window as unknown as { __drawn: number }).__drawn);
   const dom = await page.evaluate(
     (sel) => {
@@ -143,6 +151,7 @@ async function measure(browser: Browser, side: Side): Promise<Run> {
       { capture: true, once: true },
     );
   });
+  step(`click ${point.x},${point.y}`);
   await page.mouse.click(point.x, point.y);
   await page.waitForFunction(() => (window as unknown as { __clicked?: number }).__clicked !== undefined, null, {
     timeout: 120_000,
