@@ -200,6 +200,75 @@ describe.skipIf(!enabled)('zoom brings back the detail the whole tree left out',
       await page.close();
     }
   }, 240_000);
+
+  it('search asks the server: n matches and their share, and a match the drawn tree left out opens by zooming', async () => {
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const problems: string[] = [];
+    watchPage(page, problems);
+    const api: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/')) api.push(r.url());
+    });
+    await page.goto(`${server.url}/c/demo`);
+    await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 60_000 }).toBe(2);
+    const wholeUrl = new URL(api.find((u) => u.includes('/flamegraph?'))!);
+    const drawn = await get<Flamegraph>(wholeUrl.href);
+    // A function the drawn tree holds nowhere, though the untrimmed tree does: the heaviest such.
+    const untrimmedUrl = new URL(wholeUrl);
+    untrimmedUrl.searchParams.set('minFraction', '0');
+    untrimmedUrl.searchParams.set('maxNodes', '500000');
+    const untrimmed = await get<Flamegraph>(untrimmedUrl.href);
+    const drawnNames = new Set<string>();
+    const collect = (n: Flamegraph['tree']) => {
+      drawnNames.add(n.name);
+      for (const c of n.children) collect(c);
+    };
+    collect(drawn.tree);
+    const path = widestPath(untrimmed.tree, (n) => !drawnNames.has(n))!;
+    expect(path).not.toBe(null);
+    const fn = path[path.length - 1]!;
+    const term = `^${quote(fn)}$`;
+
+    await page.getByLabel('Search').fill(term);
+    const left = page.locator('.flame-panel').first();
+    const matches = left.locator('.search-matches');
+    await matches.waitFor({ timeout: 30_000 });
+    await expect
+      .poll(() => api.some((u) => u.includes('/search?') && new URL(u).searchParams.get('q') === term))
+      .toBe(true);
+    const searchUrl = api.find((u) => u.includes('/search?') && new URL(u).searchParams.get('q') === term)!;
+    const answer = await get<{ frames: number; matched: number[]; totals: number[]; hits: { path: string[] }[] }>(
+      searchUrl,
+    );
+    expect(answer.frames).toBeGreaterThan(0);
+    expect(answer.hits[0]!.path).toEqual(path);
+    await expect
+      .poll(() => matches.locator('span').first().textContent())
+      .toBe(
+        `${answer.frames} ${answer.frames === 1 ? 'match' : 'matches'}, ${formatShare(answer.matched[0]! / answer.totals[0]!)} of total`,
+      );
+    // Nothing of it is drawn; its button says so, and zooms to it: the server sends its subtree.
+    expect(await left.locator('.flame-graph').getAttribute('data-highlighted')).toBe('0');
+    const jump = matches.getByRole('button', { name: fn }).first();
+    expect(await jump.getAttribute('data-trimmed')).toBe('1');
+    await shot(page, 'search-01-matches');
+    await jump.click();
+    await expect.poll(() => new URL(page.url()).searchParams.getAll('zoom')).toEqual(path);
+    await expect
+      .poll(() =>
+        api.some(
+          (u) => u.includes('/flamegraph?') && new URL(u).searchParams.getAll('root').join('\n') === path.join('\n'),
+        ),
+      )
+      .toBe(true);
+    const graph = left.locator('.flame-graph');
+    await expect.poll(() => graph.getAttribute('data-root'), { timeout: 30_000 }).toBe(fn);
+    // Drawn now, and highlighted as a match.
+    await expect.poll(() => graph.getAttribute('data-highlighted')).not.toBe('0');
+    await shot(page, 'search-02-zoomed');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 240_000);
 });
 
 const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -9,12 +9,14 @@ import { Trajectory } from '../components/trajectory.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
 import {
   ApiError,
+  type ApiRequest,
   type Diff,
   type DiffNode,
   type Flamegraph,
   type FlameNode,
   type Granularity,
   type ProfileKind,
+  type Reply,
   type Stage,
   apiUrl,
 } from '../lib/api.ts';
@@ -349,6 +351,90 @@ function ZoomTrail({ path, setView }: { path: readonly string[]; setView: PanelP
   );
 }
 
+/** Matches the server lists at most (the heaviest first); the page shows the first few. */
+const SEARCH_HITS = 20;
+const SEARCH_SHOWN = 5;
+
+type SearchAnswer = Reply<'search'>;
+
+/**
+ * The server's answer to the search over the whole tree (drawn or trimmed): "n matches, x % of total"
+ * and the heaviest matching frames, each a button zooming to it; a frame the drawn tree left out is
+ * said so, and zooming brings it back from the server.
+ */
+function SearchMatches({
+  answer,
+  whole,
+  setView,
+  sides,
+}: {
+  answer: SearchAnswer | null;
+  whole: { name: string; children: { name: string }[] } | null;
+  setView: PanelProps['setView'];
+  /** Names of the stages searched, in the answer's order. */
+  sides: string[];
+}) {
+  if (!answer) return null;
+  const shares = answer.totals.map((t, i) => formatShare(t ? Math.abs(answer.matched[i] ?? 0) / Math.abs(t) : 0));
+  const share =
+    shares.length === 2 ? `${sides[0]} ${shares[0]} → ${sides[1]} ${shares[1]} of total` : `${shares[0]} of total`;
+  const trimmed = (path: string[]) => {
+    // biome-ignore lint/suspicious/noExplicitAny: walks the drawn tree by names only
+    let n: any = whole;
+    for (const name of path) {
+      n = n?.children.find((c: { name: string }) => c.name === name);
+      if (!n) return true;
+    }
+    return false;
+  };
+  return (
+    <div className="search-matches small" role="status" data-frames={answer.frames}>
+      <span>
+        {answer.frames.toLocaleString('en-US')} {answer.frames === 1 ? 'match' : 'matches'}, {share}
+      </span>
+      {answer.hits.length > 0 && (
+        <ul aria-label="Heaviest matches">
+          {answer.hits.slice(0, SEARCH_SHOWN).map((h) => {
+            const name = h.path[h.path.length - 1] ?? '';
+            const hidden = trimmed(h.path);
+            return (
+              <li key={h.path.join('\n')}>
+                <button
+                  type="button"
+                  className="link-button fn-name"
+                  title={h.path.join(' → ')}
+                  data-trimmed={hidden ? '1' : undefined}
+                  onClick={() => setView({ zoom: h.path, fn: name })}
+                >
+                  {name}
+                </button>{' '}
+                <span className="muted">
+                  {h.values
+                    .map((v, i) => formatShare(answer.totals[i] ? Math.abs(v) / Math.abs(answer.totals[i] ?? 1) : 0))
+                    .join(' → ')}
+                  {hidden ? ' · not drawn: zoom to see it' : ''}
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** The search request of one stage, or of a diff's two (null: no search). */
+function searchQuery(
+  props: PanelProps,
+  stages: { stage: string } | { base: string; target: string },
+): Pick<ApiRequest<'search'>, 'params' | 'query'> | null {
+  if (!props.view.search) return null;
+  return {
+    params: { id: props.comparisonId },
+    query: { ...stages, q: props.view.search, ...profileQuery(props.view), limit: SEARCH_HITS, ...props.filters },
+  };
+}
+
 function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }) {
   const { stage, view, setView, side, dark } = props;
   const url = hasProfile(stage, props.kind)
@@ -363,13 +449,12 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
     props.revision,
   );
   const scope = useRef<HTMLDivElement>(null);
-  const [match, setMatch] = useState<string>('');
   const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
   const rootPath = zoomed.drawn?.rootPath ?? [];
-  const onSearchResult = useCallback(
-    (sum: number, total: number) =>
-      setMatch(view.search ? `search matches ${formatShare(total ? sum / total : 0)}` : ''),
-    [view.search],
+  const searched = useApi(
+    'search',
+    hasProfile(stage, props.kind) ? searchQuery(props, { stage: stage.id }) : null,
+    props.revision,
   );
   return (
     <div className="flame-panel" ref={scope} data-side={side}>
@@ -379,8 +464,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         </h3>
         {data && (
           <span className="muted small">
-            {KIND_LABELS[data.kind]} · {data.sampleType} · total {formatValue(data.total, data.unit)}{' '}
-            {match && `· ${match}`}
+            {KIND_LABELS[data.kind]} · {data.sampleType} · total {formatValue(data.total, data.unit)}
           </span>
         )}
         {data && <FlameExport scope={scope} name={`flamegraph-${stage?.name ?? side}`} dark={dark} />}
@@ -403,6 +487,9 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
             stage={stage.name}
             onRetry={zoomed.reload}
           />
+          {view.search && (
+            <SearchMatches answer={searched.data} whole={data.tree} setView={setView} sides={[stage.name]} />
+          )}
           {zoomed.drawn ? (
             <>
               <ZoomTrail path={rootPath} setView={setView} />
@@ -412,7 +499,6 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
                 tooltipFor={tooltip}
                 search={view.search}
                 onFocus={(name, below) => zoomTo(setView, rootPath, name, below)}
-                onSearchResult={onSearchResult}
                 minFrameSize={MIN_FRAME_PX}
               />
               <TrimNote drawn={zoomed.drawn} unit={data.unit} />
@@ -491,6 +577,11 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     props.revision,
   );
   const scope = useRef<HTMLDivElement>(null);
+  const searched = useApi(
+    'search',
+    ok && base && target ? searchQuery(props, { base: base.id, target: target.id }) : null,
+    props.revision,
+  );
   const hatch = useMemo(() => hatchColors(dark), [dark]);
   const reference = data ? Math.max(Math.abs(data.baseTotal), Math.abs(data.targetTotal)) : 1;
   const tested = data?.noise?.status === 'tested';
@@ -599,6 +690,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
           stage={`${bName} or ${tName}`}
           onRetry={zoomed.reload}
         />
+      )}
+      {view.search && (
+        <SearchMatches answer={searched.data} whole={data.tree} setView={setView} sides={[bName, tName]} />
       )}
       {drawn ? (
         <>
