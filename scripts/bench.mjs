@@ -15,6 +15,7 @@ const SECTIONS = [
   'loadtest',
   'server',
   'flamegraph',
+  'browser',
   'transfer',
   'filters',
   'bigprofile',

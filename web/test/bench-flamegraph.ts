@@ -71,7 +71,7 @@ async function main() {
       );
       const ms = await page.evaluate(() => (window as unknown as { __bothDrawn: number }).__bothDrawn);
       frames = await page.evaluate(() =>
-        Array.from(document.querySelectorAll('.flame-graph')).map((el) => el.querySelectorAll('g.frame').length),
+        Array.from(document.querySelectorAll('.flame-graph')).map((el) => Number(el.getAttribute('data-frames'))),
       );
       // Responsiveness after drawing: a search over both graphs.
       const searchMs = await page.evaluate(async () => {
@@ -84,8 +84,8 @@ async function main() {
         // Until both graphs show highlighted frames (the field debounces typing by 180 ms).
         // (No named local functions in here: tsx would wrap them in a helper the page does not have.)
         while (
-          !Array.from(document.querySelectorAll('.flame-graph')).every((g) =>
-            g.querySelector('rect[fill="#e600e6"]'),
+          !Array.from(document.querySelectorAll('.flame-graph')).every(
+            (g) => Number(g.getAttribute('data-highlighted')) > 0,
           ) &&
           performance.now() - t0 < 5000
         ) {

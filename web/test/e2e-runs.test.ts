@@ -11,7 +11,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { StageTable } from '../src/lib/api.ts';
 import { neutralColor } from '../src/lib/diff-color.ts';
 import { CHROMIUM, REPO } from './harness.ts';
-import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
+import {
+  type DrawnNode,
+  addStageWithFiles,
+  createComparison,
+  e2eEnvironment,
+  frameFills,
+  shot,
+  watchPage,
+} from './page-helpers.ts';
 
 const RUNS = join(REPO, 'fixtures/repeated-runs');
 const available = existsSync(CHROMIUM) && existsSync(join(RUNS, 'pooled/run-2/cpu.pb.gz'));
@@ -63,19 +71,25 @@ describe.skipIf(!available)('runs are runs', () => {
     );
 
     // The diff: coloured by the size of each change, and a banner that says why nothing is judged.
+    const diffAnswer = page.waitForResponse((r) => /\/diff\?/.test(r.url()) && !r.url().includes('root='), {
+      timeout: 60_000,
+    });
     await page.getByRole('tab', { name: 'Diff' }).click();
+    const diffTree = ((await (await diffAnswer).json()) as { tree: DrawnNode }).tree;
     const banner = page.locator('.noise-banner');
     await banner.waitFor({ timeout: 60_000 });
     expect(await banner.locator('strong').textContent()).toBe(
       '2+2 runs: too few to test — record at least 4 per stage.',
     );
     await page.locator('.diff-panel [data-flame-drawn="1"]').waitFor({ timeout: 60_000 });
-    const fills = await page
-      .locator('.diff-panel .flame-graph g.frame rect')
-      .evaluateAll((rs) => rs.map((r) => r.getAttribute('fill') ?? ''));
+    // The colours drawn, read from the canvas where the tree's values put each frame: most frames are
+    // tinted by their change, none is hatched.
+    const graph = page.locator('.diff-panel .flame-graph');
+    const fills = await frameFills(graph, diffTree, 8);
     const grey = neutralColor(false);
-    expect(fills.filter((f) => f.startsWith('rgb') && f !== grey).length).toBeGreaterThan(fills.length / 4);
-    expect(fills.filter((f) => f.startsWith('url('))).toEqual([]);
+    expect(fills.length).toBeGreaterThan(10);
+    expect(fills.filter((f) => f !== grey).length).toBeGreaterThan(fills.length / 4);
+    expect(await graph.getAttribute('data-hatched')).toBe('0');
     // Hot paths carry no verdict words (the banner says it once) and none is marked as inside the noise.
     const hot = page.getByRole('table', { name: 'Hot-path diff' });
     expect(await hot.locator('tr.in-noise').count()).toBe(0);

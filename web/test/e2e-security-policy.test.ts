@@ -121,7 +121,7 @@ describe.skipIf(!enabled)('the demo under the Content-Security-Policy', () => {
       // Let the panel fetch and draw: flamegraphs mark themselves drawn, charts render SVG.
       await page.waitForLoadState('networkidle');
       await page.waitForTimeout(500);
-      await sweep(page, '[data-flame-drawn="1"] svg, .chart-box, .echart, svg.sparkline');
+      await sweep(page, '[data-flame-drawn="1"] canvas, .chart-box, .echart, svg.sparkline');
       // Exports rasterise SVG through an <img> of a blob: URL and download through blob: links.
       downloads.push(...(await exportAll(page, rec)));
       await shot(page, `csp-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`);
@@ -129,7 +129,7 @@ describe.skipIf(!enabled)('the demo under the Content-Security-Policy', () => {
     // The dark theme redraws every chart and flamegraph.
     await page.getByRole('button', { name: /dark/i }).click();
     await page.waitForTimeout(500);
-    await sweep(page, '[data-flame-drawn="1"] svg, .echart');
+    await sweep(page, '[data-flame-drawn="1"] canvas, .echart');
     // The stage table's exports and the share link.
     for (const name of ['Copy link', 'Copy Markdown', 'Copy CSV']) await page.getByRole('button', { name }).click();
     for (const name of ['Download Markdown', 'Download CSV']) {

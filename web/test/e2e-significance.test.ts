@@ -104,8 +104,7 @@ describe.skipIf(!available)('significance end to end', () => {
     // Frames inside the noise are hatched, apart from the grey of those below the noise floor; the
     // legend names both.
     await page.locator('[data-flame-drawn="1"]').first().waitFor({ timeout: 60_000 });
-    expect(await page.locator('.diff-panel .flame-graph rect[fill^="url(#"]').count()).toBeGreaterThan(10);
-    expect(await page.locator('.diff-panel .flame-graph pattern').count()).toBe(1);
+    expect(Number(await page.locator('.diff-panel .flame-graph').getAttribute('data-hatched'))).toBeGreaterThan(10);
     expect(await page.locator('.legend-stop[data-legend="within-noise"]').textContent()).toContain(
       'within the noise (p > 0.05)',
     );

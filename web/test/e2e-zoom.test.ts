@@ -11,7 +11,7 @@ import { formatShare } from '../../server/src/api/format.ts';
 import type { Diff, Flamegraph } from '../src/lib/api.ts';
 import { countNodes } from '../src/lib/tree.ts';
 import { CHROMIUM, REPO, type RunningServer, buildWeb, launchBrowser, startServer } from './harness.ts';
-import { shot, watchPage } from './page-helpers.ts';
+import { activeFrameName, framePoint, shot, watchPage, widestPath } from './page-helpers.ts';
 
 const enabled = existsSync(CHROMIUM) && existsSync(join(REPO, 'fixtures/demo/manifest.json'));
 
@@ -73,13 +73,21 @@ describe.skipIf(!enabled)('zoom brings back the detail the whole tree left out',
       `in ${whole.trim.prunedNodes.toLocaleString('en-US')} frames too small to draw — zoom in`,
     );
 
-    // Click a frame: the page asks the server for that subtree (its whole call path).
-    const frame = left.locator('g.frame[name="main.(*service).serveOrders"]').first();
-    await frame.click();
+    // Hover a frame where the tree's values put it: the tooltip names it with its figures.
+    const graph = left.locator('.flame-graph');
+    const target = widestPath(whole.tree, (n) => n === 'main.(*service).serveOrders')!;
+    expect(target).not.toBe(null);
+    const at = await framePoint(graph, whole.tree, target);
+    expect(at.width).toBeGreaterThan(20);
+    await page.mouse.move(at.x, at.y);
+    const tip = left.locator('.flame-tip');
+    await expect.poll(() => tip.textContent()).toMatch(/^main\.\(\*service\)\.serveOrders\n.* of total/);
+    // Click it: the page asks the server for that subtree (its whole call path).
+    await page.mouse.click(at.x, at.y);
     await expect.poll(() => api.filter((u) => u.includes('/flamegraph?') && u.includes('root=')).length).toBe(2);
     const subUrl = api.find((u) => u.includes('/flamegraph?') && u.includes('root='))!;
     const path = new URL(subUrl).searchParams.getAll('root');
-    expect(path[path.length - 1]).toBe('main.(*service).serveOrders');
+    expect(path).toEqual(target);
     const sub = await get<Flamegraph>(subUrl);
     // The server brought detail back: the subtree holds more frames than the whole tree kept under it.
     const kept = nodeAt(whole.tree, path);
@@ -90,6 +98,8 @@ describe.skipIf(!enabled)('zoom brings back the detail the whole tree left out',
     await expect.poll(() => trail.textContent()).toContain('main.(*service).serveOrders');
     if (sub.trim.prunedNodes > 0) await expect.poll(() => note.textContent()).toContain(trimWords(sub));
     await shot(page, 'zoom-01-subtree');
+    // The subtree is drawn: its top frame full width, named as the active frame of the graph.
+    await expect.poll(() => activeFrameName(graph)).toMatch(/^main\.\(\*service\)\.serveOrders; /);
 
     // The link opens the same subtree.
     const page2 = await browser.newPage({ viewport: { width: 1440, height: 900 } });
@@ -133,4 +143,132 @@ describe.skipIf(!enabled)('zoom brings back the detail the whole tree left out',
     expect(problems).toEqual([]);
     await page.close();
   }, 240_000);
+
+  it('the keyboard: Tab into a graph, arrows move between frames, Enter zooms, Escape zooms out', async () => {
+    for (const [width, height] of [
+      [1440, 900],
+      [390, 844],
+    ] as const) {
+      const page = await browser.newPage({ viewport: { width, height }, deviceScaleFactor: width < 500 ? 2 : 1 });
+      const problems: string[] = [];
+      watchPage(page, problems);
+      const api: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().includes('/api/')) api.push(r.url());
+      });
+      await page.goto(`${server.url}/c/demo`);
+      await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 60_000 }).toBe(2);
+      const left = page.locator('.flame-panel').first();
+      const graph = left.locator('.flame-graph');
+      const whole = await get<Flamegraph>(api.find((u) => u.includes('/flamegraph?'))!);
+      const canvasWidth = (await graph.locator('canvas').boundingBox())!.width;
+      // The frames below a frame that are drawn (at least 2 px wide), left to right.
+      const drawn = (n: Flamegraph['tree']) =>
+        n.children.filter((c) => (Math.abs(c.value) / Math.abs(whole.tree.value)) * canvasWidth >= 2);
+
+      // Tab from the panel's last control lands in the graph, on its top frame.
+      await left.locator('a.pprof-download').focus();
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('tree');
+      expect(await activeFrameName(graph)).toMatch(/^root; /);
+      // Down to the first callee, right to its neighbour: each named with its figures.
+      const first = drawn(whole.tree)[0]!;
+      const second = drawn(whole.tree)[1]!;
+      await page.keyboard.press('ArrowDown');
+      expect(await activeFrameName(graph)).toMatch(new RegExp(`^${quote(first.name)}; .* of total`));
+      await page.keyboard.press('ArrowRight');
+      expect(await activeFrameName(graph)).toMatch(new RegExp(`^${quote(second.name)}; `));
+      await page.keyboard.press('ArrowUp');
+      expect(await activeFrameName(graph)).toMatch(/^root; /);
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowRight');
+      await shot(page, `zoom-02-keyboard-${width}`);
+      // Enter zooms to the active frame: the link and the server's subtree follow.
+      await page.keyboard.press('Enter');
+      await expect.poll(() => new URL(page.url()).searchParams.getAll('zoom')).toEqual([second.name]);
+      await expect
+        .poll(() =>
+          api.some((u) => u.includes('/flamegraph?') && new URL(u).searchParams.getAll('root').join() === second.name),
+        )
+        .toBe(true);
+      await expect.poll(() => activeFrameName(graph)).toMatch(new RegExp(`^${quote(second.name)}; `));
+      // Escape goes back out.
+      await page.keyboard.press('Escape');
+      await expect.poll(() => new URL(page.url()).searchParams.getAll('zoom')).toEqual([]);
+      await expect.poll(() => activeFrameName(graph)).toMatch(/^root; /);
+      expect(problems).toEqual([]);
+      await page.close();
+    }
+  }, 240_000);
+
+  it('search asks the server: n matches and their share, and a match the drawn tree left out opens by zooming', async () => {
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const problems: string[] = [];
+    watchPage(page, problems);
+    const api: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/')) api.push(r.url());
+    });
+    await page.goto(`${server.url}/c/demo`);
+    await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 60_000 }).toBe(2);
+    const wholeUrl = new URL(api.find((u) => u.includes('/flamegraph?'))!);
+    const drawn = await get<Flamegraph>(wholeUrl.href);
+    // A function the drawn tree holds nowhere, though the untrimmed tree does: the heaviest such.
+    const untrimmedUrl = new URL(wholeUrl);
+    untrimmedUrl.searchParams.set('minFraction', '0');
+    untrimmedUrl.searchParams.set('maxNodes', '500000');
+    const untrimmed = await get<Flamegraph>(untrimmedUrl.href);
+    const drawnNames = new Set<string>();
+    const collect = (n: Flamegraph['tree']) => {
+      drawnNames.add(n.name);
+      for (const c of n.children) collect(c);
+    };
+    collect(drawn.tree);
+    const path = widestPath(untrimmed.tree, (n) => !drawnNames.has(n))!;
+    expect(path).not.toBe(null);
+    const fn = path[path.length - 1]!;
+    const term = `^${quote(fn)}$`;
+
+    await page.getByLabel('Search').fill(term);
+    const left = page.locator('.flame-panel').first();
+    const matches = left.locator('.search-matches');
+    await matches.waitFor({ timeout: 30_000 });
+    await expect
+      .poll(() => api.some((u) => u.includes('/search?') && new URL(u).searchParams.get('q') === term))
+      .toBe(true);
+    const searchUrl = api.find((u) => u.includes('/search?') && new URL(u).searchParams.get('q') === term)!;
+    const answer = await get<{ frames: number; matched: number[]; totals: number[]; hits: { path: string[] }[] }>(
+      searchUrl,
+    );
+    expect(answer.frames).toBeGreaterThan(0);
+    expect(answer.hits[0]!.path).toEqual(path);
+    await expect
+      .poll(() => matches.locator('span').first().textContent())
+      .toBe(
+        `${answer.frames} ${answer.frames === 1 ? 'match' : 'matches'}, ${formatShare(answer.matched[0]! / answer.totals[0]!)} of total`,
+      );
+    // Nothing of it is drawn; its button says so, and zooms to it: the server sends its subtree.
+    expect(await left.locator('.flame-graph').getAttribute('data-highlighted')).toBe('0');
+    const jump = matches.getByRole('button', { name: fn }).first();
+    expect(await jump.getAttribute('data-trimmed')).toBe('1');
+    await shot(page, 'search-01-matches');
+    await jump.click();
+    await expect.poll(() => new URL(page.url()).searchParams.getAll('zoom')).toEqual(path);
+    await expect
+      .poll(() =>
+        api.some(
+          (u) => u.includes('/flamegraph?') && new URL(u).searchParams.getAll('root').join('\n') === path.join('\n'),
+        ),
+      )
+      .toBe(true);
+    const graph = left.locator('.flame-graph');
+    await expect.poll(() => graph.getAttribute('data-root'), { timeout: 30_000 }).toBe(fn);
+    // Drawn now, and highlighted as a match.
+    await expect.poll(() => graph.getAttribute('data-highlighted')).not.toBe('0');
+    await shot(page, 'search-02-zoomed');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 240_000);
 });
+
+const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -8,7 +8,16 @@ import { formatMs, formatRps } from '../../server/src/api/format.ts';
 import type { Comparison, StageTable } from '../src/lib/api.ts';
 import { stageTableCsv, stageTableMarkdown } from '../src/lib/stage-table-export.ts';
 import { CHROMIUM, REPO, SAMPLES } from './harness.ts';
-import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
+import {
+  type DrawnNode,
+  addStageWithFiles,
+  createComparison,
+  e2eEnvironment,
+  framePoint,
+  shot,
+  watchPage,
+  widestPath,
+} from './page-helpers.ts';
 
 interface StageFiles {
   name: string;
@@ -119,8 +128,16 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await page.locator('body').press('/');
     await page.keyboard.type('runtime');
     await expect
-      .poll(async () => page.locator('.flame-graph rect[fill="#e600e6"]').count(), { timeout: 10_000 })
-      .toBeGreaterThan(1);
+      .poll(
+        async () =>
+          (
+            await page
+              .locator('.flame-graph')
+              .evaluateAll((gs) => gs.map((g) => Number(g.getAttribute('data-highlighted'))))
+          ).every((n) => n > 0),
+        { timeout: 10_000 },
+      )
+      .toBe(true);
     await page.getByLabel('Search').fill('');
     // A flamegraph exports as a standalone SVG: labels become <text>, no HTML inside.
     const [svgDownload] = await Promise.all([
@@ -234,11 +251,17 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     expect(options.some((o) => o.includes('hostile <b>x</b>'))).toBe(true);
     await page.getByLabel('Left stage').selectOption({ index: 1 });
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
-    const labels = await page.locator('.flame-graph .d3-flame-graph-label').allTextContents();
-    expect(labels.some((t) => t.includes('<script>alert(1)</script>'))).toBe(true);
-    // Hover a hostile frame: the tooltip shows the name as text.
-    const frame = () => page.locator('.flame-graph g[name*="<script>"]').first();
-    await frame().hover();
+    // Hover a hostile frame, found where the tree's values put it: the tooltip shows the name as text.
+    const leftStage = await page.getByLabel('Left stage').inputValue();
+    const leftTree = await fetch(
+      `${env.server.url}/api/comparisons/${new URL(page.url()).pathname.split('/').pop()}/flamegraph?stage=${leftStage}&minFraction=0.0005&maxNodes=20000`,
+    ).then(async (r) => ((await r.json()) as { tree: DrawnNode }).tree);
+    const hostilePath = widestPath(leftTree, (n) => n.includes('<script>'))!;
+    expect(hostilePath).not.toBe(null);
+    const leftGraph = page.locator('.flame-graph').first();
+    const frame = async () => framePoint(leftGraph, leftTree, hostilePath);
+    const at = await frame();
+    await page.mouse.move(at.x, at.y);
     await expect.poll(() => page.locator('.flame-tip:visible').textContent()).toContain('<script>alert(1)</script>');
     // Hot paths and sandwich with the hostile names.
     await page.getByRole('tab', { name: 'Diff' }).click();
@@ -251,7 +274,8 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await shot(page, '08a-hostile-diff');
     await page.getByRole('tab', { name: 'Flamegraphs' }).click();
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
-    await frame().click();
+    const again = await frame();
+    await page.mouse.click(again.x, again.y);
     await page.getByRole('tab', { name: 'Sandwich' }).click();
     await page
       .getByRole('figure', { name: /Callers of/ })

@@ -2,9 +2,12 @@
 // add stages with files through the home page's editor (file picker or a real drop event).
 import { mkdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { type DrawnNode, FLAME_ROW } from './flame-geometry.ts';
 import { ARTIFACTS, buildWeb, launchBrowser, startServer, type RunningServer } from './harness.ts';
+
+export { type DrawnNode, FLAME_ROW, framePoint, widestPath } from './flame-geometry.ts';
 
 export function watchPage(page: Page, sink: string[], acceptConfirms = false) {
   page.on('dialog', (d) => {
@@ -79,4 +82,61 @@ export function e2eEnvironment(enabled: boolean): E2EEnvironment {
     await env.server?.stop();
   });
   return env;
+}
+
+/** The accessible name of the graph's active frame (the tree's aria-activedescendant). */
+export async function activeFrameName(graph: Locator): Promise<string> {
+  const id = await graph.getByRole('tree').getAttribute('aria-activedescendant');
+  if (!id) throw new Error('the flamegraph has no active frame');
+  return (await graph.locator(`[id="${id}"]`).getAttribute('aria-label')) ?? '';
+}
+
+/** The colour the canvas shows at page point (x, y), as `rgb(r, g, b)`. */
+export async function canvasColorAt(graph: Locator, x: number, y: number): Promise<string> {
+  return graph.locator('canvas').evaluate(
+    (c, p) => {
+      const canvas = c as HTMLCanvasElement;
+      const box = canvas.getBoundingClientRect();
+      const k = canvas.width / box.width;
+      const px = canvas
+        .getContext('2d')!
+        .getImageData(Math.floor((p.x - box.left) * k), Math.floor((p.y - box.top) * k), 1, 1).data;
+      return `rgb(${px[0]}, ${px[1]}, ${px[2]})`;
+    },
+    // boundingBox() and getBoundingClientRect() both measure from the viewport.
+    { x, y },
+  );
+}
+
+/**
+ * The colour drawn at the top edge of each frame down to `maxDepth` rows below the root and at least
+ * `minPx` wide, placed from the tree's values alone (as framePoint does), read from the canvas's pixels.
+ */
+export async function frameFills(graph: Locator, tree: DrawnNode, maxDepth: number, minPx = 4): Promise<string[]> {
+  const canvas = graph.locator('canvas');
+  const box = await canvas.boundingBox();
+  if (!box) throw new Error('the flamegraph has no canvas');
+  const total = Math.abs(tree.value);
+  const points: { x: number; y: number }[] = [];
+  const walk = (n: DrawnNode, left: number, depth: number) => {
+    let x = left;
+    for (const c of n.children) {
+      const w = (Math.abs(c.value) / total) * box.width;
+      if (w >= minPx && depth + 1 <= maxDepth) {
+        points.push({ x: x + w / 2, y: (depth + 1) * FLAME_ROW + 1.5 });
+        walk(c, x, depth + 1);
+      }
+      x += w;
+    }
+  };
+  walk(tree, 0, 0);
+  return canvas.evaluate((c, pts) => {
+    const el = c as HTMLCanvasElement;
+    const k = el.width / el.getBoundingClientRect().width;
+    const ctx = el.getContext('2d')!;
+    return pts.map((p) => {
+      const d = ctx.getImageData(Math.floor(p.x * k), Math.floor(p.y * k), 1, 1).data;
+      return `rgb(${d[0]}, ${d[1]}, ${d[2]})`;
+    });
+  }, points);
 }

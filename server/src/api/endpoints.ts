@@ -40,6 +40,8 @@ import {
   GcStages,
   Sandwich,
   SandwichQuery,
+  Search,
+  SearchQuery,
   SourceQuery,
   SourceView,
   StagePairQuery,
@@ -226,6 +228,13 @@ export const SCHEMAS = {
     params: ComparisonParams,
     querystring: DiffQuery,
     response: Diff,
+  },
+  search: {
+    summary:
+      "Search a stage's whole call tree (or, with base and target, the diff's) for frames matching a Go regular expression (case-insensitive): the share of the total whose stacks hold a match, and the call paths of the heaviest matching frames, trimmed from the drawn tree or not",
+    params: ComparisonParams,
+    querystring: SearchQuery,
+    response: Search,
   },
   top: {
     summary: 'Flat and cum of every function of one stage (pprof -top)',

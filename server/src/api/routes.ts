@@ -29,6 +29,7 @@ export const ENDPOINT_ROUTES = {
   top: { method: 'GET', path: '/api/comparisons/:id/top' },
   trajectory: { method: 'GET', path: '/api/comparisons/:id/trajectory' },
   sandwich: { method: 'GET', path: '/api/comparisons/:id/sandwich' },
+  search: { method: 'GET', path: '/api/comparisons/:id/search' },
   timeline: { method: 'GET', path: '/api/comparisons/:id/timeline' },
   folded: { method: 'GET', path: '/api/comparisons/:id/folded' },
   benchmarks: { method: 'GET', path: '/api/comparisons/:id/benchmarks' },

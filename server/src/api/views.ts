@@ -268,6 +268,47 @@ export const DiffModeParam = Type.Union(
 );
 export type DiffModeParam = Static<typeof DiffModeParam>;
 
+/** Longest search term (as the filters' expressions). */
+export const MAX_SEARCH_LENGTH = 512;
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({
+      minLength: 1,
+      maxLength: MAX_SEARCH_LENGTH,
+      description: 'a Go regular expression, matched case-insensitively anywhere in each frame name',
+    }),
+    /** One stage's tree; or, with base and target instead, the diff's. */
+    stage: Type.Optional(StageRef),
+    base: Type.Optional(StageRef),
+    target: Type.Optional(StageRef),
+    ...ProfileSelect,
+    limit: Type.Integer({ minimum: 1, maximum: 200, default: 20, description: 'most matching frames listed' }),
+    ...FilterParams,
+  },
+  { additionalProperties: false },
+);
+export type SearchQuery = Static<typeof SearchQuery>;
+export const Search = Type.Object({
+  q: Type.String(),
+  kind: ProfileKind,
+  granularity: Granularity,
+  sampleType: Type.String(),
+  unit: Type.String(),
+  /** The stages searched: the one stage, or the diff's base and target. Every list below is per stage, in this order. */
+  stages: Type.Array(Type.String()),
+  /** Each stage's total (the flamegraph's `total`). */
+  totals: Type.Array(Type.Number()),
+  /** Total of the samples whose stack holds a matching frame (each sample once, however many frames match). */
+  matched: Type.Array(Type.Number()),
+  /** Call-tree frames whose name matches, drawn or trimmed. */
+  frames: Type.Integer(),
+  /** Distinct names matching. */
+  names: Type.Integer(),
+  /** The heaviest matching frames: the call path from the root (the last name is the match) and its values. */
+  hits: Type.Array(Type.Object({ path: Type.Array(Type.String()), values: Type.Array(Type.Number()) })),
+});
+export type Search = Static<typeof Search>;
+
 export const DiffQuery = Type.Object(
   {
     base: StageRef,

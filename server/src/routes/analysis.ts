@@ -151,6 +151,7 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     'top',
     'trajectory',
     'sandwich',
+    'search',
     'folded',
     'benchmarks',
     'runtime',

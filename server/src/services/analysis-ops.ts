@@ -25,6 +25,7 @@ export type AnalysisOp =
   | { op: 'top'; query: Query<'top'> }
   | { op: 'trajectory'; query: Query<'trajectory'> }
   | { op: 'sandwich'; query: Query<'sandwich'> }
+  | { op: 'search'; query: Query<'search'> }
   | { op: 'folded'; query: Query<'folded'> }
   | { op: 'benchmarks'; query: Query<'benchmarks'> }
   | { op: 'runtime'; query: Query<'runtime'> }
@@ -95,6 +96,8 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       );
     case 'sandwich':
       return serialise(a.op, await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }));
+    case 'search':
+      return serialise(a.op, await svc.search(tree, a.query, compileFilters(a.query), granularityOf(a.query)));
     case 'timeline':
       return serialise(a.op, await svc.timeline(tree));
     case 'folded':

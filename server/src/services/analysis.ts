@@ -16,13 +16,19 @@ import type {
   Flamegraph,
   GcStages,
   Sandwich,
+  Search,
+  SearchQuery,
   ShareSpread,
   Timeline,
   Top,
   Trajectory,
   VerdictBrief,
 } from '../api/views.ts';
-import { flatCum, percentageBase, sortByFlat, total } from '../analysis/flat-cum.ts';
+import { flatCum, percentageBase, sortByFlat, stackTotals, total } from '../analysis/flat-cum.ts';
+import { unionKeys } from '../analysis/frame-keys.ts';
+import { searchStacks } from '../analysis/search.ts';
+import { compileGoRegexp } from '../analysis/go-regexp.ts';
+import { filterRegexp } from './view-queries.ts';
 import { CallPathNotFound, callTree } from '../analysis/call-tree.ts';
 import { type DiffMode, type DiffNode as PlainDiffNode, diffProfiles } from '../analysis/diff.ts';
 import { toFolded } from '../analysis/folded.ts';
@@ -314,6 +320,69 @@ export class AnalysisService {
       sampleType: sp.sampleType,
       unit: sp.unit,
       total: percentageBase(sp.profile, sp.sampleIndex),
+    };
+  }
+
+  /**
+   * Frames of a stage's whole call tree (or the diff's two trees) whose name matches `q.q` (a Go
+   * regular expression, case-insensitive, bounded as the filters are), trimmed or not.
+   */
+  async search(tree: ComparisonTree, q: SearchQuery, filters: FrameFilters, granularity: Granularity): Promise<Search> {
+    const pair = q.base !== undefined || q.target !== undefined;
+    if (pair === (q.stage !== undefined))
+      throw new ServiceError('invalid-request', 'search one stage (stage) or a diff (base and target), not both', {
+        param: q.stage !== undefined ? 'stage' : 'base',
+      });
+    if (pair && (q.base === undefined || q.target === undefined))
+      throw new ServiceError('invalid-request', 'a diff search needs both base and target', {
+        param: q.base === undefined ? 'base' : 'target',
+      });
+    // Checked as written (so a refusal quotes the term), then matched case-insensitively, as the page does.
+    if (!filterRegexp('q', q.q)) throw new ServiceError('invalid-request', 'q is empty', { param: 'q' });
+    const re = compileGoRegexp(`(?i)${q.q}`);
+    const first = await this.stages.stageProfile(
+      tree,
+      (pair ? q.base : q.stage) as string,
+      q,
+      filters,
+      pair ? 'base' : 'stage',
+    );
+    const profiles = [first];
+    if (pair)
+      profiles.push(
+        await this.stages.stageProfile(
+          tree,
+          q.target as string,
+          { kind: first.kind, sampleType: first.sampleType },
+          filters,
+          'target',
+        ),
+      );
+    const keyed = profiles.map((sp) => granularityKeys(sp.profile, granularity));
+    const shared =
+      keyed.length === 2
+        ? unionKeys(keyed[0]!, keyed[1]!)
+        : { keys: keyed[0]!.keys, base: keyed[0]!.frameKey, target: keyed[0]!.frameKey };
+    const sides = profiles.map((sp, i) => ({
+      stackOffsets: sp.profile.stackOffsets,
+      stackFrames: sp.profile.stackFrames,
+      frameKey: i === 0 ? shared.base : shared.target,
+      stackValues: stackTotals(sp.profile, sp.sampleIndex),
+    }));
+    const r = searchStacks(sides, shared.keys, (label) => re.test(label), q.limit);
+    const both = profiles.length === 2;
+    return {
+      q: q.q,
+      kind: first.kind,
+      granularity,
+      sampleType: first.sampleType,
+      unit: first.unit,
+      stages: profiles.map((sp) => sp.stage.id),
+      totals: profiles.map((sp) => percentageBase(sp.profile, sp.sampleIndex)),
+      matched: both ? [r.matchedA, r.matchedB] : [r.matchedA],
+      frames: r.frames,
+      names: r.names,
+      hits: r.hits.map((h) => ({ path: h.path, values: both ? [h.valueA, h.valueB] : [h.valueA] })),
     };
   }
 

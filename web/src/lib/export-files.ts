@@ -1,6 +1,5 @@
 /**
- * Browser-side export helpers: download text/blobs, copy to the clipboard, turn a flamegraph or chart SVG
- * into a standalone SVG (labels as SVG <text>, styles inlined) and into a PNG.
+ * Browser-side export helpers: download text/blobs, copy to the clipboard, rasterise an SVG into a PNG.
  */
 
 export function downloadBlob(filename: string, blob: Blob): void {
@@ -35,45 +34,6 @@ export async function copyText(text: string): Promise<void> {
   ta.select();
   document.execCommand('copy');
   ta.remove();
-}
-
-const SVG_NS = 'http://www.w3.org/2000/svg';
-
-/**
- * A standalone copy of a d3-flame-graph SVG: its HTML labels (foreignObject) become SVG <text> elements
- * set through textContent, so the file opens anywhere and rasterises without tainting a canvas.
- */
-export function standaloneFlameSvg(svg: SVGSVGElement, dark: boolean): string {
-  const clone = svg.cloneNode(true) as SVGSVGElement;
-  clone.setAttribute('xmlns', SVG_NS);
-  const bg = document.createElementNS(SVG_NS, 'rect');
-  bg.setAttribute('width', '100%');
-  bg.setAttribute('height', '100%');
-  bg.setAttribute('fill', dark ? '#16181d' : '#ffffff');
-  clone.insertBefore(bg, clone.firstChild);
-  for (const fo of Array.from(clone.querySelectorAll('foreignObject'))) {
-    const div = fo.firstElementChild as HTMLElement | null;
-    const width = Number(fo.getAttribute('width') ?? 0);
-    const label = div && div.style.display !== 'none' && width >= 35 ? (div.textContent ?? '') : '';
-    if (label) {
-      const text = document.createElementNS(SVG_NS, 'text');
-      text.setAttribute('x', '4');
-      text.setAttribute('y', '13');
-      text.setAttribute('font-size', '11');
-      text.setAttribute('font-family', 'Verdana, sans-serif');
-      text.setAttribute('fill', '#000');
-      const maxChars = Math.max(0, Math.floor((width - 8) / 6.5));
-      text.textContent = label.length > maxChars ? `${label.slice(0, Math.max(0, maxChars - 1))}…` : label;
-      fo.replaceWith(text);
-    } else {
-      fo.remove();
-    }
-  }
-  for (const rect of Array.from(clone.querySelectorAll('g rect'))) {
-    rect.setAttribute('stroke', dark ? '#16181d' : '#eeeeee');
-    rect.setAttribute('fill-opacity', '0.85');
-  }
-  return new XMLSerializer().serializeToString(clone);
 }
 
 /** Rasterise an SVG string into a PNG blob (2× for sharpness). */

@@ -1,26 +1,28 @@
-import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { DiffLegend } from '../components/diff-legend.tsx';
-import { FlameGraph } from '../components/flame-graph.tsx';
+import { FlameGraph, HATCH, flameGraphSvg } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
 import { Trajectory } from '../components/trajectory.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
 import {
   ApiError,
+  type ApiRequest,
   type Diff,
   type DiffNode,
   type Flamegraph,
   type FlameNode,
   type Granularity,
   type ProfileKind,
+  type Reply,
   type Stage,
   apiUrl,
 } from '../lib/api.ts';
 import { diffColor, hatchColors, neutralColor } from '../lib/diff-color.ts';
 import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
-import { downloadBlob, downloadText, slug, standaloneFlameSvg, svgToPng } from '../lib/export-files.ts';
+import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, findWidest } from '../lib/tree.ts';
 import type { Filters, ViewState } from '../lib/url-state.ts';
@@ -108,7 +110,7 @@ function FlameExport({
   name: string;
   dark: boolean;
 }) {
-  const getSvg = () => scope.current?.querySelector<SVGSVGElement>('.flame-graph svg') ?? null;
+  const getSvg = () => flameGraphSvg(scope.current, dark ? '#16181d' : '#ffffff');
   return (
     <span className="export-buttons">
       <button
@@ -116,7 +118,7 @@ function FlameExport({
         aria-label={`Download ${name} as SVG`}
         onClick={() => {
           const svg = getSvg();
-          if (svg) downloadText(`${slug(name)}.svg`, standaloneFlameSvg(svg, dark), 'image/svg+xml');
+          if (svg) downloadText(`${slug(name)}.svg`, svg.svg, 'image/svg+xml');
         }}
       >
         SVG
@@ -126,9 +128,7 @@ function FlameExport({
         aria-label={`Download ${name} as PNG`}
         onClick={async () => {
           const svg = getSvg();
-          if (!svg) return;
-          const text = standaloneFlameSvg(svg, dark);
-          downloadBlob(`${slug(name)}.png`, await svgToPng(text, svg.width.baseVal.value, svg.height.baseVal.value));
+          if (svg) downloadBlob(`${slug(name)}.png`, await svgToPng(svg.svg, svg.width, svg.height));
         }}
       >
         PNG
@@ -351,6 +351,90 @@ function ZoomTrail({ path, setView }: { path: readonly string[]; setView: PanelP
   );
 }
 
+/** Matches the server lists at most (the heaviest first); the page shows the first few. */
+const SEARCH_HITS = 20;
+const SEARCH_SHOWN = 5;
+
+type SearchAnswer = Reply<'search'>;
+
+/**
+ * The server's answer to the search over the whole tree (drawn or trimmed): "n matches, x % of total"
+ * and the heaviest matching frames, each a button zooming to it; a frame the drawn tree left out is
+ * said so, and zooming brings it back from the server.
+ */
+function SearchMatches({
+  answer,
+  whole,
+  setView,
+  sides,
+}: {
+  answer: SearchAnswer | null;
+  whole: { name: string; children: { name: string }[] } | null;
+  setView: PanelProps['setView'];
+  /** Names of the stages searched, in the answer's order. */
+  sides: string[];
+}) {
+  if (!answer) return null;
+  const shares = answer.totals.map((t, i) => formatShare(t ? Math.abs(answer.matched[i] ?? 0) / Math.abs(t) : 0));
+  const share =
+    shares.length === 2 ? `${sides[0]} ${shares[0]} → ${sides[1]} ${shares[1]} of total` : `${shares[0]} of total`;
+  const trimmed = (path: string[]) => {
+    // biome-ignore lint/suspicious/noExplicitAny: walks the drawn tree by names only
+    let n: any = whole;
+    for (const name of path) {
+      n = n?.children.find((c: { name: string }) => c.name === name);
+      if (!n) return true;
+    }
+    return false;
+  };
+  return (
+    <div className="search-matches small" role="status" data-frames={answer.frames}>
+      <span>
+        {answer.frames.toLocaleString('en-US')} {answer.frames === 1 ? 'match' : 'matches'}, {share}
+      </span>
+      {answer.hits.length > 0 && (
+        <ul aria-label="Heaviest matches">
+          {answer.hits.slice(0, SEARCH_SHOWN).map((h) => {
+            const name = h.path[h.path.length - 1] ?? '';
+            const hidden = trimmed(h.path);
+            return (
+              <li key={h.path.join('\n')}>
+                <button
+                  type="button"
+                  className="link-button fn-name"
+                  title={h.path.join(' → ')}
+                  data-trimmed={hidden ? '1' : undefined}
+                  onClick={() => setView({ zoom: h.path, fn: name })}
+                >
+                  {name}
+                </button>{' '}
+                <span className="muted">
+                  {h.values
+                    .map((v, i) => formatShare(answer.totals[i] ? Math.abs(v) / Math.abs(answer.totals[i] ?? 1) : 0))
+                    .join(' → ')}
+                  {hidden ? ' · not drawn: zoom to see it' : ''}
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** The search request of one stage, or of a diff's two (null: no search). */
+function searchQuery(
+  props: PanelProps,
+  stages: { stage: string } | { base: string; target: string },
+): Pick<ApiRequest<'search'>, 'params' | 'query'> | null {
+  if (!props.view.search) return null;
+  return {
+    params: { id: props.comparisonId },
+    query: { ...stages, q: props.view.search, ...profileQuery(props.view), limit: SEARCH_HITS, ...props.filters },
+  };
+}
+
 function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }) {
   const { stage, view, setView, side, dark } = props;
   const url = hasProfile(stage, props.kind)
@@ -365,13 +449,12 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
     props.revision,
   );
   const scope = useRef<HTMLDivElement>(null);
-  const [match, setMatch] = useState<string>('');
   const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
   const rootPath = zoomed.drawn?.rootPath ?? [];
-  const onSearchResult = useCallback(
-    (sum: number, total: number) =>
-      setMatch(view.search ? `search matches ${formatShare(total ? sum / total : 0)}` : ''),
-    [view.search],
+  const searched = useApi(
+    'search',
+    hasProfile(stage, props.kind) ? searchQuery(props, { stage: stage.id }) : null,
+    props.revision,
   );
   return (
     <div className="flame-panel" ref={scope} data-side={side}>
@@ -381,8 +464,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         </h3>
         {data && (
           <span className="muted small">
-            {KIND_LABELS[data.kind]} · {data.sampleType} · total {formatValue(data.total, data.unit)}{' '}
-            {match && `· ${match}`}
+            {KIND_LABELS[data.kind]} · {data.sampleType} · total {formatValue(data.total, data.unit)}
           </span>
         )}
         {data && <FlameExport scope={scope} name={`flamegraph-${stage?.name ?? side}`} dark={dark} />}
@@ -405,6 +487,9 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
             stage={stage.name}
             onRetry={zoomed.reload}
           />
+          {view.search && (
+            <SearchMatches answer={searched.data} whole={data.tree} setView={setView} sides={[stage.name]} />
+          )}
           {zoomed.drawn ? (
             <>
               <ZoomTrail path={rootPath} setView={setView} />
@@ -413,9 +498,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
                 label={`Flamegraph of ${stage.name}`}
                 tooltipFor={tooltip}
                 search={view.search}
-                focus=""
                 onFocus={(name, below) => zoomTo(setView, rootPath, name, below)}
-                onSearchResult={onSearchResult}
                 minFrameSize={MIN_FRAME_PX}
               />
               <TrimNote drawn={zoomed.drawn} unit={data.unit} />
@@ -494,8 +577,12 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     props.revision,
   );
   const scope = useRef<HTMLDivElement>(null);
-  const hatchId = `hatch${useId().replace(/[^A-Za-z0-9_-]/g, '')}`;
-  const hatch = useMemo(() => ({ id: hatchId, ...hatchColors(dark) }), [hatchId, dark]);
+  const searched = useApi(
+    'search',
+    ok && base && target ? searchQuery(props, { base: base.id, target: target.id }) : null,
+    props.revision,
+  );
+  const hatch = useMemo(() => hatchColors(dark), [dark]);
   const reference = data ? Math.max(Math.abs(data.baseTotal), Math.abs(data.targetTotal)) : 1;
   const tested = data?.noise?.status === 'tested';
   const colorFor = useCallback(
@@ -504,9 +591,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     (d: DiffNode) => {
       const c = diffColor(d, { noiseFloor: view.noise, reference, dark });
       if (c === neutralColor(dark)) return c;
-      return tested && d.verdict?.status === 'no-change' ? `url(#${hatch.id})` : c;
+      return tested && d.verdict?.status === 'no-change' ? HATCH : c;
     },
-    [view.noise, reference, dark, tested, hatch.id],
+    [view.noise, reference, dark, tested],
   );
   const nameFor = useCallback((d: DiffNode) => {
     // The marker goes after the name: a narrow frame's truncated label still shows the function.
@@ -604,6 +691,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
           onRetry={zoomed.reload}
         />
       )}
+      {view.search && (
+        <SearchMatches answer={searched.data} whole={data.tree} setView={setView} sides={[bName, tName]} />
+      )}
       {drawn ? (
         <>
           <ZoomTrail path={drawn.rootPath} setView={setView} />
@@ -615,7 +705,6 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
             colorFor={colorFor}
             hatch={tested ? hatch : null}
             search={view.search}
-            focus=""
             onFocus={(name, below) => zoomTo(setView, drawn.rootPath, name, below)}
             minFrameSize={MIN_FRAME_PX}
           />
@@ -718,7 +807,6 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
         label={`Callers of ${data.name} in ${stage.name}`}
         tooltipFor={tooltip}
         search={view.search}
-        focus=""
         onFocus={onFocus}
       />
       <h4>Callees (what it calls)</h4>
@@ -727,7 +815,6 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
         label={`Callees of ${data.name} in ${stage.name}`}
         tooltipFor={tooltip}
         search={view.search}
-        focus=""
         onFocus={onFocus}
       />
     </div>
