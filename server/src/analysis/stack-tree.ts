@@ -1,3 +1,5 @@
+import type { KeyTotals } from './flat-cum.ts';
+
 /**
  * Trimmed call trees straight from columnar stacks, for one profile (a flamegraph) or two (a diff),
  * without ever building the untrimmed tree.
@@ -107,8 +109,173 @@ function labelRanks(labels: readonly string[]): { rank: Uint32Array; byRank: Uin
   return { rank, byRank };
 }
 
-export function buildStackTree(sides: readonly TreeSide[], labels: readonly string[], o: StackTreeOptions): StackTree {
+/**
+ * The merged stacks of one or two sides: the distinct key sequences among the stacks of non-zero
+ * value of every side, each with its value on either side. Stacks that differ only in frames of the
+ * same key (two lines of one function), and a stack both profiles have, travel as one entry.
+ */
+export interface MergedStacks {
+  /** Side whose stack stands for the entry, and where that stack ends and how long it is. */
+  eSide: Uint8Array;
+  eEnd: Uint32Array;
+  eLen: Uint32Array;
+  /** The entry's value on side 0 and side 1. */
+  eA: Float64Array;
+  eB: Float64Array;
+  entries: number;
+  /**
+   * Each side's flat and cum per key, when asked for: keyTotals of each side, to the last bit (the
+   * same sums in the same order), taken in the pass that hashes the frames.
+   */
+  totals: KeyTotals[] | null;
+}
+
+/**
+ * Merges the stacks of one or two sides into entries (see MergedStacks); with `numKeys`, also sums
+ * each side's flat and cum per key in the same pass over the frames.
+ *
+ * A function of its own (not inlined in buildStackTree) so the engine optimises its loops on their
+ * own, whichever side first finds a stack already seen.
+ */
+export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null = null): MergedStacks {
   if (sides.length < 1 || sides.length > 2) throw new RangeError('a stack tree has one or two sides');
+  const sfA = sides[0]!.stackFrames;
+  const fkA = sides[0]!.frameKey;
+  let n = 0;
+  for (const s of sides) for (let i = 0; i < s.stackValues.length; i++) if (s.stackValues[i] !== 0) n++;
+  const eSide = new Uint8Array(n);
+  const eEnd = new Uint32Array(n);
+  const eLen = new Uint32Array(n);
+  const eA = new Float64Array(n);
+  const eB = new Float64Array(n);
+  // Open addressing, two ints a slot: [hash, entry + 1] (0: empty), so a probe reads one cache line.
+  let slots = 1024;
+  while (slots < n * 2) slots *= 2;
+  const table = new Int32Array(slots * 2);
+  const mask = slots - 1;
+  let entries = 0;
+  const totals: KeyTotals[] | null = numKeys === null ? null : [];
+  for (let side = 0; side < sides.length; side++) {
+    const s = sides[side]!;
+    const v = s.stackValues;
+    const off = s.stackOffsets;
+    const sf = s.stackFrames;
+    const fk = s.frameKey;
+    const vals = side === 0 ? eA : eB;
+    let kt: KeyTotals | null = null;
+    let last: Uint32Array | null = null;
+    if (numKeys !== null) {
+      kt = { flat: new Float64Array(numKeys), cum: new Float64Array(numKeys), touched: new Uint8Array(numKeys) };
+      totals!.push(kt);
+      last = new Uint32Array(numKeys);
+    }
+    for (let st = 0; st < v.length; st++) {
+      const x = v[st]!;
+      if (x === 0) continue;
+      const start = off[st]!;
+      const end = off[st + 1]!;
+      const len = end - start;
+      const h = kt === null ? hashKeys(sf, fk, start, end) : hashAndSum(sf, fk, start, end, x, st + 1, kt, last!);
+      let slot = h & mask;
+      let found = -1;
+      for (;;) {
+        const t = table[2 * slot + 1]!;
+        if (t === 0) break;
+        if (table[2 * slot] === h) {
+          const e = t - 1;
+          if (eLen[e] === len) {
+            const same =
+              eSide[e] === 0
+                ? sameKeys(sf, fk, start, sfA, fkA, eEnd[e]! - len, len)
+                : sameKeys(sf, fk, start, sf, fk, eEnd[e]! - len, len);
+            if (same) {
+              found = e;
+              break;
+            }
+          }
+        }
+        slot = (slot + 1) & mask;
+      }
+      if (found >= 0) {
+        vals[found] = vals[found]! + x;
+        continue;
+      }
+      const e = entries++;
+      table[2 * slot] = h;
+      table[2 * slot + 1] = e + 1;
+      eSide[e] = side;
+      eEnd[e] = end;
+      eLen[e] = len;
+      vals[e] = x;
+    }
+  }
+  return { eSide, eEnd, eLen, eA, eB, entries, totals };
+}
+
+/** hashKeys, and the stack's value x added to flat (its leaf's key) and cum (each key once; `mark` is the stack's own). */
+function hashAndSum(
+  sf: Uint32Array,
+  fk: Uint32Array,
+  start: number,
+  end: number,
+  x: number,
+  mark: number,
+  kt: KeyTotals,
+  last: Uint32Array,
+): number {
+  let h = 0x811c9dc5 ^ (end - start);
+  if (start === end) return mix(h);
+  const { flat, cum, touched } = kt;
+  flat[fk[sf[start]!]!]! += x;
+  for (let i = start; i < end; i++) {
+    const k = fk[sf[i]!]!;
+    h = Math.imul(h ^ k, 0x01000193);
+    if (last[k] === mark) continue;
+    last[k] = mark;
+    cum[k]! += x;
+    touched[k] = 1;
+  }
+  return mix(h);
+}
+
+function mix(h: number): number {
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return h;
+}
+
+/** A hash of the keys of frames sf[start, end). */
+function hashKeys(sf: Uint32Array, fk: Uint32Array, start: number, end: number): number {
+  let h = 0x811c9dc5 ^ (end - start);
+  for (let i = start; i < end; i++) h = Math.imul(h ^ fk[sf[i]!]!, 0x01000193);
+  return mix(h);
+}
+
+/** Whether the keys of the `len` frames from sf1[i] and from sf2[j] are the same. */
+function sameKeys(
+  sf1: Uint32Array,
+  fk1: Uint32Array,
+  i: number,
+  sf2: Uint32Array,
+  fk2: Uint32Array,
+  j: number,
+  len: number,
+): boolean {
+  for (let k = 0; k < len; k++) if (fk1[sf1[i + k]!] !== fk2[sf2[j + k]!]) return false;
+  return true;
+}
+
+/**
+ * The trimmed tree of one side (a flamegraph) or two (a diff). `merged`: the sides' stacks already
+ * merged (mergeStacks of these very sides), when the caller needed them for something else too.
+ */
+export function buildStackTree(
+  sides: readonly TreeSide[],
+  labels: readonly string[],
+  o: StackTreeOptions,
+  merged: MergedStacks = mergeStacks(sides),
+): StackTree {
   const numKeys = labels.length;
   const A = sides[0]!;
   const B = sides[1] ?? A;
@@ -117,73 +284,7 @@ export function buildStackTree(sides: readonly TreeSide[], labels: readonly stri
   const sfB = B.stackFrames;
   const fkB = B.frameKey;
 
-  // Entries: the distinct key sequences among the stacks of non-zero value of every side, each with
-  // its value on either side. Stacks that differ only in frames of the same key (two lines of one
-  // function), and a stack both profiles have, travel as one entry: the merged stacks.
-  let n = 0;
-  for (const s of sides) for (let i = 0; i < s.stackValues.length; i++) if (s.stackValues[i] !== 0) n++;
-  const eSide = new Uint8Array(n);
-  const eEnd = new Uint32Array(n);
-  const eLen = new Uint32Array(n);
-  const eA = new Float64Array(n);
-  const eB = new Float64Array(n);
-  const eHash = new Int32Array(n);
-  let slots = 1024;
-  while (slots < n * 2) slots *= 2;
-  const table = new Int32Array(slots);
-  const mask = slots - 1;
-  let entries = 0;
-  for (let side = 0; side < sides.length; side++) {
-    const s = sides[side]!;
-    const v = s.stackValues;
-    const off = s.stackOffsets;
-    const sf = s.stackFrames;
-    const fk = s.frameKey;
-    const vals = side === 0 ? eA : eB;
-    for (let st = 0; st < v.length; st++) {
-      if (v[st] === 0) continue;
-      const start = off[st]!;
-      const end = off[st + 1]!;
-      let h = 0x811c9dc5 ^ (end - start);
-      for (let i = start; i < end; i++) h = Math.imul(h ^ fk[sf[i]!]!, 0x01000193);
-      h ^= h >>> 15;
-      h = Math.imul(h, 0x85ebca6b);
-      h ^= h >>> 13;
-      let slot = h & mask;
-      let found = -1;
-      for (;;) {
-        const x = table[slot]!;
-        if (x === 0) break;
-        const e = x - 1;
-        if (eHash[e] === h && eLen[e] === end - start) {
-          const osf = eSide[e] === 0 ? sfA : sfB;
-          const ofk = eSide[e] === 0 ? fkA : fkB;
-          let i = start;
-          let j = eEnd[e]! - (end - start);
-          while (i < end && fk[sf[i]!] === ofk[osf[j]!]) {
-            i++;
-            j++;
-          }
-          if (i === end) {
-            found = e;
-            break;
-          }
-        }
-        slot = (slot + 1) & mask;
-      }
-      if (found >= 0) {
-        vals[found] = vals[found]! + v[st]!;
-        continue;
-      }
-      const e = entries++;
-      table[slot] = e + 1;
-      eSide[e] = side;
-      eEnd[e] = end;
-      eLen[e] = end - start;
-      eHash[e] = h;
-      vals[e] = v[st]!;
-    }
-  }
+  const { eSide, eEnd, eLen, eA, eB, entries } = merged;
   const keyAt = (e: number, d: number): number =>
     eSide[e] === 0 ? fkA[sfA[eEnd[e]! - 1 - d]!]! : fkB[sfB[eEnd[e]! - 1 - d]!]!;
 
