@@ -148,10 +148,11 @@ export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null =
   const eLen = new Uint32Array(n);
   const eA = new Float64Array(n);
   const eB = new Float64Array(n);
-  // Open addressing, two ints a slot: [hash, entry + 1] (0: empty), so a probe reads one cache line.
+  // Open addressing, four ints a slot: [hash, entry + 1 (0: empty), end, length × 2 + side], so a
+  // probe and the check of a stack already seen read one cache line, not one per array.
   let slots = 1024;
   while (slots < n * 2) slots *= 2;
-  const table = new Int32Array(slots * 2);
+  const table = new Int32Array(slots * 4);
   const mask = slots - 1;
   let entries = 0;
   const totals: KeyTotals[] | null = numKeys === null ? null : [];
@@ -179,17 +180,18 @@ export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null =
       let slot = h & mask;
       let found = -1;
       for (;;) {
-        const t = table[2 * slot + 1]!;
+        const q = 4 * slot;
+        const t = table[q + 1]!;
         if (t === 0) break;
-        if (table[2 * slot] === h) {
-          const e = t - 1;
-          if (eLen[e] === len) {
+        if (table[q] === h) {
+          const ls = table[q + 3]!;
+          if (ls >>> 1 === len) {
             const same =
-              eSide[e] === 0
-                ? sameKeys(sf, fk, start, sfA, fkA, eEnd[e]! - len, len)
-                : sameKeys(sf, fk, start, sf, fk, eEnd[e]! - len, len);
+              (ls & 1) === 0
+                ? sameKeys(sf, fk, start, sfA, fkA, table[q + 2]! - len, len)
+                : sameKeys(sf, fk, start, sf, fk, table[q + 2]! - len, len);
             if (same) {
-              found = e;
+              found = t - 1;
               break;
             }
           }
@@ -201,8 +203,11 @@ export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null =
         continue;
       }
       const e = entries++;
-      table[2 * slot] = h;
-      table[2 * slot + 1] = e + 1;
+      const q = 4 * slot;
+      table[q] = h;
+      table[q + 1] = e + 1;
+      table[q + 2] = end;
+      table[q + 3] = len * 2 + side;
       eSide[e] = side;
       eEnd[e] = end;
       eLen[e] = len;
