@@ -4,7 +4,7 @@ import { compareNames } from './names.ts';
 import { type KeyTotals, keyTotals, stackTotals, total } from './flat-cum.ts';
 import { CallPathNotFound } from './call-tree.ts';
 import { type FrameKeys, functionKeys, pathKeyIds, unionKeys } from './frame-keys.ts';
-import { MAX_TREE_DEPTH, type MergedStacks, type TreeSide, buildStackTree, mergeStacks } from './stack-tree.ts';
+import { MAX_TREE_DEPTH, type TreeSide, buildStackTree } from './stack-tree.ts';
 
 /**
  * How two profiles are put on one scale before subtracting:
@@ -166,19 +166,12 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
     },
   ];
   const numKeys = keys.keys.length;
-  let tree: DiffNode;
-  let trim: DiffResult['trim'];
-  let totals: KeyTotals[];
-  if (opts.tree === false) {
-    totals = sides.map((x) => keyTotals(x.stackOffsets, x.stackFrames, x.frameKey, x.stackValues, numKeys));
-    ({ tree, trim } = bareRoot(sum(baseStacks), sum(targetStacks)));
-  } else {
-    // The rows' sums are taken in the pass that merges the stacks for the tree.
-    const merged = mergeStacks(sides, numKeys);
-    totals = merged.totals!;
-    ({ tree, trim } = diffTree(sides, merged, keys.keys, opts.minFraction ?? 0, opts.root ?? [], opts.maxNodes));
-  }
-  const rows = diffRows(keys.keys, totals[0]!, totals[1]!);
+  const [bt, tt] = sides.map((x) => keyTotals(x.stackOffsets, x.stackFrames, x.frameKey, x.stackValues, numKeys));
+  const rows = diffRows(keys.keys, bt!, tt!);
+  const { tree, trim } =
+    opts.tree === false
+      ? bareRoot(sum(baseStacks), sum(targetStacks))
+      : diffTree(sides, keys.keys, opts.minFraction ?? 0, opts.root ?? [], opts.maxNodes);
   return {
     mode: opts.mode,
     sampleType: opts.sampleType,
@@ -268,25 +261,19 @@ function bareRoot(base: number, target: number): { tree: DiffNode; trim: DiffRes
 
 function diffTree(
   sides: readonly TreeSide[],
-  merged: MergedStacks,
   labels: readonly string[],
   minFraction: number,
   root: readonly string[],
   maxNodes: number | undefined,
 ): { tree: DiffNode; trim: DiffResult['trim'] } {
-  const t = buildStackTree(
-    sides,
-    labels,
-    {
-      minFraction,
-      maxDepth: MAX_TREE_DEPTH,
-      rootPath: pathKeyIds(labels, root),
-      prunedCount: 'to-max-depth',
-      countDepthTruncated: false,
-      ...(maxNodes !== undefined ? { maxNodes } : {}),
-    },
-    merged,
-  );
+  const t = buildStackTree(sides, labels, {
+    minFraction,
+    maxDepth: MAX_TREE_DEPTH,
+    rootPath: pathKeyIds(labels, root),
+    prunedCount: 'to-max-depth',
+    countDepthTruncated: false,
+    ...(maxNodes !== undefined ? { maxNodes } : {}),
+  });
   if (!t.found) throw new CallPathNotFound(root);
   const objs: DiffNode[] = new Array(t.size);
   for (let i = 0; i < t.size; i++) {

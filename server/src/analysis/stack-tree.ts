@@ -1,5 +1,3 @@
-import type { KeyTotals } from './flat-cum.ts';
-
 /**
  * Trimmed call trees straight from columnar stacks, for one profile (a flamegraph) or two (a diff),
  * without ever building the untrimmed tree.
@@ -114,7 +112,7 @@ function labelRanks(labels: readonly string[]): { rank: Uint32Array; byRank: Uin
  * value of every side, each with its value on either side. Stacks that differ only in frames of the
  * same key (two lines of one function), and a stack both profiles have, travel as one entry.
  */
-export interface MergedStacks {
+interface MergedStacks {
   /** Side whose stack stands for the entry, and where that stack ends and how long it is. */
   eSide: Uint8Array;
   eEnd: Uint32Array;
@@ -123,21 +121,15 @@ export interface MergedStacks {
   eA: Float64Array;
   eB: Float64Array;
   entries: number;
-  /**
-   * Each side's flat and cum per key, when asked for: keyTotals of each side, to the last bit (the
-   * same sums in the same order), taken in the pass that hashes the frames.
-   */
-  totals: KeyTotals[] | null;
 }
 
 /**
- * Merges the stacks of one or two sides into entries (see MergedStacks); with `numKeys`, also sums
- * each side's flat and cum per key in the same pass over the frames.
+ * Merges the stacks of one or two sides into entries (see MergedStacks).
  *
  * A function of its own (not inlined in buildStackTree) so the engine optimises its loops on their
  * own, whichever side first finds a stack already seen.
  */
-export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null = null): MergedStacks {
+function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
   if (sides.length < 1 || sides.length > 2) throw new RangeError('a stack tree has one or two sides');
   const sfA = sides[0]!.stackFrames;
   const fkA = sides[0]!.frameKey;
@@ -155,7 +147,6 @@ export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null =
   const table = new Int32Array(slots * 4);
   const mask = slots - 1;
   let entries = 0;
-  const totals: KeyTotals[] | null = numKeys === null ? null : [];
   for (let side = 0; side < sides.length; side++) {
     const s = sides[side]!;
     const v = s.stackValues;
@@ -163,20 +154,13 @@ export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null =
     const sf = s.stackFrames;
     const fk = s.frameKey;
     const vals = side === 0 ? eA : eB;
-    let kt: KeyTotals | null = null;
-    let last: Uint32Array | null = null;
-    if (numKeys !== null) {
-      kt = { flat: new Float64Array(numKeys), cum: new Float64Array(numKeys), touched: new Uint8Array(numKeys) };
-      totals!.push(kt);
-      last = new Uint32Array(numKeys);
-    }
     for (let st = 0; st < v.length; st++) {
       const x = v[st]!;
       if (x === 0) continue;
       const start = off[st]!;
       const end = off[st + 1]!;
       const len = end - start;
-      const h = kt === null ? hashKeys(sf, fk, start, end) : hashAndSum(sf, fk, start, end, x, st + 1, kt, last!);
+      const h = hashKeys(sf, fk, start, end);
       let slot = h & mask;
       let found = -1;
       for (;;) {
@@ -214,33 +198,7 @@ export function mergeStacks(sides: readonly TreeSide[], numKeys: number | null =
       vals[e] = x;
     }
   }
-  return { eSide, eEnd, eLen, eA, eB, entries, totals };
-}
-
-/** hashKeys, and the stack's value x added to flat (its leaf's key) and cum (each key once; `mark` is the stack's own). */
-function hashAndSum(
-  sf: Uint32Array,
-  fk: Uint32Array,
-  start: number,
-  end: number,
-  x: number,
-  mark: number,
-  kt: KeyTotals,
-  last: Uint32Array,
-): number {
-  let h = 0x811c9dc5 ^ (end - start);
-  if (start === end) return mix(h);
-  const { flat, cum, touched } = kt;
-  flat[fk[sf[start]!]!]! += x;
-  for (let i = start; i < end; i++) {
-    const k = fk[sf[i]!]!;
-    h = Math.imul(h ^ k, 0x01000193);
-    if (last[k] === mark) continue;
-    last[k] = mark;
-    cum[k]! += x;
-    touched[k] = 1;
-  }
-  return mix(h);
+  return { eSide, eEnd, eLen, eA, eB, entries };
 }
 
 function mix(h: number): number {
@@ -271,16 +229,8 @@ function sameKeys(
   return true;
 }
 
-/**
- * The trimmed tree of one side (a flamegraph) or two (a diff). `merged`: the sides' stacks already
- * merged (mergeStacks of these very sides), when the caller needed them for something else too.
- */
-export function buildStackTree(
-  sides: readonly TreeSide[],
-  labels: readonly string[],
-  o: StackTreeOptions,
-  merged: MergedStacks = mergeStacks(sides),
-): StackTree {
+/** The trimmed tree of one side (a flamegraph) or two (a diff). */
+export function buildStackTree(sides: readonly TreeSide[], labels: readonly string[], o: StackTreeOptions): StackTree {
   const numKeys = labels.length;
   const A = sides[0]!;
   const B = sides[1] ?? A;
@@ -289,7 +239,7 @@ export function buildStackTree(
   const sfB = B.stackFrames;
   const fkB = B.frameKey;
 
-  const { eSide, eEnd, eLen, eA, eB, entries } = merged;
+  const { eSide, eEnd, eLen, eA, eB, entries } = mergeStacks(sides);
   const keyAt = (e: number, d: number): number =>
     eSide[e] === 0 ? fkA[sfA[eEnd[e]! - 1 - d]!]! : fkB[sfB[eEnd[e]! - 1 - d]!]!;
 
