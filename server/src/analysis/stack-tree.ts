@@ -143,7 +143,7 @@ function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
   // Open addressing, four ints a slot: [hash, entry + 1 (0: empty), end, length × 2 + side], so a
   // probe and the check of a stack already seen read one cache line, not one per array. At most
   // three quarters full (when no two stacks merge; a diff of two runs of one program fills about
-  // two fifths), which keeps the table within the memory of the two-int slots at half full.
+  // two fifths): about the memory two-int slots take at half full.
   let slots = 1024;
   while (slots * 3 < n * 4) slots *= 2;
   const table = new Int32Array(slots * 4);
