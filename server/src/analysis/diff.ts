@@ -1,10 +1,10 @@
 import type { Profile } from '../model/profile.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { compareNames } from './names.ts';
-import { flatCum, stackTotals, total } from './flat-cum.ts';
+import { type KeyTotals, keyTotals, stackTotals, total } from './flat-cum.ts';
 import { CallPathNotFound } from './call-tree.ts';
 import { type FrameKeys, functionKeys, pathKeyIds, unionKeys } from './frame-keys.ts';
-import { MAX_TREE_DEPTH, buildStackTree } from './stack-tree.ts';
+import { MAX_TREE_DEPTH, type TreeSide, buildStackTree } from './stack-tree.ts';
 
 /**
  * How two profiles are put on one scale before subtracting:
@@ -155,48 +155,23 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
     targetStacks = scaled(stackTotals(target, ti), tScale);
   }
 
-  const baseKeys = (opts.keys ?? functionKeys)(base);
-  const targetKeys = (opts.keys ?? functionKeys)(target);
-  const b = new Map(flatCum(base, bi, baseStacks, baseKeys).map((r) => [r.name, r]));
-  const t = new Map(flatCum(target, ti, targetStacks, targetKeys).map((r) => [r.name, r]));
-  const rows: DiffRow[] = [];
-  for (const name of new Set([...b.keys(), ...t.keys()])) {
-    const x = b.get(name);
-    const y = t.get(name);
-    const bf = x?.flat ?? 0;
-    const bc = x?.cum ?? 0;
-    const tf = y?.flat ?? 0;
-    const tc = y?.cum ?? 0;
-    const status: DiffStatus = !x ? 'new' : !y ? 'removed' : bf === tf && bc === tc ? 'unchanged' : 'changed';
-    rows.push({
-      name,
-      base: { flat: bf, cum: bc },
-      target: { flat: tf, cum: tc },
-      deltaFlat: tf - bf,
-      deltaCum: tc - bc,
-      status,
-    });
-  }
-  rows.sort(
-    (p, q) =>
-      Math.abs(q.deltaFlat) - Math.abs(p.deltaFlat) ||
-      compareNames(p.name, q.name) ||
-      Math.abs(q.deltaCum) - Math.abs(p.deltaCum),
-  );
-
+  const keys = unionKeys((opts.keys ?? functionKeys)(base), (opts.keys ?? functionKeys)(target));
+  const sides: TreeSide[] = [
+    { stackOffsets: base.stackOffsets, stackFrames: base.stackFrames, frameKey: keys.base, stackValues: baseStacks },
+    {
+      stackOffsets: target.stackOffsets,
+      stackFrames: target.stackFrames,
+      frameKey: keys.target,
+      stackValues: targetStacks,
+    },
+  ];
+  const numKeys = keys.keys.length;
+  const [bt, tt] = sides.map((x) => keyTotals(x.stackOffsets, x.stackFrames, x.frameKey, x.stackValues, numKeys));
+  const rows = diffRows(keys.keys, bt!, tt!);
   const { tree, trim } =
     opts.tree === false
       ? bareRoot(sum(baseStacks), sum(targetStacks))
-      : diffTree(
-          base,
-          baseStacks,
-          target,
-          targetStacks,
-          unionKeys(baseKeys, targetKeys),
-          opts.minFraction ?? 0,
-          opts.root ?? [],
-          opts.maxNodes,
-        );
+      : diffTree(sides, keys.keys, opts.minFraction ?? 0, opts.root ?? [], opts.maxNodes);
   return {
     mode: opts.mode,
     sampleType: opts.sampleType,
@@ -209,6 +184,45 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
     tree,
     trim,
   };
+}
+
+/**
+ * One row per key that either side's table (flatCum) has: a key is in a side's table when a stack
+ * of non-zero value holds it and its flat or cum there is not 0. Sorted by |deltaFlat| desc, then
+ * name, then |deltaCum| desc (names are unique, so the order is total).
+ */
+function diffRows(labels: readonly string[], b: KeyTotals, t: KeyTotals): DiffRow[] {
+  const rows: DiffRow[] = [];
+  for (let k = 0; k < labels.length; k++) {
+    const bf = b.flat[k]!;
+    const bc = b.cum[k]!;
+    const tf = t.flat[k]!;
+    const tc = t.cum[k]!;
+    const inBase = b.touched[k] === 1 && (bf !== 0 || bc !== 0);
+    const inTarget = t.touched[k] === 1 && (tf !== 0 || tc !== 0);
+    if (!inBase && !inTarget) continue;
+    const status: DiffStatus = !inBase
+      ? 'new'
+      : !inTarget
+        ? 'removed'
+        : bf === tf && bc === tc
+          ? 'unchanged'
+          : 'changed';
+    rows.push({
+      name: labels[k]!,
+      base: inBase ? { flat: bf, cum: bc } : { flat: 0, cum: 0 },
+      target: inTarget ? { flat: tf, cum: tc } : { flat: 0, cum: 0 },
+      deltaFlat: (inTarget ? tf : 0) - (inBase ? bf : 0),
+      deltaCum: (inTarget ? tc : 0) - (inBase ? bc : 0),
+      status,
+    });
+  }
+  return rows.sort(
+    (p, q) =>
+      Math.abs(q.deltaFlat) - Math.abs(p.deltaFlat) ||
+      compareNames(p.name, q.name) ||
+      Math.abs(q.deltaCum) - Math.abs(p.deltaCum),
+  );
 }
 
 function scaled(v: Float64Array, k: number): Float64Array {
@@ -246,37 +260,27 @@ function bareRoot(base: number, target: number): { tree: DiffNode; trim: DiffRes
 }
 
 function diffTree(
-  base: Profile,
-  bv: Float64Array,
-  target: Profile,
-  tv: Float64Array,
-  keys: ReturnType<typeof unionKeys>,
+  sides: readonly TreeSide[],
+  labels: readonly string[],
   minFraction: number,
   root: readonly string[],
   maxNodes: number | undefined,
 ): { tree: DiffNode; trim: DiffResult['trim'] } {
-  const t = buildStackTree(
-    [
-      { stackOffsets: base.stackOffsets, stackFrames: base.stackFrames, frameKey: keys.base, stackValues: bv },
-      { stackOffsets: target.stackOffsets, stackFrames: target.stackFrames, frameKey: keys.target, stackValues: tv },
-    ],
-    keys.keys,
-    {
-      minFraction,
-      maxDepth: MAX_TREE_DEPTH,
-      rootPath: pathKeyIds(keys.keys, root),
-      prunedCount: 'to-max-depth',
-      countDepthTruncated: false,
-      ...(maxNodes !== undefined ? { maxNodes } : {}),
-    },
-  );
+  const t = buildStackTree(sides, labels, {
+    minFraction,
+    maxDepth: MAX_TREE_DEPTH,
+    rootPath: pathKeyIds(labels, root),
+    prunedCount: 'to-max-depth',
+    countDepthTruncated: false,
+    ...(maxNodes !== undefined ? { maxNodes } : {}),
+  });
   if (!t.found) throw new CallPathNotFound(root);
   const objs: DiffNode[] = new Array(t.size);
   for (let i = 0; i < t.size; i++) {
     const b = t.valueA[i]!;
     const g = t.valueB[i]!;
     objs[i] = {
-      name: i === 0 ? (root.length > 0 ? root[root.length - 1]! : 'root') : keys.keys[t.nodeKey[i]!]!,
+      name: i === 0 ? (root.length > 0 ? root[root.length - 1]! : 'root') : labels[t.nodeKey[i]!]!,
       value: Math.abs(b) + Math.abs(g),
       delta: g - b,
       base: b,

@@ -36,13 +36,41 @@ export function flatCum(
   stackValues = stackTotals(p, sampleIndex),
   keys: FrameKeys = functionKeys(p),
 ): FunctionTotals[] {
-  const { keys: names, frameKey: frameName } = keys;
-  const flat = new Float64Array(names.length);
-  const cum = new Float64Array(names.length);
-  const touched = new Uint8Array(names.length);
-  // lastStack[name] = stack id + 1 of the last stack that counted this name (0 = none yet).
-  const lastStack = new Uint32Array(names.length);
-  const { stackOffsets, stackFrames } = p;
+  const names = keys.keys;
+  const { flat, cum, touched } = keyTotals(p.stackOffsets, p.stackFrames, keys.frameKey, stackValues, names.length);
+  const out: FunctionTotals[] = [];
+  for (let n = 0; n < names.length; n++) {
+    if (!touched[n]) continue;
+    if (flat[n] === 0 && cum[n] === 0) continue;
+    out.push({ name: names[n]!, flat: flat[n]!, cum: cum[n]! });
+  }
+  return out;
+}
+
+/** Flat and cum per key id, and which keys the stacks of non-zero value hold (see keyTotals). */
+export interface KeyTotals {
+  flat: Float64Array;
+  cum: Float64Array;
+  touched: Uint8Array;
+}
+
+/**
+ * flatCum's sums as arrays indexed by key id (frameKey maps frame ids to key ids below numKeys):
+ * flat takes a stack's value at its leaf's key, cum once at every key of the stack, in stack order.
+ * A key whose flat and cum are both 0 is no row of flatCum's, touched or not.
+ */
+export function keyTotals(
+  stackOffsets: Uint32Array,
+  stackFrames: Uint32Array,
+  frameKey: Uint32Array,
+  stackValues: Float64Array,
+  numKeys: number,
+): KeyTotals {
+  const flat = new Float64Array(numKeys);
+  const cum = new Float64Array(numKeys);
+  const touched = new Uint8Array(numKeys);
+  // lastStack[key] = stack id + 1 of the last stack that counted this key (0 = none yet).
+  const lastStack = new Uint32Array(numKeys);
   for (let st = 0; st < stackValues.length; st++) {
     const v = stackValues[st]!;
     const start = stackOffsets[st]!;
@@ -51,23 +79,17 @@ export function flatCum(
     // A stack whose samples sum to zero still makes its functions appear (with zero), as pprof's
     // nodes do when positive and negative samples cancel; a zero-valued stack contributes nothing.
     if (v === 0) continue;
-    flat[frameName[stackFrames[start]!]!]! += v;
+    flat[frameKey[stackFrames[start]!]!]! += v;
     const mark = st + 1;
     for (let i = start; i < end; i++) {
-      const n = frameName[stackFrames[i]!]!;
+      const n = frameKey[stackFrames[i]!]!;
       if (lastStack[n] === mark) continue;
       lastStack[n] = mark;
       cum[n]! += v;
       touched[n] = 1;
     }
   }
-  const out: FunctionTotals[] = [];
-  for (let n = 0; n < names.length; n++) {
-    if (!touched[n]) continue;
-    if (flat[n] === 0 && cum[n] === 0) continue;
-    out.push({ name: names[n]!, flat: flat[n]!, cum: cum[n]! });
-  }
-  return out;
+  return { flat, cum, touched };
 }
 
 /** pprof's `-top` order: |flat| desc, then name, then |cum| desc. Sorts in place. */
