@@ -127,6 +127,9 @@ export interface CaptureSummary {
   cpuMicrosPerRequest: number | null;
 }
 
+/** The file in a capture folder holding the module sources its profiles name (`capture --source`). */
+export const SOURCES_ARCHIVE = 'sources.tar.gz';
+
 /**
  * The files of a capture that go to a server, in run order: each run's load-test and profile files,
  * with `path` relative to the capture's folder and `name` the artifact's filename. Several runs keep

@@ -1,13 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { AppContext } from '../context.ts';
 import { ingest } from '../ingest/detect.ts';
 import '../ingest/registry.ts';
 import { StoreError } from '../store/index.ts';
-import { type CaptureRecord, uploadedFiles } from '../model/capture.ts';
+import { type CaptureRecord, SOURCES_ARCHIVE, uploadedFiles } from '../model/capture.ts';
 import { artifactSummary } from './analysis.ts';
 import { demoDir } from '../paths.ts';
+import { storeSourceArchive } from './sources.ts';
 
 export const DEMO_ID = 'demo';
 
@@ -37,19 +37,28 @@ interface Manifest {
 export function demoStageContent(
   dir: string,
   st: Manifest['stages'][number],
-): { files: { path: string; name: string }[]; captures: CaptureRecord[] } {
+): { files: { path: string; name: string }[]; captures: CaptureRecord[]; sources: string | null } {
   const files = (st.files ?? []).map((f) => ({ path: f.path, name: basename(f.path) }));
   const captures: CaptureRecord[] = [];
+  // The stage's sources: each run's capture kept the module files its own profiles name, so the runs'
+  // archives hold the same tree seen through slightly different profiles; the largest names the most.
+  let sources: string | null = null;
+  let sourcesBytes = 0;
   for (const rel of st.captures ?? []) {
     const record = JSON.parse(readFileSync(dir + rel, 'utf8')) as CaptureRecord;
     const base = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/') + 1) : '';
+    const archive = `${base}${SOURCES_ARCHIVE}`;
+    if (existsSync(dir + archive)) {
+      const size = statSync(dir + archive).size;
+      if (size > sourcesBytes) [sources, sourcesBytes] = [archive, size];
+    }
     captures.push(record);
     for (const f of uploadedFiles(record)) {
       const path = base + f.path;
       files.push({ path, name: base ? path.split('/').slice(1).join('-') : f.name });
     }
   }
-  return { files, captures };
+  return { files, captures, sources };
 }
 
 /**
@@ -98,6 +107,8 @@ export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages
         });
         files++;
       }
+      if (content.sources)
+        await storeSourceArchive(ctx, DEMO_ID, stage.id, SOURCES_ARCHIVE, createReadStream(dir + content.sources));
     }
   } catch (e) {
     await ctx.store.deleteComparison(DEMO_ID).catch(() => undefined);
