@@ -6,9 +6,10 @@
  * This walks the diff's call tree instead, on values already put on one scale (per request, per second):
  * - a call path whose whole subtree disappeared (target 0) or appeared (base 0) is named at its highest
  *   frame, once, as `removed` or `added`;
- * - below any other path, each child whose change is notable is followed; what the notable children do
- *   not explain (the path's own time, and the small changes of its other children) is the path's own
- *   change, named `grew` or `shrank` when it is notable itself.
+ * - below any other path, each child with a notable change anywhere beneath it is followed, and its whole
+ *   change is left to it; what the followed children do not explain (the path's own time, and the small
+ *   changes of its other children) is the path's own change, named `grew` or `shrank` when it is notable
+ *   itself.
  * So an ancestor whose change its callees explain is never named, and a change spread thinly over many
  * callees is named at the frame where it spreads. A child whose net change is small is still followed when
  * a notable change lies beneath it (a caller that swapped one callee for another nets out). An anonymous
@@ -115,10 +116,13 @@ export function changeOrigins(root: ChangeTreeNode, opts: OriginOptions): Change
     }
     let explained = 0;
     for (const c of node.children) {
-      const d = c.target - c.base;
-      // A child's own change explains part of this one; a child is followed when any change beneath it is notable.
-      if (Math.abs(d) >= min) explained += d;
-      if (largest.get(c)! >= min) stack.push({ node: c, path: [...path, c.name] });
+      // A child is followed when any change beneath it is notable, and then its whole change is its own
+      // subtree's to name: counting it here too would name a change twice (a child whose net change is
+      // small can hold a notable one below it, and that one is named where it is).
+      if (largest.get(c)! >= min) {
+        explained += c.target - c.base;
+        stack.push({ node: c, path: [...path, c.name] });
+      }
     }
     if (isRoot) continue;
     const own = node.target - node.base - explained;

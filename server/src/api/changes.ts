@@ -231,7 +231,10 @@ export type Change = Static<typeof Change>;
  * - `removed`/`added`: the highest frame of a call subtree that disappeared or appeared whole;
  * - `shrank`/`grew`: a call path whose change is its own, not explained by one of its callees.
  * Figures are per request (else per second, else as recorded: see `normalisation`), of the function's
- * call paths that start the change; `verdict` tests the function's cum across the stages' profiles.
+ * call paths that start the change: `base` and `target` are those paths' whole values (cum), `delta` the
+ * change named — for `shrank`/`grew`, the part its followed callees do not explain (so it differs from
+ * target − base when a callee's change is named on its own); `verdict` tests the function's cum across
+ * the stages' profiles.
  */
 export const FunctionChange = Type.Object({
   name: Type.String(),

@@ -152,7 +152,14 @@ export function functionSentence(f: FunctionChange, fc: Pick<FunctionChanges, 'u
       return `Removed ${f.name}: ${base} → 0 (${how})`;
     case 'added':
       return `Added ${f.name}: 0 → ${target} (${how})`;
-    default:
-      return `${f.name} ${f.change === 'grew' ? '+' : '−'}${formatValue(Math.abs(f.delta), fc.unit)} (${base} → ${target}; ${how})`;
+    default: {
+      const delta = `${f.change === 'grew' ? '+' : '−'}${formatValue(Math.abs(f.delta), fc.unit)}`;
+      // The named change is the path's own part; when callees named elsewhere moved too, the whole
+      // call's figures differ from it and are said to be the whole call's.
+      const whole = f.target - f.base;
+      if (Math.abs(whole - f.delta) <= 0.005 * Math.max(Math.abs(whole), Math.abs(f.delta)))
+        return `${f.name} ${delta} (${base} → ${target}; ${how})`;
+      return `${f.name} ${delta} in its own code and small callees (whole call ${base} → ${target}; ${how})`;
+    }
   }
 }

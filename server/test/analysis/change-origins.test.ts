@@ -73,6 +73,18 @@ describe('change origins', () => {
     ]);
   });
 
+  it('names a change once: a followed callee whose net change is small is not counted again in its caller', () => {
+    // finish nets −4 (write −8, pad +4) and read loses 3: serve's own part is read's −3, under the
+    // threshold. Counting finish's −4 in serve's own part as well would name serve −7 beside write −8.
+    expect(
+      origins(
+        'main;serve;finish;write 20\nmain;serve;finish;pad 10\nmain;serve;read 10\nmain;serve 50',
+        'main;serve;finish;write 12\nmain;serve;finish;pad 14\nmain;serve;read 7\nmain;serve 50',
+        5,
+      ),
+    ).toEqual([{ name: 'write', change: 'shrank', base: 20, target: 12, delta: -8 }]);
+  });
+
   it('names a removed closure by the callee that does its work', () => {
     expect(origins('goexit;startDial.func1;dialConnFor;connect 40\ngoexit;serve 60', 'goexit;serve 60', 5)).toEqual([
       { name: 'dialConnFor', change: 'removed', base: 40, target: 0, delta: -40 },
