@@ -53,3 +53,23 @@ export function parseTopRows(text: string): [string, number, number][] {
   }
   return out;
 }
+
+/** One source line of `go tool pprof -unit=ns -list`: its flat and cum ("." is 0) and its text. */
+export interface ListLine {
+  line: number;
+  flat: number;
+  cum: number;
+  text: string;
+}
+
+/** `go tool pprof -unit=ns -list` output: each source line with its flat and cum. */
+export function parseList(text: string): ListLine[] {
+  const out: ListLine[] = [];
+  for (const l of text.split('\n')) {
+    const m = /^\s*(\S+)\s+(\S+)\s+(\d+):(.*)$/.exec(l);
+    if (!m) continue;
+    const num = (s: string) => (s === '.' ? 0 : Number(s.replace(/ns$/, '')));
+    out.push({ line: Number(m[3]), flat: num(m[1]!), cum: num(m[2]!), text: m[4]! });
+  }
+  return out;
+}

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { findGo, fixturesDir } from '../helpers/paths.ts';
+import { parseList } from '../helpers/pprof-text.ts';
 
 const go = findGo();
 if (!go)
@@ -22,25 +23,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'stagediff-source-view-'));
 let app: StagediffApp;
 let c: { id: string; auth: Record<string, string> };
 let bare: string;
-
-interface ListLine {
-  line: number;
-  flat: number;
-  cum: number;
-  text: string;
-}
-
-/** go tool pprof -unit=ns -list output: each source line with its flat and cum ("." is 0). */
-function parseList(text: string): ListLine[] {
-  const out: ListLine[] = [];
-  for (const l of text.split('\n')) {
-    const m = /^\s*(\S+)\s+(\S+)\s+(\d+):(.*)$/.exec(l);
-    if (!m) continue;
-    const num = (s: string) => (s === '.' ? 0 : Number(s.replace(/ns$/, '')));
-    out.push({ line: Number(m[3]), flat: num(m[1]!), cum: num(m[2]!), text: m[4]! });
-  }
-  return out;
-}
 
 function listAnswer(v: 'v1' | 'v2', fn: string): string {
   const committed = readFileSync(join(lineView, v, `list-${fn}.txt`), 'utf8');
