@@ -73,3 +73,12 @@ export const KIND_LABELS: Record<ProfileKind, string> = {
   'trace-sched': 'scheduler latency (trace)',
   other: 'other',
 };
+
+/**
+ * A service's own request counter among its runtime metrics, by client_golang's naming (`…requests_total`,
+ * by route or code): the runtime timeline's QPS when no load run's timeline covers the window. Never
+ * `promhttp_metric_handler_requests_total`, which counts the scrapes of /metrics itself.
+ */
+export function isRequestCounterName(name: string): boolean {
+  return name.endsWith('requests_total') && name !== 'promhttp_metric_handler_requests_total';
+}

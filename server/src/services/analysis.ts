@@ -7,6 +7,7 @@ import type { Profile, ProfileKind } from '../model/profile.ts';
 import type { RuntimeStage } from '../api/runtime.ts';
 import type { MetricSeries, MetricsModel } from '../model/metrics.ts';
 import type { PerRequest } from '../api/changes.ts';
+import { isRequestCounterName } from '../api/labels.ts';
 import type {
   Benchmarks,
   DiffModeParam,
@@ -125,6 +126,9 @@ const TIMELINE_METRICS = new Set([
   'memstats.NumGC',
   'memstats.PauseTotalNs',
 ]);
+
+/** Label sets (routes, codes) of the service's request counters sent with a metrics window, at most. */
+const MAX_REQUEST_SERIES = 64;
 
 /** The timeline of a trace read without one (the change engine's rows need only the figures). */
 const NO_TIMELINE: RuntimeStage['traces'][number]['timeline'] = {
@@ -837,7 +841,10 @@ export class AnalysisService {
         filename: a.filename,
         start: m.start,
         times: m.times,
-        series: m.series.filter((x) => TIMELINE_METRICS.has(x.name) && Object.keys(x.labels).length === 0),
+        series: [
+          ...m.series.filter((x) => TIMELINE_METRICS.has(x.name) && Object.keys(x.labels).length === 0),
+          ...m.series.filter((x) => x.type === 'counter' && isRequestCounterName(x.name)).slice(0, MAX_REQUEST_SERIES),
+        ],
         windowStart: new Date(startMs).toISOString(),
         windowSeconds: m.windowSeconds,
         highlights: m.highlights,

@@ -12,6 +12,7 @@ import {
 } from '../../../server/src/api/format.ts';
 import type { Reply, Stage } from '../lib/api.ts';
 import { relativeSeries } from '../lib/charts.ts';
+import { requestCounter } from '../lib/request-counter.ts';
 import type { PanelProps } from './comparison-panels.tsx';
 import { useApi } from './use-fetch.ts';
 
@@ -73,7 +74,11 @@ export function RuntimePanel(props: PanelProps & { base: Stage | undefined; targ
       </Empty>
     );
   return (
-    <div className="runtime-panel" data-axis={`${charts.axis.min},${charts.axis.max}`}>
+    <div
+      className="runtime-panel"
+      data-axis={`${charts.axis.min},${charts.axis.max}`}
+      data-trace-axis={`${charts.traceAxis.min},${charts.traceAxis.max}`}
+    >
       <p className="muted small">
         From each stage's Go execution traces and runtime-metrics windows, one value a run: scheduling wait and latency
         as measured; stop-the-world, blocked and syscall times, goroutines created, GC CPU and bytes allocated are
@@ -96,7 +101,8 @@ export function RuntimePanel(props: PanelProps & { base: Stage | undefined; targ
         <div className="runtime-clock">
           <p className="muted small">
             The timelines below share one time axis placed by the wall clock: each stage from the earliest of its
-            timelines (the window of its first trace), every piece where its own clock puts it.
+            timelines (the window of its first trace), every piece where its own clock puts it. The execution-trace
+            charts show only the traces' span of that axis.
             {charts.approximate ? ' Some pieces are placed approximately; each says how.' : ''}
           </p>
           <ul className="small" aria-label="Timeline alignment">
@@ -261,6 +267,8 @@ interface Placement {
   trace: { t: Trace; at: number | null } | null;
   metrics: { m: Metrics; at: number | null } | null;
   runs: { r: LoadRun; at: number | null }[];
+  /** QPS from the service's own request counter in the metrics, when no load run's timeline covers the window. */
+  counter: { name: string; rates: (number | null)[] } | null;
   notes: string[];
   exact: boolean;
 }
@@ -291,8 +299,11 @@ export function placeStage(side: Side, color: string, loadRuns: LoadRun[]): Plac
           const w = startedAt(r);
           return w !== null && w - 1000 <= ref && ref <= w + ((r.timeline?.length ?? 0) + 1) * 1000;
         });
-  const runs = covering.length > 0 ? covering : timed.slice(0, 1);
   const runsAligned = covering.length > 0;
+  // Without a load run's timeline in the window (wrk prints none), the service's own request counter
+  // scraped over the window gives its QPS; a run from another window is then not drawn at all.
+  const counter = !runsAligned && m !== null && mAligned ? requestCounter(m) : null;
+  const runs = runsAligned ? covering : counter ? [] : timed.slice(0, 1);
   const walls = [tWall, mAligned ? mWall(m!) : null, ...(runsAligned ? runs.map(startedAt) : [])].filter(
     (x): x is number => x !== null,
   );
@@ -319,6 +330,7 @@ export function placeStage(side: Side, color: string, loadRuns: LoadRun[]): Plac
     if (mAligned) notes.push(`metrics from ${formatOffsetSeconds(rel(mWall(m)) ?? 0)}, at each scrape’s time`);
     else apart(`metrics (${m.filename})`, 'its window is not the trace’s');
   }
+  if (counter) notes.push(`QPS from the service’s own counter ${counter.name} in the metrics, between scrapes`);
   for (const r of runs) {
     if (runsAligned)
       notes.push(
@@ -336,6 +348,7 @@ export function placeStage(side: Side, color: string, loadRuns: LoadRun[]): Plac
     trace: t ? { t, at: rel(tWall) } : null,
     metrics: m ? { m, at: mAligned ? rel(mWall(m)) : null } : null,
     runs: runs.map((r) => ({ r, at: runsAligned ? rel(startedAt(r)) : null })),
+    counter,
     notes,
     exact,
   };
@@ -374,8 +387,15 @@ function runtimeCharts(d: Runtime, load: Reply<'timeline'> | null, dark: boolean
     return data;
   };
   const traced = placements.filter((p) => p.trace !== null);
-  const bucketSeries = (p: Placement, pick: (b: Trace['timeline']['buckets'][number]) => number) =>
-    pts(p.trace!.t.timeline.buckets.map((b) => [(p.trace!.at ?? 0) + b.startNanos / 1e9, pick(b)]));
+  // The traces' own x range: a trace is often a fraction of a second of a window of several.
+  const traceXs: number[] = [];
+  const bucketSeries = (p: Placement, pick: (b: Trace['timeline']['buckets'][number]) => number) => {
+    const data = p.trace!.t.timeline.buckets.map(
+      (b) => [(p.trace!.at ?? 0) + b.startNanos / 1e9, pick(b)] as [number, number | null],
+    );
+    for (const [x] of data) traceXs.push(x);
+    return pts(data);
+  };
   const goroutineSeries = traced.flatMap((p) => [
     {
       type: 'line',
@@ -453,6 +473,22 @@ function runtimeCharts(d: Runtime, load: Reply<'timeline'> | null, dark: boolean
       data: pts(relativeSeries(x.r.timeline ?? [], (b) => b.rps).map(([t, v]) => [(x.at ?? 0) + t + 0.5, v])),
     })),
   );
+  for (const p of placements) {
+    if (!p.counter || !p.metrics) continue;
+    const { m, at } = p.metrics;
+    // A rate covers the interval from the previous scrape: drawn at the interval's end, as the metrics'
+    // other rates are.
+    const data: [number, number | null][] = [];
+    for (let i = 1; i < m.times.length; i++) data.push([(at ?? 0) + m.times[i]!, p.counter.rates[i] ?? null]);
+    qpsSeries.push({
+      type: 'line',
+      name: `${p.side.name} · ${p.counter.name}`,
+      showSymbol: true,
+      itemStyle: { color: p.color },
+      lineStyle: { type: 'solid' },
+      data: pts(data),
+    });
+  }
   const xAxis = {
     type: 'value',
     name: 'seconds on the wall clock, from each stage’s earliest timeline',
@@ -461,13 +497,24 @@ function runtimeCharts(d: Runtime, load: Reply<'timeline'> | null, dark: boolean
     min: xs.length > 0 ? Math.floor(Math.min(...xs)) : 0,
     max: xs.length > 0 ? Math.ceil(Math.max(...xs)) : 1,
   };
+  // The trace charts keep the shared origin but show only the traces' span (to the hundredth of a
+  // second), so a 0.1 s trace in a 5 s window is not a sliver.
+  const traceAxis =
+    traceXs.length > 0
+      ? {
+          ...xAxis,
+          name: 'seconds on the wall clock, from each stage’s earliest timeline (the traces’ span)',
+          min: Math.floor(Math.min(...traceXs) * 100) / 100,
+          max: Math.ceil(Math.max(...traceXs) * 100) / 100,
+        }
+      : xAxis;
   const goroutines: ChartOption | null =
     goroutineSeries.length === 0
       ? null
       : {
           ...base,
           tooltip: axisTooltip((v) => sig(v, 3)),
-          xAxis,
+          xAxis: traceAxis,
           yAxis: { type: 'value', name: 'goroutines' },
           series: goroutineSeries,
         };
@@ -477,7 +524,7 @@ function runtimeCharts(d: Runtime, load: Reply<'timeline'> | null, dark: boolean
       : {
           ...base,
           tooltip: axisTooltip((v) => sig(v, 3)),
-          xAxis,
+          xAxis: traceAxis,
           yAxis: [
             { type: 'value', name: 'GC mark share', min: 0, max: 1 },
             { type: 'value', name: 'STW ms' },
@@ -514,5 +561,6 @@ function runtimeCharts(d: Runtime, load: Reply<'timeline'> | null, dark: boolean
     placements,
     approximate: placements.some((p) => !p.exact),
     axis: { min: xAxis.min, max: xAxis.max },
+    traceAxis: { min: traceAxis.min, max: traceAxis.max },
   };
 }
