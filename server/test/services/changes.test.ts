@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
 import { total } from '../../src/analysis/flat-cum.ts';
+import { verdict } from '../../src/analysis/significance.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { findGo, fixturesDir } from '../helpers/paths.ts';
@@ -55,11 +56,73 @@ describe('the change engine on the demo', () => {
         c.sentences.some((s: string) => expected[STAGES[i]!]!.test(s)),
         c.sentences.join('\n'),
       ).toBe(true);
-      for (const s of c.sentences as string[]) expect(s).not.toMatch(/ServeHTTP|\(\*conn\)\.serve\b/);
+      // The request path's ancestors are never named for what their callees did: at most for a change of
+      // their own spread thinly over small callees, and then worded apart from the whole call's figures.
+      for (const s of c.sentences as string[])
+        if (/ServeHTTP|\(\*conn\)\.serve\b/.test(s))
+          expect(s).toMatch(/ in its own code and small callees \(whole call /);
       // Only significant function changes are worded (a change inside the noise is not news).
       for (const f of c.functions.changes)
         if (c.sentences.some((s: string) => s.includes(f.name))) expect(f.verdict.status).not.toBe('no-change');
     }
+  });
+
+  it('baseline → pooled: what the runtime did — scheduling wait, blocking and goroutines per request fall, judged over six traces a stage', async () => {
+    const rt = (await app.inject({ url: '/api/comparisons/demo/runtime?base=baseline&target=pooled' })).json();
+    type TraceRow = {
+      requests: number;
+      divisor: string;
+      summary: {
+        spanNanos: number;
+        schedWait: { meanNanos: number; p99Nanos: number };
+        goroutines: { created: number };
+        blocked: Record<'network' | 'select' | 'channel', { totalNanos: number }>;
+      };
+    };
+    for (const [side, stage] of [
+      ['base', 'baseline'],
+      ['target', 'pooled'],
+    ] as const) {
+      const traces = rt[side].traces as TraceRow[];
+      expect(traces).toHaveLength(6);
+      expect(rt[side].metrics).toHaveLength(6);
+      // Each trace's requests are its own wrk run's rate over the trace's span.
+      for (const [k, t] of traces.entries()) {
+        expect(t.divisor).toBe('paired-run');
+        expect(t.requests).toBeCloseTo(wrkRps(`${demo}${stage}/run-${k + 1}/wrk.txt`) * (t.summary.spanNanos / 1e9), 6);
+      }
+    }
+    const by = (metric: string) => rt.figures.find((f: { metric: string }) => f.metric === metric);
+    const values = (side: 'base' | 'target', read: (t: TraceRow) => number) =>
+      (rt[side].traces as TraceRow[]).map(read);
+    for (const [metric, read] of [
+      ['sched-wait-mean', (t: TraceRow) => t.summary.schedWait.meanNanos],
+      ['sched-wait-p99', (t: TraceRow) => t.summary.schedWait.p99Nanos],
+      ['blocked-network', (t: TraceRow) => t.summary.blocked.network.totalNanos / t.requests],
+      ['blocked-select', (t: TraceRow) => t.summary.blocked.select.totalNanos / t.requests],
+      ['goroutines-created', (t: TraceRow) => t.summary.goroutines.created / t.requests],
+    ] as const) {
+      const f = by(metric);
+      const bv = values('base', read);
+      const tv = values('target', read);
+      for (const [i, v] of bv.entries()) expect(f.base.values[i]).toBeCloseTo(v, 6);
+      for (const [i, v] of tv.entries()) expect(f.target.values[i]).toBeCloseTo(v, 6);
+      const want = verdict(bv, tv);
+      expect([f.verdict.status, f.verdict.p, f.verdict.nBase, f.verdict.nTarget], metric).toEqual([
+        want.status,
+        want.p,
+        6,
+        6,
+      ]);
+      // Pooled reuses its upstream connections: less waiting for a CPU, for the network and for new goroutines.
+      expect([f.verdict.status, f.direction], metric).toEqual(['significant', 'improvement']);
+    }
+    // The same rows, worded, in the pair's changes.
+    const c = await changes('baseline', 'pooled');
+    expect(c.sentences.some((x: string) => /^Scheduling wait \(mean\) −\d+ % .*p=0\.002, n=6\+6\)$/.test(x))).toBe(
+      true,
+    );
+    expect(c.sentences.some((x: string) => /^Blocked on the network −\d+ % /.test(x))).toBe(true);
   });
 
   it('pooled → async-log: QPS within the noise, worded so', async () => {
