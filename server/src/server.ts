@@ -10,6 +10,7 @@ export async function startServer(config: Config = loadConfig()): Promise<void> 
     try {
       const r = await seedDemo(app.ctx);
       if (r) app.log.info({ comparison: 'demo', stages: r.stages, files: r.files }, 'seeded the demo comparison');
+      for (const why of r?.sourcesRefused ?? []) app.log.warn(`the demo's sources were not stored: ${why}`);
     } catch (e) {
       app.log.error({ err: e }, 'seeding the demo comparison failed; the server runs without it');
     }

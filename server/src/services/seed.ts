@@ -7,6 +7,7 @@ import { StoreError } from '../store/index.ts';
 import { type CaptureRecord, SOURCES_ARCHIVE, uploadedFiles } from '../model/capture.ts';
 import { artifactSummary } from './analysis.ts';
 import { demoDir } from '../paths.ts';
+import { ServiceError } from './errors.ts';
 import { storeSourceArchive } from './sources.ts';
 
 export const DEMO_ID = 'demo';
@@ -66,7 +67,10 @@ export function demoStageContent(
  * story) when the store does not have it yet. Returns null when there is nothing to do. A seed
  * that fails half-way is removed, so the next start tries again from scratch.
  */
-export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages: number; files: number } | null> {
+export async function seedDemo(
+  ctx: AppContext,
+  dir = demoDir,
+): Promise<{ stages: number; files: number; sourcesRefused: string[] } | null> {
   if (await ctx.store.getComparison(DEMO_ID)) return null;
   const manifestPath = `${dir}manifest.json`;
   if (!existsSync(manifestPath)) return null;
@@ -86,6 +90,7 @@ export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages
     throw e;
   }
   let files = 0;
+  const sourcesRefused: string[] = [];
   try {
     for (const st of m.stages) {
       const stage = await ctx.store.createStage(DEMO_ID, { name: st.name, note: st.keyAction ?? st.note ?? '' });
@@ -107,12 +112,19 @@ export async function seedDemo(ctx: AppContext, dir = demoDir): Promise<{ stages
         });
         files++;
       }
+      // Sources are the Lines tab's text, not the story's figures: settings that refuse them (a small
+      // MAX_SOURCE_BYTES, say) leave the stage without, and the server says so.
       if (content.sources)
-        await storeSourceArchive(ctx, DEMO_ID, stage.id, SOURCES_ARCHIVE, createReadStream(dir + content.sources));
+        try {
+          await storeSourceArchive(ctx, DEMO_ID, stage.id, SOURCES_ARCHIVE, createReadStream(dir + content.sources));
+        } catch (e) {
+          if (!(e instanceof ServiceError)) throw e;
+          sourcesRefused.push(`${st.name}: ${e.message}`);
+        }
     }
   } catch (e) {
     await ctx.store.deleteComparison(DEMO_ID).catch(() => undefined);
     throw e;
   }
-  return { stages: m.stages.length, files };
+  return { stages: m.stages.length, files, sourcesRefused };
 }

@@ -5,7 +5,8 @@
  * every stage-to-stage change carries a verdict on n+n runs, the comparison is read-only, and the CPU
  * diff shows reflection-based JSON shrinking.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { demoStageContent, seedDemo } from '../../src/services/seed.ts';
@@ -56,6 +57,43 @@ describe.skipIf(!haveDemo)('the demo comparison', () => {
     expect(await seedDemo(app.ctx)).toBeNull(); // seeding twice is a no-op
   });
   afterAll(async () => app.close());
+
+  it("stores each stage's sources: the largest of its runs' sources.tar.gz, with its module, commit and files", async () => {
+    const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
+    for (const [i, st] of manifest.stages.entries()) {
+      const archives = (st.captures ?? [])
+        .map((rel) => `${fixturesDir}demo/${rel.replace(/capture\.json$/, 'sources.tar.gz')}`)
+        .filter((p) => existsSync(p));
+      expect(archives.length).toBeGreaterThan(0);
+      const largest = archives.reduce((a, b) => (statSync(b).size > statSync(a).size ? b : a));
+      const listed = execFileSync('tar', ['-tzf', largest], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .filter((f) => f !== 'stagediff-source.json')
+        .sort();
+      const r = await app.inject({ url: `/api/comparisons/demo/stages/${c.stages[i].id}/sources` });
+      expect(r.statusCode, st.name).toBe(200);
+      const got = r.json();
+      expect(got).toMatchObject({ modulePath: 'stagediff.local/demo-service', dirty: false, origin: 'sources.tar.gz' });
+      expect(got.revision).toMatch(/^[0-9a-f]{40}$/);
+      expect(got.entries.map((e: { path: string }) => e.path).sort()).toEqual(listed);
+      expect(c.stages[i].sources).toMatchObject({ files: listed.length });
+    }
+  });
+
+  it('a store that refuses the sources (MAX_SOURCE_FILE_BYTES at its least, 1 KiB) keeps the demo and says why', async () => {
+    const small = await testApp({ MAX_SOURCE_FILE_BYTES: '1024' });
+    try {
+      const r = await seedDemo(small.ctx);
+      expect(r?.sourcesRefused).toHaveLength(manifest.stages.length);
+      expect(r?.sourcesRefused[0]).toMatch(/^baseline: source archive sources\.tar\.gz, entry "[^"]+": /);
+      const c = (await small.inject({ url: '/api/comparisons/demo' })).json();
+      expect(c.stages).toHaveLength(manifest.stages.length);
+      expect(c.stages.every((s: { sources?: unknown }) => !s.sources)).toBe(true);
+    } finally {
+      await small.close();
+    }
+  });
 
   it("has the manifest's stages, in order, read-only", async () => {
     const c = (await app.inject({ url: '/api/comparisons/demo' })).json();
