@@ -19,15 +19,18 @@ import { route } from './contract.ts';
 /** Files taken from one multipart request; the rest are refused (reported, never silently dropped). */
 export const MAX_FILES_PER_REQUEST = 100;
 
-/** A file name from a client: its last path component, printable, bounded. */
-function cleanName(name: string | undefined): string {
+/**
+ * A file name from a client: its last path component, printable, bounded; `fallback` when nothing is
+ * left of it.
+ */
+export function cleanName(name: string | undefined, fallback = 'upload'): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
   const s = [...base]
     .filter((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '\x7f')
     .join('')
     .slice(0, 255)
     .trim();
-  return s === '' ? 'upload' : s;
+  return s === '' ? fallback : s;
 }
 
 type FileError = Extract<FileResult, { ok: false }>;

@@ -2,20 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import { apiSourcesInfo, storeSourceArchive } from '../services/sources.ts';
+import { cleanName } from './artifacts.ts';
 import { requireEditToken } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { route } from './contract.ts';
-
-/** A client's file name for messages: its last path component, printable, bounded. */
-function archiveName(name: string | undefined): string {
-  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  const s = [...base]
-    .filter((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '\x7f')
-    .join('')
-    .slice(0, 255)
-    .trim();
-  return s === '' ? 'source archive' : s;
-}
 
 export default async function sourceRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
   // The archive arrives as a stream, spooled to disk under MAX_UPLOAD_BYTES, never buffered whole.
@@ -31,7 +21,7 @@ export default async function sourceRoutes(app: FastifyInstance, { ctx }: { ctx:
       );
     const body = req.body as Readable;
     try {
-      const stored = await storeSourceArchive(ctx, id, stageId, archiveName(req.query.filename), body);
+      const stored = await storeSourceArchive(ctx, id, stageId, cleanName(req.query.filename, 'source archive'), body);
       return reply.status(200).send(apiSourcesInfo(stored));
     } catch (e) {
       // A refused archive is answered before its end: close rather than read the rest.
