@@ -111,11 +111,11 @@ async function buildServer() {
   if (existsSync(join(webDist, 'index.html'))) cpSync(webDist, join(out, 'web'), { recursive: true });
   else console.warn('build: web/dist is missing; the compiled server will show its "web client not built" page');
   // The demo as the seed reads it; vegeta's binary results (.bin, kept in the repository as the tool
-  // wrote them) and the tests' go tool pprof -list answers (list-*.txt and the script writing them)
-  // are not read by the server, so the package leaves them out.
+  // wrote them) and the tests' go tool pprof -list answers (list-answers/) are not read by the
+  // server, so the package leaves them out.
   cpSync(join(repo, 'fixtures', 'demo'), join(out, 'demo'), {
     recursive: true,
-    filter: (src) => !/\.bin$|\/list-[^/]*$/.test(src),
+    filter: (src) => !/\.bin$|\/list-answers$/.test(src),
   });
 }
 

@@ -46,8 +46,24 @@ describe.skipIf(!available)('a capture folder in the browser', () => {
       );
       // What was read, and what stays out.
       const read = card.locator('li.upload[data-filename="7 capture.json files"]');
-      expect(await read.textContent()).toContain('how the stage was captured: 7 runs, 43 files to upload');
+      expect(await read.textContent()).toContain('how the stage was captured: 7 runs, 55 files to upload');
       expect(await read.textContent()).toContain('fixed-rate-vegeta.bin');
+      // Each run's execution trace and metrics window go up too, and the folder's sources become the stage's.
+      expect(await card.locator('li.upload[data-filename="run-2-trace.out"] .upload-run').textContent()).toBe(
+        'wrk run 2 of 6',
+      );
+      expect(await card.locator('li.upload[data-filename="run-2-metrics.json"]').getAttribute('class')).toContain(
+        'upload-done',
+      );
+      await expect
+        // (after the writes past RATE_LIMIT_WRITES a minute have waited their Retry-After)
+        .poll(() => card.locator('li.upload[data-filename$="sources.tar.gz"].upload-done').count(), {
+          timeout: 180_000,
+        })
+        .toBe(1);
+      expect(await card.locator('li.upload[data-filename$="sources.tar.gz"]').textContent()).toMatch(
+        /the stage's sources: \d+ files of stagediff\.local\/demo-service/,
+      );
       expect(await card.locator('.upload-error').count()).toBe(0);
     }
     await shot(page, 'capture-folder-01-editor');
@@ -55,7 +71,8 @@ describe.skipIf(!available)('a capture folder in the browser', () => {
     // The records are the stage's, as `stagediff capture --server` leaves them.
     const c = (await (await fetch(`${env.server.url}/api/comparisons/${id}`)).json()) as Comparison;
     for (const s of c.stages) {
-      expect(s.artifacts).toHaveLength(43);
+      expect(s.artifacts).toHaveLength(55);
+      expect(s.sources).toMatchObject({ modulePath: 'stagediff.local/demo-service', dirty: false });
       expect((s.captures ?? []).map((r) => r.startedAt).sort()).toEqual(
         [1, 2, 3, 4, 5, 6]
           .map((k) => record(`${s.name}/run-${k}/capture.json`).startedAt)
@@ -94,5 +111,5 @@ describe.skipIf(!available)('a capture folder in the browser', () => {
     }
     expect(problems).toEqual([]);
     await ctx.close();
-  }, 420_000);
+  }, 900_000);
 });

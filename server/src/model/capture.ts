@@ -138,6 +138,11 @@ export const SOURCES_ARCHIVE = 'sources.tar.gz';
  */
 export function uploadedFiles(record: Pick<CaptureRecord, 'runs'>): { path: string; name: string }[] {
   return record.runs.flatMap((run) =>
-    run.files.filter((f) => f.role !== 'raw').map((f) => ({ path: f.path, name: f.path.replaceAll('/', '-') })),
+    run.files.filter((f) => isUploaded(f.role)).map((f) => ({ path: f.path, name: f.path.replaceAll('/', '-') })),
   );
+}
+
+/** Whether a capture's file of this role goes to the server: all but a tool's raw output (vegeta's .bin). */
+export function isUploaded(role: CaptureFile['role']): boolean {
+  return role !== 'raw';
 }

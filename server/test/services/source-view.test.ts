@@ -2,7 +2,7 @@
  * The source view on the seeded demo: each stage carries the service's sources as `stagediff capture
  * --source` kept them, and its six CPU profiles. Per line, each side's flat and cum equal
  * `go tool pprof -list` over that stage's six profiles read against that stage's own sources
- * (fixtures/demo/<stage>/list-*.txt, written by fixtures/demo/list-answers.sh; and live when Go is
+ * (fixtures/demo/list-answers/<stage>/*.txt, written by record.sh there; and live when Go is
  * installed, from the archive the seed stored). The demo picks its stage with a flag, so both versions of
  * a function are the same text: every row is aligned as `same`, each with its own stage's cost.
  */
@@ -30,7 +30,7 @@ const FUNCTIONS = {
 } as const;
 type Fn = keyof typeof FUNCTIONS;
 
-/** The archive the seed stores for a stage: the largest of its runs' (list-answers.sh picks the same). */
+/** The archive the seed stores for a stage: the largest of its runs' (list-answers/record.sh picks the same). */
 function stageArchive(stage: string): string {
   const runs = readdirSync(join(demo, stage)).filter((d) => /^run-\d+$/.test(d));
   const sizes = runs.map(
@@ -41,7 +41,7 @@ function stageArchive(stage: string): string {
 
 /** go tool pprof -list of the function over the stage's six CPU profiles, with the stage's own sources. */
 function listAnswer(stage: string, fn: Fn): string {
-  const committed = readFileSync(join(demo, stage, `list-${FUNCTIONS[fn].file}.txt`), 'utf8');
+  const committed = readFileSync(join(demo, 'list-answers', stage, `${FUNCTIONS[fn].file}.txt`), 'utf8');
   if (!go) return committed;
   const src = mkdtempSync(join(tmp, `${stage}-`));
   const untar = spawnSync('tar', ['-xzf', stageArchive(stage), '-C', src]);

@@ -88,6 +88,41 @@ async function readError(res: Response): Promise<ApiError> {
   return new ApiError(res.status, `http-${res.status}`, `${res.status} ${res.statusText || 'request failed'}`);
 }
 
+/**
+ * A write refused for its rate (429, past RATE_LIMIT_WRITES a window) is sent again after the server's
+ * Retry-After, so a folder of many files goes up at the pace the server allows instead of failing half-way;
+ * at most this many tries, and never after a wait longer than a minute.
+ */
+const WRITE_TRIES = 4;
+const MAX_RETRY_WAIT_SECONDS = 60;
+
+/** Seconds to wait before sending a refused write again, or null when it is not to be sent again. */
+export function retryWait(status: number, retryAfter: string | null, attempt: number): number | null {
+  if (status !== 429 || attempt >= WRITE_TRIES || retryAfter === null || retryAfter.trim() === '') return null;
+  const s = Number(retryAfter);
+  return Number.isFinite(s) && s >= 0 && s <= MAX_RETRY_WAIT_SECONDS ? s : null;
+}
+
+function sleep(seconds: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, seconds * 1000);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
+
+/** fetch for a write: sent again after a 429's Retry-After (see retryWait). */
+async function fetchWrite(url: string, init: RequestInit): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(url, init);
+    const wait = retryWait(res.status, res.headers.get('retry-after'), attempt);
+    if (wait === null || init.signal?.aborted) return res;
+    await sleep(wait, init.signal ?? undefined);
+  }
+}
+
 /** What one request of endpoint N carries: path parameters, query (defaults may be left out), body, token. */
 export interface ApiRequest<N extends EndpointName> {
   params: Params<N>;
@@ -128,7 +163,7 @@ export async function api<N extends EndpointName>(
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.token) headers.authorization = `Bearer ${req.token}`;
-  const res = await fetch(url, {
+  const res = await fetchWrite(url, {
     method,
     headers,
     body: req.body === undefined ? undefined : JSON.stringify(req.body),
@@ -150,7 +185,7 @@ export async function uploadSources(
   token: string,
 ): Promise<Reply<'putStageSources'>> {
   const url = `${apiUrl('putStageSources', { params: ids })}?filename=${encodeURIComponent(file.name)}`;
-  const res = await fetch(url, {
+  const res = await fetchWrite(url, {
     method: ENDPOINT_ROUTES.putStageSources.method,
     headers: {
       authorization: `Bearer ${token}`,
@@ -168,13 +203,29 @@ export async function uploadSources(
  * (the server's own result for it, `existing` included when the stage already holds its bytes). One
  * request per file so each file gets its own progress bar and its own verdict.
  */
-export function uploadFile(
+export async function uploadFile(
   ids: Params<'uploadArtifacts'>,
   file: File,
   token: string,
   onProgress: (fraction: number) => void,
 ): Promise<FileResult> {
-  return new Promise((resolve) => {
+  for (let attempt = 1; ; attempt++) {
+    const { result, wait } = await uploadOnce(ids, file, token, onProgress, attempt);
+    if (wait === null) return result;
+    onProgress(0);
+    await sleep(wait);
+  }
+}
+
+function uploadOnce(
+  ids: Params<'uploadArtifacts'>,
+  file: File,
+  token: string,
+  onProgress: (fraction: number) => void,
+  attempt: number,
+): Promise<{ result: FileResult; wait: number | null }> {
+  return new Promise((done) => {
+    const resolve = (result: FileResult) => done({ result, wait: null });
     const xhr = new XMLHttpRequest();
     xhr.open(ENDPOINT_ROUTES.uploadArtifacts.method, apiUrl('uploadArtifacts', { params: ids }));
     xhr.setRequestHeader('authorization', `Bearer ${token}`);
@@ -187,6 +238,12 @@ export function uploadFile(
     xhr.onerror = () => fail('network', 'network error while uploading');
     xhr.onabort = () => fail('aborted', 'upload aborted');
     xhr.onload = () => {
+      const wait = retryWait(xhr.status, xhr.getResponseHeader('retry-after'), attempt);
+      if (wait !== null)
+        return done({
+          result: { filename: file.name, ok: false, error: { code: 'rate-limited', message: 'too many writes' } },
+          wait,
+        });
       onProgress(1);
       let body: unknown = null;
       try {

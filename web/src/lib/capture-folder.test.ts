@@ -1,5 +1,5 @@
 /// <reference types="node" />
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { asCaptureRecord, captureFiles, pickedRoot, planCapture, stageFileName } from './capture-folder.ts';
 
@@ -8,12 +8,12 @@ import { asCaptureRecord, captureFiles, pickedRoot, planCapture, stageFileName }
 const stageDir = new URL('../../../fixtures/demo/baseline/', import.meta.url);
 const have = existsSync(stageDir);
 
-function pickFolder(): { path: string }[] {
+function pickFolder(): { path: string; size: number }[] {
   return readdirSync(stageDir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => {
       const rel = `${e.parentPath.slice(stageDir.pathname.length)}/${e.name}`.replace(/^\/+/, '');
-      return { path: `baseline/${rel}` };
+      return { path: `baseline/${rel}`, size: statSync(new URL(rel, stageDir)).size };
     })
     .sort((a, b) => (a.path < b.path ? -1 : 1));
 }
@@ -60,19 +60,30 @@ describe.skipIf(!have)('a folder of capture records', () => {
         .map((f) => f.name)
         .sort(),
     ).toEqual(
-      ['allocs', 'block', 'cpu', 'goroutine', 'heap', 'mutex'].map((p) => `run-3-${p}.pb.gz`).concat('run-3-wrk.txt'),
+      ['allocs', 'block', 'cpu', 'goroutine', 'heap', 'mutex']
+        .map((p) => `run-3-${p}.pb.gz`)
+        .concat('run-3-metrics.json', 'run-3-trace.out', 'run-3-wrk.txt')
+        .sort(),
     );
     expect(plan.files.filter((f) => f.run === 'vegeta run 1 of 1').map((f) => f.name)).toEqual([
       'fixed-rate-vegeta.jsonl',
     ]);
-    expect(plan.files).toHaveLength(6 * 7 + 1);
+    expect(plan.files).toHaveLength(6 * 9 + 1);
     expect(new Set(plan.files.map((f) => f.name)).size).toBe(plan.files.length);
-    // The records themselves and vegeta's binary output stay out, and are said to.
-    expect(plan.left.sort()).toEqual([
-      'fixed-rate-capture.json',
-      'fixed-rate-vegeta.bin',
-      ...[1, 2, 3, 4, 5, 6].map((k) => `run-${k}-capture.json`),
-    ]);
+    // The stage's sources: the largest of the runs' archives (what the demo's seed stores too).
+    const archives = pickFolder().filter((p) => p.path.endsWith('/sources.tar.gz'));
+    expect(archives).toHaveLength(6);
+    const largest = archives.reduce((a, b) => (b.size > a.size ? b : a));
+    expect(plan.sources?.path).toBe(largest.path);
+    // The records themselves, vegeta's binary output and the other runs' sources stay out, and are said to.
+    expect(plan.left.sort()).toEqual(
+      [
+        'fixed-rate-capture.json',
+        'fixed-rate-vegeta.bin',
+        ...[1, 2, 3, 4, 5, 6].map((k) => `run-${k}-capture.json`),
+        ...archives.filter((a) => a !== largest).map((a) => a.path.slice('baseline/'.length).replaceAll('/', '-')),
+      ].sort(),
+    );
     expect(plan.missing).toEqual([]);
   });
 
@@ -91,7 +102,8 @@ describe.skipIf(!have)('a folder of capture records', () => {
       return { dir, record: record! };
     });
     const plan = planCapture(picked, found);
-    expect(plan.files.map((f) => f.run)).toEqual(Array(7).fill('run 1 of 1'));
+    expect(plan.files.map((f) => f.run)).toEqual(Array(9).fill('run 1 of 1'));
+    expect(plan.sources?.path).toBe('run-4/sources.tar.gz');
     expect(plan.files.map((f) => f.name)).toContain('wrk.txt');
   });
 });

@@ -1,16 +1,20 @@
 /**
  * A folder written by `stagediff capture --out` (or several of them), taken in the browser as the CLI's
- * `--server` would upload it: the files its capture.json records list as load tests and profiles, named
- * by their path in the folder ("run-3/cpu.pb.gz" → "run-3-cpu.pb.gz"), each labelled with its run ("run 3
- * of 6"); the records themselves kept as the stage's capture details. The pure part: which file is what.
+ * `--server` would upload it: the files its capture.json records list as load tests, profiles, execution
+ * traces and runtime metrics, named by their path in the folder ("run-3/cpu.pb.gz" → "run-3-cpu.pb.gz"),
+ * each labelled with its run ("run 3 of 6"); the records themselves kept as the stage's capture details;
+ * and the sources capture kept beside a record (sources.tar.gz) as the stage's sources. The pure part:
+ * which file is what.
  */
+import { SOURCES_ARCHIVE, isUploaded } from '../../../server/src/model/capture.ts';
 import type { CaptureRecord } from './api.ts';
 
 export const CAPTURE_FILE = 'capture.json';
 
-/** A file as picked: its path inside what was picked ("baseline/run-1/cpu.pb.gz", or just "cpu.pb.gz"). */
+/** A file as picked: its path inside what was picked ("baseline/run-1/cpu.pb.gz", or just "cpu.pb.gz"), and its size. */
 export interface PickedPath {
   path: string;
+  size?: number;
 }
 
 /** A capture record read from the capture.json at `dir` ("" at the top; else ending in "/"). */
@@ -33,7 +37,12 @@ export interface CapturePlan<F extends PickedPath> {
   files: PlannedFile<F>[];
   /** Files a record lists that were not picked: "run-2/cpu.pb.gz (run 2 of 6)". */
   missing: string[];
-  /** Picked files no record lists as a load test or a profile (raw outputs, the records themselves). */
+  /**
+   * The stage's sources: the sources.tar.gz beside a record (several runs' folders each hold one of the
+   * same tree, each naming what its own profiles sampled: the largest names the most), or null.
+   */
+  sources: F | null;
+  /** Picked files the plan does not upload (raw outputs, the records themselves, other runs' sources). */
   left: string[];
 }
 
@@ -78,8 +87,8 @@ function loadName(r: CaptureRecord): string {
 }
 
 /**
- * The plan for a picked folder holding capture records: each record's load-test and profile files, by
- * run. Runs of the same load (the same command) are numbered together in the order they were captured —
+ * The plan for a picked folder holding capture records: each record's files a server takes (all but raw
+ * outputs), by run, and the sources beside them. Runs of the same load (the same command) are numbered together in the order they were captured —
  * one record of six runs, or six records of one run each ("run-1/" … "run-6/", as a script capturing
  * stage by stage writes them) read alike.
  */
@@ -109,7 +118,7 @@ export function planCapture<F extends PickedPath>(
     runs.forEach(({ record, dir, run }, i) => {
       const label = `${named ? `${loadName(record)} ` : ''}run ${i + 1} of ${runs.length}`;
       for (const f of run.files) {
-        if (f.role !== 'loadtest' && f.role !== 'profile') continue;
+        if (!isUploaded(f.role)) continue;
         const path = dir + f.path;
         const p = byPath.get(path);
         if (!p) {
@@ -122,8 +131,14 @@ export function planCapture<F extends PickedPath>(
       }
     });
   }
+  let sources: F | null = null;
+  for (const { dir } of ordered) {
+    const p = byPath.get(dir + SOURCES_ARCHIVE);
+    if (p && (sources === null || (p.size ?? 0) > (sources.size ?? 0))) sources = p;
+  }
+  if (sources) used.add(sources.path);
   const left = picked.filter((p) => !used.has(p.path)).map((p) => stageFileName(p.path, root));
-  return { records: ordered, files, missing, left };
+  return { records: ordered, files, missing, sources, left };
 }
 
 /** The capture.json files among picked paths, and the folder each describes. */

@@ -129,7 +129,10 @@ export function useStageEditor(
           'not a stagediff capture record (schema stagediff-capture/1); nothing of its folder was read',
         );
     }
-    const plan: CapturePlan<PickedFile> = planCapture(picked, found);
+    const plan: CapturePlan<PickedFile> = planCapture(
+      picked.map((p) => ({ ...p, size: p.file.size })),
+      found,
+    );
     const runs = found.reduce((n, r) => n + r.record.runs.length, 0);
     if (found.length > 0)
       note(
@@ -137,13 +140,26 @@ export function useStageEditor(
         found.length === 1 ? 'capture.json' : `${found.length} capture.json files`,
         'done',
         `how the stage was captured: ${runs} run${runs === 1 ? '' : 's'}, ${plan.files.length} files to upload` +
-          (plan.left.length > 0 ? `; not uploaded (records, raw outputs): ${plan.left.join(', ')}` : ''),
+          (plan.left.length > 0
+            ? `; not uploaded (records, raw outputs, other runs' sources): ${plan.left.join(', ')}`
+            : ''),
       );
     for (const m of plan.missing) note(stageId, m, 'error', 'listed in capture.json but not among the files picked');
     await uploadAll(
       stageId,
       plan.files.map((f) => ({ file: f.picked.file, name: f.name, run: f.run })),
     );
+    // The sources capture kept, as `upload --source` sends them.
+    const sources = plan.sources;
+    if (sources && token) {
+      const name = stageFileName(sources.path, root);
+      try {
+        const s = await uploadSources({ id, stageId }, sources.file, token);
+        note(stageId, name, 'done', `the stage's sources: ${s.files} files of ${s.modulePath || 'the module'}`);
+      } catch (e) {
+        note(stageId, name, 'error', (e as Error).message);
+      }
+    }
     // The records, once their files are in; a record the stage already holds is not added twice.
     const held = new Set(
       (comparison?.stages.find((s) => s.id === stageId)?.captures ?? []).map((c) => `${c.startedAt}|${c.command}`),
