@@ -9,6 +9,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { crc32, createGunzip, inflateRaw } from 'node:zlib';
 
@@ -390,6 +391,8 @@ async function readZip(
     }[] = [];
     let off = 0;
     for (let i = 0; i < count; i++) {
+      // A directory of 10,000s of entries (a Go toolchain's) takes a while to judge: other work goes between.
+      if (i % 512 === 511) await yieldToLoop();
       if (off + 46 > cd.length || cd.readUInt32LE(off) !== CENTRAL)
         throw new SourceArchiveError(name, null, `has a damaged central directory (record ${i + 1})`);
       const madeBy = cd.readUInt16LE(off + 4);
