@@ -7,7 +7,7 @@
  * next view, even after a restart, comes from the store's cache.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -56,9 +56,17 @@ async function newApp(dataDir: string, env: Record<string, string> = {}) {
   return app;
 }
 
-async function putSources(app: StagediffApp, c: { id: string; auth: Record<string, string> }, stageId: string) {
-  const archive = join(tmp, `app-${Math.random().toString(36).slice(2)}.tar.gz`);
-  execFileSync('tar', ['-czf', archive, '-C', join(fx, 'app'), 'go.mod', 'main.go']);
+async function putSources(
+  app: StagediffApp,
+  c: { id: string; auth: Record<string, string> },
+  stageId: string,
+  goModExtra = '',
+) {
+  const dir = mkdtempSync(join(tmp, 'app-'));
+  writeFileSync(join(dir, 'go.mod'), readFileSync(join(fx, 'app', 'go.mod'), 'utf8') + goModExtra);
+  writeFileSync(join(dir, 'main.go'), readFileSync(join(fx, 'app', 'main.go')));
+  const archive = join(dir, 'app.tar.gz');
+  execFileSync('tar', ['-czf', archive, '-C', dir, 'go.mod', 'main.go']);
   const r = await app.inject({
     method: 'PUT',
     url: `/api/comparisons/${c.id}/stages/${stageId}/sources?filename=app.tar.gz`,
@@ -69,7 +77,7 @@ async function putSources(app: StagediffApp, c: { id: string; auth: Record<strin
 }
 
 /** A comparison of the two builds (each stage with its own sources) on `app`. */
-async function comparison(app: StagediffApp, extra: string[] = []) {
+async function comparison(app: StagediffApp, extra: string[] = [], goModExtra = '') {
   const c = await createComparison(app, 'proxy view');
   for (const [name, profile] of [
     ['cache-paths', 'cpu.pb.gz'],
@@ -77,7 +85,7 @@ async function comparison(app: StagediffApp, extra: string[] = []) {
   ] as const) {
     const s = await addStage(app, c.id, c.auth, name);
     expect((await upload(app, c.id, s, c.auth, [join(fx, profile), ...extra])).statusCode).toBe(200);
-    await putSources(app, c, s);
+    await putSources(app, c, s, goModExtra);
   }
   return c;
 }
@@ -182,6 +190,13 @@ describe('which Go release, and when there is none', () => {
     const v = await view(a, cm.id, STD_FN);
     expect(v.base.goVersion).toEqual({ version: 'go1.26.8', from: 'metrics' });
     expect(v.base.textFrom).toBe('proxy');
+  });
+
+  it("else takes the toolchain line of the stage's go.mod, saying so", async () => {
+    const a = await newApp(mkdtempSync(join(tmp, 'data-')));
+    const cm = await comparison(a, [], '\ntoolchain go1.26.8\n');
+    const v = await view(a, cm.id, STD_FN);
+    expect(v.base).toMatchObject({ textFrom: 'proxy', goVersion: { version: 'go1.26.8', from: 'go.mod' } });
   });
 
   it('says no release is known, and shows the rows without text', async () => {
