@@ -16,6 +16,7 @@ import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
 import { ResultMemo } from './services/result-memo.ts';
 import { Spool } from './services/spool.ts';
+import { GoProxy } from './services/goproxy.ts';
 import { ViewCache } from './services/view-cache.ts';
 import { FairShare } from './services/fair-share.ts';
 import { FilterChecker } from './services/filter-check.ts';
@@ -93,8 +94,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     maxBytes: (config.analysisMaxHeapMb * 1024 * 1024) / 4,
   });
   const analysis = new AnalysisService(store, models);
+  const spool = new Spool(join(config.dataDir, 'spool'));
+  // What a crashed process left half-written (never a file another live process is writing).
+  spool.sweepAbandoned();
+  // The module proxy (SOURCE_GOPROXY): one client for the process; workers ask it over their channel.
+  const goproxy = config.sourceGoproxy ? new GoProxy({ config, store, spool, metrics }) : null;
+  const sourcing = { goVersion: config.sourceGoVersion, platform: config.sourceGoPlatform };
+  if (goproxy) analysis.modules = { files: goproxy, ...sourcing };
   const pool = new AnalysisPool(
-    { ...storeConfig(config), maxDecompressedBytes: config.maxDecompressedBytes },
+    {
+      ...storeConfig(config),
+      maxDecompressedBytes: config.maxDecompressedBytes,
+      ...(goproxy ? { goproxy: sourcing } : {}),
+    },
     // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
     opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
     analysis,
@@ -105,10 +117,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       niceness: config.analysisNiceness,
     },
     metrics,
+    goproxy,
   );
-  const spool = new Spool(join(config.dataDir, 'spool'));
-  // What a crashed process left half-written (never a file another live process is writing).
-  spool.sweepAbandoned();
   const memo = new ResultMemo();
   const maintenance = new Maintenance(store, metrics, { retentionDays: config.retentionDays });
   const ctx: AppContext = {
@@ -119,6 +129,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     pool,
     memo,
     spool,
+    goproxy,
     views: new ViewCache(
       store,
       memo,

@@ -6,6 +6,7 @@ import { parseBlobStoreUrl } from './store/blob-store-url.ts';
 import { MAX_CAPTURE_BYTES } from './store/common.ts';
 import type { StoreConfig } from './store/index.ts';
 import { LOG_FORMATS, type LogFormat } from './logging.ts';
+import { GO_RELEASE } from './sources/module-path.ts';
 
 /** The server's configuration, read once from the environment at start-up and validated. */
 export interface Config {
@@ -107,9 +108,68 @@ export interface Config {
   maxSourceFiles: number;
   /** A source archive: entries read (kept or not) before it is refused. */
   maxSourceArchiveEntries: number;
+
+  /*
+   * Dependency and standard-library sources from a Go module proxy (off unless SOURCE_GOPROXY is set):
+   * the source view fetches `<proxy>/<module>/@v/<version>.zip` for a file the stage's own sources lack.
+   */
+  /** One module proxy: `https://…`, `http://…` or `file:///…` (no trailing slash); undefined: off. */
+  sourceGoproxy: string | undefined;
+  /** Deadline of one fetch from the proxy (the answer and its whole body), ms. */
+  sourceGoproxyTimeoutMs: number;
+  /** Largest module zip fetched, bytes. */
+  sourceGoproxyMaxZipBytes: number;
+  /** Source bytes kept of one module (inflated; tests and testdata are never kept). */
+  sourceGoproxyMaxModuleBytes: number;
+  /** Source files kept of one module (entries read: four times this). */
+  sourceGoproxyMaxModuleFiles: number;
+  /** Fetches from the proxy at once (per server process); more wait their turn. */
+  sourceGoproxyConcurrency: number;
+  /** How long a failed fetch is remembered (answered again without asking the proxy), seconds. */
+  sourceGoproxyRetrySeconds: number;
+  /** The Go version standard-library files are taken from when the stage's metrics do not say (`go1.26.8`). */
+  sourceGoVersion: string | undefined;
+  /** Which build of the toolchain module is fetched for the standard library (its sources are the same on every one). */
+  sourceGoPlatform: string;
 }
 
 export class ConfigError extends Error {}
+
+function goproxy(raw: string | undefined): string | undefined {
+  const v = (raw ?? '').trim();
+  if (v === '' || v === 'off') return undefined;
+  if (/[,|]/.test(v) || v === 'direct')
+    throw new ConfigError(
+      `SOURCE_GOPROXY takes one proxy URL (https://, http:// or file:///), not a list or "direct", got "${raw}"`,
+    );
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(`SOURCE_GOPROXY must be a URL (https://, http:// or file:///), got "${raw}"`);
+  }
+  if (!['https:', 'http:', 'file:'].includes(url.protocol))
+    throw new ConfigError(`SOURCE_GOPROXY must start with https://, http:// or file:///, got "${raw}"`);
+  if (url.search || url.hash) throw new ConfigError(`SOURCE_GOPROXY must have no query or fragment, got "${raw}"`);
+  if (url.protocol === 'file:' && url.host !== '')
+    throw new ConfigError(`SOURCE_GOPROXY: a file:// proxy names a local directory (file:///dir), got "${raw}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
+function goRelease(raw: string | undefined): string | undefined {
+  const v = (raw ?? '').trim();
+  if (v === '') return undefined;
+  if (!GO_RELEASE.test(v))
+    throw new ConfigError(`SOURCE_GO_VERSION must name a Go release like go1.26.8, got "${raw}"`);
+  return v;
+}
+
+function goPlatform(raw: string | undefined): string {
+  const v = (raw ?? '').trim() || 'linux-amd64';
+  if (!/^[a-z0-9]{1,20}-[a-z0-9]{1,20}$/.test(v))
+    throw new ConfigError(`SOURCE_GO_PLATFORM must be GOOS-GOARCH like linux-amd64, got "${raw}"`);
+  return v;
+}
 
 /** Default bounds of a stage's source set (the CLI's `capture --source` uses them too). */
 export const SOURCE_LIMITS = {
@@ -232,6 +292,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       10_000_000,
     ),
+    sourceGoproxy: goproxy(env.SOURCE_GOPROXY),
+    sourceGoproxyTimeoutMs: int(env, 'SOURCE_GOPROXY_TIMEOUT_MS', 20_000, 100, 600_000),
+    sourceGoproxyMaxZipBytes: int(env, 'SOURCE_GOPROXY_MAX_ZIP_BYTES', 256 * 1024 ** 2, 1024, 4 * 1024 ** 3),
+    sourceGoproxyMaxModuleBytes: int(env, 'SOURCE_GOPROXY_MAX_MODULE_BYTES', 128 * 1024 ** 2, 1024, 4 * 1024 ** 3),
+    sourceGoproxyMaxModuleFiles: int(env, 'SOURCE_GOPROXY_MAX_MODULE_FILES', 20_000, 1, 1_000_000),
+    sourceGoproxyConcurrency: int(env, 'SOURCE_GOPROXY_CONCURRENCY', 2, 1, 64),
+    sourceGoproxyRetrySeconds: int(env, 'SOURCE_GOPROXY_RETRY_SECONDS', 600, 0, 7 * 86_400),
+    sourceGoVersion: goRelease(env.SOURCE_GO_VERSION),
+    sourceGoPlatform: goPlatform(env.SOURCE_GO_PLATFORM),
   };
 }
 

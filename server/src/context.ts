@@ -14,6 +14,7 @@ import type { FairShare } from './services/fair-share.ts';
 import type { FilterChecker } from './services/filter-check.ts';
 import type { Quota } from './services/quota.ts';
 import type { Maintenance } from './services/maintenance.ts';
+import type { GoProxy } from './services/goproxy.ts';
 
 /** A view computed for one request and the requests that asked for the same answer meanwhile. */
 export interface ComputedView {
@@ -35,6 +36,8 @@ export interface AppContext {
   memo: ResultMemo;
   /** Local disk where uploads land before they are parsed and stored. */
   spool: Spool;
+  /** The Go module proxy client of the source view (SOURCE_GOPROXY); null when it is off. */
+  goproxy: GoProxy | null;
   /** Computed views as sent: compressed once when stored, failures remembered. */
   views: ViewCache;
   /** Views being computed now, by comparison, revision and canonical key (later requests wait for them). */

@@ -93,3 +93,54 @@ describe('trace limits in the configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an integer`));
   });
 });
+
+describe('the module proxy of the source view', () => {
+  it('is off by default, with bounded fetches and the linux-amd64 toolchain', () => {
+    const c = loadConfig({});
+    expect(c.sourceGoproxy).toBeUndefined();
+    expect(c.sourceGoVersion).toBeUndefined();
+    expect({
+      timeout: c.sourceGoproxyTimeoutMs,
+      zip: c.sourceGoproxyMaxZipBytes,
+      bytes: c.sourceGoproxyMaxModuleBytes,
+      files: c.sourceGoproxyMaxModuleFiles,
+      concurrency: c.sourceGoproxyConcurrency,
+      retry: c.sourceGoproxyRetrySeconds,
+      platform: c.sourceGoPlatform,
+    }).toEqual({
+      timeout: 20_000,
+      zip: 256 * 1024 ** 2,
+      bytes: 128 * 1024 ** 2,
+      files: 20_000,
+      concurrency: 2,
+      retry: 600,
+      platform: 'linux-amd64',
+    });
+  });
+
+  it('takes one https, http or file proxy URL and a Go release', () => {
+    expect(loadConfig({ SOURCE_GOPROXY: 'https://proxy.golang.org/' }).sourceGoproxy).toBe('https://proxy.golang.org');
+    expect(loadConfig({ SOURCE_GOPROXY: 'http://athens.internal:3000/base' }).sourceGoproxy).toBe(
+      'http://athens.internal:3000/base',
+    );
+    expect(loadConfig({ SOURCE_GOPROXY: 'file:///srv/goproxy' }).sourceGoproxy).toBe('file:///srv/goproxy');
+    expect(loadConfig({ SOURCE_GOPROXY: 'off' }).sourceGoproxy).toBeUndefined();
+    expect(loadConfig({ SOURCE_GO_VERSION: 'go1.26.8' }).sourceGoVersion).toBe('go1.26.8');
+    expect(loadConfig({ SOURCE_GO_PLATFORM: 'darwin-arm64' }).sourceGoPlatform).toBe('darwin-arm64');
+  });
+
+  it('refuses a list, "direct", other schemes, a file URL with a host and a bad release, naming the setting', () => {
+    for (const [env, message] of [
+      [{ SOURCE_GOPROXY: 'https://proxy.golang.org,direct' }, /^SOURCE_GOPROXY takes one proxy URL/],
+      [{ SOURCE_GOPROXY: 'direct' }, /^SOURCE_GOPROXY takes one proxy URL/],
+      [{ SOURCE_GOPROXY: 'ftp://x.example/' }, /^SOURCE_GOPROXY must start with https:\/\/, http:\/\/ or file:\/\/\//],
+      [{ SOURCE_GOPROXY: 'proxy.golang.org' }, /^SOURCE_GOPROXY must be a URL/],
+      [{ SOURCE_GOPROXY: 'file://server/share' }, /^SOURCE_GOPROXY: a file:\/\/ proxy names a local directory/],
+      [{ SOURCE_GOPROXY: 'https://x.example/?a=1' }, /^SOURCE_GOPROXY must have no query/],
+      [{ SOURCE_GO_VERSION: '1.26.8' }, /^SOURCE_GO_VERSION must name a Go release like go1\.26\.8/],
+      [{ SOURCE_GO_PLATFORM: 'linux/amd64' }, /^SOURCE_GO_PLATFORM must be GOOS-GOARCH/],
+      [{ SOURCE_GOPROXY_CONCURRENCY: '0' }, /^SOURCE_GOPROXY_CONCURRENCY must be an integer in \[1, 64\]/],
+    ] as const)
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(message);
+  });
+});

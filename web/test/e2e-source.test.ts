@@ -6,12 +6,19 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { formatValue } from '../../server/src/api/format.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
-const env = e2eEnvironment(existsSync(CHROMIUM));
+// The module proxy on: a file:// proxy of real module zips (fixtures/goproxy), for a standard-library function.
+const env = e2eEnvironment(existsSync(CHROMIUM), {
+  env: {
+    SOURCE_GOPROXY: pathToFileURL(join(REPO, 'fixtures/goproxy/proxy')).href,
+    SOURCE_GO_VERSION: 'go1.26.8',
+  },
+});
 const lineView = join(REPO, 'fixtures/line-view');
 const HOSTILE = '// <script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
 
@@ -114,6 +121,45 @@ describe.skipIf(!existsSync(CHROMIUM))('a function in two versions, side by side
       await shot(page, `source-side-by-side-${width}`);
       await ctx.close();
     }
+    expect(problems).toEqual([]);
+  }, 240_000);
+
+  it("shows a standard-library function's lines from the module proxy, saying so for each stage", async () => {
+    const c = await api<{ id: string; editToken: string }>('POST', '/api/comparisons', { title: 'E2E: proxy' });
+    const ids: string[] = [];
+    for (const [name, file] of [
+      ['as-built', 'cpu.pb.gz'],
+      ['trimpath', 'cpu-trimpath.pb.gz'],
+    ]) {
+      const s = await api<{ id: string }>('POST', `/api/comparisons/${c.id}/stages`, { name }, c.editToken);
+      const form = new FormData();
+      form.append('file', new Blob([readFileSync(join(REPO, 'fixtures/goproxy', file!))]), file!);
+      await api('POST', `/api/comparisons/${c.id}/stages/${s.id}/artifacts`, form, c.editToken);
+      ids.push(s.id);
+    }
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    await page.goto(
+      `${env.server.url}/c/${c.id}?tab=diff&base=${ids[0]}&target=${ids[1]}&sampleType=cpu&mode=absolute&fn=${encodeURIComponent('fmt.(*pp).doPrintf')}`,
+    );
+    await page.getByRole('button', { name: 'its source lines' }).click();
+    const rows = page.locator('.source-table tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 60_000 }).toBeGreaterThan(10);
+    const signature = page.locator('.source-table td.src-text', {
+      hasText: 'func (p *pp) doPrintf(format string, a []any)',
+    });
+    expect(await signature.count()).toBe(2);
+    const origins = page.locator('.source-origins li[data-text-from="proxy"]');
+    expect(await origins.count()).toBe(2);
+    for (const text of await origins.allTextContents()) {
+      expect(text).toContain('src/fmt/print.go from the standard library of go1.26.8');
+      expect(text).toContain('SOURCE_GO_VERSION');
+      expect(text).toContain('golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64 on the module proxy');
+    }
+    await shot(page, 'source-from-module-proxy');
+    await ctx.close();
     expect(problems).toEqual([]);
   }, 240_000);
 

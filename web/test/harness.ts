@@ -49,6 +49,8 @@ export interface RunningServer {
 export interface ServerOptions {
   /** Seed the read-only demo comparison (/c/demo) from fixtures/demo on start (default: off). */
   seedDemo?: boolean;
+  /** More settings of the server (e.g. SOURCE_GOPROXY). */
+  env?: Record<string, string>;
 }
 
 export async function startServer(webDist: string, options: ServerOptions = {}): Promise<RunningServer> {
@@ -64,6 +66,7 @@ export async function startServer(webDist: string, options: ServerOptions = {}):
       DATA_DIR: dataDir,
       STAGEDIFF_SEED_DEMO: options.seedDemo ? '1' : '0',
       WEB_DIST: webDist,
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type DrawnNode, FLAME_ROW } from './flame-geometry.ts';
-import { ARTIFACTS, buildWeb, launchBrowser, startServer, type RunningServer } from './harness.ts';
+import { ARTIFACTS, buildWeb, launchBrowser, type RunningServer, type ServerOptions, startServer } from './harness.ts';
 
 export { type DrawnNode, FLAME_ROW, framePoint, widestPath } from './flame-geometry.ts';
 
@@ -69,12 +69,12 @@ export interface E2EEnvironment {
 }
 
 /** Registers beforeAll/afterAll that start and stop the server and browser when `enabled`. */
-export function e2eEnvironment(enabled: boolean): E2EEnvironment {
+export function e2eEnvironment(enabled: boolean, server: ServerOptions = {}): E2EEnvironment {
   const env = {} as E2EEnvironment;
   beforeAll(async () => {
     if (!enabled) return;
     mkdirSync(ARTIFACTS, { recursive: true });
-    env.server = await startServer(buildWeb());
+    env.server = await startServer(buildWeb(), server);
     env.browser = await launchBrowser();
   }, 180_000);
   afterAll(async () => {

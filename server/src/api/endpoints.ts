@@ -192,7 +192,7 @@ export const SCHEMAS = {
   },
   source: {
     summary:
-      "One function's source in two stages, line by line: each stage's file (from its stored sources) aligned by a text diff of the two versions (unchanged lines pair up even when code above them moved; removed lines keep their old cost, added lines show their new one), each line with its flat and cum in both stages in the diff's mode, and the engine's verdict where the line is the same file:line in both. The figures are the diff's at line granularity (go tool pprof -list on each stage's own profile and sources). Without sources on both sides, the function's file:line rows",
+      "One function's source in two stages, line by line: each stage's file (from its stored sources) aligned by a text diff of the two versions (unchanged lines pair up even when code above them moved; removed lines keep their old cost, added lines show their new one), each line with its flat and cum in both stages in the diff's mode, and the engine's verdict where the line is the same file:line in both. The figures are the diff's at line granularity (go tool pprof -list on each stage's own profile and sources). With SOURCE_GOPROXY set, a dependency's or the standard library's file the stage's sources lack comes from its module version's zip on that Go module proxy (each side says where its text came from: textFrom, module, goVersion, or why not: problem). Without text on both sides, the function's file:line rows",
     params: ComparisonParams,
     querystring: SourceQuery,
     response: SourceView,

@@ -450,14 +450,39 @@ export const SourceSide = Type.Object({
   stageName: Type.String(),
   /** The function's file as its profile names it; null when no sample of the stage falls in the function. */
   file: Nullable(Type.String()),
-  /** The stored file it matched (module-relative path); null without sources or without a match. */
+  /**
+   * The file whose text is shown: with `textFrom` 'sources' the stored file it matched (module-relative
+   * path), with 'proxy' its path inside `module`'s zip; null when no text was found.
+   */
   path: Nullable(Type.String()),
   /** Whether the stage carries source files at all. */
   hasSources: Type.Boolean(),
   /** The commit and dirty flag of those sources ('' and null when unknown). */
   revision: Type.String(),
   dirty: Nullable(Type.Boolean()),
+  /**
+   * Where the side's text came from: the stage's own sources, a module version's zip from the server's
+   * Go module proxy (SOURCE_GOPROXY: a dependency's file, or the standard library's from the toolchain
+   * module), or nowhere (`none`: rows without text).
+   */
+  textFrom: Type.Union([Type.Literal('sources'), Type.Literal('proxy'), Type.Literal('none')]),
+  /** With text from the proxy: the module version, and whether it was fetched for this answer (else the store's cache). */
+  module: Nullable(Type.Object({ module: Type.String(), version: Type.String(), fetched: Type.Boolean() })),
+  /**
+   * A standard-library file: the Go release its text is taken from and what said so: the stage's
+   * runtime metrics (`go_info`, the binary's own word), the server's SOURCE_GO_VERSION, or the
+   * `toolchain` line of the stage's go.mod (the least the build used).
+   */
+  goVersion: Nullable(
+    Type.Object({
+      version: Type.String(),
+      from: Type.Union([Type.Literal('metrics'), Type.Literal('setting'), Type.Literal('go.mod')]),
+    }),
+  ),
+  /** Why the side has no text although its file names a module version or GOROOT (the proxy's answer, no Go release known). */
+  problem: Nullable(Type.String()),
 });
+export type SourceSide = Static<typeof SourceSide>;
 
 /**
  * A row of the source view. Aligned (both stages have the file): `same` pairs an unchanged line of

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, ComputedView } from '../context.ts';
 import { SCHEMAS } from '../api/endpoints.ts';
@@ -39,7 +40,7 @@ export async function cached(
   const view = canonicalView(requested, ctx.config.imageMaxWidth);
   const key: CacheKey = {
     scope: { comparisonId: c.id, revision: c.revision },
-    key: view.key,
+    key: view.key + proxyPart(ctx, requested),
     modelVersion: MODEL_VERSION,
   };
   reply.header('content-type', contentType);
@@ -85,6 +86,18 @@ export async function cached(
   return send(reply, done.stored[encoding] ?? done.body, encoding, done.tag);
 }
 
+/**
+ * The source view's answer depends on the module proxy settings too (text from the proxy, the Go release
+ * of the standard library): answers kept under other settings are not served. Empty for other views.
+ */
+function proxyPart(ctx: AppContext, op: AnalysisOp): string {
+  const c = ctx.config;
+  if (op.op !== 'source' || !c.sourceGoproxy) return '';
+  // (A hash: the URL may hold a user name and password, which have no place in a cache key.)
+  const proxy = createHash('sha256').update(c.sourceGoproxy).digest('hex').slice(0, 16);
+  return `&~goproxy=${proxy}&~go=${c.sourceGoVersion ?? ''}&~platform=${c.sourceGoPlatform}`;
+}
+
 async function compute(
   ctx: AppContext,
   key: CacheKey,
@@ -104,7 +117,7 @@ async function compute(
   // (Bytes from a worker process arrive as plain Uint8Arrays.)
   const stored: StoredView = {};
   for (const [e, bytes] of Object.entries(kept.stored) as [Encoding, Uint8Array][]) stored[e] = asBuffer(bytes);
-  const done = { stored, body: asBuffer(kept.body), writeFailures: kept.writeFailures };
+  const done = { stored, body: asBuffer(kept.body), writeFailures: kept.writeFailures, kept: kept.kept !== false };
   ctx.views.kept(at, done);
   return { stored, body: done.body, tag: resultTag(tree.comparison) };
 }

@@ -8,6 +8,7 @@ import { ServiceError } from './errors.ts';
 import { type ImageOp, renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
+import { Unkept } from './view-cache.ts';
 import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
 
 /**
@@ -51,9 +52,9 @@ function serialise(op: keyof typeof SCHEMAS, value: unknown): string {
 
 /**
  * Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG or a
- * pprof file in base64).
+ * pprof file in base64), wrapped in Unkept when it must not be cached.
  */
-export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string> {
+export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string | Unkept> {
   switch (a.op) {
     case 'stageProfile':
       return (await stagePprof(svc.stages, tree, a.stageId, choice(a.query))).toString('base64');
@@ -85,8 +86,11 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
           : d.top;
       return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? 2000) });
     }
-    case 'source':
-      return serialise(a.op, await sourceView(svc, tree, a.query));
+    case 'source': {
+      const { view, keep } = await sourceView(svc, tree, a.query);
+      const text = serialise(a.op, view);
+      return keep ? text : new Unkept(text);
+    }
     case 'top':
       return serialise(a.op, await svc.top(tree, viewQuery(a.query)));
     case 'trajectory':

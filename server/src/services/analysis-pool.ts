@@ -7,7 +7,16 @@ import { StoreError, type StoreErrorCode } from '../store/index.ts';
 import { ServiceError, type ServiceErrorCode } from './errors.ts';
 import type { AnalysisService } from './analysis.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
-import type { IngestJob, IngestResult, WorkerConfig, WorkerJob, WorkerReply } from './analysis-worker.ts';
+import type {
+  IngestJob,
+  IngestResult,
+  ModuleFileAsk,
+  ModuleFileReply,
+  WorkerConfig,
+  WorkerJob,
+  WorkerReply,
+} from './analysis-worker.ts';
+import type { ModuleFileAnswer, ModuleFiles } from './module-sources.ts';
 import { ingestFile } from './ingest-job.ts';
 import { type KeepSpec, type KeptView, keepView } from './view-cache.ts';
 import type { Metrics } from './metrics.ts';
@@ -133,6 +142,8 @@ export class AnalysisPool {
     private readonly inProcess: AnalysisService,
     private readonly limits: PoolLimits,
     private readonly metrics: Metrics,
+    /** The module proxy client workers ask for module files (SOURCE_GOPROXY); null when it is off. */
+    private readonly modules: ModuleFiles | null = null,
   ) {
     this.slots = Array.from({ length: size }, () => null);
     this.queues = Array.from({ length: size }, () => new FairQueue());
@@ -294,7 +305,11 @@ export class AnalysisPool {
     worker.stderr?.on('data', (d: Buffer) => {
       slot.stderr = (slot.stderr + d.toString('utf8')).slice(-4096);
     });
-    worker.on('message', (m: WorkerReply | { ready: true } | { computed: number }) => {
+    worker.on('message', (m: WorkerReply | { ready: true } | { computed: number } | ModuleFileAsk) => {
+      if ('moduleFile' in m) {
+        void this.answerModuleFile(worker, m);
+        return;
+      }
       if ('ready' in m) {
         slot.ready = true;
         this.pump(i);
@@ -325,6 +340,19 @@ export class AnalysisPool {
     worker.unref();
     (worker as unknown as { channel?: { unref(): void } }).channel?.unref();
     return slot;
+  }
+
+  /** A worker's source view asks for a module file: the proxy client answers (its bounds apply to all workers). */
+  private async answerModuleFile(worker: ChildProcess, m: ModuleFileAsk): Promise<void> {
+    let answer: ModuleFileAnswer;
+    try {
+      answer = this.modules
+        ? await this.modules.file(m.moduleFile.req)
+        : { ok: false, problem: 'the module proxy is off (SOURCE_GOPROXY)', transient: false };
+    } catch (e) {
+      answer = { ok: false, problem: `the module proxy client failed: ${(e as Error).message}`, transient: true };
+    }
+    if (worker.connected) worker.send({ moduleFileReply: m.moduleFile.rid, answer } satisfies ModuleFileReply);
   }
 
   private onExit(i: number, slot: Slot, code: number | string): void {

@@ -17,6 +17,8 @@ import { Metrics } from './metrics.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
 import { type IngestFile, ingestFile } from './ingest-job.ts';
 import { type KeepSpec, keepView } from './view-cache.ts';
+import { cachedModuleFile, type ModuleFileAnswer, type ModuleFiles } from './module-sources.ts';
+import type { ModuleFile } from '../sources/module-path.ts';
 import type { ComparisonTree } from '../store/index.ts';
 
 export type { IngestResult } from './ingest-job.ts';
@@ -25,6 +27,17 @@ export interface WorkerConfig extends StoreConfig {
   maxDecompressedBytes: number;
   /** This worker's heap limit in bytes (uploads too big to analyse under it are refused). */
   maxHeapBytes?: number;
+  /** The module proxy is on (SOURCE_GOPROXY): module files not in the cache are asked of the server. */
+  goproxy?: { goVersion: string | undefined; platform: string };
+}
+
+/** A worker asks the server for a module file (the server's proxy client fetches it under its bounds). */
+export interface ModuleFileAsk {
+  moduleFile: { rid: number; req: ModuleFile };
+}
+export interface ModuleFileReply {
+  moduleFileReply: number;
+  answer: ModuleFileAnswer;
 }
 
 export type IngestJob = { kind: 'ingest'; id: number } & IngestFile;
@@ -52,6 +65,30 @@ const maxHeapBytes = cfg.maxHeapBytes ?? Number.MAX_SAFE_INTEGER;
 const models = new ModelCache(store, new Metrics(), cfg.maxDecompressedBytes, { maxBytes: maxHeapBytes / 4 });
 const svc = new AnalysisService(store, models);
 
+/** Module files for the source view: from the store's cache here, else asked of the server. */
+class ServerModules implements ModuleFiles {
+  private seq = 0;
+  private readonly waiting = new Map<number, (a: ModuleFileAnswer) => void>();
+
+  async file(req: ModuleFile): Promise<ModuleFileAnswer> {
+    const hit = await cachedModuleFile(store, req).catch(() => null);
+    if (hit) return hit;
+    const rid = ++this.seq;
+    return new Promise((resolve) => {
+      this.waiting.set(rid, resolve);
+      send({ moduleFile: { rid, req } } satisfies ModuleFileAsk);
+    });
+  }
+
+  answer(m: ModuleFileReply): void {
+    const resolve = this.waiting.get(m.moduleFileReply);
+    this.waiting.delete(m.moduleFileReply);
+    resolve?.(m.answer);
+  }
+}
+const modules = cfg.goproxy ? new ServerModules() : null;
+if (modules && cfg.goproxy) svc.modules = { files: modules, ...cfg.goproxy };
+
 async function run(job: WorkerJob): Promise<unknown> {
   if (job.kind === 'ingest') return ingestFile(job, { models, maxHeapBytes });
   const body = await runOp(svc, job.tree, job.op);
@@ -61,7 +98,11 @@ async function run(job: WorkerJob): Promise<unknown> {
   return keepView(store, body, job.keep);
 }
 
-process.on('message', async (job: WorkerJob) => {
+process.on('message', async (job: WorkerJob | ModuleFileReply) => {
+  if ('moduleFileReply' in job) {
+    modules?.answer(job);
+    return;
+  }
   let reply: WorkerReply;
   try {
     reply = { id: job.id, ok: true, body: await run(job) };

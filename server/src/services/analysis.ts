@@ -1,4 +1,5 @@
 import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../store/index.ts';
+import type { ModuleFiles } from './module-sources.ts';
 import type { Parsed } from '../ingest/detect.ts';
 import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
 import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
@@ -257,8 +258,22 @@ export interface DiffResult {
  * The analysis views of a comparison, each a function of the stored files and the request. Heavy work
  * runs in the analysis workers (see analysis-pool.ts); nothing here knows about HTTP.
  */
+/** What the source view needs to take files from the module proxy. */
+export interface ModuleSourcing {
+  files: ModuleFiles;
+  /** SOURCE_GO_VERSION: the Go release of the standard library when a stage's metrics do not say. */
+  goVersion: string | undefined;
+  /** SOURCE_GO_PLATFORM: which build of the toolchain module to fetch. */
+  platform: string;
+}
+
 export class AnalysisService {
   readonly stages: StageProfiles;
+  /**
+   * Module files from the Go module proxy for the source view (SOURCE_GOPROXY); null when it is off.
+   * In the server the proxy client itself, in an analysis worker its channel to the server's.
+   */
+  modules: ModuleSourcing | null = null;
 
   constructor(
     readonly store: Store,

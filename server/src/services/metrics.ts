@@ -27,6 +27,10 @@ export class Metrics {
     stagediff_result_cache_write_failures_total:
       'Derived-result cache writes that failed (a full disk, an unavailable database): the answer was served anyway.',
     stagediff_retention_removed_total: 'Comparisons removed by retention (RETENTION_DAYS).',
+    stagediff_goproxy_fetches_total:
+      'Module zips fetched from SOURCE_GOPROXY by outcome: ok, refused (no such version, too large, a hostile zip), transient (a timeout, a 5xx).',
+    stagediff_goproxy_files_total:
+      'Module files the source view asked the server for, by where the answer came from: cache, proxy, remembered-failure.',
   };
 
   /** A value read when /metrics is rendered (queue lengths, cache sizes). */

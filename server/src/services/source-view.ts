@@ -2,11 +2,23 @@
  * The source view: one function's lines in two stages. The figures are the diff's at line granularity
  * (each `fn file:line` row, in the diff's mode, with its verdict); each stage's file comes from its own
  * stored sources, matched by module-relative suffix, and the two versions are aligned by a line diff.
+ * A file the stage's sources lack whose path names a module version (a dependency) or GOROOT (the
+ * standard library) comes, when SOURCE_GOPROXY is set, from that module's zip on the proxy (goproxy.ts);
+ * the standard library's from the toolchain module of the stage's Go release (goReleaseOf).
  */
 import type { Query } from '../api/endpoints.ts';
-import type { DiffRow, SourceRow, SourceView } from '../api/views.ts';
-import { SourceIndex } from '../sources/match.ts';
+import type { DiffRow, SourceRow, SourceSide, SourceView } from '../api/views.ts';
+import { inModule, packageOf, SourceIndex } from '../sources/match.ts';
 import { alignLines, splitLines } from '../sources/line-diff.ts';
+import {
+  foreignFile,
+  GO_RELEASE,
+  hasToolchainModule,
+  type ModuleFile,
+  TOOLCHAIN_MODULE,
+  toolchainDirective,
+  toolchainVersion,
+} from '../sources/module-path.ts';
 import type { ComparisonTree, StageWithArtifacts } from '../store/index.ts';
 import type { AnalysisService } from './analysis.ts';
 import { loadStageSources } from './sources.ts';
@@ -56,8 +68,43 @@ interface Side {
   hasSources: boolean;
   revision: string;
   dirty: boolean | null;
+  textFrom: SourceSide['textFrom'];
+  module: SourceSide['module'];
+  goVersion: SourceSide['goVersion'];
+  problem: string | null;
+  /** The problem may go away (a proxy failure): the view is not kept in the cache. */
+  transient: boolean;
   /** line → figures, in `file`. */
   figures: Map<number, { flat: number; cum: number; row: DiffRow }>;
+}
+
+type GoRelease = NonNullable<SourceSide['goVersion']>;
+
+/**
+ * The Go release a stage was built with, for its standard-library files: what the binary itself
+ * reported (client_golang's `go_info{version}` in the stage's runtime metrics), else the server's
+ * SOURCE_GO_VERSION, else the `toolchain` line of the stage's go.mod (the least the build used: said so).
+ */
+async function goReleaseOf(
+  svc: AnalysisService,
+  stage: StageWithArtifacts,
+  sources: { files: Map<string, Buffer> } | null,
+): Promise<GoRelease | null> {
+  for (const a of stage.artifacts) {
+    if (a.kind !== 'metrics') continue;
+    const parsed = await svc.models.get(a).catch(() => null);
+    if (parsed?.kind !== 'metrics') continue;
+    for (const s of parsed.metrics.series) {
+      const v = s.name === 'go_info' ? s.labels.version?.split(' ')[0] : undefined;
+      if (v && GO_RELEASE.test(v)) return { version: v, from: 'metrics' };
+    }
+  }
+  const setting = svc.modules?.goVersion;
+  if (setting) return { version: setting, from: 'setting' };
+  const goMod = sources?.files.get('go.mod');
+  const directive = goMod ? toolchainDirective(goMod.toString('utf8')) : null;
+  if (directive && GO_RELEASE.test(directive)) return { version: directive, from: 'go.mod' };
+  return null;
 }
 
 async function side(
@@ -66,28 +113,79 @@ async function side(
   stage: StageWithArtifacts,
   places: Place[],
   which: 'base' | 'target',
+  fn: string,
 ): Promise<Side> {
   const file = mainFile(places, which);
   const figures = new Map<number, { flat: number; cum: number; row: DiffRow }>();
   for (const p of places)
     if (p.file === file) figures.set(p.line, { flat: p.row[which].flat, cum: p.row[which].cum, row: p.row });
   const loaded = await loadStageSources(svc.store, tree.comparison.id, stage.id);
-  let path: string | null = null;
-  let lines: string[] | null = null;
-  if (loaded && file !== null) {
-    path = new SourceIndex(loaded.files.keys()).match(file);
-    if (path !== null) lines = splitLines(loaded.files.get(path)!.toString('utf8'));
-  }
-  return {
+  const out: Side = {
     stage,
     file,
-    path,
-    lines,
+    path: null,
+    lines: null,
     hasSources: loaded !== null,
     revision: loaded?.sources.revision ?? '',
     dirty: loaded?.sources.dirty ?? null,
+    textFrom: 'none',
+    module: null,
+    goVersion: null,
+    problem: null,
+    transient: false,
     figures,
   };
+  if (file === null) return out;
+  const own = loaded?.sources.modulePath ?? '';
+  const foreign = ownPackage(fn, own) ? null : foreignFile(file, fn);
+  // The stage's own sources hold its module's files; a path naming a module version or GOROOT is never one.
+  if (loaded && inModule(fn, own) && foreign === null) {
+    out.path = new SourceIndex(loaded.files.keys()).match(file);
+    if (out.path !== null) {
+      out.lines = splitLines(loaded.files.get(out.path)!.toString('utf8'));
+      out.textFrom = 'sources';
+      return out;
+    }
+  }
+  const modules = svc.modules;
+  if (!foreign || !modules) return out;
+  let req: ModuleFile;
+  if (foreign.kind === 'module') req = foreign.file;
+  else {
+    const release = await goReleaseOf(svc, stage, loaded);
+    if (!release) {
+      out.problem = `${foreign.path} is a standard-library file, and no Go release is known for this stage (runtime metrics with go_info, SOURCE_GO_VERSION, or a toolchain line in its go.mod would say)`;
+      return out;
+    }
+    out.goVersion = release;
+    if (!hasToolchainModule(release.version)) {
+      out.problem = `${foreign.path} is a standard-library file of ${release.version}, which has no toolchain module (Go 1.21.0 and later have)`;
+      return out;
+    }
+    req = {
+      module: TOOLCHAIN_MODULE,
+      version: toolchainVersion(release.version, modules.platform),
+      path: `src/${foreign.path}`,
+    };
+  }
+  const got = await modules.files.file(req);
+  if (!got.ok) {
+    out.problem = got.problem;
+    out.transient = true;
+    return out;
+  }
+  out.path = req.path;
+  out.lines = splitLines(got.text);
+  out.textFrom = 'proxy';
+  out.module = { module: req.module, version: req.version, fetched: got.from === 'proxy' };
+  return out;
+}
+
+/** Whether a function's package is the stage's own module's (known only when its sources name it). */
+function ownPackage(fn: string, modulePath: string): boolean {
+  if (modulePath === '') return false;
+  const pkg = packageOf(fn);
+  return pkg === modulePath || pkg.startsWith(`${modulePath}/`);
 }
 
 /** The lines of a side worth showing: its sampled lines with context, from the function's `func` line. */
@@ -114,7 +212,15 @@ function verdictOf(row: DiffRow | undefined): SourceRow['verdict'] {
   return row?.verdict ?? null;
 }
 
-export async function sourceView(svc: AnalysisService, tree: ComparisonTree, q: Query<'source'>): Promise<SourceView> {
+/**
+ * The view, and whether it may be kept in the cache: not when a side's text is missing for a reason
+ * that may pass (a proxy failure, remembered for SOURCE_GOPROXY_RETRY_SECONDS, is asked again after).
+ */
+export async function sourceView(
+  svc: AnalysisService,
+  tree: ComparisonTree,
+  q: Query<'source'>,
+): Promise<{ view: SourceView; keep: boolean }> {
   const d = (
     await svc.diffResult(tree, {
       base: q.base,
@@ -129,8 +235,8 @@ export async function sourceView(svc: AnalysisService, tree: ComparisonTree, q: 
     })
   ).view;
   const places = functionPlaces(d.top, q.fn);
-  const base = await side(svc, tree, findStage(tree, q.base, 'base'), places, 'base');
-  const target = await side(svc, tree, findStage(tree, q.target, 'target'), places, 'target');
+  const base = await side(svc, tree, findStage(tree, q.base, 'base'), places, 'base', q.fn);
+  const target = await side(svc, tree, findStage(tree, q.target, 'target'), places, 'target', q.fn);
   const rows: SourceRow[] = [];
   const wb = window(base);
   const wt = window(target);
@@ -184,7 +290,7 @@ export async function sourceView(svc: AnalysisService, tree: ComparisonTree, q: 
         verdict: verdictOf(p.row),
       });
   }
-  const out = (s: Side) => ({
+  const out = (s: Side): SourceSide => ({
     stageId: s.stage.id,
     stageName: s.stage.name,
     file: s.file,
@@ -192,8 +298,12 @@ export async function sourceView(svc: AnalysisService, tree: ComparisonTree, q: 
     hasSources: s.hasSources,
     revision: s.revision,
     dirty: s.dirty,
+    textFrom: s.textFrom,
+    module: s.module,
+    goVersion: s.goVersion,
+    problem: s.problem,
   });
-  return {
+  const view: SourceView = {
     fn: q.fn,
     mode: d.mode,
     modeReason: d.modeReason,
@@ -207,4 +317,5 @@ export async function sourceView(svc: AnalysisService, tree: ComparisonTree, q: 
     aligned,
     rows,
   };
+  return { view, keep: !base.transient && !target.transient };
 }

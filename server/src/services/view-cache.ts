@@ -107,7 +107,9 @@ export class ViewCache {
    * encodings go to the memo, and the cache writes that failed are counted.
    */
   kept(key: CacheKey, view: KeptView): void {
-    for (const [e, bytes] of Object.entries(view.stored) as [Encoding, Buffer][]) this.memo.set(memoKey(key, e), bytes);
+    if (view.kept !== false)
+      for (const [e, bytes] of Object.entries(view.stored) as [Encoding, Buffer][])
+        this.memo.set(memoKey(key, e), bytes);
     for (const code of view.writeFailures) this.metrics.inc('stagediff_result_cache_write_failures_total', { code });
   }
 
@@ -156,6 +158,16 @@ export interface KeptView {
   stored: StoredView;
   body: Buffer;
   writeFailures: string[];
+  /** False for an answer served but not kept (see Unkept): the next request computes it again. */
+  kept?: boolean;
+}
+
+/**
+ * An operation's answer that is served but not kept in the cache: part of it is missing for a reason
+ * that may pass (the module proxy failed), and a kept answer would stay so until the comparison changes.
+ */
+export class Unkept {
+  constructor(readonly text: string) {}
 }
 
 /** How a view is to be kept: where in the cache, whether it is compressed, how its text result becomes bytes. */
@@ -173,10 +185,12 @@ export interface KeepSpec {
  * SQLite) holds the server's event loop. A write that fails (a full disk) is reported, never thrown:
  * the answer is served all the same.
  */
-export async function keepView(store: Store, result: string, spec: KeepSpec): Promise<KeptView> {
-  const body = Buffer.from(result, spec.text);
+export async function keepView(store: Store, result: string | Unkept, spec: KeepSpec): Promise<KeptView> {
+  const unkept = result instanceof Unkept;
+  const body = Buffer.from(unkept ? result.text : result, spec.text);
   const stored: StoredView = spec.compressible ? await compress(body) : { identity: body };
   const writeFailures: string[] = [];
+  if (unkept) return { stored, body, writeFailures, kept: false };
   for (const [e, bytes] of Object.entries(stored) as [Encoding, Buffer][]) {
     try {
       await store.cachePut(entryKey(spec.key, e), bytes);

@@ -9,6 +9,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { crc32, createGunzip, inflateRaw } from 'node:zlib';
 
@@ -302,7 +303,39 @@ const ZIP64_EOCD = 0x06064b50;
 const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
 
-async function readZip(name: string, file: string, limits: SourceLimits): Promise<RawRead> {
+/**
+ * Reads a module zip as the module proxy protocol serves it: every entry under `prefix`
+ * (`module@version/`), refused otherwise, with the same checks as a source archive. Only the files
+ * `only` selects (by their path inside the module) are bounded by size, inflated and kept, so the
+ * toolchain's binaries or a module's test data never count against the source bounds; every entry is
+ * still counted and its path and type checked. Paths come back without the prefix.
+ */
+export async function readModuleZip(
+  name: string,
+  file: string,
+  limits: SourceLimits,
+  prefix: string,
+  only: (path: string) => boolean,
+): Promise<{ files: Map<string, Buffer>; entries: number }> {
+  const inside = (path: string) => (path.startsWith(prefix) ? path.slice(prefix.length) : null);
+  const read = await readZip(name, file, limits, (path, raw) => {
+    const rel = inside(path);
+    if (rel === null && !prefix.startsWith(`${path}/`))
+      throw new SourceArchiveError(name, raw, `is not under ${prefix} (every entry of a module zip is)`);
+    return rel !== null && only(rel);
+  });
+  const files = new Map<string, Buffer>();
+  for (const [p, b] of read.files) files.set(p.slice(prefix.length), b);
+  return { files, entries: read.entries };
+}
+
+async function readZip(
+  name: string,
+  file: string,
+  limits: SourceLimits,
+  /** Which files to size, inflate and keep (default: all); may throw to refuse the archive. */
+  only?: (path: string, raw: string) => boolean,
+): Promise<RawRead> {
   const fh = await open(file, 'r');
   try {
     const { size: fileSize } = await fh.stat();
@@ -358,6 +391,8 @@ async function readZip(name: string, file: string, limits: SourceLimits): Promis
     }[] = [];
     let off = 0;
     for (let i = 0; i < count; i++) {
+      // A directory of 10,000s of entries (a Go toolchain's) takes a while to judge: other work goes between.
+      if (i % 512 === 511) await yieldToLoop();
       if (off + 46 > cd.length || cd.readUInt32LE(off) !== CENTRAL)
         throw new SourceArchiveError(name, null, `has a damaged central directory (record ${i + 1})`);
       const madeBy = cd.readUInt16LE(off + 4);
@@ -395,10 +430,14 @@ async function readZip(name: string, file: string, limits: SourceLimits): Promis
       const path = tally.path(raw);
       const unixType = madeBy >> 8 === 3 ? (external >>> 16) & 0xf000 : 0;
       if (unixType === 0xa000) throw new SourceArchiveError(name, raw, 'is a symbolic link (links are refused)');
-      if (raw.endsWith('/') || unixType === 0x4000) continue;
+      if (raw.endsWith('/') || unixType === 0x4000) {
+        only?.(path, raw);
+        continue;
+      }
       if (unixType !== 0 && unixType !== 0x8000) throw new SourceArchiveError(name, raw, 'is not a regular file');
       tally.file(raw, path);
       if ((flags & 1) !== 0) throw new SourceArchiveError(name, raw, 'is encrypted');
+      if (only && !only(path, raw)) continue;
       tally.size(raw, usize);
       if (!tally.wanted(path)) continue;
       if (method !== 0 && method !== 8)

@@ -14,11 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { crc32, createDeflateRaw, createGzip, deflateRawSync, gzipSync } from 'node:zlib';
+import { createDeflateRaw, createGzip, deflateRawSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SourceArchiveError, readSourceArchive, readTarGzStream } from '../../src/sources/archive.ts';
 import type { SourceLimits } from '../../src/sources/source-set.ts';
 import { SOURCE_LIMITS } from '../../src/config.ts';
+import { type ZipEntry, zipBytes } from '../helpers/zip.ts';
 
 const LIMITS: SourceLimits = { ...SOURCE_LIMITS };
 const GiB = 1024 ** 3;
@@ -83,68 +84,9 @@ function tarGz(entries: { name: string; data?: Buffer; type?: string; link?: str
 }
 
 /** A zip writer (stored or deflated entries; zip64 end records past 65,535 entries). */
-function zip(entries: { name: string; data?: Buffer; declared?: number; deflated?: Buffer; mode?: number }[]): string {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const e of entries) {
-    const data = e.data ?? Buffer.alloc(0);
-    const packed = e.deflated ?? data;
-    const name = Buffer.from(e.name, 'utf8');
-    const usize = e.declared ?? data.length;
-    const crc = crc32(data);
-    const l = Buffer.alloc(30);
-    l.writeUInt32LE(0x04034b50, 0);
-    l.writeUInt16LE(20, 4);
-    l.writeUInt16LE(0x800, 6);
-    l.writeUInt16LE(e.deflated ? 8 : 0, 8);
-    l.writeUInt32LE(crc, 14);
-    l.writeUInt32LE(packed.length, 18);
-    l.writeUInt32LE(usize, 22);
-    l.writeUInt16LE(name.length, 26);
-    locals.push(l, name, packed);
-    const c = Buffer.alloc(46);
-    c.writeUInt32LE(0x02014b50, 0);
-    c.writeUInt16LE((3 << 8) | 20, 4);
-    c.writeUInt16LE(20, 6);
-    c.writeUInt16LE(0x800, 8);
-    c.writeUInt16LE(e.deflated ? 8 : 0, 10);
-    c.writeUInt32LE(crc, 16);
-    c.writeUInt32LE(packed.length, 20);
-    c.writeUInt32LE(usize, 24);
-    c.writeUInt16LE(name.length, 28);
-    c.writeUInt32LE(((e.mode ?? 0o100644) << 16) >>> 0, 38);
-    c.writeUInt32LE(offset, 42);
-    central.push(c, name);
-    offset += 30 + name.length + packed.length;
-  }
-  const cd = Buffer.concat(central);
-  const tail: Buffer[] = [];
-  const many = entries.length > 0xfffe;
-  if (many) {
-    const z = Buffer.alloc(56);
-    z.writeUInt32LE(0x06064b50, 0);
-    z.writeBigUInt64LE(44n, 4);
-    z.writeUInt16LE(45, 12);
-    z.writeUInt16LE(45, 14);
-    z.writeBigUInt64LE(BigInt(entries.length), 24);
-    z.writeBigUInt64LE(BigInt(entries.length), 32);
-    z.writeBigUInt64LE(BigInt(cd.length), 40);
-    z.writeBigUInt64LE(BigInt(offset), 48);
-    const loc = Buffer.alloc(20);
-    loc.writeUInt32LE(0x07064b50, 0);
-    loc.writeBigUInt64LE(BigInt(offset + cd.length), 8);
-    loc.writeUInt32LE(1, 16);
-    tail.push(z, loc);
-  }
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(many ? 0xffff : entries.length, 8);
-  end.writeUInt16LE(many ? 0xffff : entries.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
+function zip(entries: ZipEntry[]): string {
   const file = join(dir, `z-${Math.random().toString(36).slice(2)}.zip`);
-  writeFileSync(file, Buffer.concat([...locals, cd, ...tail, end]));
+  writeFileSync(file, zipBytes(entries));
   return file;
 }
 

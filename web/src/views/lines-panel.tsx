@@ -34,10 +34,25 @@ function verdictOf(row: SourceRow, noise: SourceView['noise']): string {
   return noise?.status ?? '';
 }
 
+const GO_VERSION_FROM: Record<NonNullable<SourceView['base']['goVersion']>['from'], string> = {
+  metrics: "the stage's runtime metrics (go_info)",
+  setting: "the server's SOURCE_GO_VERSION",
+  'go.mod': "the toolchain line of the stage's go.mod (the least the build used)",
+};
+
+/** Where a side's text came from: the stage's own sources, a module version from the server's module proxy, or nowhere. */
 function sideNote(s: SourceView['base']): string {
+  if (s.textFrom === 'proxy' && s.module) {
+    const std = s.goVersion
+      ? `the standard library of ${s.goVersion.version} (as ${GO_VERSION_FROM[s.goVersion.from]} says), `
+      : '';
+    return `${s.stageName}: ${s.path} from ${std}${s.module.module}@${s.module.version} on the module proxy${s.module.fetched ? '' : ' (cached)'}, not from the stage's own sources`;
+  }
+  if (s.textFrom === 'sources')
+    return `${s.stageName}: ${s.path} from its own sources${s.revision ? ` at ${s.revision.slice(0, 12)}${s.dirty ? ' (dirty)' : ''}` : ''}`;
+  if (s.problem) return `${s.stageName}: no text for ${s.file ?? 'the function'}: ${s.problem}`;
   if (!s.hasSources) return `${s.stageName}: no sources stored`;
-  if (s.path === null) return `${s.stageName}: ${s.file ?? 'the function'} is not among its sources`;
-  return `${s.stageName}: ${s.path}${s.revision ? ` at ${s.revision.slice(0, 12)}${s.dirty ? ' (dirty)' : ''}` : ''}`;
+  return `${s.stageName}: ${s.file ?? 'the function'} is not among its sources`;
 }
 
 /**
@@ -87,9 +102,10 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
           ? 'Each stage shows its own version of the file, aligned line by line: removed lines keep their old cost, added lines show their new one.'
           : 'Without the sources of both stages, lines are listed by file and number (the number each build ran).'}
       </p>
-      <p className="muted small source-origins">
-        {sideNote(data.base)} · {sideNote(data.target)}
-      </p>
+      <ul className="muted small source-origins">
+        <li data-text-from={data.base.textFrom}>{sideNote(data.base)}</li>
+        <li data-text-from={data.target.textFrom}>{sideNote(data.target)}</li>
+      </ul>
       <div className="table-scroll">
         {data.aligned ? (
           <table className="source-table">
