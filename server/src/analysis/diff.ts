@@ -135,21 +135,26 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
       `sample type ${opts.sampleType} has unit ${unitB} in the base and ${unitT} in the target`,
     );
 
-  const rawBaseTotal = opts.scaleTotals?.base ?? total(base, bi);
-  const rawTargetTotal = opts.scaleTotals?.target ?? total(target, ti);
+  // The totals normalize and share scale by (a pass over every sample each: not made otherwise).
+  const rawBaseTotal = (): number => opts.scaleTotals?.base ?? total(base, bi);
+  const rawTargetTotal = (): number => opts.scaleTotals?.target ?? total(target, ti);
   let bScale = 1;
   let tScale = 1;
   let unit = unitB;
   let baseStacks: Float64Array;
   let targetStacks: Float64Array;
   if (opts.mode === 'normalize') {
-    tScale = rawTargetTotal !== 0 ? rawBaseTotal / rawTargetTotal : 0;
+    const bt = rawBaseTotal();
+    const tt = rawTargetTotal();
+    tScale = tt !== 0 ? bt / tt : 0;
     baseStacks = stackTotals(base, bi);
     targetStacks = roundedScaledStackTotals(target, ti, tScale);
   } else {
     if (opts.mode === 'share') {
-      bScale = rawBaseTotal !== 0 ? 1 / rawBaseTotal : 0;
-      tScale = rawTargetTotal !== 0 ? 1 / rawTargetTotal : 0;
+      const bt = rawBaseTotal();
+      const tt = rawTargetTotal();
+      bScale = bt !== 0 ? 1 / bt : 0;
+      tScale = tt !== 0 ? 1 / tt : 0;
       unit = 'fraction';
     } else if (opts.mode === 'per-request') {
       if (!(opts.baseRequests! > 0) || !(opts.targetRequests! > 0)) {
