@@ -263,14 +263,13 @@ export function mergedKeyTotals(sides: readonly TreeSide[], m: MergedStacks, num
   const fk0 = sides[0]!.frameKey;
   const sf1 = (sides[1] ?? sides[0]!).stackFrames;
   const fk1 = (sides[1] ?? sides[0]!).frameKey;
-  const flatA = new Float64Array(numKeys);
-  const cumA = new Float64Array(numKeys);
-  const flatB = new Float64Array(numKeys);
-  const cumB = new Float64Array(numKeys);
+  // Both sides' sums of a key side by side (2k: side 0, 2k + 1: side 1), one cache line for both.
+  const flat = new Float64Array(2 * numKeys);
+  const cum = new Float64Array(2 * numKeys);
   // Per key, the sides (eIn's bits) whose stacks hold it.
   const sidesOf = new Uint8Array(numKeys);
   // lastEntry[key] = entry + 1 of the last entry that counted this key (0 = none yet).
-  const lastEntry = new Uint32Array(numKeys);
+  const lastEntry = new Int32Array(numKeys);
   const { eSide, eIn, eEnd, eLen, eA, eB, entries } = m;
   for (let e = 0; e < entries; e++) {
     const len = eLen[e]!;
@@ -284,29 +283,31 @@ export function mergedKeyTotals(sides: readonly TreeSide[], m: MergedStacks, num
     // that are not 0), and adding it changes no sum, so both sides add without a test.
     const a = eA[e]!;
     const b = eB[e]!;
-    const leaf = fk[sf[start]!]!;
-    flatA[leaf] = flatA[leaf]! + a;
-    flatB[leaf] = flatB[leaf]! + b;
+    const leaf = 2 * fk[sf[start]!]!;
+    flat[leaf] = flat[leaf]! + a;
+    flat[leaf + 1] = flat[leaf + 1]! + b;
     const mark = e + 1;
     for (let i = start; i < end; i++) {
       const k = fk[sf[i]!]!;
       if (lastEntry[k] === mark) continue;
       lastEntry[k] = mark;
-      cumA[k] = cumA[k]! + a;
-      cumB[k] = cumB[k]! + b;
+      cum[2 * k] = cum[2 * k]! + a;
+      cum[2 * k + 1] = cum[2 * k + 1]! + b;
       sidesOf[k] = sidesOf[k]! | bits;
     }
   }
-  const touchedA = new Uint8Array(numKeys);
-  const touchedB = new Uint8Array(numKeys);
-  for (let k = 0; k < numKeys; k++) {
-    touchedA[k] = sidesOf[k]! & 1;
-    touchedB[k] = sidesOf[k]! >>> 1;
-  }
-  return [
-    { flat: flatA, cum: cumA, touched: touchedA },
-    { flat: flatB, cum: cumB, touched: touchedB },
+  const out: [KeyTotals, KeyTotals] = [
+    { flat: new Float64Array(numKeys), cum: new Float64Array(numKeys), touched: new Uint8Array(numKeys) },
+    { flat: new Float64Array(numKeys), cum: new Float64Array(numKeys), touched: new Uint8Array(numKeys) },
   ];
+  for (let k = 0; k < numKeys; k++) {
+    for (let side = 0; side < 2; side++) {
+      out[side]!.flat[k] = flat[2 * k + side]!;
+      out[side]!.cum[k] = cum[2 * k + side]!;
+      out[side]!.touched[k] = (sidesOf[k]! >>> side) & 1;
+    }
+  }
+  return out;
 }
 
 /**
