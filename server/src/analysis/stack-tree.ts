@@ -133,6 +133,46 @@ const BATCH = 16;
 let _touchSink = 0;
 
 /**
+ * The merge's arrays, kept from one merge to the next when they are small enough: a merge of the
+ * 1M-sample pair allocated some 18 MB of typed arrays, and memory allocated outside the JS heap at
+ * that rate makes V8 run a full collection every other diff. Above MERGE_SCRATCH_BYTES (the
+ * profiles of millions of stacks) each merge allocates its own and nothing is kept. The arrays of a
+ * merge are valid until the next merge (every caller uses them before it returns).
+ */
+interface MergeScratch {
+  eSide: Uint8Array;
+  eIn: Uint8Array;
+  eEnd: Uint32Array;
+  eLen: Uint32Array;
+  eA: Float64Array;
+  eB: Float64Array;
+  table: Int32Array;
+}
+const MERGE_SCRATCH_BYTES = 48 * 1024 * 1024;
+let kept: MergeScratch | null = null;
+
+/** Arrays for `n` entries and a table of `slots` slots, its slots empty. */
+function mergeScratch(n: number, slots: number): MergeScratch {
+  const bytes = n * 26 + slots * 16;
+  if (kept && kept.eA.length >= n && kept.table.length >= slots * 4) {
+    const table = kept.table.subarray(0, slots * 4);
+    table.fill(0);
+    return { ...kept, table };
+  }
+  const fresh: MergeScratch = {
+    eSide: new Uint8Array(n),
+    eIn: new Uint8Array(n),
+    eEnd: new Uint32Array(n),
+    eLen: new Uint32Array(n),
+    eA: new Float64Array(n),
+    eB: new Float64Array(n),
+    table: new Int32Array(slots * 4),
+  };
+  if (bytes <= MERGE_SCRATCH_BYTES) kept = fresh;
+  return fresh;
+}
+
+/**
  * Merges the stacks of one or two sides into entries (see MergedStacks).
  *
  * A function of its own (not inlined in buildStackTree) so the engine optimises its loops on their
@@ -144,19 +184,13 @@ export function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
   const fkA = sides[0]!.frameKey;
   let n = 0;
   for (const s of sides) for (let i = 0; i < s.stackValues.length; i++) if (s.stackValues[i] !== 0) n++;
-  const eSide = new Uint8Array(n);
-  const eIn = new Uint8Array(n);
-  const eEnd = new Uint32Array(n);
-  const eLen = new Uint32Array(n);
-  const eA = new Float64Array(n);
-  const eB = new Float64Array(n);
   // Open addressing, four ints a slot: [hash, entry + 1 (0: empty), end, length × 2 + side], so a
   // probe and the check of a stack already seen read one cache line, not one per array. At most
   // three quarters full (when no two stacks merge; a diff of two runs of one program fills about
   // two fifths): about the memory two-int slots take at half full.
   let slots = 1024;
   while (slots * 3 < n * 4) slots *= 2;
-  const table = new Int32Array(slots * 4);
+  const { eSide, eIn, eEnd, eLen, eA, eB, table } = mergeScratch(n, slots);
   const mask = slots - 1;
   let entries = 0;
   // Stacks go in batches. Before a batch's probes and comparisons (each likely a cache miss: the
@@ -241,7 +275,9 @@ export function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
         eIn[e] = bit;
         eEnd[e] = end;
         eLen[e] = len;
-        vals[e] = x;
+        // Every field of a new entry is written: the arrays may hold an earlier merge's entries.
+        eA[e] = side === 0 ? x : 0;
+        eB[e] = side === 0 ? 0 : x;
       }
     }
   }
