@@ -6,6 +6,7 @@
 // this file) runs the TypeScript through tsx's loader instead, so development and the tests never
 // run a stale build; STAGEDIFF_COMPILED=1 makes a checkout run its dist/ (what `npm start` does).
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 
 const sources = new URL('../src/cli/main.ts', import.meta.url);
 if (process.env.STAGEDIFF_COMPILED !== '1' && existsSync(sources)) {
@@ -14,5 +15,9 @@ if (process.env.STAGEDIFF_COMPILED !== '1' && existsSync(sources)) {
   await import(sources.href);
 } else {
   process.setSourceMapsEnabled(true);
+  // V8's compiled code for the bundle is kept on disk (node's compile cache, in the OS's temporary
+  // directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so a run after the first one does not
+  // parse and compile half a megabyte of JavaScript again before reading a file.
+  module.enableCompileCache?.();
   await import('../dist/cli.mjs');
 }

@@ -14,7 +14,8 @@
 //    `go tool pprof -symbolize=none -top -diff_base=BASE TARGET` (target ≤ 0.5), and `stagediff inspect
 //    TARGET` against `go tool pprof -symbolize=none -top TARGET`, alternating with a rotating order:
 //    the Go compiler's profile (fixtures/reference/pprof/large, base go_types_tests_cpu) and the
-//    1M-sample pair. Peak RSS from GNU time.
+//    1M-sample pair (pprof's diff of it takes minutes and 6 GB a run: STAGEDIFF_BENCH_DIFF_1M_CLI=0
+//    leaves that pair out). Peak RSS from GNU time.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -144,7 +145,9 @@ export async function run({ reps, quick }) {
   const pairs = [
     ['Go compiler', join(large, 'go_types_tests_cpu.pb.gz'), join(large, 'go_compile_merged_cpu.pb.gz'), reps, true],
     ['1M samples', a, b, 2, false],
-  ].filter(([, x, y]) => existsSync(x) && existsSync(y));
+  ]
+    .filter(([name]) => name !== '1M samples' || process.env.STAGEDIFF_BENCH_DIFF_1M_CLI !== '0')
+    .filter(([, x, y]) => existsSync(x) && existsSync(y));
   const clis = [];
   if (!haveGo) console.log('diff: go is not installed; the CLI comparison is skipped');
   else {

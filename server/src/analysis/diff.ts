@@ -4,7 +4,15 @@ import { compareNames } from './names.ts';
 import { type KeyTotals, keyTotals, stackTotals, total } from './flat-cum.ts';
 import { CallPathNotFound } from './call-tree.ts';
 import { type FrameKeys, functionKeys, pathKeyIds, unionKeys } from './frame-keys.ts';
-import { MAX_TREE_DEPTH, type TreeSide, buildStackTree } from './stack-tree.ts';
+import {
+  MAX_TREE_DEPTH,
+  type MergedStacks,
+  type TreeSide,
+  buildStackTree,
+  exactSums,
+  mergeStacks,
+  mergedKeyTotals,
+} from './stack-tree.ts';
 
 /**
  * How two profiles are put on one scale before subtracting:
@@ -127,21 +135,26 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
       `sample type ${opts.sampleType} has unit ${unitB} in the base and ${unitT} in the target`,
     );
 
-  const rawBaseTotal = opts.scaleTotals?.base ?? total(base, bi);
-  const rawTargetTotal = opts.scaleTotals?.target ?? total(target, ti);
+  // The totals normalize and share scale by (a pass over every sample each: not made otherwise).
+  const rawBaseTotal = (): number => opts.scaleTotals?.base ?? total(base, bi);
+  const rawTargetTotal = (): number => opts.scaleTotals?.target ?? total(target, ti);
   let bScale = 1;
   let tScale = 1;
   let unit = unitB;
   let baseStacks: Float64Array;
   let targetStacks: Float64Array;
   if (opts.mode === 'normalize') {
-    tScale = rawTargetTotal !== 0 ? rawBaseTotal / rawTargetTotal : 0;
+    const bt = rawBaseTotal();
+    const tt = rawTargetTotal();
+    tScale = tt !== 0 ? bt / tt : 0;
     baseStacks = stackTotals(base, bi);
     targetStacks = roundedScaledStackTotals(target, ti, tScale);
   } else {
     if (opts.mode === 'share') {
-      bScale = rawBaseTotal !== 0 ? 1 / rawBaseTotal : 0;
-      tScale = rawTargetTotal !== 0 ? 1 / rawTargetTotal : 0;
+      const bt = rawBaseTotal();
+      const tt = rawTargetTotal();
+      bScale = bt !== 0 ? 1 / bt : 0;
+      tScale = tt !== 0 ? 1 / tt : 0;
       unit = 'fraction';
     } else if (opts.mode === 'per-request') {
       if (!(opts.baseRequests! > 0) || !(opts.targetRequests! > 0)) {
@@ -166,12 +179,17 @@ export function diffProfiles(base: Profile, target: Profile, opts: DiffOptions):
     },
   ];
   const numKeys = keys.keys.length;
-  const [bt, tt] = sides.map((x) => keyTotals(x.stackOffsets, x.stackFrames, x.frameKey, x.stackValues, numKeys));
+  // The tree merges both sides' stacks; the rows' sums then take one walk of the merged entries
+  // rather than one of each side's stacks, where that adds up to the same (exact sums).
+  const merged = opts.tree === false ? null : mergeStacks(sides);
+  const [bt, tt] =
+    merged && exactSums(baseStacks) && exactSums(targetStacks)
+      ? mergedKeyTotals(sides, merged, numKeys)
+      : sides.map((x) => keyTotals(x.stackOffsets, x.stackFrames, x.frameKey, x.stackValues, numKeys));
   const rows = diffRows(keys.keys, bt!, tt!);
-  const { tree, trim } =
-    opts.tree === false
-      ? bareRoot(sum(baseStacks), sum(targetStacks))
-      : diffTree(sides, keys.keys, opts.minFraction ?? 0, opts.root ?? [], opts.maxNodes);
+  const { tree, trim } = merged
+    ? diffTree(sides, merged, keys.keys, opts.minFraction ?? 0, opts.root ?? [], opts.maxNodes)
+    : bareRoot(sum(baseStacks), sum(targetStacks));
   return {
     mode: opts.mode,
     sampleType: opts.sampleType,
@@ -261,19 +279,25 @@ function bareRoot(base: number, target: number): { tree: DiffNode; trim: DiffRes
 
 function diffTree(
   sides: readonly TreeSide[],
+  merged: MergedStacks,
   labels: readonly string[],
   minFraction: number,
   root: readonly string[],
   maxNodes: number | undefined,
 ): { tree: DiffNode; trim: DiffResult['trim'] } {
-  const t = buildStackTree(sides, labels, {
-    minFraction,
-    maxDepth: MAX_TREE_DEPTH,
-    rootPath: pathKeyIds(labels, root),
-    prunedCount: 'to-max-depth',
-    countDepthTruncated: false,
-    ...(maxNodes !== undefined ? { maxNodes } : {}),
-  });
+  const t = buildStackTree(
+    sides,
+    labels,
+    {
+      minFraction,
+      maxDepth: MAX_TREE_DEPTH,
+      rootPath: pathKeyIds(labels, root),
+      prunedCount: 'to-max-depth',
+      countDepthTruncated: false,
+      ...(maxNodes !== undefined ? { maxNodes } : {}),
+    },
+    merged,
+  );
   if (!t.found) throw new CallPathNotFound(root);
   const objs: DiffNode[] = new Array(t.size);
   for (let i = 0; i < t.size; i++) {

@@ -1,3 +1,5 @@
+import type { KeyTotals } from './flat-cum.ts';
+
 /**
  * Trimmed call trees straight from columnar stacks, for one profile (a flamegraph) or two (a diff),
  * without ever building the untrimmed tree.
@@ -112,9 +114,11 @@ function labelRanks(labels: readonly string[]): { rank: Uint32Array; byRank: Uin
  * value of every side, each with its value on either side. Stacks that differ only in frames of the
  * same key (two lines of one function), and a stack both profiles have, travel as one entry.
  */
-interface MergedStacks {
+export interface MergedStacks {
   /** Side whose stack stands for the entry, and where that stack ends and how long it is. */
   eSide: Uint8Array;
+  /** Which sides have a stack of non-zero value in the entry: bit 0 side 0, bit 1 side 1. */
+  eIn: Uint8Array;
   eEnd: Uint32Array;
   eLen: Uint32Array;
   /** The entry's value on side 0 and side 1. */
@@ -123,32 +127,82 @@ interface MergedStacks {
   entries: number;
 }
 
+/** Stacks merged in one batch (see mergeStacks). */
+const BATCH = 16;
+/** Where mergeStacks leaves the reads it makes only to bring lines into the cache. */
+let _touchSink = 0;
+
+/**
+ * The merge's arrays, kept from one merge to the next when they are small enough: a merge of the
+ * 1M-sample pair allocated some 18 MB of typed arrays, and memory allocated outside the JS heap at
+ * that rate makes V8 run a full collection every other diff. Above MERGE_SCRATCH_BYTES (the
+ * profiles of millions of stacks) each merge allocates its own and nothing is kept. The arrays of a
+ * merge are valid until the next merge (every caller uses them before it returns).
+ */
+interface MergeScratch {
+  eSide: Uint8Array;
+  eIn: Uint8Array;
+  eEnd: Uint32Array;
+  eLen: Uint32Array;
+  eA: Float64Array;
+  eB: Float64Array;
+  table: Int32Array;
+}
+const MERGE_SCRATCH_BYTES = 48 * 1024 * 1024;
+let kept: MergeScratch | null = null;
+
+/** Arrays for `n` entries and a table of `slots` slots, its slots empty. */
+function mergeScratch(n: number, slots: number): MergeScratch {
+  const bytes = n * 26 + slots * 16;
+  if (kept && kept.eA.length >= n && kept.table.length >= slots * 4) {
+    const table = kept.table.subarray(0, slots * 4);
+    table.fill(0);
+    return { ...kept, table };
+  }
+  const fresh: MergeScratch = {
+    eSide: new Uint8Array(n),
+    eIn: new Uint8Array(n),
+    eEnd: new Uint32Array(n),
+    eLen: new Uint32Array(n),
+    eA: new Float64Array(n),
+    eB: new Float64Array(n),
+    table: new Int32Array(slots * 4),
+  };
+  if (bytes <= MERGE_SCRATCH_BYTES) kept = fresh;
+  return fresh;
+}
+
 /**
  * Merges the stacks of one or two sides into entries (see MergedStacks).
  *
  * A function of its own (not inlined in buildStackTree) so the engine optimises its loops on their
  * own, whichever side first finds a stack already seen.
  */
-function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
+export function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
   if (sides.length < 1 || sides.length > 2) throw new RangeError('a stack tree has one or two sides');
   const sfA = sides[0]!.stackFrames;
   const fkA = sides[0]!.frameKey;
   let n = 0;
   for (const s of sides) for (let i = 0; i < s.stackValues.length; i++) if (s.stackValues[i] !== 0) n++;
-  const eSide = new Uint8Array(n);
-  const eEnd = new Uint32Array(n);
-  const eLen = new Uint32Array(n);
-  const eA = new Float64Array(n);
-  const eB = new Float64Array(n);
   // Open addressing, four ints a slot: [hash, entry + 1 (0: empty), end, length × 2 + side], so a
   // probe and the check of a stack already seen read one cache line, not one per array. At most
   // three quarters full (when no two stacks merge; a diff of two runs of one program fills about
   // two fifths): about the memory two-int slots take at half full.
   let slots = 1024;
   while (slots * 3 < n * 4) slots *= 2;
-  const table = new Int32Array(slots * 4);
+  const { eSide, eIn, eEnd, eLen, eA, eB, table } = mergeScratch(n, slots);
   const mask = slots - 1;
   let entries = 0;
+  // Stacks go in batches. Before a batch's probes and comparisons (each likely a cache miss: the
+  // table and the stacks are far larger than the caches, and a stack seen before lies anywhere),
+  // two passes only read what they will need — each stack's first slot, then the first and last
+  // frame of the stack that slot holds when its hash matches — so those misses are waited for
+  // together rather than one after the other. What these reads return is not used (but kept in
+  // `touch`, so the engine keeps them); the probes and comparisons then find the lines cached.
+  const bSt = new Int32Array(BATCH);
+  const bHash = new Int32Array(BATCH);
+  let touch = 0;
+  let vTouch = 0;
   for (let side = 0; side < sides.length; side++) {
     const s = sides[side]!;
     const v = s.stackValues;
@@ -156,51 +210,154 @@ function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
     const sf = s.stackFrames;
     const fk = s.frameKey;
     const vals = side === 0 ? eA : eB;
-    for (let st = 0; st < v.length; st++) {
-      const x = v[st]!;
-      if (x === 0) continue;
-      const start = off[st]!;
-      const end = off[st + 1]!;
-      const len = end - start;
-      const h = hashKeys(sf, fk, start, end);
-      let slot = h & mask;
-      let found = -1;
-      for (;;) {
-        const q = 4 * slot;
+    const bit = side + 1;
+    for (let st0 = 0; st0 < v.length; st0 += BATCH) {
+      const st1 = Math.min(st0 + BATCH, v.length);
+      let nb = 0;
+      for (let st = st0; st < st1; st++) {
+        if (v[st] === 0) continue;
+        const h = hashKeys(sf, fk, off[st]!, off[st + 1]!);
+        bSt[nb] = st;
+        bHash[nb++] = h;
+      }
+      for (let b = 0; b < nb; b++) touch ^= table[4 * (bHash[b]! & mask) + 3]!;
+      for (let b = 0; b < nb; b++) {
+        const q = 4 * (bHash[b]! & mask);
         const t = table[q + 1]!;
-        if (t === 0) break;
-        if (table[q] === h) {
-          const ls = table[q + 3]!;
-          if (ls >>> 1 === len) {
-            const same =
-              (ls & 1) === 0
-                ? sameKeys(sf, fk, start, sfA, fkA, table[q + 2]! - len, len)
-                : sameKeys(sf, fk, start, sf, fk, table[q + 2]! - len, len);
-            if (same) {
-              found = t - 1;
-              break;
+        if (t === 0 || table[q] !== bHash[b]) continue;
+        const end = table[q + 2]!;
+        const ls = table[q + 3]!;
+        const other = (ls & 1) === 0 ? sfA : sf;
+        for (let i = end - (ls >>> 1); i < end; i += 16) touch ^= other[i]!;
+        touch ^= other[end - 1]! ^ eIn[t - 1]!;
+        vTouch += vals[t - 1]!;
+      }
+      for (let b = 0; b < nb; b++) {
+        const st = bSt[b]!;
+        const h = bHash[b]!;
+        const x = v[st]!;
+        const start = off[st]!;
+        const end = off[st + 1]!;
+        const len = end - start;
+        let slot = h & mask;
+        let found = -1;
+        for (;;) {
+          const q = 4 * slot;
+          const t = table[q + 1]!;
+          if (t === 0) break;
+          if (table[q] === h) {
+            const ls = table[q + 3]!;
+            if (ls >>> 1 === len) {
+              const same =
+                (ls & 1) === 0
+                  ? sameKeys(sf, fk, start, sfA, fkA, table[q + 2]! - len, len)
+                  : sameKeys(sf, fk, start, sf, fk, table[q + 2]! - len, len);
+              if (same) {
+                found = t - 1;
+                break;
+              }
             }
           }
+          slot = (slot + 1) & mask;
         }
-        slot = (slot + 1) & mask;
+        if (found >= 0) {
+          vals[found] = vals[found]! + x;
+          eIn[found] = eIn[found]! | bit;
+          continue;
+        }
+        const e = entries++;
+        const q = 4 * slot;
+        table[q] = h;
+        table[q + 1] = e + 1;
+        table[q + 2] = end;
+        table[q + 3] = len * 2 + side;
+        eSide[e] = side;
+        eIn[e] = bit;
+        eEnd[e] = end;
+        eLen[e] = len;
+        // Every field of a new entry is written: the arrays may hold an earlier merge's entries.
+        eA[e] = side === 0 ? x : 0;
+        eB[e] = side === 0 ? 0 : x;
       }
-      if (found >= 0) {
-        vals[found] = vals[found]! + x;
-        continue;
-      }
-      const e = entries++;
-      const q = 4 * slot;
-      table[q] = h;
-      table[q + 1] = e + 1;
-      table[q + 2] = end;
-      table[q + 3] = len * 2 + side;
-      eSide[e] = side;
-      eEnd[e] = end;
-      eLen[e] = len;
-      vals[e] = x;
     }
   }
-  return { eSide, eEnd, eLen, eA, eB, entries };
+  _touchSink = touch + vTouch;
+  return { eSide, eIn, eEnd, eLen, eA, eB, entries };
+}
+
+/**
+ * keyTotals (flat-cum.ts) of both sides at once, from the merged entries instead of each side's
+ * stacks: the entries hold every stack of non-zero value, each entry's keys are those of each of
+ * its stacks, so a key's flat and cum on a side are the sums of that side's values over the
+ * entries, and a side "touches" a key when one of its stacks in an entry holding it does. One walk
+ * of the entries' frames, where the stacks of both sides are about twice as many frames for two
+ * runs of one program. The sums are added in another order than keyTotals adds them: equal only
+ * when every partial sum is exact (integer values, see exactSums), which the caller checks.
+ */
+export function mergedKeyTotals(sides: readonly TreeSide[], m: MergedStacks, numKeys: number): [KeyTotals, KeyTotals] {
+  const sf0 = sides[0]!.stackFrames;
+  const fk0 = sides[0]!.frameKey;
+  const sf1 = (sides[1] ?? sides[0]!).stackFrames;
+  const fk1 = (sides[1] ?? sides[0]!).frameKey;
+  // Both sides' sums of a key side by side (2k: side 0, 2k + 1: side 1), one cache line for both.
+  const flat = new Float64Array(2 * numKeys);
+  const cum = new Float64Array(2 * numKeys);
+  // Per key, the sides (eIn's bits) whose stacks hold it.
+  const sidesOf = new Uint8Array(numKeys);
+  // lastEntry[key] = entry + 1 of the last entry that counted this key (0 = none yet).
+  const lastEntry = new Int32Array(numKeys);
+  const { eSide, eIn, eEnd, eLen, eA, eB, entries } = m;
+  for (let e = 0; e < entries; e++) {
+    const len = eLen[e]!;
+    if (len === 0) continue;
+    const end = eEnd[e]!;
+    const start = end - len;
+    const sf = eSide[e] === 0 ? sf0 : sf1;
+    const fk = eSide[e] === 0 ? fk0 : fk1;
+    const bits = eIn[e]!;
+    // A side without stacks in the entry has 0 there (never -0: sums start at +0 and add values
+    // that are not 0), and adding it changes no sum, so both sides add without a test.
+    const a = eA[e]!;
+    const b = eB[e]!;
+    const leaf = 2 * fk[sf[start]!]!;
+    flat[leaf] = flat[leaf]! + a;
+    flat[leaf + 1] = flat[leaf + 1]! + b;
+    const mark = e + 1;
+    for (let i = start; i < end; i++) {
+      const k = fk[sf[i]!]!;
+      if (lastEntry[k] === mark) continue;
+      lastEntry[k] = mark;
+      cum[2 * k] = cum[2 * k]! + a;
+      cum[2 * k + 1] = cum[2 * k + 1]! + b;
+      sidesOf[k] = sidesOf[k]! | bits;
+    }
+  }
+  const out: [KeyTotals, KeyTotals] = [
+    { flat: new Float64Array(numKeys), cum: new Float64Array(numKeys), touched: new Uint8Array(numKeys) },
+    { flat: new Float64Array(numKeys), cum: new Float64Array(numKeys), touched: new Uint8Array(numKeys) },
+  ];
+  for (let k = 0; k < numKeys; k++) {
+    for (let side = 0; side < 2; side++) {
+      out[side]!.flat[k] = flat[2 * k + side]!;
+      out[side]!.cum[k] = cum[2 * k + side]!;
+      out[side]!.touched[k] = (sidesOf[k]! >>> side) & 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether every sum of the values, in any order, is exact: all integers, their absolute values
+ * adding up to at most 2^53 − 1 (then every partial sum is an integer a double holds exactly).
+ */
+export function exactSums(v: Float64Array): boolean {
+  let abs = 0;
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i]!;
+    if (!Number.isInteger(x)) return false;
+    abs += Math.abs(x);
+  }
+  return abs <= Number.MAX_SAFE_INTEGER;
 }
 
 function mix(h: number): number {
@@ -212,9 +369,16 @@ function mix(h: number): number {
 
 /** A hash of the keys of frames sf[start, end). */
 function hashKeys(sf: Uint32Array, fk: Uint32Array, start: number, end: number): number {
+  // Two chains (even and odd frames), so one multiply need not wait for the other.
   let h = 0x811c9dc5 ^ (end - start);
-  for (let i = start; i < end; i++) h = Math.imul(h ^ fk[sf[i]!]!, 0x01000193);
-  return mix(h);
+  let g = 0x01000193;
+  let i = start;
+  for (; i + 1 < end; i += 2) {
+    h = Math.imul(h ^ fk[sf[i]!]!, 0x01000193);
+    g = Math.imul(g ^ fk[sf[i + 1]!]!, 0x01000193);
+  }
+  if (i < end) h = Math.imul(h ^ fk[sf[i]!]!, 0x01000193);
+  return mix(h ^ Math.imul(g, 0x9e3779b1));
 }
 
 /** Whether the keys of the `len` frames from sf1[i] and from sf2[j] are the same. */
@@ -231,8 +395,16 @@ function sameKeys(
   return true;
 }
 
-/** The trimmed tree of one side (a flamegraph) or two (a diff). */
-export function buildStackTree(sides: readonly TreeSide[], labels: readonly string[], o: StackTreeOptions): StackTree {
+/**
+ * The trimmed tree of one side (a flamegraph) or two (a diff). `merged` is mergeStacks(sides) when
+ * the caller has it already (the diff sums its rows over it too).
+ */
+export function buildStackTree(
+  sides: readonly TreeSide[],
+  labels: readonly string[],
+  o: StackTreeOptions,
+  merged: MergedStacks = mergeStacks(sides),
+): StackTree {
   const numKeys = labels.length;
   const A = sides[0]!;
   const B = sides[1] ?? A;
@@ -241,7 +413,7 @@ export function buildStackTree(sides: readonly TreeSide[], labels: readonly stri
   const sfB = B.stackFrames;
   const fkB = B.frameKey;
 
-  const { eSide, eEnd, eLen, eA, eB, entries } = mergeStacks(sides);
+  const { eSide, eEnd, eLen, eA, eB, entries } = merged;
   const keyAt = (e: number, d: number): number =>
     eSide[e] === 0 ? fkA[sfA[eEnd[e]! - 1 - d]!]! : fkB[sfB[eEnd[e]! - 1 - d]!]!;
 

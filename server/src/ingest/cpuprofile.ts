@@ -1,6 +1,7 @@
 import { IngestError } from './errors.ts';
 import { ProfileBuilder } from '../model/profile-builder.ts';
 import type { Profile } from '../model/profile.ts';
+import { headUtf8 } from './head-text.ts';
 
 /**
  * Importer for Chrome DevTools / Node `.cpuprofile` files (V8's `Profiler.Profile`, what
@@ -29,10 +30,7 @@ export const CPUPROFILE_LIMITS = {
 
 /** Confidence that `head` (the first bytes of a file) is a .cpuprofile. Works without the file name. */
 export function detect(head: Buffer, _fileName?: string): number {
-  const text = head
-    .subarray(0, 64 * 1024)
-    .toString('utf8')
-    .trimStart();
+  const text = headUtf8(head, 64 * 1024).trimStart();
   if (!text.startsWith('{')) return 0;
   const nodes = /"nodes"\s*:\s*\[/.test(text);
   const callFrame = /"callFrame"\s*:\s*\{/.test(text);

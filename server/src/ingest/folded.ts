@@ -1,6 +1,7 @@
 import { IngestError } from './errors.ts';
 import { ProfileBuilder } from '../model/profile-builder.ts';
 import type { Profile } from '../model/profile.ts';
+import { headUtf8 } from './head-text.ts';
 
 /**
  * Importer for folded stacks (Brendan Gregg's stackcollapse format, also what many profilers and our
@@ -30,7 +31,7 @@ const COMMENT = /^\s*(#|\/\/)/;
 
 /** Confidence that `head` (the first bytes of a file) holds folded stacks. Works without the file name. */
 export function detect(head: Buffer, _fileName?: string): number {
-  const text = head.subarray(0, 256 * 1024).toString('utf8');
+  const text = headUtf8(head, 256 * 1024);
   if (text.includes('\u0000')) return 0;
   let lines = text.split('\n');
   // The head may stop mid-line: judge only complete lines (unless the head is all there is).

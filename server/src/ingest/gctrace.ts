@@ -1,5 +1,6 @@
 import { IngestError } from './errors.ts';
 import type { GcCycle, GcTrace, GcTraceSummary } from '../model/gctrace.ts';
+import { headUtf8 } from './head-text.ts';
 
 /**
  * Importer for Go GC traces: the lines the runtime writes to stderr under `GODEBUG=gctrace=1`,
@@ -32,7 +33,7 @@ const GC_LINE = new RegExp(
 
 /** Confidence that `head` (the first bytes of a file) is a GC trace. Works without the file name. */
 export function detect(head: Buffer, _fileName?: string): number {
-  const text = head.subarray(0, 256 * 1024).toString('utf8');
+  const text = headUtf8(head, 256 * 1024);
   const lines = text.split('\n').slice(0, 2000);
   let full = 0;
   let started = 0;

@@ -1,6 +1,7 @@
 import { IngestError } from './errors.ts';
 import { benchMedian } from '../analysis/benchstat.ts';
 import type { BenchConfig, BenchmarkRun, BenchmarkSeries } from '../model/benchmark.ts';
+import { headUtf8 } from './head-text.ts';
 
 /**
  * Importer for Go benchmark output (`go test -bench … -benchmem -count N`), the text format of the Go
@@ -28,7 +29,7 @@ const FLOAT = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
 
 /** Confidence that `head` (the first bytes of a file) is `go test -bench` output. Works without a name. */
 export function detect(head: Buffer, _fileName?: string): number {
-  const text = head.subarray(0, 256 * 1024).toString('utf8');
+  const text = headUtf8(head, 256 * 1024);
   const lines = text
     .split('\n')
     .slice(0, 2000)

@@ -2,6 +2,7 @@ import { IngestError } from './errors.ts';
 import { ProfileBuilder } from '../model/profile-builder.ts';
 import type { ValueType } from '../model/profile.ts';
 import type { Profile } from '../model/profile.ts';
+import { headUtf8 } from './head-text.ts';
 
 /**
  * Importer for Linux `perf script` output (of `perf record -g`): each sample is a header line
@@ -68,7 +69,7 @@ function header(line: string): Header | null {
 
 /** Confidence that `head` is `perf script` output: sample headers followed by indented frames. */
 export function detect(head: Buffer, _fileName?: string): number {
-  const t = head.subarray(0, 64 * 1024).toString('utf8');
+  const t = headUtf8(head, 64 * 1024);
   if (t.includes('\u0000')) return 0;
   const lines = t.split('\n').slice(0, 400);
   let headers = 0;

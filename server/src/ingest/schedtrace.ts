@@ -8,6 +8,7 @@ import type {
   SchedTrace,
   SchedTraceSummary,
 } from '../model/schedtrace.ts';
+import { headUtf8 } from './head-text.ts';
 
 /**
  * Importer for Go scheduler traces: the lines the runtime writes to stderr under
@@ -57,7 +58,7 @@ const G_STATUS = [
 
 /** Confidence that `head` is a scheduler trace (a log with SCHED lines). Works without the file name. */
 export function detect(head: Buffer, _fileName?: string): number {
-  const text = head.subarray(0, 256 * 1024).toString('utf8');
+  const text = headUtf8(head, 256 * 1024);
   let full = 0;
   let started = 0;
   for (const l of text.split('\n').slice(0, 4000)) {

@@ -1,6 +1,7 @@
 import { IngestError } from './errors.ts';
 import { ProfileBuilder } from '../model/profile-builder.ts';
 import type { Label, Profile, ValueType } from '../model/profile.ts';
+import { headUtf8 } from './head-text.ts';
 
 /**
  * Importer for speedscope's own file format (`.speedscope.json`, what py-spy, rbspy, and many
@@ -29,7 +30,7 @@ const SCHEMA = 'https://www.speedscope.app/file-format-schema.json';
 
 /** Confidence that `head` is a speedscope file (its `$schema` URL or its two top-level keys). */
 export function detect(head: Buffer, _fileName?: string): number {
-  const t = head.subarray(0, 64 * 1024).toString('utf8');
+  const t = headUtf8(head, 64 * 1024);
   if (!/^\s*\{/.test(t)) return 0;
   if (t.includes(SCHEMA)) return 0.97;
   if (/"shared"\s*:\s*\{\s*"frames"/.test(t) && /"profiles"\s*:/.test(t)) return 0.9;

@@ -25,6 +25,7 @@ import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
 import { k6ConsoleImporter } from './k6-stdout.ts';
+import { headUtf8 } from '../head-text.ts';
 
 const K6_NOTES = [
   'latency = http_req_duration over all requests (k6 headline metric); percentiles with k6 TrendSink rule (linear interpolation at p*(n-1)), as k6 prints them',
@@ -656,7 +657,7 @@ export const k6JsonImporter: LoadTestImporter = {
   formats: ['k6-json'],
   detect(head) {
     // BOM kept: a line that starts with one is not a line k6 wrote, and JSON.parse refuses it
-    const t = head.toString('utf8');
+    const t = headUtf8(head);
     if (/^\{"(type":"Metric"|metric":"[a-z_]+","type":"(Point|Metric)")/.test(t)) return 0.95;
     if (/^\{"type":"(Point|Metric)","data":\{/.test(t) && t.includes('"metric":')) return 0.9;
     return 0;

@@ -5,6 +5,7 @@
  */
 import { IngestError } from '../../errors.ts';
 import { readAllBytes, type ByteSource } from '../../source.ts';
+import { headUtf8 } from '../../head-text.ts';
 
 /** Max bytes a whole-file reader accepts (reports are a few KiB; this only guards misuse). */
 export const TEXT_REPORT_LIMIT = 64 * 1024 * 1024;
@@ -33,7 +34,8 @@ export async function readNonBlankText(src: ByteSource): Promise<string> {
 
 /** Head bytes as text for detectors (a multi-byte character cut at the end does not matter). */
 export function headText(head: Buffer): string {
-  return decode(head);
+  const text = headUtf8(head);
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** True when the name hint mentions the tool (used only to break ties, never alone). */
