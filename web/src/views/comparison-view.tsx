@@ -40,8 +40,7 @@ import {
   type ViewState,
 } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
-import { LinesPanel } from './lines-panel.tsx';
-import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
+import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl, pairDiffUrl } from './comparison-panels.tsx';
 import { loadSearchEngine, searchEngineReady, searchTermProblem } from '../lib/tree.ts';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
 import { useStageChanges } from './use-stage-changes.ts';
@@ -51,6 +50,8 @@ import { useStageEditor } from './use-stage-editor.ts';
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
 const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.GcPanel })));
 const RuntimePanel = lazy(() => import('./runtime-panel.tsx').then((m) => ({ default: m.RuntimePanel })));
+// The Lines tab highlights Go with refractor (Prism's grammars): its own chunk, not the first script's.
+const LinesPanel = lazy(() => import('./lines-panel.tsx').then((m) => ({ default: m.LinesPanel })));
 
 const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'flame', label: 'Flamegraphs' },
@@ -196,12 +197,15 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [view, setView] = useViewState();
   const [token, setToken] = useState(() => getToken(id));
   const stageTableUrl = apiUrl('stageTable', { params: { id } });
-  // The stage table, and flamegraphs named in the address, start loading together with the comparison.
+  // The stage table, and the flamegraphs or the diff of stages named in the address, start loading
+  // together with the comparison (the server names the same requests in the page for the browser to
+  // preload: server/src/api/page-requests.ts).
   useState(() => {
     prefetchJson(stageTableUrl);
-    if (view.tab !== 'flame') return;
     const f = filtersToSend(view, null);
-    for (const stage of new Set([view.base, view.target])) if (stage) prefetchJson(flameGraphUrl(id, stage, view, f));
+    if (view.tab === 'flame')
+      for (const stage of new Set([view.base, view.target])) if (stage) prefetchJson(flameGraphUrl(id, stage, view, f));
+    if (view.tab === 'diff' && view.base && view.target) prefetchJson(pairDiffUrl(id, view.base, view.target, view, f));
   });
   const { data: comparison, error, loading, reload } = useApi('getComparison', { params: { id } });
   const revision = comparison?.revision ?? null;
@@ -607,7 +611,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
             {tab === 'trends' && <TrendsPanel {...common} />}
             {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
-            {tab === 'lines' && <LinesPanel {...common} base={baseStage} target={targetStage} />}
+            {tab === 'lines' && (
+              <Suspense fallback={<Loading what="source lines" />}>
+                <LinesPanel {...common} base={baseStage} target={targetStage} />
+              </Suspense>
+            )}
             {tab === 'load' && (
               <Suspense fallback={<Loading what="charts" />}>
                 <LoadPanel {...common} />

@@ -2,7 +2,8 @@ import { useCallback, useEffect, useState } from 'react';
 import { ApiError, type ApiRequest, type EndpointName, type Reply, apiUrl, getJson } from '../lib/api.ts';
 
 // Requests started before their view mounts (e.g. flamegraphs named in the address while the comparison
-// itself is still loading), handed over to the first useFetch that asks for the same URL.
+// itself is still loading), handed over to the views that mount asking for the same URL: to every one
+// of them that mounts in the same render (both graphs of a stage shown on both sides take one answer).
 const prefetched = new Map<string, Promise<unknown>>();
 
 export function prefetchJson(url: string): void {
@@ -16,7 +17,8 @@ export function prefetchJson(url: string): void {
 function takePrefetched<T>(url: string): Promise<T> | null {
   const p = prefetched.get(url);
   if (!p) return null;
-  prefetched.delete(url);
+  // Gone after this task: the effects of one render's views all run before it ends.
+  setTimeout(() => prefetched.delete(url), 0);
   return p as Promise<T>;
 }
 
