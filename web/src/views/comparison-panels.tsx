@@ -586,6 +586,8 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     },
     [view.noise, reference, dark, tested],
   );
+  const onNoise = useCallback((v: number) => setView({ noise: v }), [setView]);
+  const onSelectRow = useCallback((fn: string) => setView({ fn, zoom: [] }), [setView]);
   const nameFor = useCallback((d: DiffNode) => {
     // The marker goes after the name: a narrow frame's truncated label still shows the function.
     if (d.base === 0 && d.target !== 0) return `${d.name} [new]`;
@@ -658,14 +660,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
           function's change gets a verdict.
         </p>
       )}
-      <DiffLegend
-        diff={data}
-        baseName={bName}
-        targetName={tName}
-        noise={view.noise}
-        onNoise={(v) => setView({ noise: v })}
-        dark={dark}
-      />
+      <DiffLegend diff={data} baseName={bName} targetName={tName} noise={view.noise} onNoise={onNoise} dark={dark} />
       <div className="panel-head">
         <h3>
           Diff: {bName} → {tName}
@@ -716,7 +711,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         baseName={bName}
         targetName={tName}
         selected={view.fn}
-        onSelect={(fn) => setView({ fn, zoom: [] })}
+        onSelect={onSelectRow}
       />
     </div>
   );
