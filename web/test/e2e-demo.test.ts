@@ -252,7 +252,7 @@ describe.skipIf(!enabled)('the demo comparison in the browser', () => {
       if (/\/api\/comparisons\/demo\/(diff|flamegraph)\?/.test(r.url())) sent.push(r.url());
     });
     await page.goto(`${server.url}/c/demo?tab=diff`);
-    const kind = page.getByLabel('Profile');
+    const kind = page.getByLabel('Profile').and(page.locator('select'));
     await kind.waitFor({ timeout: 60_000 });
     expect(await kind.locator('option').allTextContents()).toEqual([
       'CPU',
@@ -287,7 +287,9 @@ describe.skipIf(!enabled)('the demo comparison in the browser', () => {
     await expect.poll(() => page.locator('[data-since-start]').count()).toBe(0);
     // A link of before kinds (a sample type alone) still opens: the kind holding it is chosen.
     await page.goto(`${server.url}/c/demo?sampleType=alloc_space`);
-    await expect.poll(() => page.getByLabel('Profile').inputValue(), { timeout: 60_000 }).toBe('allocs');
+    await expect
+      .poll(() => page.getByLabel('Profile').and(page.locator('select')).inputValue(), { timeout: 60_000 })
+      .toBe('allocs');
     await expect.poll(() => page.locator('[data-flame-drawn="1"]').count(), { timeout: 60_000 }).toBe(2);
     expect(await page.locator('.flame-panel .panel-head').first().textContent()).toContain(
       'allocations (window) · alloc_space',

@@ -38,7 +38,7 @@ export const MIN_FRAME_PX = 2;
  * A zoom path whose URL would pass this many characters is zoomed in the browser only: servers
  * refuse request lines of a few tens of kilobytes.
  */
-const MAX_ROOT_URL = 12_000;
+export const MAX_ROOT_URL = 12_000;
 
 export interface PanelProps {
   comparisonId: string;

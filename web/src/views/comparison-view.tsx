@@ -48,7 +48,15 @@ import {
   type ViewState,
 } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
-import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl, pairDiffUrl } from './comparison-panels.tsx';
+import {
+  DiffPanel,
+  FlamePanel,
+  MAX_ROOT_URL,
+  SandwichPanel,
+  TrendsPanel,
+  flameGraphUrl,
+  pairDiffUrl,
+} from './comparison-panels.tsx';
 import { loadSearchEngine, searchEngineReady, searchTermProblem } from '../lib/tree.ts';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
 import { type ChangesByStage, useStageChanges } from './use-stage-changes.ts';
@@ -211,9 +219,18 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   useState(() => {
     prefetchJson(stageTableUrl);
     const f = filtersToSend(view, null);
+    // With the subtree zoomed into, when the graphs will ask for it (a path short enough for a URL).
+    const zoomed = (url: string) => view.zoom.length > 0 && url.length <= MAX_ROOT_URL && prefetchJson(url);
     if (view.tab === 'flame')
-      for (const stage of new Set([view.base, view.target])) if (stage) prefetchJson(flameGraphUrl(id, stage, view, f));
-    if (view.tab === 'diff' && view.base && view.target) prefetchJson(pairDiffUrl(id, view.base, view.target, view, f));
+      for (const stage of new Set([view.base, view.target]))
+        if (stage) {
+          prefetchJson(flameGraphUrl(id, stage, view, f));
+          zoomed(flameGraphUrl(id, stage, view, f, view.zoom));
+        }
+    if (view.tab === 'diff' && view.base && view.target) {
+      prefetchJson(pairDiffUrl(id, view.base, view.target, view, f));
+      zoomed(pairDiffUrl(id, view.base, view.target, view, f, view.zoom, 1));
+    }
   });
   const { data: comparison, error, loading, reload } = useApi('getComparison', { params: { id } });
   const revision = comparison?.revision ?? null;
