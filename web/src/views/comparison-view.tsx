@@ -208,30 +208,42 @@ function ownFigures(row: StageRow | undefined): string[] {
   return [`${parts.join(', ')}${row.summary === 'median' ? ` (medians of ${row.loadTests} runs)` : ''}`];
 }
 
+/**
+ * Starts the requests the first view of comparison `id` draws from: the comparison, its stage table, and
+ * the flamegraphs or the diff of the stages the address names, with the subtree it zooms into (the
+ * server names the same requests in the page for the browser to preload: server/src/api/page-requests.ts).
+ * Resolves when they have all settled.
+ */
+export function prefetchFirstView(id: string, view: ViewState): Promise<unknown> {
+  const started = [
+    prefetchJson(apiUrl('getComparison', { params: { id } })),
+    prefetchJson(apiUrl('stageTable', { params: { id } })),
+  ];
+  const f = filtersToSend(view, null);
+  // The subtree zoomed into, when the graphs will ask for it (a path short enough for a URL).
+  const zoomed = (url: string) => (view.zoom.length > 0 && url.length <= MAX_ROOT_URL ? [prefetchJson(url)] : []);
+  if (view.tab === 'flame')
+    for (const stage of new Set([view.base, view.target]))
+      if (stage)
+        started.push(
+          prefetchJson(flameGraphUrl(id, stage, view, f)),
+          ...zoomed(flameGraphUrl(id, stage, view, f, view.zoom)),
+        );
+  if (view.tab === 'diff' && view.base && view.target)
+    started.push(
+      prefetchJson(pairDiffUrl(id, view.base, view.target, view, f)),
+      ...zoomed(pairDiffUrl(id, view.base, view.target, view, f, view.zoom, 1)),
+    );
+  return Promise.allSettled(started);
+}
+
 /** `/c/:id` — the whole story of one comparison. */
 export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [view, setView] = useViewState();
   const [token, setToken] = useState(() => getToken(id));
   const stageTableUrl = apiUrl('stageTable', { params: { id } });
-  // The stage table, and the flamegraphs or the diff of stages named in the address, start loading
-  // together with the comparison (the server names the same requests in the page for the browser to
-  // preload: server/src/api/page-requests.ts).
-  useState(() => {
-    prefetchJson(stageTableUrl);
-    const f = filtersToSend(view, null);
-    // With the subtree zoomed into, when the graphs will ask for it (a path short enough for a URL).
-    const zoomed = (url: string) => view.zoom.length > 0 && url.length <= MAX_ROOT_URL && prefetchJson(url);
-    if (view.tab === 'flame')
-      for (const stage of new Set([view.base, view.target]))
-        if (stage) {
-          prefetchJson(flameGraphUrl(id, stage, view, f));
-          zoomed(flameGraphUrl(id, stage, view, f, view.zoom));
-        }
-    if (view.tab === 'diff' && view.base && view.target) {
-      prefetchJson(pairDiffUrl(id, view.base, view.target, view, f));
-      zoomed(pairDiffUrl(id, view.base, view.target, view, f, view.zoom, 1));
-    }
-  });
+  // What the first view draws starts loading with the page (main.tsx calls this before the first render).
+  useState(() => prefetchFirstView(id, view));
   const { data: comparison, error, loading, reload } = useApi('getComparison', { params: { id } });
   const revision = comparison?.revision ?? null;
   const table = useFetch<StageTableData>(comparison ? stageTableUrl : null, revision ?? '');

@@ -9,8 +9,10 @@ const prefetched = new Map<string, Promise<unknown>>();
 // the render that mounts it rather than one request and one render later.
 const arrived = new Map<string, unknown>();
 
-export function prefetchJson(url: string): void {
-  if (prefetched.has(url)) return;
+/** Starts a GET whose answer the first view to ask for `url` takes (see useFetch); resolves with it. */
+export function prefetchJson(url: string): Promise<unknown> {
+  const running = prefetched.get(url);
+  if (running) return running;
   const p = getJson<unknown>(url);
   p.then(
     (data) => prefetched.get(url) === p && arrived.set(url, data),
@@ -18,6 +20,7 @@ export function prefetchJson(url: string): void {
   );
   prefetched.set(url, p);
   setTimeout(() => forget(url), 30_000);
+  return p;
 }
 
 function forget(url: string): void {
