@@ -151,9 +151,11 @@ describe.skipIf(!enabled)('the demo comparison in the browser', () => {
 
       // How the stages were captured: per stage, its wrk runs as one capture of numbered runs, and
       // the fixed-rate vegeta capture.
+      // (Opening it renders its records: wait for each section before counting in it.)
       await page.getByText('How the stages were captured').click();
       for (const row of rows) {
         const section = page.getByRole('region', { name: `Capture of ${row.name}` });
+        await section.waitFor();
         expect(await section.locator('.capture').count()).toBe(2);
         const wrkRuns = await section.locator('.capture').first().locator('.capture-runs li').allTextContents();
         expect(wrkRuns.map((t) => t.split(' · ')[0])).toEqual(
