@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
@@ -586,6 +586,9 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     },
     [view.noise, reference, dark, tested],
   );
+  // The hot-path table, below the graph, is rendered in the background after the panel's first commit,
+  // so the graph is painted without waiting for its rows.
+  const hotPathsShown = useDeferredValue(true, false);
   const onNoise = useCallback((v: number) => setView({ noise: v }), [setView]);
   const onSelectRow = useCallback((fn: string) => setView({ fn, zoom: [] }), [setView]);
   const nameFor = useCallback((d: DiffNode) => {
@@ -702,17 +705,19 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         !zoomed.error && <Loading what="the zoomed part of the diff" />
       )}
       <h3>Hot paths: functions ranked by change</h3>
-      <HotPathTable
-        rows={data.top}
-        noise={data.noise}
-        unit={data.unit}
-        baseTotal={data.baseTotal}
-        targetTotal={data.targetTotal}
-        baseName={bName}
-        targetName={tName}
-        selected={view.fn}
-        onSelect={onSelectRow}
-      />
+      {hotPathsShown && (
+        <HotPathTable
+          rows={data.top}
+          noise={data.noise}
+          unit={data.unit}
+          baseTotal={data.baseTotal}
+          targetTotal={data.targetTotal}
+          baseName={bName}
+          targetName={tName}
+          selected={view.fn}
+          onSelect={onSelectRow}
+        />
+      )}
     </div>
   );
 }
