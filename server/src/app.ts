@@ -29,7 +29,7 @@ import artifactRoutes, { MAX_FILES_PER_REQUEST } from './routes/artifacts.ts';
 import sourceRoutes from './routes/sources.ts';
 import analysisRoutes from './routes/analysis.ts';
 import operationsRoutes from './routes/operations.ts';
-import { contentSecurityPolicy, missingWebClientPage } from './routes/web-client.ts';
+import { contentSecurityPolicy, missingWebClientPage, pageFor } from './routes/web-client.ts';
 import { OneLinePerRequest, logStream } from './logging.ts';
 import type { AppContext } from './context.ts';
 
@@ -244,12 +244,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         else reply.header('cache-control', 'no-cache');
       },
     });
-    const html = readFileSync(index);
-    const sendIndex = (reply: FastifyReply) =>
-      reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(html);
-    app.get('/', { schema: { hide: true } }, async (_req, reply) => sendIndex(reply));
+    const html = readFileSync(index, 'utf8');
+    const sendIndex = (reply: FastifyReply, url: string) =>
+      reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(pageFor(html, url));
+    app.get('/', { schema: { hide: true } }, async (req, reply) => sendIndex(reply, req.url));
     app.setNotFoundHandler(async (req, reply) => {
-      if (isPageRequest(req.method, req.url)) return sendIndex(reply);
+      if (isPageRequest(req.method, req.url)) return sendIndex(reply, req.url);
       return reply.status(404).send(notFound(req.method, req.url));
     });
   } else {

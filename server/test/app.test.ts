@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { firstViewRequests } from '../src/api/page-requests.ts';
 import type { StagediffApp } from '../src/app.ts';
 import { addStage, createComparison, testApp, upload } from './helpers/app.ts';
 import { fixturesDir } from './helpers/paths.ts';
@@ -116,6 +117,23 @@ describe('HTTP of a public instance', () => {
       expect(r.statusCode, url).toBe(200);
       expect(r.headers['cache-control'], url).toBe('no-cache');
     }
+  });
+
+  it('names the requests a comparison page draws first in its head, for the browser to preload', async () => {
+    const search = `?base=${stage}&target=${stage}`;
+    const page = await app.inject({ method: 'GET', url: `/c/${id}${search}` });
+    expect(page.statusCode).toBe(200);
+    const links = [...page.body.matchAll(/<link rel="preload" as="fetch" crossorigin href="([^"]+)">/g)].map((m) =>
+      m[1]!.replaceAll('&amp;', '&'),
+    );
+    // The comparison, its stage table and the stage's flamegraph: each answered by the API.
+    expect(links).toEqual(firstViewRequests(`/c/${id}`, search));
+    expect(links).toHaveLength(3);
+    for (const u of links) expect((await app.inject({ method: 'GET', url: u })).statusCode, u).toBe(200);
+    // In the head; and nothing on a page that is not a comparison.
+    expect(page.body.indexOf('rel="preload"')).toBeLessThan(page.body.indexOf('</head>'));
+    for (const url of ['/', '/about'])
+      expect((await app.inject({ method: 'GET', url })).body, url).not.toContain('rel="preload"');
   });
 
   it('answers a repeated analysis request with If-None-Match by 304, until the comparison changes', async () => {

@@ -156,9 +156,11 @@ describe.skipIf(!enabled)('the demo comparison in the browser', () => {
 
       // How the stages were captured: per stage, its wrk runs as one capture of numbered runs, and
       // the fixed-rate vegeta capture.
+      // (Opening it renders its records: wait for each section before counting in it.)
       await page.getByText('How the stages were captured').click();
       for (const row of rows) {
         const section = page.getByRole('region', { name: `Capture of ${row.name}` });
+        await section.waitFor();
         expect(await section.locator('.capture').count()).toBe(2);
         const wrkRuns = await section.locator('.capture').first().locator('.capture-runs li').allTextContents();
         expect(wrkRuns.map((t) => t.split(' · ')[0])).toEqual(
@@ -297,7 +299,9 @@ describe.skipIf(!enabled)('the demo comparison in the browser', () => {
     await expect.poll(() => page.locator('[data-since-start]').count()).toBe(0);
     // A link of before kinds (a sample type alone) still opens: the kind holding it is chosen.
     await page.goto(`${server.url}/c/demo?sampleType=alloc_space`);
-    await expect.poll(() => page.getByLabel('Profile').inputValue(), { timeout: 60_000 }).toBe('allocs');
+    await expect
+      .poll(() => page.getByLabel('Profile').and(page.locator('select')).inputValue(), { timeout: 60_000 })
+      .toBe('allocs');
     await expect.poll(() => page.locator('[data-flame-drawn="1"]').count(), { timeout: 60_000 }).toBe(2);
     expect(await page.locator('.flame-panel .panel-head').first().textContent()).toContain(
       'allocations (window) · alloc_space',

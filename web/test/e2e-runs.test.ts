@@ -92,6 +92,8 @@ describe.skipIf(!available)('runs are runs', () => {
     expect(await graph.getAttribute('data-hatched')).toBe('0');
     // Hot paths carry no verdict words (the banner says it once) and none is marked as inside the noise.
     const hot = page.getByRole('table', { name: 'Hot-path diff' });
+    // (Rendered after the graph is painted: wait for it, so the counts below are of its rows.)
+    await hot.locator('tbody tr').first().waitFor();
     expect(await hot.locator('tr.in-noise').count()).toBe(0);
     expect(await hot.locator('.verdict-words').count()).toBe(0);
     await shot(page, 'runs-2x2-diff');

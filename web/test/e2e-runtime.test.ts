@@ -140,7 +140,7 @@ describe.skipIf(!available)('the Runtime tab', () => {
 
     // The traces' derived profiles are kinds of the profile picker, and their diff opens on them.
     await page.getByRole('tab', { name: 'Diff' }).click();
-    const picker = page.getByLabel('Profile');
+    const picker = page.getByLabel('Profile').and(page.locator('select'));
     await picker.waitFor();
     expect(await picker.locator('option').allTextContents()).toEqual([
       'network blocking (trace)',

@@ -117,6 +117,16 @@ describe.skipIf(!enabled)('zoom brings back the detail the whole tree left out',
     ).toBe(true);
     // A page view of the flamegraphs asks for no diff (the diff is work for the Diff tab).
     expect(api2.filter((u) => /\/diff\?/.test(u))).toEqual([]);
+    // The page names the comparison and the trees its address draws first for the browser to preload
+    // (both stages' whole trees and the subtree), and the page's own requests take them: no tree is asked
+    // for twice. (Not checked for the comparison: the tests build React for development, whose StrictMode
+    // runs each effect twice, and the second run asks again.)
+    const preloads = await page2
+      .locator('link[rel="preload"][as="fetch"]')
+      .evaluateAll((ls) => ls.map((l) => (l as HTMLLinkElement).href));
+    const trees = preloads.filter((u) => u.includes('/flamegraph?'));
+    expect(trees).toHaveLength(4);
+    for (const u of trees) expect(api2.filter((x) => x === u).length, u).toBe(1);
     await page2.close();
 
     // The diff zooms to the same path: its subtree asked for with one hot-path row (the table is the whole diff's).

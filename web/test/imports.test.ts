@@ -1,14 +1,15 @@
 // The web client's boundary with the server's code: at run time the browser bundle may import only the
-// API contract's plain modules (server/src/api/routes.ts, format.ts, words.ts, benchstat-format.ts, labels.ts) —
-// never other server code, never the schema library. Types may come from anywhere (they are erased).
+// API contract's plain modules (server/src/api/routes.ts, format.ts, words.ts, benchstat-format.ts, labels.ts,
+// page-requests.ts) — never other server code, never the schema library. Types may come from anywhere (they
+// are erased).
 // Walks every module reachable at run time from web/src, following relative imports.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO } from './harness.ts';
 
-const ALLOWED = ['routes.ts', 'format.ts', 'words.ts', 'benchstat-format.ts', 'labels.ts'].map((f) =>
-  join(REPO, 'server/src/api', f),
+const ALLOWED = ['routes.ts', 'format.ts', 'words.ts', 'benchstat-format.ts', 'labels.ts', 'page-requests.ts'].map(
+  (f) => join(REPO, 'server/src/api', f),
 );
 
 /** Every module a file imports at run time: `import type` and all-`type` specifier lists are erased. */
@@ -85,7 +86,9 @@ describe('the web bundle and the server code', () => {
     expect(outside).toEqual([]);
     // The page does use the shared modules: the test would pass vacuously otherwise.
     expect(server.map((f) => relative(REPO, f))).toEqual(
-      ['benchstat-format.ts', 'format.ts', 'labels.ts', 'routes.ts', 'words.ts'].map((f) => `server/src/api/${f}`),
+      ['benchstat-format.ts', 'format.ts', 'labels.ts', 'page-requests.ts', 'routes.ts', 'words.ts'].map(
+        (f) => `server/src/api/${f}`,
+      ),
     );
     expect([...packages.keys()].filter((p) => /typebox|fastify|^node:/.test(p))).toEqual([]);
   });

@@ -70,16 +70,22 @@ export function formatCount(n: number | null | undefined): string {
   return n < 0 ? MINUS + out : out;
 }
 
+/**
+ * Thousands separators, one formatter for every call: `toLocaleString('en-US')` builds a new one each
+ * time, which a page of tables pays for hundreds of times (it showed in the first draw's profile).
+ */
+const GROUPED = new Intl.NumberFormat('en-US');
+
 /** Integer with thousands separators: 43389 → "43,389". */
 export function formatInt(n: number | null | undefined): string {
   if (!isNum(n)) return DASH;
-  return withSign(Math.round(n).toLocaleString('en-US'), n);
+  return withSign(GROUPED.format(Math.round(n)), n);
 }
 
 /** Requests per second → "8,590 req/s" (one decimal under 100). */
 export function formatRps(rps: number | null | undefined): string {
   if (!isNum(rps)) return DASH;
-  const text = rps >= 100 ? Math.round(rps).toLocaleString('en-US') : sig(rps, 3);
+  const text = rps >= 100 ? GROUPED.format(Math.round(rps)) : sig(rps, 3);
   return `${text} req/s`;
 }
 

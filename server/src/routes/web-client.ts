@@ -1,3 +1,5 @@
+import { firstViewRequests } from '../api/page-requests.ts';
+
 /**
  * The Content-Security-Policy of every response. The web client is one origin's scripts and
  * stylesheets; it fetches the API of that origin and nothing else, and draws with SVG and canvas.
@@ -36,3 +38,23 @@ that shows this page is missing (the server's log names the directory it looked 
 first), or point <code>WEB_DIST</code> at a built client. The published package carries its own.</p>
 </body></html>
 `;
+
+function attribute(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * The web client's page for the address `url`: index.html, with a `<link rel="preload">` in its head for
+ * each API request the page's first view makes that its address tells (page-requests.ts) — so on a
+ * comparison page the browser fetches the comparison and the trees it draws first while the script
+ * loads, instead of after it has run. The page's own fetch() of the same URL takes the preloaded answer.
+ */
+export function pageFor(html: string, url: string): string {
+  const q = url.indexOf('?');
+  const urls = firstViewRequests(q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q));
+  if (urls.length === 0) return html;
+  const at = html.indexOf('</head>');
+  if (at < 0) return html;
+  const links = urls.map((u) => `<link rel="preload" as="fetch" crossorigin href="${attribute(u)}">`).join('\n');
+  return `${html.slice(0, at)}${links}\n${html.slice(at)}`;
+}

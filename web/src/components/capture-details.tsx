@@ -1,4 +1,5 @@
 import type { Stage } from '../lib/api.ts';
+import { LazyDetails } from './common.tsx';
 import { busyStages, type CaptureGroup, groupCaptures, loadText, runText, windowText } from '../lib/capture-format.ts';
 
 /** A visible warning when any stage was captured on a busy machine (other load skews its figures). */
@@ -82,8 +83,7 @@ export function CaptureDetails({ stages }: { stages: Stage[] }) {
   const withCaptures = stages.filter((s) => (s.captures ?? []).length > 0);
   if (withCaptures.length === 0) return null;
   return (
-    <details className="files capture-details">
-      <summary>How the stages were captured</summary>
+    <LazyDetails className="files capture-details" summary="How the stages were captured">
       {withCaptures.map((s) => (
         <section key={s.id} aria-label={`Capture of ${s.name}`}>
           <h3>{s.name}</h3>
@@ -92,6 +92,6 @@ export function CaptureDetails({ stages }: { stages: Stage[] }) {
           ))}
         </section>
       ))}
-    </details>
+    </LazyDetails>
   );
 }

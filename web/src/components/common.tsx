@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
 import { ApiError } from '../lib/api.ts';
 
 export function Loading({ what }: { what: string }) {
@@ -121,5 +121,20 @@ export function VerdictWords({ text }: { text: string }) {
     <>
       <span className="nowrap-part">{text.slice(0, at)}</span> <span className="nowrap-part">{text.slice(at + 1)}</span>
     </>
+  );
+}
+
+/**
+ * A `<details>` whose content is rendered the first time it is opened, and kept after: closed, its rows
+ * cost the page nothing (not rendered, not laid out) — the first draw of a large comparison does not
+ * wait for files and records nobody has asked to see.
+ */
+export function LazyDetails(props: { className: string; summary: ReactNode; children: ReactNode }) {
+  const [opened, setOpened] = useState(false);
+  return (
+    <details className={props.className} onToggle={(e) => e.currentTarget.open && setOpened(true)}>
+      <summary>{props.summary}</summary>
+      {opened && props.children}
+    </details>
   );
 }

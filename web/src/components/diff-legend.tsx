@@ -1,3 +1,4 @@
+import { memo } from 'react';
 import { formatInt, formatShare, formatValue } from '../../../server/src/api/format.ts';
 import type { Diff, DiffMode } from '../lib/api.ts';
 import { hatchColors, legendStops } from '../lib/diff-color.ts';
@@ -20,7 +21,7 @@ function hatchStyle(dark: boolean): React.CSSProperties {
  * the size of each change, and, when the stages' runs were tested, which frames are within the noise
  * (hatched) apart from those below the noise floor (grey) — totals and the noise floor control.
  */
-export function DiffLegend(props: {
+export const DiffLegend = memo(function DiffLegend(props: {
   diff: Diff;
   baseName: string;
   targetName: string;
@@ -93,4 +94,4 @@ export function DiffLegend(props: {
       )}
     </aside>
   );
-}
+});

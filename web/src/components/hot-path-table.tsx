@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { formatP, verdictWords } from '../../../server/src/api/words.ts';
 import type { Diff, DiffRow } from '../lib/api.ts';
@@ -36,12 +36,96 @@ function verdictCell(r: DiffRow, noise: Diff['noise']): { text: string; title: s
   };
 }
 
+/** One function's row; memoised, so a new selection renders only the rows it selects and deselects. */
+const HotPathRow = memo(function HotPathRow({
+  row: r,
+  rank,
+  selected,
+  noise,
+  unit,
+  baseTotal,
+  targetTotal,
+  baseName,
+  targetName,
+  onSelect,
+}: {
+  row: DiffRow;
+  rank: number;
+  selected: boolean;
+  noise: Diff['noise'];
+  unit: string;
+  baseTotal: number;
+  targetTotal: number;
+  baseName: string;
+  targetName: string;
+  onSelect: (name: string) => void;
+}) {
+  const v = verdictCell(r, noise);
+  const tested = noise?.status === 'tested';
+  const share = (x: number, total: number) => (unit === 'fraction' || total === 0 ? '' : formatShare(x / total));
+  return (
+    <tr
+      className={[selected ? 'selected' : '', inNoise(r, noise) ? 'in-noise' : ''].join(' ').trim() || undefined}
+      aria-selected={selected}
+      data-verdict={r.verdict ? r.verdict.cum.status : undefined}
+      title={v?.title}
+      onClick={() => onSelect(r.name)}
+    >
+      <td className="num muted rank">{rank}</td>
+      <td className="fn">
+        <span className="phone-rank muted" aria-hidden="true">
+          {rank}.{' '}
+        </span>
+        <button
+          type="button"
+          className="link-button fn-name"
+          title={r.name}
+          onClick={(e) => {
+            e.stopPropagation();
+            onSelect(r.name);
+          }}
+        >
+          {r.name}
+        </button>
+      </td>
+      <td className="num c-flat-base" data-label={`Flat ${baseName}`}>
+        {formatValue(r.base.flat, unit)} <span className="muted small">{share(r.base.flat, baseTotal)}</span>
+      </td>
+      <td className="num c-flat-target" data-label={`Flat ${targetName}`}>
+        {formatValue(r.target.flat, unit)} <span className="muted small">{share(r.target.flat, targetTotal)}</span>
+      </td>
+      <td className={`num c-dflat${r.deltaFlat > 0 ? ' more' : r.deltaFlat < 0 ? ' less' : ''}`} data-label="Δ flat">
+        {formatSignedValue(r.deltaFlat, unit)}
+      </td>
+      <td className="num c-dflat-pct" data-label="Δ flat %">
+        {formatDeltaPercent(r.base.flat, r.target.flat)}
+      </td>
+      <td className="num c-cum-base" data-label={`Cum ${baseName}`}>
+        {formatValue(r.base.cum, unit)}
+      </td>
+      <td className="num c-cum-target" data-label={`Cum ${targetName}`}>
+        {formatValue(r.target.cum, unit)}
+      </td>
+      <td className={`num c-dcum${r.deltaCum > 0 ? ' more' : r.deltaCum < 0 ? ' less' : ''}`} data-label="Δ cum">
+        {formatSignedValue(r.deltaCum, unit)}
+      </td>
+      <td className="num c-dcum-pct" data-label="Δ cum %">
+        {formatDeltaPercent(r.base.cum, r.target.cum)}
+      </td>
+      <td className="c-status">
+        <span className={`status status-${r.status}`}>{r.status}</span>
+        {tested && v && <span className="verdict-words small">{v.text}</span>}
+      </td>
+    </tr>
+  );
+});
+
 /**
  * Functions ranked by change, flat and cum for both stages; a click focuses the function. With several
  * profiles per stage each row says its verdict in words, and rows whose change is inside the noise are
  * marked (flat's and cum's verdicts in the row's title).
  */
-export function HotPathTable(props: {
+export const HotPathTable = memo(function HotPathTable(props: {
   rows: DiffRow[];
   /** How the rows' verdicts were tested (null: one profile per stage, nothing tested). */
   noise: Diff['noise'];
@@ -62,7 +146,6 @@ export function HotPathTable(props: {
   const cut = rows.slice(0, limit);
   const selectedRow = rows.findIndex((r) => r.name === selected);
   const shown = selectedRow >= limit ? [...cut, rows[selectedRow] as DiffRow] : cut;
-  const share = (v: number, total: number) => (unit === 'fraction' || total === 0 ? '' : formatShare(v / total));
   return (
     <div className="table-scroll">
       <table className="hot-paths" aria-label="Hot-path diff">
@@ -100,76 +183,21 @@ export function HotPathTable(props: {
           </tr>
         </thead>
         <tbody>
-          {shown.map((r) => {
-            const v = verdictCell(r, props.noise);
-            return (
-              <tr
-                key={r.name}
-                className={
-                  [r.name === selected ? 'selected' : '', inNoise(r, props.noise) ? 'in-noise' : ''].join(' ').trim() ||
-                  undefined
-                }
-                aria-selected={r.name === selected}
-                data-verdict={r.verdict ? r.verdict.cum.status : undefined}
-                title={v?.title}
-                onClick={() => onSelect(r.name)}
-              >
-                <td className="num muted rank">{rows.indexOf(r) + 1}</td>
-                <td className="fn">
-                  <span className="phone-rank muted" aria-hidden="true">
-                    {rows.indexOf(r) + 1}.{' '}
-                  </span>
-                  <button
-                    type="button"
-                    className="link-button fn-name"
-                    title={r.name}
-                    onClick={(e) => {
-                      e.stopPropagation();
-                      onSelect(r.name);
-                    }}
-                  >
-                    {r.name}
-                  </button>
-                </td>
-                <td className="num c-flat-base" data-label={`Flat ${baseName}`}>
-                  {formatValue(r.base.flat, unit)}{' '}
-                  <span className="muted small">{share(r.base.flat, props.baseTotal)}</span>
-                </td>
-                <td className="num c-flat-target" data-label={`Flat ${targetName}`}>
-                  {formatValue(r.target.flat, unit)}{' '}
-                  <span className="muted small">{share(r.target.flat, props.targetTotal)}</span>
-                </td>
-                <td
-                  className={`num c-dflat${r.deltaFlat > 0 ? ' more' : r.deltaFlat < 0 ? ' less' : ''}`}
-                  data-label="Δ flat"
-                >
-                  {formatSignedValue(r.deltaFlat, unit)}
-                </td>
-                <td className="num c-dflat-pct" data-label="Δ flat %">
-                  {formatDeltaPercent(r.base.flat, r.target.flat)}
-                </td>
-                <td className="num c-cum-base" data-label={`Cum ${baseName}`}>
-                  {formatValue(r.base.cum, unit)}
-                </td>
-                <td className="num c-cum-target" data-label={`Cum ${targetName}`}>
-                  {formatValue(r.target.cum, unit)}
-                </td>
-                <td
-                  className={`num c-dcum${r.deltaCum > 0 ? ' more' : r.deltaCum < 0 ? ' less' : ''}`}
-                  data-label="Δ cum"
-                >
-                  {formatSignedValue(r.deltaCum, unit)}
-                </td>
-                <td className="num c-dcum-pct" data-label="Δ cum %">
-                  {formatDeltaPercent(r.base.cum, r.target.cum)}
-                </td>
-                <td className="c-status">
-                  <span className={`status status-${r.status}`}>{r.status}</span>
-                  {tested && v && <span className="verdict-words small">{v.text}</span>}
-                </td>
-              </tr>
-            );
-          })}
+          {shown.map((r, i) => (
+            <HotPathRow
+              key={r.name}
+              row={r}
+              rank={i < cut.length ? i + 1 : selectedRow + 1}
+              selected={r.name === selected}
+              noise={props.noise}
+              unit={unit}
+              baseTotal={props.baseTotal}
+              targetTotal={props.targetTotal}
+              baseName={baseName}
+              targetName={targetName}
+              onSelect={onSelect}
+            />
+          ))}
         </tbody>
       </table>
       {rows.length > limit && (
@@ -182,4 +210,4 @@ export function HotPathTable(props: {
       )}
     </div>
   );
-}
+});

@@ -1,8 +1,10 @@
+import { memo } from 'react';
 import { ciText } from '../../../server/src/api/benchstat-format.ts';
 import { formatRatio, formatValue } from '../../../server/src/api/format.ts';
 import { changeStyle, formatN, verdictText } from '../../../server/src/api/words.ts';
-import type { Change, Estimate, Stage } from '../lib/api.ts';
-import { useApi } from '../views/use-fetch.ts';
+import { pairFiguresUrl } from '../../../server/src/api/page-requests.ts';
+import type { Change, Estimate, Reply, Stage } from '../lib/api.ts';
+import { useFetch } from '../views/use-fetch.ts';
 import { ErrorBox, Loading, VerdictWords } from './common.tsx';
 
 /** A side's figure: "9,742 req/s ± 5% · 6 runs", or the single run's figure. */
@@ -16,12 +18,16 @@ function side(e: Estimate | null, unit: string, what: string): string {
  * The figures of one pair of stages as the change engine judges them (GET …/changes): each figure both
  * stages have, its median on each side and the change with its verdict, worded as everywhere else.
  */
-export function PairChanges(props: { comparisonId: string; revision: number; base: Stage; target: Stage }) {
+export const PairChanges = memo(function PairChanges(props: {
+  comparisonId: string;
+  revision: number;
+  base: Stage;
+  target: Stage;
+}) {
   const { base, target } = props;
-  const { data, error, loading, reload } = useApi(
-    'changes',
-    // The figures only: the functions are the diff's own business below.
-    { params: { id: props.comparisonId }, query: { base: base.id, target: target.id, functions: 'off' } },
+  // The figures only: the functions are the diff's own business below.
+  const { data, error, loading, reload } = useFetch<Reply<'changes'>>(
+    pairFiguresUrl(props.comparisonId, base.id, target.id),
     props.revision,
   );
   if (!data) return loading ? <Loading what="figures" /> : <ErrorBox error={error} onRetry={reload} />;
@@ -101,4 +107,4 @@ export function PairChanges(props: { comparisonId: string; revision: number; bas
       )}
     </div>
   );
-}
+});

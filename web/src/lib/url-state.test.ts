@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { diffUrl, firstViewRequests, flamegraphUrl } from '../../../server/src/api/page-requests.ts';
 import {
   DEFAULT_VIEW,
   applyViewPatch,
@@ -6,6 +7,7 @@ import {
   parseViewState,
   resolveStages,
   serializeViewState,
+  treeChoice,
 } from './url-state.ts';
 
 describe('url state', () => {
@@ -118,5 +120,30 @@ describe('url state', () => {
       gone: ['base', 'target'],
     });
     expect(resolveStages({ base: '', target: '' }, [])).toEqual({ base: '', target: '', gone: [] });
+  });
+  it('asks for the trees the server names in the page for its address (so the preloads are used)', () => {
+    for (const search of [
+      '?base=s1&target=s2',
+      '?base=s1&target=s1&kind=allocs&sampleType=alloc_space&granularity=files',
+      '?base=s1&target=s2&focus=net%2Fhttp&hide=runtime&tagfocus=endpoint%3D%2Fa&zoom=main.main&zoom=a%3Bb%26c',
+      '?tab=diff&base=s1&target=s2&mode=per-request&granularity=lines&show=json&zoom=main.main',
+      '?tab=diff&base=s2&target=s1&kind=heap',
+    ]) {
+      const view = parseViewState(search);
+      const choice = treeChoice(view, filtersToSend(view, null));
+      const zoomed = view.zoom.length > 0;
+      const trees =
+        view.tab === 'diff'
+          ? [
+              diffUrl('c1', view.base, view.target, { ...choice, mode: view.mode }),
+              ...(zoomed ? [diffUrl('c1', view.base, view.target, { ...choice, mode: view.mode }, view.zoom, 1)] : []),
+            ]
+          : [...new Set([view.base, view.target])].flatMap((s) => [
+              flamegraphUrl('c1', s, choice),
+              ...(zoomed ? [flamegraphUrl('c1', s, choice, view.zoom)] : []),
+            ]);
+      const named = firstViewRequests('/c/c1', search);
+      for (const url of trees) expect(named, search).toContain(url);
+    }
   });
 });

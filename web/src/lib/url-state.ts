@@ -1,3 +1,4 @@
+import { FILTER_PARAMS, type TreeChoice } from '../../../server/src/api/page-requests.ts';
 import type { DiffModeParam, Granularity, ProfileKind } from './api.ts';
 import { isProfileKind } from './profile-kinds.ts';
 
@@ -94,7 +95,7 @@ export function applyViewPatch(state: ViewState, patch: Partial<ViewState>): Vie
 }
 
 /** The filter fields, in pprof's order. */
-export const FILTER_KEYS = ['focus', 'ignore', 'hide', 'show', 'tagfocus', 'tagignore', 'tagshow', 'taghide'] as const;
+export const FILTER_KEYS = FILTER_PARAMS;
 
 const STRING_KEYS = ['base', 'target', 'sampleType', ...FILTER_KEYS, 'search', 'fn'] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
@@ -148,6 +149,11 @@ export function filtersToSend(state: ViewState, refused: { param: string; value:
   const out = Object.fromEntries(FILTER_KEYS.map((k) => [k, ''])) as Filters;
   for (const k of FILTER_KEYS) if (!(refused && refused.param === k && refused.value === state[k])) out[k] = state[k];
   return out;
+}
+
+/** What a view's flamegraphs and diffs are drawn from: its profile choice, and the filters sent. */
+export function treeChoice(state: ViewState, filters: Filters): TreeChoice {
+  return { kind: state.kind, sampleType: state.sampleType, granularity: state.granularity, filters };
 }
 
 /** The pair of stages a view shows, and the sides whose stage the state named but the comparison no longer has. */

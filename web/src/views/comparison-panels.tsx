@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
@@ -25,20 +25,20 @@ import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, findWidest } from '../lib/tree.ts';
-import type { Filters, ViewState } from '../lib/url-state.ts';
+import { TREE_MAX_NODES, TREE_MIN_FRACTION, diffUrl, flamegraphUrl } from '../../../server/src/api/page-requests.ts';
+import { type Filters, type ViewState, treeChoice } from '../lib/url-state.ts';
 import { useApi, useFetch } from './use-fetch.ts';
 
-/** Server-side trimming: frames below this fraction of the tree's root are left out (the server counts them). */
-export const MIN_FRACTION = 0.0005;
-/** Most frames the page asks the server for in one tree (it raises the threshold above MIN_FRACTION to stay within). */
-export const MAX_NODES = 20_000;
+/** Server-side trimming and the most frames asked for in one tree: the contract's (page-requests.ts). */
+export const MIN_FRACTION = TREE_MIN_FRACTION;
+export const MAX_NODES = TREE_MAX_NODES;
 /** Client-side: frames narrower than this many pixels are not drawn. */
 export const MIN_FRAME_PX = 2;
 /**
  * A zoom path whose URL would pass this many characters is zoomed in the browser only: servers
  * refuse request lines of a few tens of kilobytes.
  */
-const MAX_ROOT_URL = 12_000;
+export const MAX_ROOT_URL = 12_000;
 
 export interface PanelProps {
   comparisonId: string;
@@ -150,17 +150,20 @@ export function flameGraphUrl(
   filters: Filters,
   root: readonly string[] = [],
 ): string {
-  return apiUrl('flamegraph', {
-    params: { id: comparisonId },
-    query: {
-      stage: stageId,
-      ...profileQuery(view),
-      minFraction: MIN_FRACTION,
-      maxNodes: MAX_NODES,
-      ...(root.length > 0 ? { root: [...root] } : {}),
-      ...filters,
-    },
-  });
+  return flamegraphUrl(comparisonId, stageId, treeChoice(view, filters), root);
+}
+
+/** The diff request of a pair (shared with the prefetch in the comparison view); `limit`: hot-path rows. */
+export function pairDiffUrl(
+  comparisonId: string,
+  base: string,
+  target: string,
+  view: ViewState,
+  filters: Filters,
+  root: readonly string[] = [],
+  limit?: number,
+): string {
+  return diffUrl(comparisonId, base, target, { ...treeChoice(view, filters), mode: view.mode }, root, limit);
 }
 
 /** The node at a call path of a tree (names below its root), or null. */
@@ -546,22 +549,10 @@ function useElapsed(on: boolean, since: unknown): number {
 export function DiffPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
   const { base, target, view, setView, dark } = props;
   const ok = hasProfile(base, props.kind) && hasProfile(target, props.kind);
-  const diffQuery = (root: readonly string[], limit?: number) => ({
-    params: { id: props.comparisonId },
-    query: {
-      base: base?.id ?? '',
-      target: target?.id ?? '',
-      ...profileQuery(view),
-      // auto (the default) lets the server choose: per request when every profile has its own run.
-      ...(view.mode !== 'auto' ? { mode: view.mode } : {}),
-      minFraction: MIN_FRACTION,
-      maxNodes: MAX_NODES,
-      ...(root.length > 0 ? { root: [...root] } : {}),
-      ...(limit ? { limit } : {}),
-      ...props.filters,
-    },
-  });
-  const fetched = useApi('diff', ok ? diffQuery([]) : null, props.revision);
+  const fetched = useFetch<Diff>(
+    ok ? pairDiffUrl(props.comparisonId, base.id, target.id, view, props.filters) : null,
+    props.revision,
+  );
   // While another diff is computed (a new sample type, mode or pair), the last one stays on screen, dimmed.
   const [last, setLast] = useState<Diff | null>(null);
   if (fetched.data && fetched.data !== last) setLast(fetched.data);
@@ -573,7 +564,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
   const zoomed = useZoomed<DiffNode, Diff>(
     fetched.data,
     path,
-    (root) => apiUrl('diff', diffQuery(root, 1)),
+    (root) => pairDiffUrl(props.comparisonId, base?.id ?? '', target?.id ?? '', view, props.filters, root, 1),
     props.revision,
   );
   const scope = useRef<HTMLDivElement>(null);
@@ -595,6 +586,11 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     },
     [view.noise, reference, dark, tested],
   );
+  // The hot-path table, below the graph, is rendered in the background after the panel's first commit,
+  // so the graph is painted without waiting for its rows.
+  const hotPathsShown = useDeferredValue(true, false);
+  const onNoise = useCallback((v: number) => setView({ noise: v }), [setView]);
+  const onSelectRow = useCallback((fn: string) => setView({ fn, zoom: [] }), [setView]);
   const nameFor = useCallback((d: DiffNode) => {
     // The marker goes after the name: a narrow frame's truncated label still shows the function.
     if (d.base === 0 && d.target !== 0) return `${d.name} [new]`;
@@ -629,12 +625,14 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
   const figures = base && target && base.id !== target.id && (
     <PairChanges comparisonId={props.comparisonId} revision={props.revision} base={base} target={target} />
   );
+  // The same element around the figures either way, so they are not mounted (and fetched) again when
+  // the diff arrives.
   if (!data)
     return (
-      <>
+      <div className="diff-panel" ref={scope}>
         {figures}
         {fetched.loading ? <Loading what="diff" /> : <ErrorBox error={fetched.error} onRetry={fetched.reload} />}
-      </>
+      </div>
     );
   const bName = base?.name ?? 'base';
   const tName = target?.name ?? 'target';
@@ -665,14 +663,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
           function's change gets a verdict.
         </p>
       )}
-      <DiffLegend
-        diff={data}
-        baseName={bName}
-        targetName={tName}
-        noise={view.noise}
-        onNoise={(v) => setView({ noise: v })}
-        dark={dark}
-      />
+      <DiffLegend diff={data} baseName={bName} targetName={tName} noise={view.noise} onNoise={onNoise} dark={dark} />
       <div className="panel-head">
         <h3>
           Diff: {bName} → {tName}
@@ -714,17 +705,19 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         !zoomed.error && <Loading what="the zoomed part of the diff" />
       )}
       <h3>Hot paths: functions ranked by change</h3>
-      <HotPathTable
-        rows={data.top}
-        noise={data.noise}
-        unit={data.unit}
-        baseTotal={data.baseTotal}
-        targetTotal={data.targetTotal}
-        baseName={bName}
-        targetName={tName}
-        selected={view.fn}
-        onSelect={(fn) => setView({ fn, zoom: [] })}
-      />
+      {hotPathsShown && (
+        <HotPathTable
+          rows={data.top}
+          noise={data.noise}
+          unit={data.unit}
+          baseTotal={data.baseTotal}
+          targetTotal={data.targetTotal}
+          baseName={bName}
+          targetName={tName}
+          selected={view.fn}
+          onSelect={onSelectRow}
+        />
+      )}
     </div>
   );
 }

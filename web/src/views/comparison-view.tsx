@@ -1,9 +1,16 @@
-import { lazy, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { lazy, memo, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
 import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
-import { ErrorBox, Loading, Select, Tabs } from '../components/common.tsx';
+import { ErrorBox, LazyDetails, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
-import { type BenchLine, benchLines, HowToRead, StageTable, WhatChangedList } from '../components/stage-table.tsx';
+import {
+  type BenchLine,
+  benchLines,
+  HowToRead,
+  StageTable,
+  type StageTableGc,
+  WhatChangedList,
+} from '../components/stage-table.tsx';
 import { TokenPaste } from '../components/token-paste.tsx';
 import { ArtifactList, StageEditor } from '../components/upload.tsx';
 import {
@@ -14,6 +21,7 @@ import {
   type StageRow,
   type StageTable as StageTableData,
   type ProfileKind,
+  type SampleTypeInfo,
   api,
   apiUrl,
   getJson,
@@ -40,17 +48,26 @@ import {
   type ViewState,
 } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
-import { LinesPanel } from './lines-panel.tsx';
-import { DiffPanel, FlamePanel, SandwichPanel, TrendsPanel, flameGraphUrl } from './comparison-panels.tsx';
+import {
+  DiffPanel,
+  FlamePanel,
+  MAX_ROOT_URL,
+  SandwichPanel,
+  TrendsPanel,
+  flameGraphUrl,
+  pairDiffUrl,
+} from './comparison-panels.tsx';
 import { loadSearchEngine, searchEngineReady, searchTermProblem } from '../lib/tree.ts';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
-import { useStageChanges } from './use-stage-changes.ts';
+import { type ChangesByStage, useStageChanges } from './use-stage-changes.ts';
 import { useStageEditor } from './use-stage-editor.ts';
 
 // ECharts is only needed on the load-test tab: keep it out of the first bundle.
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
 const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.GcPanel })));
 const RuntimePanel = lazy(() => import('./runtime-panel.tsx').then((m) => ({ default: m.RuntimePanel })));
+// The Lines tab highlights Go with refractor (Prism's grammars): its own chunk, not the first script's.
+const LinesPanel = lazy(() => import('./lines-panel.tsx').then((m) => ({ default: m.LinesPanel })));
 
 const TAB_DEFS: { key: Tab; label: string }[] = [
   { key: 'flame', label: 'Flamegraphs' },
@@ -191,18 +208,42 @@ function ownFigures(row: StageRow | undefined): string[] {
   return [`${parts.join(', ')}${row.summary === 'median' ? ` (medians of ${row.loadTests} runs)` : ''}`];
 }
 
+/**
+ * Starts the requests the first view of comparison `id` draws from: the comparison, its stage table, and
+ * the flamegraphs or the diff of the stages the address names, with the subtree it zooms into (the
+ * server names the same requests in the page for the browser to preload: server/src/api/page-requests.ts).
+ * Resolves when they have all settled.
+ */
+export function prefetchFirstView(id: string, view: ViewState): Promise<unknown> {
+  const started = [
+    prefetchJson(apiUrl('getComparison', { params: { id } })),
+    prefetchJson(apiUrl('stageTable', { params: { id } })),
+  ];
+  const f = filtersToSend(view, null);
+  // The subtree zoomed into, when the graphs will ask for it (a path short enough for a URL).
+  const zoomed = (url: string) => (view.zoom.length > 0 && url.length <= MAX_ROOT_URL ? [prefetchJson(url)] : []);
+  if (view.tab === 'flame')
+    for (const stage of new Set([view.base, view.target]))
+      if (stage)
+        started.push(
+          prefetchJson(flameGraphUrl(id, stage, view, f)),
+          ...zoomed(flameGraphUrl(id, stage, view, f, view.zoom)),
+        );
+  if (view.tab === 'diff' && view.base && view.target)
+    started.push(
+      prefetchJson(pairDiffUrl(id, view.base, view.target, view, f)),
+      ...zoomed(pairDiffUrl(id, view.base, view.target, view, f, view.zoom, 1)),
+    );
+  return Promise.allSettled(started);
+}
+
 /** `/c/:id` — the whole story of one comparison. */
 export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [view, setView] = useViewState();
   const [token, setToken] = useState(() => getToken(id));
   const stageTableUrl = apiUrl('stageTable', { params: { id } });
-  // The stage table, and flamegraphs named in the address, start loading together with the comparison.
-  useState(() => {
-    prefetchJson(stageTableUrl);
-    if (view.tab !== 'flame') return;
-    const f = filtersToSend(view, null);
-    for (const stage of new Set([view.base, view.target])) if (stage) prefetchJson(flameGraphUrl(id, stage, view, f));
-  });
+  // What the first view draws starts loading with the page (main.tsx calls this before the first render).
+  useState(() => prefetchFirstView(id, view));
   const { data: comparison, error, loading, reload } = useApi('getComparison', { params: { id } });
   const revision = comparison?.revision ?? null;
   const table = useFetch<StageTableData>(comparison ? stageTableUrl : null, revision ?? '');
@@ -236,6 +277,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const baseStage = stages.find((s) => s.id === base);
   const targetStage = stages.find((s) => s.id === target);
   const sampleTypes = useMemo(() => (kind ? sampleTypesOf(stages, kind) : []), [stages, kind]);
+  const stageOptions = useMemo(() => stages.map((s, i) => ({ value: s.id, label: `${i + 1}. ${s.name}` })), [stages]);
+  const onPick = useCallback(() => {
+    setChosen(true);
+    setGoneNoticeClosed(true);
+  }, []);
   const withGc = hasGcTrace(stages);
   // GC figures for the stage table's GC columns (pooled per stage; fetched only when some stage has a trace).
   const gcFetch = useApi('gc', withGc ? { params: { id } } : null, revision ?? '');
@@ -245,6 +291,14 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   );
   // The change engine's judgement of each stage against the previous one: "what changed" and benchmarks.
   const changes = useStageChanges(id, stageIds, revision);
+  const gcColumns = useMemo(
+    () => (withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null),
+    [withGc, gcByStage, gcFetch.error],
+  );
+  const flash = useCallback((text: string) => {
+    setStatus(text);
+    setTimeout(() => setStatus(''), 2500);
+  }, []);
   const benchByStage = useMemo(() => {
     const m = new Map<string, BenchLine[]>();
     for (const [stageId, c] of changes)
@@ -275,11 +329,6 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
     return () => window.removeEventListener('keydown', onKey);
   }, [setView]);
 
-  const flash = (text: string) => {
-    setStatus(text);
-    setTimeout(() => setStatus(''), 2500);
-  };
-
   if (!comparison) {
     if (!loading && error instanceof ApiError && error.status === 404) return <NoSuchComparison id={id} />;
     return (
@@ -293,12 +342,8 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const tabs = visibleTabs(stages);
   const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
   const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
-  const filterError = (k: FilterKey) =>
-    filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
   const filters = filtersToSend(view, filterProblem);
-  const stageOptions = stages.map((s, i) => ({ value: s.id, label: `${i + 1}. ${s.name}` }));
   const common = { comparisonId: id, revision: comparison.revision, view, setView, filters, dark, stages, kind };
-  const rowOf = (stageId: string) => table.data?.rows.find((r) => r.stageId === stageId);
   // The chosen sample type (or the kind's default), and whether it accumulates since the process started.
   const defaultType = kind ? stages.flatMap((s) => profilesOf(s, kind))[0]?.defaultSampleType : undefined;
   const sinceStart = sampleTypes.find((t) => t.type === (view.sampleType || defaultType) && t.cumulativeSinceStart);
@@ -405,91 +450,18 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
       )}
 
       {stages.length > 0 && (
-        <section aria-labelledby="stages-h" className="card">
-          <div className="section-head">
-            <h2 id="stages-h">Stages</h2>
-            <div className="actions">
-              <button
-                type="button"
-                disabled={!table.data}
-                onClick={async () => {
-                  if (!table.data) return;
-                  await copyText(stageTableMarkdown(table.data));
-                  flash('Markdown copied');
-                }}
-              >
-                Copy Markdown
-              </button>
-              <button
-                type="button"
-                disabled={!table.data}
-                onClick={() =>
-                  table.data &&
-                  downloadText(`${slug(comparison.title)}-stages.md`, stageTableMarkdown(table.data), 'text/markdown')
-                }
-              >
-                Download Markdown
-              </button>
-              <button
-                type="button"
-                disabled={!table.data}
-                onClick={async () => {
-                  if (!table.data) return;
-                  await copyText(stageTableCsv(table.data));
-                  flash('CSV copied');
-                }}
-              >
-                Copy CSV
-              </button>
-              <button
-                type="button"
-                disabled={!table.data}
-                onClick={() =>
-                  table.data &&
-                  downloadText(`${slug(comparison.title)}-stages.csv`, stageTableCsv(table.data), 'text/csv')
-                }
-              >
-                Download CSV
-              </button>
-            </div>
-          </div>
-          <BusyCaptureWarning stages={stages} />
-          {table.data ? (
-            <StageTable
-              table={table.data}
-              gc={withGc ? { byStage: gcByStage, error: gcFetch.error !== null } : null}
-              bench={benchByStage}
-            />
-          ) : table.loading ? (
-            <Loading what="stage table" />
-          ) : (
-            <ErrorBox error={table.error} onRetry={table.reload} />
-          )}
-          {table.data && <HowToRead alpha={table.data.alpha} runsNeeded={table.data.runsNeeded} />}
-          <h3>What changed</h3>
-          <WhatChangedList
-            items={stages.map((s, i) => {
-              const c = changes.get(s.id);
-              return {
-                stageId: s.id,
-                name: s.name,
-                sentences:
-                  i === 0 ? (table.data ? ownFigures(rowOf(s.id)) : null) : c && 'data' in c ? c.data.sentences : null,
-                error: c && 'error' in c ? c.error : null,
-              };
-            })}
-          />
-          <details className="files">
-            <summary>Raw files</summary>
-            {stages.map((s) => (
-              <div key={s.id}>
-                <strong>{s.name}</strong>
-                <ArtifactList artifacts={s.artifacts} label={`Files of ${s.name}`} />
-              </div>
-            ))}
-          </details>
-          <CaptureDetails stages={stages} />
-        </section>
+        <StagesSection
+          title={comparison.title}
+          stages={stages}
+          table={table.data}
+          tableLoading={table.loading}
+          tableError={table.error}
+          reloadTable={table.reload}
+          gc={gcColumns}
+          bench={benchByStage}
+          changes={changes}
+          flash={flash}
+        />
       )}
 
       {stages.length > 0 && (
@@ -504,77 +476,21 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               </button>
             </p>
           )}
-          <fieldset className="controls" aria-label="View controls">
-            <Select
-              label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Base stage' : 'Left stage'}
-              value={base}
-              options={stageOptions}
-              onChange={(v) => {
-                setChosen(true);
-                setGoneNoticeClosed(true);
-                setView({ base: v, target, fn: view.fn });
-              }}
-            />
-            <Select
-              label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Target stage' : 'Right stage'}
-              value={target}
-              options={stageOptions}
-              onChange={(v) => {
-                setChosen(true);
-                setGoneNoticeClosed(true);
-                setView({ base, target: v });
-              }}
-            />
-            {profileTab && (
-              <>
-                {kinds.length > 0 && (
-                  <Select
-                    label="Profile"
-                    value={kind ?? ''}
-                    options={kinds.map((k) => ({ value: k, label: KIND_LABELS[k] }))}
-                    // Sample types belong to a kind: a new kind starts at its own default.
-                    onChange={(v) => setView({ kind: v || '', sampleType: '' })}
-                  />
-                )}
-                <Select
-                  label="Sample type"
-                  value={view.sampleType}
-                  options={[
-                    { value: '', label: `default${defaultType ? ` (${defaultType})` : ''}` },
-                    ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` })),
-                  ]}
-                  onChange={(v) => setView({ sampleType: v })}
-                />
-                {tab === 'diff' && (
-                  <Select
-                    label="Diff mode"
-                    value={view.mode}
-                    options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))}
-                    onChange={(v) => setView({ mode: v })}
-                  />
-                )}
-                <Select
-                  label="Rows by"
-                  value={view.granularity}
-                  options={GRANULARITIES.map((g) => ({ value: g, label: GRANULARITY_LABELS[g] }))}
-                  // A focused frame is named at one granularity: it does not carry over.
-                  onChange={(v) => setView({ granularity: v, fn: '' })}
-                />
-                <SearchField inputRef={searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
-                {FILTER_FIELDS.map((f) => (
-                  <RegexField
-                    key={f.key}
-                    label={f.label}
-                    hint={f.hint}
-                    placeholder={f.placeholder}
-                    value={view[f.key]}
-                    error={filterError(f.key)}
-                    onChange={(v) => setView({ [f.key]: v })}
-                  />
-                ))}
-              </>
-            )}
-          </fieldset>
+          <ViewControls
+            view={view}
+            setView={setView}
+            tab={tab}
+            base={base}
+            target={target}
+            stageOptions={stageOptions}
+            kinds={kinds}
+            kind={kind}
+            sampleTypes={sampleTypes}
+            defaultType={defaultType}
+            filterProblem={filterProblem}
+            searchRef={searchRef}
+            onPick={onPick}
+          />
           {profileTab && sinceStart && (
             <p className="warnings small" role="note" data-since-start={sinceStart.type}>
               ⚠ {sinceStart.type} of {kind ? KIND_LABELS[kind] : 'these'} profiles accumulates since each process
@@ -607,7 +523,11 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
             {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
             {tab === 'trends' && <TrendsPanel {...common} />}
             {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
-            {tab === 'lines' && <LinesPanel {...common} base={baseStage} target={targetStage} />}
+            {tab === 'lines' && (
+              <Suspense fallback={<Loading what="source lines" />}>
+                <LinesPanel {...common} base={baseStage} target={targetStage} />
+              </Suspense>
+            )}
             {tab === 'load' && (
               <Suspense fallback={<Loading what="charts" />}>
                 <LoadPanel {...common} />
@@ -633,6 +553,234 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
     </div>
   );
 }
+
+/**
+ * The stage table, "what changed", the files and the capture records: a memoised component, so a change
+ * of the view (a zoom, a search, another tab) does not render them again.
+ */
+const StagesSection = memo(function StagesSection({
+  title,
+  stages,
+  table,
+  tableLoading,
+  tableError,
+  reloadTable,
+  gc,
+  bench,
+  changes,
+  flash,
+}: {
+  title: string;
+  stages: Stage[];
+  table: StageTableData | null;
+  tableLoading: boolean;
+  tableError: unknown;
+  reloadTable: () => void;
+  gc: StageTableGc | null;
+  bench: Map<string, BenchLine[]> | null;
+  changes: ChangesByStage;
+  flash: (text: string) => void;
+}) {
+  const rowOf = (stageId: string) => table?.rows.find((r) => r.stageId === stageId);
+  return (
+    <section aria-labelledby="stages-h" className="card">
+      <div className="section-head">
+        <h2 id="stages-h">Stages</h2>
+        <div className="actions">
+          <button
+            type="button"
+            disabled={!table}
+            onClick={async () => {
+              if (!table) return;
+              await copyText(stageTableMarkdown(table));
+              flash('Markdown copied');
+            }}
+          >
+            Copy Markdown
+          </button>
+          <button
+            type="button"
+            disabled={!table}
+            onClick={() =>
+              table && downloadText(`${slug(title)}-stages.md`, stageTableMarkdown(table), 'text/markdown')
+            }
+          >
+            Download Markdown
+          </button>
+          <button
+            type="button"
+            disabled={!table}
+            onClick={async () => {
+              if (!table) return;
+              await copyText(stageTableCsv(table));
+              flash('CSV copied');
+            }}
+          >
+            Copy CSV
+          </button>
+          <button
+            type="button"
+            disabled={!table}
+            onClick={() => table && downloadText(`${slug(title)}-stages.csv`, stageTableCsv(table), 'text/csv')}
+          >
+            Download CSV
+          </button>
+        </div>
+      </div>
+      <BusyCaptureWarning stages={stages} />
+      {table ? (
+        <StageTable table={table} gc={gc} bench={bench} />
+      ) : tableLoading ? (
+        <Loading what="stage table" />
+      ) : (
+        <ErrorBox error={tableError} onRetry={reloadTable} />
+      )}
+      {table && <HowToRead alpha={table.alpha} runsNeeded={table.runsNeeded} />}
+      <h3>What changed</h3>
+      <WhatChangedList
+        items={stages.map((s, i) => {
+          const c = changes.get(s.id);
+          return {
+            stageId: s.id,
+            name: s.name,
+            sentences: i === 0 ? (table ? ownFigures(rowOf(s.id)) : null) : c && 'data' in c ? c.data.sentences : null,
+            error: c && 'error' in c ? c.error : null,
+          };
+        })}
+      />
+      <LazyDetails className="files" summary="Raw files">
+        {stages.map((s) => (
+          <div key={s.id}>
+            <strong>{s.name}</strong>
+            <ArtifactList artifacts={s.artifacts} label={`Files of ${s.name}`} />
+          </div>
+        ))}
+      </LazyDetails>
+      <CaptureDetails stages={stages} />
+    </section>
+  );
+});
+
+/** What the view controls read of the view: everything but the zoom, the focused function and the noise floor. */
+const NOT_READ_BY_CONTROLS: ReadonlySet<string> = new Set<keyof ViewState>(['zoom', 'fn', 'noise']);
+
+type ViewControlsProps = {
+  view: ViewState;
+  setView: (patch: Partial<ViewState>) => void;
+  tab: Tab;
+  base: string;
+  target: string;
+  stageOptions: { value: string; label: string }[];
+  kinds: ProfileKind[];
+  kind: ProfileKind | null;
+  sampleTypes: SampleTypeInfo[];
+  defaultType: string | undefined;
+  filterProblem: FilterProblem | null;
+  searchRef: React.RefObject<HTMLInputElement | null>;
+  /** The reader chose a stage (the pair stops following the defaults). */
+  onPick: () => void;
+};
+
+/** Same controls: the same props, and the same view but for what the controls do not read (a zoom is not theirs). */
+function sameControls(a: ViewControlsProps, b: ViewControlsProps): boolean {
+  for (const k of Object.keys(a) as (keyof ViewControlsProps)[]) if (k !== 'view' && a[k] !== b[k]) return false;
+  for (const k of Object.keys(a.view) as (keyof ViewState)[])
+    if (!NOT_READ_BY_CONTROLS.has(k) && a.view[k] !== b.view[k]) return false;
+  return true;
+}
+
+/** The stage pickers, profile choices, search and pprof's filters; not rendered again by a zoom. */
+const ViewControls = memo(function ViewControls(props: ViewControlsProps) {
+  const {
+    view,
+    setView,
+    tab,
+    base,
+    target,
+    stageOptions,
+    kinds,
+    kind,
+    sampleTypes,
+    defaultType,
+    filterProblem,
+    onPick,
+  } = props;
+  const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
+  const filterError = (k: FilterKey) =>
+    filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
+  return (
+    <fieldset className="controls" aria-label="View controls">
+      <Select
+        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Base stage' : 'Left stage'}
+        value={base}
+        options={stageOptions}
+        onChange={(v) => {
+          onPick();
+          // The focused function stays; the frame of it zoomed into is looked up again.
+          setView({ base: v, target, zoom: [] });
+        }}
+      />
+      <Select
+        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Target stage' : 'Right stage'}
+        value={target}
+        options={stageOptions}
+        onChange={(v) => {
+          onPick();
+          setView({ base, target: v });
+        }}
+      />
+      {profileTab && (
+        <>
+          {kinds.length > 0 && (
+            <Select
+              label="Profile"
+              value={kind ?? ''}
+              options={kinds.map((k) => ({ value: k, label: KIND_LABELS[k] }))}
+              // Sample types belong to a kind: a new kind starts at its own default.
+              onChange={(v) => setView({ kind: v || '', sampleType: '' })}
+            />
+          )}
+          <Select
+            label="Sample type"
+            value={view.sampleType}
+            options={[
+              { value: '', label: `default${defaultType ? ` (${defaultType})` : ''}` },
+              ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` })),
+            ]}
+            onChange={(v) => setView({ sampleType: v })}
+          />
+          {tab === 'diff' && (
+            <Select
+              label="Diff mode"
+              value={view.mode}
+              options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))}
+              onChange={(v) => setView({ mode: v })}
+            />
+          )}
+          <Select
+            label="Rows by"
+            value={view.granularity}
+            options={GRANULARITIES.map((g) => ({ value: g, label: GRANULARITY_LABELS[g] }))}
+            // A focused frame is named at one granularity: it does not carry over.
+            onChange={(v) => setView({ granularity: v, fn: '' })}
+          />
+          <SearchField inputRef={props.searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
+          {FILTER_FIELDS.map((f) => (
+            <RegexField
+              key={f.key}
+              label={f.label}
+              hint={f.hint}
+              placeholder={f.placeholder}
+              value={view[f.key]}
+              error={filterError(f.key)}
+              onChange={(v) => setView({ [f.key]: v })}
+            />
+          ))}
+        </>
+      )}
+    </fieldset>
+  );
+}, sameControls);
 
 function DescriptionEditor({ value, onSave }: { value: string; onSave: (v: string) => void }) {
   const [v, setV] = useState(value);

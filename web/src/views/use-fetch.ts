@@ -1,22 +1,38 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, type ApiRequest, type EndpointName, type Reply, apiUrl, getJson } from '../lib/api.ts';
 
 // Requests started before their view mounts (e.g. flamegraphs named in the address while the comparison
-// itself is still loading), handed over to the first useFetch that asks for the same URL.
+// itself is still loading), handed over to the views that mount asking for the same URL: to every one
+// of them that mounts in the same render (both graphs of a stage shown on both sides take one answer).
 const prefetched = new Map<string, Promise<unknown>>();
+// The prefetched answers that have arrived: a view mounting after that starts with its data, drawn in
+// the render that mounts it rather than one request and one render later.
+const arrived = new Map<string, unknown>();
 
-export function prefetchJson(url: string): void {
-  if (prefetched.has(url)) return;
+/** Starts a GET whose answer the first view to ask for `url` takes (see useFetch); resolves with it. */
+export function prefetchJson(url: string): Promise<unknown> {
+  const running = prefetched.get(url);
+  if (running) return running;
   const p = getJson<unknown>(url);
-  p.catch(() => undefined);
+  p.then(
+    (data) => prefetched.get(url) === p && arrived.set(url, data),
+    () => undefined,
+  );
   prefetched.set(url, p);
-  setTimeout(() => prefetched.delete(url), 30_000);
+  setTimeout(() => forget(url), 30_000);
+  return p;
+}
+
+function forget(url: string): void {
+  prefetched.delete(url);
+  arrived.delete(url);
 }
 
 function takePrefetched<T>(url: string): Promise<T> | null {
   const p = prefetched.get(url);
   if (!p) return null;
-  prefetched.delete(url);
+  // Gone after this task: the effects of one render's views all run before it ends.
+  setTimeout(() => forget(url), 0);
   return p as Promise<T>;
 }
 
@@ -33,17 +49,26 @@ export interface FetchState<T> {
  * screen until the new answer arrives.
  */
 export function useFetch<T>(url: string | null, version: string | number = ''): FetchState<T> {
-  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean; url: string | null }>({
-    data: null,
-    error: null,
-    loading: url !== null,
-    url,
-  });
+  // A prefetched answer already here is this view's first state (and its first load asks for nothing).
+  const [early] = useState(() => (url !== null && arrived.has(url) ? url : null));
+  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean; url: string | null }>(() =>
+    early !== null
+      ? { data: arrived.get(early) as T, error: null, loading: false, url }
+      : { data: null, error: null, loading: url !== null, url },
+  );
   const [nonce, setNonce] = useState(0);
+  const firstLoad = useRef(true);
   // biome-ignore lint/correctness/useExhaustiveDependencies: `nonce` and `version` are reload triggers: a change fetches the same URL again
   useEffect(() => {
+    const first = firstLoad.current;
+    firstLoad.current = false;
     if (url === null) {
       setState({ data: null, error: null, loading: false, url });
+      return;
+    }
+    if (first && url === early) {
+      // The answer is the state already; taking it lets the entry go with this task.
+      void takePrefetched(url);
       return;
     }
     const ctrl = new AbortController();

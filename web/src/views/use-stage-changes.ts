@@ -4,6 +4,9 @@ import { type StageChanges, api } from '../lib/api.ts';
 /** Each stage's changes against the previous one, by the stage's id: the answer, or why it failed. */
 export type ChangesByStage = Map<string, { data: StageChanges } | { error: string }>;
 
+/** Nothing answered yet: one empty map, so a page that renders again before any answer passes the same one. */
+const NONE: ChangesByStage = new Map();
+
 /**
  * GET …/changes for every stage against the one before it, one request at a time (each can be heavy
  * for the server on large profiles), in stage order. Fetched again when the stages or the comparison's
@@ -38,5 +41,5 @@ export function useStageChanges(comparisonId: string, stageIds: readonly string[
     })();
     return () => ctrl.abort();
   }, [key, comparisonId]);
-  return state.key === key ? state.byStage : new Map<string, { data: StageChanges } | { error: string }>();
+  return state.key === key ? state.byStage : NONE;
 }
