@@ -6,6 +6,10 @@
  * One record per `capture` invocation; `runs` holds one entry per repetition (`--runs N`), each with
  * its own files, window and machine state, so a stage has a noise estimate.
  */
+import { isUploaded } from '../api/capture-files.ts';
+
+export { SOURCES_ARCHIVE } from '../api/capture-files.ts';
+
 export interface CaptureRecord {
   schema: 'stagediff-capture/1';
   stage: string;
@@ -127,9 +131,6 @@ export interface CaptureSummary {
   cpuMicrosPerRequest: number | null;
 }
 
-/** The file in a capture folder holding the module sources its profiles name (`capture --source`). */
-export const SOURCES_ARCHIVE = 'sources.tar.gz';
-
 /**
  * The files of a capture that go to a server, in run order: each run's load-test and profile files,
  * with `path` relative to the capture's folder and `name` the artifact's filename. Several runs keep
@@ -140,9 +141,4 @@ export function uploadedFiles(record: Pick<CaptureRecord, 'runs'>): { path: stri
   return record.runs.flatMap((run) =>
     run.files.filter((f) => isUploaded(f.role)).map((f) => ({ path: f.path, name: f.path.replaceAll('/', '-') })),
   );
-}
-
-/** Whether a capture's file of this role goes to the server: all but a tool's raw output (vegeta's .bin). */
-export function isUploaded(role: CaptureFile['role']): boolean {
-  return role !== 'raw';
 }

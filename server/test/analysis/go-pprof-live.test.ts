@@ -38,13 +38,13 @@ function pprofText(args: string[]): string {
   return r.stdout;
 }
 
-/** Every profile of the demo's first wrk run per stage (fixtures/demo/<stage>/run-1/). */
+/** Every profile of the demo's first wrk run per stage (fixtures/demo/<stage>/run-1/, the stages of its manifest). */
 function demoProfiles(): string[] {
   const dir = `${fixturesDir}demo/`;
-  if (!existsSync(dir)) return [];
+  if (!existsSync(`${dir}manifest.json`)) return [];
   const out: string[] = [];
-  for (const stage of readdirSync(dir, { withFileTypes: true })) {
-    if (!stage.isDirectory()) continue;
+  const manifest = JSON.parse(readFileSync(`${dir}manifest.json`, 'utf8')) as { stages: { name: string }[] };
+  for (const stage of manifest.stages) {
     const run = `${dir}${stage.name}/run-1/`;
     for (const f of readdirSync(run)) if (f.endsWith('.pb.gz')) out.push(run + f);
   }

@@ -6,7 +6,7 @@
  * and the sources capture kept beside a record (sources.tar.gz) as the stage's sources. The pure part:
  * which file is what.
  */
-import { SOURCES_ARCHIVE, isUploaded } from '../../../server/src/model/capture.ts';
+import { SOURCES_ARCHIVE, isUploaded } from '../../../server/src/api/capture-files.ts';
 import type { CaptureRecord } from './api.ts';
 
 export const CAPTURE_FILE = 'capture.json';
