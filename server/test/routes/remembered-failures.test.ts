@@ -93,9 +93,11 @@ describe('remembered failures', () => {
   }, 120_000);
 
   it('answers a view that ran out of time with the same 503 at once', async () => {
-    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '400', ANALYSIS_WORKERS: '1' });
+    // The folded export of 150,000 stacks 25 frames deep (megabytes of text) cannot be made within the
+    // shortest deadline there is; a filtered top of them now can, on a quiet machine.
+    const app = await testApp({ DATA_DIR: dataDir, ANALYSIS_TIMEOUT_MS: '100', ANALYSIS_WORKERS: '1' });
     try {
-      const url = `/api/comparisons/${big.id}/top?stage=${big.stage}&focus=fn1`;
+      const url = `/api/comparisons/${big.id}/folded?stage=${big.stage}`;
       const first = await app.inject({ url });
       expect(first.statusCode).toBe(503);
       expect(first.json().error.code).toBe('analysis-timeout');
