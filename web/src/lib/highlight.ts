@@ -14,26 +14,23 @@ export interface Token {
   classes: string[];
 }
 
-interface HastNode {
-  type: string;
-  value?: string;
-  properties?: { className?: unknown };
-  children?: HastNode[];
-}
+/** A node of the syntax tree refractor gives (its own hast types, not restated here). */
+type Root = ReturnType<typeof refractor.highlight>;
+type Node = Root | Root['children'][number];
 
-function walk(node: HastNode, classes: string[], out: Token[]) {
+function walk(node: Node, classes: string[], out: Token[]) {
   if (node.type === 'text') {
     if (node.value) out.push({ text: node.value, classes });
     return;
   }
-  const own = node.properties?.className;
+  const own = node.type === 'element' ? node.properties.className : undefined;
   const next = Array.isArray(own) ? [...classes, ...own.map(String).filter((c) => c !== 'token')] : classes;
-  for (const child of node.children ?? []) walk(child, next, out);
+  if (node.type === 'root' || node.type === 'element') for (const child of node.children) walk(child, next, out);
 }
 
 /** The tokens of one line of Go. */
 export function goTokens(line: string): Token[] {
   const out: Token[] = [];
-  walk(refractor.highlight(line, 'go') as HastNode, [], out);
+  walk(refractor.highlight(line, 'go'), [], out);
   return out;
 }
