@@ -139,15 +139,7 @@ let _touchSink = 0;
  * profiles of millions of stacks) each merge allocates its own and nothing is kept. The arrays of a
  * merge are valid until the next merge (every caller uses them before it returns).
  */
-interface MergeScratch {
-  eSide: Uint8Array;
-  eIn: Uint8Array;
-  eEnd: Uint32Array;
-  eLen: Uint32Array;
-  eA: Float64Array;
-  eB: Float64Array;
-  table: Int32Array;
-}
+type MergeScratch = Omit<MergedStacks, 'entries'> & { table: Int32Array };
 const MERGE_SCRATCH_BYTES = 48 * 1024 * 1024;
 let kept: MergeScratch | null = null;
 
