@@ -10,7 +10,7 @@
 // A model is what the server keeps per upload: the parsed profile with its samples aggregated.
 // "flamegraph" is the flamegraph view's work: the call tree of the default sample type trimmed as
 // the web client asks (minFraction 0.0005) and its JSON; "diff" the diff view's: diffProfiles of
-// the two (absolute, same minFraction: rows and tree) and its JSON.
+// the two (absolute, same minFraction: rows and tree) and its JSON with the rows the endpoint sends.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parsePprof } from '../../server/src/ingest/pprof/index.ts';
@@ -18,8 +18,11 @@ import { aggregateSamples, decodeProfile, encodeProfile } from '../../server/src
 import { callTree } from '../../server/src/analysis/call-tree.ts';
 import { diffProfiles } from '../../server/src/analysis/diff.ts';
 import type { Profile } from '../../server/src/model/profile.ts';
+import { DiffQuery } from '../../server/src/api/views.ts';
 
 const MIN_FRACTION = 0.0005;
+/** Rows the diff endpoint sends when no `limit` is asked (its schema's default). */
+const DIFF_ROWS = DiffQuery.properties.limit.default as number;
 const models = new Map<string, Profile>();
 
 function model(file: string): Profile {
@@ -41,7 +44,9 @@ function runOp(op: string, files: string[]): number {
   }
   if (op === 'diff') {
     const b = model(files[1]!);
-    return JSON.stringify(diffProfiles(a, b, { sampleType: type, mode: 'absolute', minFraction: MIN_FRACTION })).length;
+    const d = diffProfiles(a, b, { sampleType: type, mode: 'absolute', minFraction: MIN_FRACTION });
+    // As the diff endpoint answers: the rows ranked, the first DIFF_ROWS of them sent.
+    return JSON.stringify({ ...d, rowsTotal: d.rows.length, rows: d.rows.slice(0, DIFF_ROWS) }).length;
   }
   throw new Error(`unknown op ${op}`);
 }
