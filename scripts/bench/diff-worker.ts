@@ -22,7 +22,7 @@ import { DiffQuery } from '../../server/src/api/views.ts';
 
 const MIN_FRACTION = 0.0005;
 /** Rows the diff endpoint sends when no `limit` is asked (its schema's default). */
-const DIFF_ROWS = DiffQuery.properties.limit.default as number;
+const DIFF_ROWS = Number((DiffQuery.properties.limit as { default?: unknown }).default);
 const models = new Map<string, Profile>();
 
 function model(file: string): Profile {
