@@ -74,6 +74,11 @@ export const KIND_LABELS: Record<ProfileKind, string> = {
   other: 'other',
 };
 
+/** Whether `s` names a profile kind (a key of KIND_LABELS). */
+export function isProfileKind(s: string): s is ProfileKind {
+  return Object.hasOwn(KIND_LABELS, s);
+}
+
 /**
  * A service's own request counter among its runtime metrics, by client_golang's naming (`…requests_total`,
  * by route or code): the runtime timeline's QPS when no load run's timeline covers the window. Never

@@ -4,8 +4,9 @@
  * them the page's first view will make, to name them in the page (`<link rel="preload">`) so the browser
  * fetches them while the page's script loads. Plain functions over routes.ts: the web bundle imports it.
  */
-import { KIND_LABELS } from './labels.ts';
+import { isProfileKind } from './labels.ts';
 import { endpointUrl } from './routes.ts';
+import type { DiffModeParam, Granularity } from './views.ts';
 
 /** Server-side trimming: frames below this fraction of the tree's root are left out (the server counts them). */
 export const TREE_MIN_FRACTION = 0.0005;
@@ -91,8 +92,20 @@ export function pairFiguresUrl(id: string, base: string, target: string): string
   return endpointUrl('changes', { id }, { base, target, functions: 'off' });
 }
 
-const GRANULARITY_PARAMS = ['functions', 'lines', 'files'];
-const MODE_PARAMS = ['auto', 'absolute', 'share', 'normalize', 'per-request'];
+// The values an address may give `mode` and `granularity`, each once (a Record's keys: the compiler
+// checks the lists against the schema's unions).
+const MODE_KEYS: Record<DiffModeParam, true> = {
+  auto: true,
+  absolute: true,
+  share: true,
+  normalize: true,
+  'per-request': true,
+};
+/** The diff modes, `auto` (the server chooses) first. */
+export const DIFF_MODES = Object.keys(MODE_KEYS) as DiffModeParam[];
+const GRANULARITY_KEYS: Record<Granularity, true> = { functions: true, lines: true, files: true };
+/** What rows and frames stand for, as go tool pprof's -functions, -lines, -files. */
+export const GRANULARITIES = Object.keys(GRANULARITY_KEYS) as Granularity[];
 /** A preloaded URL longer than this is left to the page (a deep zoom path): the page's head stays small. */
 const MAX_PRELOAD_URL = 2000;
 
@@ -122,8 +135,8 @@ export function firstViewRequests(pathname: string, search: string): string[] {
   const kind = q.get('kind') ?? '';
   const granularity = q.get('granularity') ?? 'functions';
   const mode = q.get('mode') ?? 'auto';
-  if (kind && !Object.hasOwn(KIND_LABELS, kind)) return urls;
-  if (!GRANULARITY_PARAMS.includes(granularity) || !MODE_PARAMS.includes(mode)) return urls;
+  if (kind && !isProfileKind(kind)) return urls;
+  if (!(GRANULARITIES as string[]).includes(granularity) || !(DIFF_MODES as string[]).includes(mode)) return urls;
   const choice: TreeChoice = {
     kind,
     sampleType: q.get('sampleType') ?? '',

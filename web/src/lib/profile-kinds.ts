@@ -3,14 +3,10 @@
  * which kind a view reads. A view is always of one kind (the server never merges kinds); the stored
  * summary of each profile names its kind.
  */
-import { KIND_LABELS } from '../../../server/src/api/labels.ts';
+import { KIND_LABELS, isProfileKind } from '../../../server/src/api/labels.ts';
 import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage, TraceArtifactSummary } from './api.ts';
 
-export { KIND_LABELS };
-
-export function isProfileKind(s: string): s is ProfileKind {
-  return Object.hasOwn(KIND_LABELS, s);
-}
+export { KIND_LABELS, isProfileKind };
 
 /** What an artifact gives as profiles: a profile itself; an execution trace, the four profiles derived from it. */
 function profileSummaries(a: Artifact): ProfileSummary[] {

@@ -1,4 +1,4 @@
-import { FILTER_PARAMS, type TreeChoice } from '../../../server/src/api/page-requests.ts';
+import { DIFF_MODES, FILTER_PARAMS, GRANULARITIES, type TreeChoice } from '../../../server/src/api/page-requests.ts';
 import type { DiffModeParam, Granularity, ProfileKind } from './api.ts';
 import { isProfileKind } from './profile-kinds.ts';
 
@@ -14,7 +14,7 @@ export const MODE_LABELS: Record<DiffModeParam, string> = {
   normalize: 'normalize',
   'per-request': 'per request',
 };
-export const MODES = Object.keys(MODE_LABELS) as DiffModeParam[];
+export const MODES = DIFF_MODES;
 
 /** What rows and frames stand for, as go tool pprof's -functions, -lines, -files. */
 export const GRANULARITY_LABELS: Record<Granularity, string> = {
@@ -22,7 +22,7 @@ export const GRANULARITY_LABELS: Record<Granularity, string> = {
   lines: 'source lines',
   files: 'files',
 };
-export const GRANULARITIES = Object.keys(GRANULARITY_LABELS) as Granularity[];
+export { GRANULARITIES };
 
 /**
  * Every piece of the comparison page's view state. It lives in the query string so the address bar is
