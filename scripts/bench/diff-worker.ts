@@ -18,11 +18,9 @@ import { aggregateSamples, decodeProfile, encodeProfile } from '../../server/src
 import { callTree } from '../../server/src/analysis/call-tree.ts';
 import { diffProfiles } from '../../server/src/analysis/diff.ts';
 import type { Profile } from '../../server/src/model/profile.ts';
-import { DiffQuery } from '../../server/src/api/views.ts';
+import { DIFF_DEFAULT_ROWS } from '../../server/src/api/views.ts';
+import { TREE_MIN_FRACTION } from '../../server/src/api/page-requests.ts';
 
-const MIN_FRACTION = 0.0005;
-/** Rows the diff endpoint sends when no `limit` is asked (its schema's default). */
-const DIFF_ROWS = Number((DiffQuery.properties.limit as { default?: unknown }).default);
 const models = new Map<string, Profile>();
 
 function model(file: string): Profile {
@@ -40,13 +38,13 @@ function runOp(op: string, files: string[]): number {
   const type = a.defaultSampleType;
   if (op === 'flamegraph') {
     const i = a.sampleTypes.findIndex((t) => t.type === type);
-    return JSON.stringify(callTree(a, i, MIN_FRACTION)).length;
+    return JSON.stringify(callTree(a, i, TREE_MIN_FRACTION)).length;
   }
   if (op === 'diff') {
     const b = model(files[1]!);
-    const d = diffProfiles(a, b, { sampleType: type, mode: 'absolute', minFraction: MIN_FRACTION });
-    // As the diff endpoint answers: the rows ranked, the first DIFF_ROWS of them sent.
-    return JSON.stringify({ ...d, rowsTotal: d.rows.length, rows: d.rows.slice(0, DIFF_ROWS) }).length;
+    const d = diffProfiles(a, b, { sampleType: type, mode: 'absolute', minFraction: TREE_MIN_FRACTION });
+    // As the diff endpoint answers: the rows ranked, the first DIFF_DEFAULT_ROWS of them sent.
+    return JSON.stringify({ ...d, rowsTotal: d.rows.length, rows: d.rows.slice(0, DIFF_DEFAULT_ROWS) }).length;
   }
   throw new Error(`unknown op ${op}`);
 }

@@ -309,6 +309,9 @@ export const Search = Type.Object({
 });
 export type Search = Static<typeof Search>;
 
+/** Hot-path rows a diff answer holds when the request names no `limit`. */
+export const DIFF_DEFAULT_ROWS = 2000;
+
 export const DiffQuery = Type.Object(
   {
     base: StageRef,
@@ -317,7 +320,7 @@ export const DiffQuery = Type.Object(
     mode: DiffModeParam,
     minFraction: MinFraction,
     ...TreeSelect,
-    limit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 2000 }),
+    limit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: DIFF_DEFAULT_ROWS }),
     sort: Type.Union([Type.Literal('flat'), Type.Literal('cum')], { default: 'flat' }),
     ...FilterParams,
   },

@@ -2,6 +2,7 @@ import fastJsonStringify from 'fast-json-stringify';
 import type { ComparisonTree } from '../store/index.ts';
 import { compareNames } from '../analysis/names.ts';
 import { type Query, SCHEMAS } from '../api/endpoints.ts';
+import { DIFF_DEFAULT_ROWS } from '../api/views.ts';
 import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
@@ -84,7 +85,7 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
         q.sort === 'cum'
           ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
           : d.top;
-      return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? 2000) });
+      return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? DIFF_DEFAULT_ROWS) });
     }
     case 'source': {
       const { view, keep } = await sourceView(svc, tree, a.query);
