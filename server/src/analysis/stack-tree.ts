@@ -187,10 +187,11 @@ export function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
   let entries = 0;
   // Stacks go in batches. Before a batch's probes and comparisons (each likely a cache miss: the
   // table and the stacks are far larger than the caches, and a stack seen before lies anywhere),
-  // two passes only read what they will need — each stack's first slot, then the first and last
-  // frame of the stack that slot holds when its hash matches — so those misses are waited for
-  // together rather than one after the other. What these reads return is not used (but kept in
-  // `touch`, so the engine keeps them); the probes and comparisons then find the lines cached.
+  // two passes only read what they will need — each stack's first slot, then, when its hash
+  // matches, the stack that slot holds (a frame in every 16, one a cache line, and its last) — so
+  // those misses are waited for together rather than one after the other. What these reads return
+  // is not used (but kept in `touch`, so the engine keeps them); the probes and comparisons then
+  // find the lines cached.
   const bSt = new Int32Array(BATCH);
   const bHash = new Int32Array(BATCH);
   let touch = 0;
@@ -289,8 +290,8 @@ export function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
 export function mergedKeyTotals(sides: readonly TreeSide[], m: MergedStacks, numKeys: number): [KeyTotals, KeyTotals] {
   const sf0 = sides[0]!.stackFrames;
   const fk0 = sides[0]!.frameKey;
-  const sf1 = (sides[1] ?? sides[0]!).stackFrames;
-  const fk1 = (sides[1] ?? sides[0]!).frameKey;
+  const sf1 = sides[1]!.stackFrames;
+  const fk1 = sides[1]!.frameKey;
   // Both sides' sums of a key side by side (2k: side 0, 2k + 1: side 1), one cache line for both.
   const flat = new Float64Array(2 * numKeys);
   const cum = new Float64Array(2 * numKeys);

@@ -4,6 +4,11 @@ import { formatP, verdictWords } from '../../../server/src/api/words.ts';
 import type { Diff, DiffRow } from '../lib/api.ts';
 import { fullVerdict } from '../lib/diff-verdicts.ts';
 
+/** The class a change's cell takes: ` more` for an increase, ` less` for a decrease, nothing for none. */
+function moreOrLess(delta: number): string {
+  return delta > 0 ? ' more' : delta < 0 ? ' less' : '';
+}
+
 /** A tested change neither flat nor cum of which is significant: inside the run-to-run noise. */
 function inNoise(r: DiffRow, noise: Diff['noise']): boolean {
   if (noise?.status !== 'tested' || !r.verdict) return false;
@@ -94,7 +99,7 @@ const HotPathRow = memo(function HotPathRow({
       <td className="num c-flat-target" data-label={`Flat ${targetName}`}>
         {formatValue(r.target.flat, unit)} <span className="muted small">{share(r.target.flat, targetTotal)}</span>
       </td>
-      <td className={`num c-dflat${r.deltaFlat > 0 ? ' more' : r.deltaFlat < 0 ? ' less' : ''}`} data-label="Δ flat">
+      <td className={`num c-dflat${moreOrLess(r.deltaFlat)}`} data-label="Δ flat">
         {formatSignedValue(r.deltaFlat, unit)}
       </td>
       <td className="num c-dflat-pct" data-label="Δ flat %">
@@ -106,7 +111,7 @@ const HotPathRow = memo(function HotPathRow({
       <td className="num c-cum-target" data-label={`Cum ${targetName}`}>
         {formatValue(r.target.cum, unit)}
       </td>
-      <td className={`num c-dcum${r.deltaCum > 0 ? ' more' : r.deltaCum < 0 ? ' less' : ''}`} data-label="Δ cum">
+      <td className={`num c-dcum${moreOrLess(r.deltaCum)}`} data-label="Δ cum">
         {formatSignedValue(r.deltaCum, unit)}
       </td>
       <td className="num c-dcum-pct" data-label="Δ cum %">

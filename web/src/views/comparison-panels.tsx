@@ -25,13 +25,10 @@ import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, findWidest } from '../lib/tree.ts';
-import { TREE_MAX_NODES, TREE_MIN_FRACTION, diffUrl, flamegraphUrl } from '../../../server/src/api/page-requests.ts';
+import { diffUrl, flamegraphUrl } from '../../../server/src/api/page-requests.ts';
 import { type Filters, type ViewState, treeChoice } from '../lib/url-state.ts';
 import { useApi, useFetch } from './use-fetch.ts';
 
-/** Server-side trimming and the most frames asked for in one tree: the contract's (page-requests.ts). */
-export const MIN_FRACTION = TREE_MIN_FRACTION;
-export const MAX_NODES = TREE_MAX_NODES;
 /** Client-side: frames narrower than this many pixels are not drawn. */
 export const MIN_FRAME_PX = 2;
 /**
@@ -220,10 +217,10 @@ interface Drawn<T> {
 }
 
 /**
- * Zoom with detail on demand: the whole tree is trimmed at MIN_FRACTION of its total, so a frame
- * zoomed into may have lost its detail. The server is asked for that subtree, trimmed at
- * MIN_FRACTION of the subtree's own value; until it answers, the frame as the whole tree has it is
- * drawn, so a click zooms at once and the detail follows.
+ * Zoom with detail on demand: the whole tree is trimmed at TREE_MIN_FRACTION (page-requests.ts) of
+ * its total, so a frame zoomed into may have lost its detail. The server is asked for that subtree,
+ * trimmed at TREE_MIN_FRACTION of the subtree's own value; until it answers, the frame as the whole
+ * tree has it is drawn, so a click zooms at once and the detail follows.
  */
 function useZoomed<
   T extends { name: string; value: number; children: T[] },

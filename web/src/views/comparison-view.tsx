@@ -554,6 +554,12 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   );
 }
 
+/** The stage table's two export formats, each copied or downloaded. */
+const STAGE_TABLE_EXPORTS = [
+  { label: 'Markdown', ext: 'md', mime: 'text/markdown', text: stageTableMarkdown },
+  { label: 'CSV', ext: 'csv', mime: 'text/csv', text: stageTableCsv },
+] as const;
+
 /**
  * The stage table, "what changed", the files and the capture records: a memoised component, so a change
  * of the view (a zoom, a search, another tab) does not render them again.
@@ -587,44 +593,28 @@ const StagesSection = memo(function StagesSection({
       <div className="section-head">
         <h2 id="stages-h">Stages</h2>
         <div className="actions">
-          <button
-            type="button"
-            disabled={!table}
-            onClick={async () => {
-              if (!table) return;
-              await copyText(stageTableMarkdown(table));
-              flash('Markdown copied');
-            }}
-          >
-            Copy Markdown
-          </button>
-          <button
-            type="button"
-            disabled={!table}
-            onClick={() =>
-              table && downloadText(`${slug(title)}-stages.md`, stageTableMarkdown(table), 'text/markdown')
-            }
-          >
-            Download Markdown
-          </button>
-          <button
-            type="button"
-            disabled={!table}
-            onClick={async () => {
-              if (!table) return;
-              await copyText(stageTableCsv(table));
-              flash('CSV copied');
-            }}
-          >
-            Copy CSV
-          </button>
-          <button
-            type="button"
-            disabled={!table}
-            onClick={() => table && downloadText(`${slug(title)}-stages.csv`, stageTableCsv(table), 'text/csv')}
-          >
-            Download CSV
-          </button>
+          {STAGE_TABLE_EXPORTS.flatMap((f) => [
+            <button
+              key={`copy-${f.ext}`}
+              type="button"
+              disabled={!table}
+              onClick={async () => {
+                if (!table) return;
+                await copyText(f.text(table));
+                flash(`${f.label} copied`);
+              }}
+            >
+              {`Copy ${f.label}`}
+            </button>,
+            <button
+              key={`download-${f.ext}`}
+              type="button"
+              disabled={!table}
+              onClick={() => table && downloadText(`${slug(title)}-stages.${f.ext}`, f.text(table), f.mime)}
+            >
+              {`Download ${f.label}`}
+            </button>,
+          ])}
         </div>
       </div>
       <BusyCaptureWarning stages={stages} />

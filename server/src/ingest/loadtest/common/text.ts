@@ -10,9 +10,12 @@ import { headUtf8 } from '../../head-text.ts';
 /** Max bytes a whole-file reader accepts (reports are a few KiB; this only guards misuse). */
 export const TEXT_REPORT_LIMIT = 64 * 1024 * 1024;
 
-function decode(buf: Buffer): string {
-  const text = buf.toString('utf8');
+function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+function decode(buf: Buffer): string {
+  return stripBom(buf.toString('utf8'));
 }
 
 /**
@@ -34,8 +37,7 @@ export async function readNonBlankText(src: ByteSource): Promise<string> {
 
 /** Head bytes as text for detectors (a multi-byte character cut at the end does not matter). */
 export function headText(head: Buffer): string {
-  const text = headUtf8(head);
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return stripBom(headUtf8(head));
 }
 
 /** True when the name hint mentions the tool (used only to break ties, never alone). */
