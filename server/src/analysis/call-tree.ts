@@ -6,7 +6,7 @@ import { MAX_TREE_DEPTH, type StackTree, buildStackTree } from './stack-tree.ts'
 export { MAX_TREE_DEPTH };
 
 /**
- * A call tree in the shape d3-flame-graph reads: each node's `value` is the total of the samples
+ * A call tree as the web client's canvas flamegraph draws it: each node's `value` is the total of the samples
  * whose stack passes through that call path (root first), in the sample type's unit. Children are
  * ordered by name, so two trees of the same program line up.
  */

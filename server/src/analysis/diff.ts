@@ -70,7 +70,7 @@ export interface DiffRow {
 }
 
 /**
- * A diff call-tree node, in the shape d3-flame-graph's differential mode reads: `delta` is
+ * A diff call-tree node, as the web client's canvas diff flamegraph draws it: `delta` is
  * target − base; `value` (the width) is base + target so that both sides fit and children nest.
  */
 export interface DiffNode {

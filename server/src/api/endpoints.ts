@@ -217,7 +217,7 @@ export const SCHEMAS = {
     response: StageChanges,
   },
   flamegraph: {
-    summary: 'Call tree of one stage for d3-flame-graph ({name, value, children}), trimmed at minFraction of the total',
+    summary: 'Call tree of one stage as nested {name, value, children} nodes, trimmed at minFraction of the total',
     params: ComparisonParams,
     querystring: FlamegraphQuery,
     response: Flamegraph,

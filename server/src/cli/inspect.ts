@@ -36,7 +36,7 @@ export function pickSampleType(p: Profile, name: string | undefined): number {
   return i;
 }
 
-/** The `inspect --json` shape for a profile (see DESIGN.md, CLI contract). */
+/** The `inspect --json` shape for a profile (the CLI section of docs/architecture.md). */
 export function profileInspection(
   p: Profile,
   sampleTypeName: string | undefined,

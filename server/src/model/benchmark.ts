@@ -1,6 +1,6 @@
 /**
  * Go benchmark results (`go test -bench -benchmem -count N`) and their benchstat-style comparison.
- * Plain JSON-serialisable data; the shapes are the contract in DESIGN.md ("Other artifacts").
+ * Plain JSON-serialisable data; the shapes are part of the API contract (server/src/api/).
  */
 
 /**

@@ -1,6 +1,6 @@
 /**
  * A Go GC trace (`GODEBUG=gctrace=1` on stderr): one entry per GC cycle, figures as the runtime printed
- * them. Plain JSON-serialisable data; the shape is the contract in DESIGN.md ("Other artifacts").
+ * them. Plain JSON-serialisable data; the shape is part of the API contract (server/src/api/).
  */
 
 /** Wall-clock durations of one cycle's phases, in milliseconds (`a+b+c ms clock`). */

@@ -1,7 +1,7 @@
 /**
  * The analysis rules on small profiles written as text: flat/cum under recursion, the call tree and
  * its trimming, the diff in every mode, merging, and the sandwich view. Each expectation is worked
- * out by hand from pprof's definitions (see DESIGN.md, "Profile").
+ * out by hand from pprof's definitions (see docs/architecture.md).
  */
 import { describe, expect, it } from 'vitest';
 import { callTree } from '../../src/analysis/call-tree.ts';
