@@ -18,6 +18,7 @@ export const KNOWN_TOOLS = [
   'ghz',
   'locust',
   'jmeter',
+  'oha',
 ] as const;
 export type LoadTool = (typeof KNOWN_TOOLS)[number];
 
@@ -98,6 +99,8 @@ export function loadDurationSeconds(tool: LoadTool | null, argv: string[]): numb
       return v(['-z', '--duration']);
     case 'locust':
       return v(['-t', '--run-time']);
+    case 'oha':
+      return v(['-z', '--duration']);
     default:
       return null;
   }
@@ -134,6 +137,12 @@ export function loadOutputName(tool: LoadTool | null, argv: string[]): { name: s
       };
     case 'ghz':
       return { name: option(ws, ['-O', '--format']) === 'json' ? 'ghz.json' : 'ghz.txt', stream: 'stdout' };
+    case 'oha':
+      // `--output-format json` in current releases, `-j`/`--json` in older ones.
+      return {
+        name: option(ws, ['--output-format']) === 'json' || has('-j', '--json') ? 'oha.json' : 'oha.txt',
+        stream: 'stdout',
+      };
     case null:
       return { name: 'load.txt', stream: 'stdout' };
     default:
@@ -176,6 +185,7 @@ const VERSION_ARGS: Record<LoadTool, string[][]> = {
   ghz: [['--version']],
   locust: [['--version']],
   jmeter: [['--version']],
+  oha: [['--version']],
 };
 
 function which(cmd: string): string | null {

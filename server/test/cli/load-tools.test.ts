@@ -28,6 +28,7 @@ it('finds the tool in argv or in an sh -c script', () => {
   expect(detectTool(['wrk', '-t2', 'http://x/'])).toBe('wrk');
   expect(detectTool(['/usr/local/bin/hey', '-z', '10s', 'http://x/'])).toBe('hey');
   expect(detectTool(['sh', '-c', "echo 'GET http://x/' | vegeta attack -duration=5s"])).toBe('vegeta');
+  expect(detectTool(['oha', '--no-tui', '-z', '10s', 'http://x/'])).toBe('oha');
   expect(detectTool(['./my-load', 'http://x/'])).toBeNull();
 });
 
@@ -41,6 +42,8 @@ it("knows each tool's duration option, with wrk's and autocannon's 10 s default"
   expect(loadDurationSeconds('k6', ['k6', 'run', '--duration', '45s', 's.js'])).toBe(45);
   expect(loadDurationSeconds('autocannon', ['autocannon', '-d', '15', 'http://x/'])).toBe(15);
   expect(loadDurationSeconds('locust', ['locust', '--headless', '-t', '2m'])).toBe(120);
+  expect(loadDurationSeconds('oha', ['oha', '--no-tui', '-z', '30s', 'http://x/'])).toBe(30);
+  expect(loadDurationSeconds('oha', ['oha', '-n', '200', 'http://x/'])).toBeNull();
   expect(loadDurationSeconds(null, ['./my-load'])).toBeNull();
 });
 
@@ -54,6 +57,9 @@ it('names the output after the tool, and where it is printed', () => {
   });
   expect(loadOutputName('autocannon', ['autocannon', '--json', 'http://x/']).name).toBe('autocannon.json');
   expect(loadOutputName('bombardier', ['bombardier', '-o', 'json', 'http://x/']).name).toBe('bombardier.json');
+  expect(loadOutputName('oha', ['oha', '--no-tui', 'http://x/'])).toEqual({ name: 'oha.txt', stream: 'stdout' });
+  expect(loadOutputName('oha', ['oha', '--output-format', 'json', 'http://x/']).name).toBe('oha.json');
+  expect(loadOutputName('oha', ['oha', '-j', 'http://x/']).name).toBe('oha.json');
   expect(loadOutputName(null, ['./my-load']).name).toBe('load.txt');
 });
 
