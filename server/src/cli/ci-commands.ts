@@ -6,7 +6,7 @@ import { evaluate, failed, formatResults, parseRule } from './check.ts';
 import { buildReport, renderMarkdown } from './report.ts';
 import { readPair } from './pair.ts';
 import { apiPath } from './comparison-source.ts';
-import type { ProfileKind } from '../model/profile.ts';
+import { KIND_LABELS, isProfileKind } from '../api/labels.ts';
 
 const SOURCE_FLAGS = {
   server: 'string',
@@ -49,7 +49,9 @@ function pairFromFlags(
   const base = stringFlag(f, 'base');
   const target = stringFlag(f, 'target');
   const sampleType = stringFlag(f, 'sample-type');
-  const kind = stringFlag(f, 'kind') as ProfileKind | undefined;
+  const kind = stringFlag(f, 'kind');
+  if (kind !== undefined && !isProfileKind(kind))
+    throw new UsageError(`--kind must be one of ${Object.keys(KIND_LABELS).join(', ')}; got "${kind}"`);
   return readPair(src, {
     ...(base ? { base } : {}),
     ...(target ? { target } : {}),

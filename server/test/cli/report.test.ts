@@ -318,6 +318,9 @@ describe('stagediff report (the command)', () => {
     const usage = await runCli(['report', '--comparison', 'demo', '--format', 'html']);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/^stagediff: --format must be markdown or json, got "html"\n/);
+    const kind = await runCli(['report', '--server', socketUrl, '--comparison', 'demo', '--kind', 'cpux']);
+    expect(kind.status).toBe(2);
+    expect(kind.stderr).toMatch(/^stagediff: --kind must be one of cpu, .*; got "cpux"\n/);
   });
 });
 
