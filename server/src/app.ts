@@ -29,6 +29,7 @@ import artifactRoutes, { MAX_FILES_PER_REQUEST } from './routes/artifacts.ts';
 import sourceRoutes from './routes/sources.ts';
 import analysisRoutes from './routes/analysis.ts';
 import operationsRoutes from './routes/operations.ts';
+import mcpRoutes from './routes/mcp.ts';
 import { contentSecurityPolicy, missingWebClientPage, pageFor } from './routes/web-client.ts';
 import { OneLinePerRequest, logStream } from './logging.ts';
 import type { AppContext } from './context.ts';
@@ -221,6 +222,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(operationsRoutes, { ctx });
+  await app.register(mcpRoutes, { ctx });
 
   // The web client: built files, and index.html for every client-side route (GET and HEAD alike).
   const index = `${config.webDist}/index.html`;

@@ -82,6 +82,8 @@ export interface Config {
   analysisClientJobsPerMinute: number;
   /** Analysis jobs of one comparison (every client together) queued or running at once. */
   analysisComparisonJobs: number;
+  /** MCP requests (POST /mcp) one client may have in flight at once; 0: the /mcp endpoint is off. */
+  mcpClientCalls: number;
   /** Widest image (`width` of the .svg/.png views), pixels. */
   imageMaxWidth: number;
   /** Largest JSON request body, bytes. */
@@ -273,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisClientJobs: int(env, 'ANALYSIS_CLIENT_JOBS', 8, 0, 10_000),
     analysisClientJobsPerMinute: int(env, 'ANALYSIS_CLIENT_JOBS_PER_MINUTE', 120, 0, 1_000_000),
     analysisComparisonJobs: int(env, 'ANALYSIS_COMPARISON_JOBS', 8, 0, 10_000),
+    mcpClientCalls: int(env, 'MCP_CLIENT_CALLS', 4, 0, 1000),
     imageMaxWidth: int(env, 'IMAGE_MAX_WIDTH', 2400, 300, 4000),
     maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     maxFormFields: int(env, 'MAX_FORM_FIELDS', 16, 0, 10_000),

@@ -188,8 +188,21 @@ export function stagesFromFolders(dirs: string[]): LocalStage[] {
   return [...byName.values()];
 }
 
+/** Capture folders loaded into a throwaway in-process server: the app, the comparison, and how to drop both. */
+export interface LoadedFolders {
+  app: Awaited<ReturnType<typeof import('../app.ts').buildApp>>;
+  comparisonId: string;
+  close(): Promise<void>;
+}
+
 /** Loads capture folders into a throwaway in-process server and reads it through app.inject. */
 export async function folderSource(dirs: string[], title: string): Promise<ComparisonSource> {
+  const loaded = await loadFolders(dirs, title);
+  return { ...injectSource(loaded.app, loaded.comparisonId, null), close: loaded.close };
+}
+
+/** Loads capture folders into a throwaway in-process server (temporary SQLite, analysis on this thread). */
+export async function loadFolders(dirs: string[], title: string): Promise<LoadedFolders> {
   const stages = stagesFromFolders(dirs);
   const [{ buildApp }, { loadConfig }, { ingest }, { artifactSummary }] = await Promise.all([
     import('../app.ts'),
@@ -236,7 +249,7 @@ export async function folderSource(dirs: string[], title: string): Promise<Compa
         });
       }
     }
-    return { ...injectSource(app, comparison.id, null), close };
+    return { app, comparisonId: comparison.id, close };
   } catch (e) {
     await close();
     throw e;

@@ -13,6 +13,8 @@ const USAGE = `usage:
                    [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]
   stagediff check (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
                   --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--json]
+  stagediff mcp (--server URL [--comparison ID...] | --out DIR...) [--token TOKEN]
+                (an MCP server on stdio for coding agents: the verdicts, never a bare ratio)
   stagediff serve
 FILTERS (profiles; Go regular expressions matched against function, file and mapping names, as
 go tool pprof's): --focus RE --ignore RE --hide RE --show RE; and on labels, as pprof's -tagfocus…:
@@ -52,6 +54,10 @@ async function main(argv: string[]): Promise<number> {
     case 'check': {
       const { checkCommand } = await import('./ci-commands.ts');
       return checkCommand(rest);
+    }
+    case 'mcp': {
+      const { mcpCommand } = await import('./mcp.ts');
+      return mcpCommand(rest);
     }
     case undefined:
     case '-h':
