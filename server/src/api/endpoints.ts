@@ -320,6 +320,13 @@ export const SCHEMAS = {
     response: PprofFile,
     produces: 'application/octet-stream',
   },
+  stagePgo: {
+    summary:
+      "A stage's CPU profiles merged as one profile for Go's profile-guided optimisation: save it as default.pgo in the main package (or pass go build -pgo=FILE) to build what the stage measured",
+    params: StageParams,
+    response: PprofFile,
+    produces: 'application/octet-stream',
+  },
   diffProfile: {
     summary:
       "The diff of two stages as a pprof file, in go tool pprof's -diff_base convention: the target's samples, and the base's negated and labelled pprof::base=true, so go tool pprof on it prints what -diff_base prints on the stages' files",

@@ -40,6 +40,7 @@ export const ENDPOINT_ROUTES = {
   diffSvg: { method: 'GET', path: '/api/comparisons/:id/diff.svg' },
   diffPng: { method: 'GET', path: '/api/comparisons/:id/diff.png' },
   stageProfile: { method: 'GET', path: '/api/comparisons/:id/stages/:stageId/profile.pb.gz' },
+  stagePgo: { method: 'GET', path: '/api/comparisons/:id/stages/:stageId/default.pgo' },
   diffProfile: { method: 'GET', path: '/api/comparisons/:id/diff.pb.gz' },
 } as const;
 

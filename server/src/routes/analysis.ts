@@ -215,6 +215,21 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
     },
     stored,
   );
+  // The same merged CPU profile under the name go build reads by itself (default.pgo): a stage's
+  // measured load as the input of the next build's profile-guided optimisation.
+  route(
+    app,
+    'stagePgo',
+    async (req, reply) => {
+      reply.header('content-disposition', 'attachment; filename="default.pgo"');
+      return cached(ctx, req, reply, req.params.id, {
+        op: 'stageProfile',
+        stageId: req.params.stageId,
+        query: { kind: 'cpu' },
+      });
+    },
+    stored,
+  );
   route(
     app,
     'diffProfile',

@@ -5,7 +5,7 @@
  * importer and checked against go tool pprof's carried answers for the reference pair.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,4 +156,83 @@ describe("a stage's profile for go tool pprof", () => {
     expect(r.headers['content-encoding']).toBeUndefined();
     expect(r.rawPayload.equals(bytes)).toBe(true);
   });
+});
+
+/**
+ * `go tool pprof -raw`'s samples as a multiset: each sample's stack (every location's functions, the
+ * inlined ones included, leaf first) and labels, with its values summed over identical samples — the
+ * samples a profile holds, whatever ids or order the writer chose.
+ */
+function rawSamples(file: string): Map<string, number[]> {
+  const r = spawnSync(go ?? 'go', ['tool', 'pprof', '-raw', file], {
+    encoding: 'utf8',
+    env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' },
+    maxBuffer: 1 << 28,
+  });
+  if (r.status !== 0) throw new Error(`go tool pprof -raw failed: ${r.stderr}`);
+  const text = r.stdout;
+  const locations = new Map<string, string[]>();
+  let current: string[] | null = null;
+  for (const line of text.slice(text.indexOf('\nLocations\n'), text.indexOf('\nMappings\n')).split('\n')) {
+    const head = /^\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)/.exec(line);
+    if (head) {
+      current = [head[2]!];
+      locations.set(head[1]!, current);
+    } else if (current && /^\s{10,}\S/.test(line)) current.push(line.trim().split(/\s+/)[0]!);
+  }
+  const out = new Map<string, number[]>();
+  let last: string | null = null;
+  for (const line of text.slice(text.indexOf('\nSamples:\n'), text.indexOf('\nLocations\n')).split('\n')) {
+    const m = /^\s+([-\d\s]+?):((?:\s+\d+)+)\s*$/.exec(line);
+    if (m) {
+      const values = m[1]!.trim().split(/\s+/).map(Number);
+      const stack = m[2]!
+        .trim()
+        .split(/\s+/)
+        .flatMap((id) => locations.get(id) ?? [`?${id}`]);
+      last = stack.join(';');
+      const prev = out.get(last);
+      out.set(last, prev ? prev.map((v, i) => v + values[i]!) : values);
+    } else if (last && /^\s+\S+:\[/.test(line)) {
+      // Labels of the sample just read: the key takes them (move its values there).
+      const values = out.get(last)!;
+      out.delete(last);
+      last = `${last} ${line.trim()}`;
+      const prev = out.get(last);
+      out.set(last, prev ? prev.map((v, i) => v + values[i]!) : values);
+    }
+  }
+  return out;
+}
+
+describe('default.pgo: a stage as the input of a profile-guided build', () => {
+  it.skipIf(!go)(
+    'holds the samples go tool pprof -proto merges from the stage’s CPU files, and go build -pgo takes it',
+    async () => {
+      const r = await app.inject({ url: `/api/comparisons/${c.id}/stages/${c.demo}/default.pgo` });
+      expect(r.statusCode, r.body.slice(0, 300)).toBe(200);
+      expect(r.headers['content-disposition']).toBe('attachment; filename="default.pgo"');
+      const pgo = `${tmp}/default.pgo`;
+      writeFileSync(pgo, r.rawPayload);
+      const merged = spawnSync(go ?? 'go', ['tool', 'pprof', '-proto', ...demoCpu], { maxBuffer: 1 << 28 });
+      expect(merged.status, String(merged.stderr)).toBe(0);
+      writeFileSync(`${tmp}/merged.pb.gz`, merged.stdout);
+      const ours = rawSamples(pgo);
+      const theirs = rawSamples(`${tmp}/merged.pb.gz`);
+      expect(theirs.size).toBeGreaterThan(100);
+      expect(new Map([...ours].sort())).toEqual(new Map([...theirs].sort()));
+      // The demo service builds with it (the compiler reads it as a PGO profile).
+      const svc = `${tmp}/demo-service`;
+      cpSync(`${fixturesDir}demo-service`, svc, { recursive: true });
+      const build = spawnSync(go ?? 'go', ['build', `-pgo=${pgo}`, '-o', `${tmp}/demo-pgo`, '.'], {
+        cwd: svc,
+        encoding: 'utf8',
+        env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
+      });
+      expect(build.status, build.stderr).toBe(0);
+      const info = spawnSync(go ?? 'go', ['version', '-m', `${tmp}/demo-pgo`], { encoding: 'utf8' });
+      expect(info.stdout).toContain(`-pgo=${pgo}`);
+    },
+    600_000,
+  );
 });

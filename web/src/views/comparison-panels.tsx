@@ -92,6 +92,20 @@ export function PprofDownload(props: {
   );
 }
 
+/** A link downloading the stage's CPU profiles merged as default.pgo, the input of `go build -pgo`. */
+export function PgoDownload({ comparisonId, stage }: { comparisonId: string; stage: Stage }) {
+  return (
+    <a
+      className="pprof-download"
+      href={apiUrl('stagePgo', { params: { id: comparisonId, stageId: stage.id } })}
+      download="default.pgo"
+      title="The stage's CPU profiles merged, for profile-guided optimisation: put it in the main package as default.pgo (or go build -pgo=FILE)"
+    >
+      default.pgo
+    </a>
+  );
+}
+
 /** "This stage has no CPU profile." */
 function noProfile(kind: ProfileKind | null): string {
   return kind ? `This stage has no ${KIND_LABELS[kind]} profile.` : 'This stage has no profile.';
@@ -471,6 +485,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         {data && stage && (
           <PprofDownload comparisonId={props.comparisonId} view={view} stage={stage} kind={props.kind} />
         )}
+        {data && stage && data.kind === 'cpu' && <PgoDownload comparisonId={props.comparisonId} stage={stage} />}
       </div>
       {!hasProfile(stage, props.kind) ? (
         <Empty>{noProfile(props.kind)}</Empty>
