@@ -10,6 +10,7 @@ import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import { splitRuns } from '../../../src/ingest/loadtest/common/text.ts';
+import { SEVERAL_RUNS_SCAN_BYTES } from '../../../src/ingest/loadtest/runs.ts';
 import { MAX_RUNS_PER_FILE } from '../../../src/ingest/loadtest/types.ts';
 import type { LoadTestRun } from '../../../src/model/loadtest.ts';
 import { LOADTEST_FIXTURES as FIXTURES } from '../../helpers/loadtest-expected.ts';
@@ -233,6 +234,17 @@ describe('thousands of wrk runs appended (a loop left running): every run found,
     expect(e).toMatchObject({ code: 'too-large' });
     expect((e as IngestError).message).toBe(
       `the file holds 8000 runs, more than the ${MAX_RUNS_PER_FILE} read from one file: split it`,
+    );
+  });
+
+  it('20,000 copies (past the bytes scanned for runs): refused the same way, naming the limit', async () => {
+    const text = one.repeat(20_000);
+    expect(text.length).toBeGreaterThan(SEVERAL_RUNS_SCAN_BYTES);
+    const e = await readAll(text).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(IngestError);
+    expect(e).toMatchObject({ code: 'too-large' });
+    expect((e as IngestError).message).toBe(
+      `the file holds 20000 wrk runs, more than the ${MAX_RUNS_PER_FILE} read from one file: split it`,
     );
   });
 
