@@ -13,6 +13,7 @@ const SECTIONS = [
   'pprof',
   'diff',
   'loadtest',
+  'appended',
   'server',
   'flamegraph',
   'browser',

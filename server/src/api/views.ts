@@ -451,7 +451,12 @@ const LineFigures = Type.Object({ line: Type.Integer(), flat: Type.Number(), cum
 export const SourceSide = Type.Object({
   stageId: Type.String(),
   stageName: Type.String(),
-  /** The function's file as its profile names it; null when no sample of the stage falls in the function. */
+  /**
+   * The function's file, relative to its module: the stored file it matched, or its path in its module
+   * version or the standard library; an absolute path nothing places is its file name alone (the
+   * capture machine's directories are never answered). Null when no sample of the stage falls in the
+   * function.
+   */
   file: Nullable(Type.String()),
   /**
    * The file whose text is shown: with `textFrom` 'sources' the stored file it matched (module-relative
@@ -495,7 +500,7 @@ export type SourceSide = Static<typeof SourceSide>;
  */
 export const SourceRow = Type.Object({
   change: Type.Union([Type.Literal('same'), Type.Literal('removed'), Type.Literal('added'), Type.Literal('unaligned')]),
-  /** An unaligned row's file as the profiles name it; null for aligned rows (each side's file is on the side). */
+  /** An unaligned row's file, relative to its module as a side's `file`; null for aligned rows (each side's file is on the side). */
   file: Nullable(Type.String()),
   base: Nullable(LineFigures),
   target: Nullable(LineFigures),

@@ -64,6 +64,8 @@ interface Side {
   stage: StageWithArtifacts;
   file: string | null;
   path: string | null;
+  /** The module path of the stage's sources ('' when unknown). */
+  modulePath: string;
   lines: string[] | null;
   hasSources: boolean;
   revision: string;
@@ -124,6 +126,7 @@ async function side(
     stage,
     file,
     path: null,
+    modulePath: loaded?.sources.modulePath ?? '',
     lines: null,
     hasSources: loaded !== null,
     revision: loaded?.sources.revision ?? '',
@@ -179,6 +182,23 @@ async function side(
   out.textFrom = 'proxy';
   out.module = { module: req.module, version: req.version, fetched: got.from === 'proxy' };
   return out;
+}
+
+/**
+ * A profile's file name as the answer gives it: relative to its module, never the capture machine's
+ * directories. The stored file a side matched (module-relative), else the path inside the module
+ * version or the standard library a Go path names (`…/pkg/mod/m@v1.2.0/x.go` → `x.go`,
+ * `/usr/local/go/src/net/http/server.go` → `net/http/server.go`), or below the stage's module path
+ * (a `-trimpath` name); an absolute path nothing places is its file name alone.
+ */
+function relativeFile(file: string, sides: readonly Side[], fn: string): string {
+  for (const s of sides) if (s.file === file && s.path !== null && s.textFrom === 'sources') return s.path;
+  for (const s of sides)
+    if (s.modulePath !== '' && file.startsWith(`${s.modulePath}/`)) return file.slice(s.modulePath.length + 1);
+  const foreign = foreignFile(file, fn);
+  if (foreign) return foreign.kind === 'std' ? foreign.path : foreign.file.path;
+  const f = file.replace(/\\/g, '/');
+  return f.startsWith('/') || /^[A-Za-z]:\//.test(f) ? f.slice(f.lastIndexOf('/') + 1) : file;
 }
 
 /** Whether a function's package is the stage's own module's (known only when its sources name it). */
@@ -280,7 +300,7 @@ export async function sourceView(
     for (const p of places)
       rows.push({
         change: 'unaligned',
-        file: p.file,
+        file: relativeFile(p.file, [base, target], q.fn),
         base: { line: p.line, flat: p.row.base.flat, cum: p.row.base.cum },
         target: { line: p.line, flat: p.row.target.flat, cum: p.row.target.cum },
         baseText: textOf(base, p.file, p.line),
@@ -293,7 +313,7 @@ export async function sourceView(
   const out = (s: Side): SourceSide => ({
     stageId: s.stage.id,
     stageName: s.stage.name,
-    file: s.file,
+    file: s.file === null ? null : relativeFile(s.file, [s, base, target], q.fn),
     path: s.path,
     hasSources: s.hasSources,
     revision: s.revision,

@@ -91,8 +91,11 @@ describe('the source view of two versions', () => {
     it(`main.${fn}: every line's figures equal go tool pprof -list on each stage with its own sources`, async () => {
       const v = await view(`main.${fn}`);
       expect(v.aligned).toBe(true);
-      expect(v.base).toMatchObject({ path: 'main.go', file: '/tmp/stagediff-linedemo-v1/main.go', hasSources: true });
-      expect(v.target).toMatchObject({ path: 'main.go', file: 'example.com/linedemo/main.go', hasSources: true });
+      // v1's profile names /tmp/stagediff-linedemo-v1/main.go, v2's (-trimpath) example.com/linedemo/main.go:
+      // both answered relative to the module
+      expect(v.base).toMatchObject({ path: 'main.go', file: 'main.go', hasSources: true });
+      expect(v.target).toMatchObject({ path: 'main.go', file: 'main.go', hasSources: true });
+      expect(JSON.stringify(v)).not.toContain('/tmp/');
       for (const [side, ver] of [
         ['base', 'v1'],
         ['target', 'v2'],
@@ -143,6 +146,9 @@ describe('the source view of two versions', () => {
     expect(v.aligned).toBe(false);
     expect(v.target.hasSources).toBe(false);
     expect(v.rows.every((r: { change: string }) => r.change === 'unaligned')).toBe(true);
+    // each row's file relative to the module, never the build machine's directory
+    expect([...new Set(v.rows.map((r: { file: string }) => r.file))]).toEqual(['main.go']);
+    expect(v.target.file).toBe('main.go');
     const list = parseList(readFileSync(join(lineView, 'v2', 'list-appendJSONString.txt'), 'utf8'));
     for (const l of list.filter((x) => x.flat || x.cum)) {
       const row = v.rows.find(

@@ -91,7 +91,8 @@ describe('the source view of the demo', () => {
       for (const side of ['base', 'target'] as const) {
         expect(v[side]).toMatchObject({ hasSources: true, dirty: false });
         expect(v[side].revision).toMatch(/^[0-9a-f]{40}$/);
-        expect(v[side].file.endsWith(`/demo-service/${v[side].path}`)).toBe(true);
+        // the profile names the capture machine's …/demo-service/ path: answered relative to the module
+        expect(v[side].file).toBe(v[side].path);
       }
       // One tree, the stage chosen by a flag: the versions are the same text, line for line.
       expect(v.rows.every((r: { change: string }) => r.change === 'same')).toBe(true);
@@ -127,7 +128,7 @@ describe('the source view of the demo', () => {
   it('a stage where the function has no samples: its side names no file, the other keeps its lines', async () => {
     const v = await view('baseline', 'fast-json', 'main.appendJSONString');
     expect(v.base.file).toBeNull();
-    expect(v.target.file).toMatch(/\/demo-service\/encode\.go$/);
+    expect(v.target.file).toBe('encode.go');
     const list = parseList(listAnswer('fast-json', 'main.appendJSONString'));
     const cum = new Map(
       v.rows

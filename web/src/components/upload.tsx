@@ -153,6 +153,53 @@ function UploadError({ u }: { u: UploadItem }) {
   return <span className="bad">✗ {u.error}</span>;
 }
 
+/** The next free name for pasted text in a stage: paste-1.txt, paste-2.txt, … */
+export function nextPasteName(taken: readonly string[]): string {
+  let n = 0;
+  for (const name of taken) {
+    const m = /^paste-(\d+)\.txt$/.exec(name);
+    if (m) n = Math.max(n, Number(m[1]));
+  }
+  return `paste-${n + 1}.txt`;
+}
+
+/**
+ * Text pasted from a terminal (a wrk, hey, ab… output, with its prompt lines if any) uploaded as a file
+ * of the stage, as if that output had been saved and picked.
+ */
+function PasteBox(props: { stageName: string; fileName: string; onFile: (file: File) => void; onClose: () => void }) {
+  const [text, setText] = useState('');
+  return (
+    <form
+      className="paste-box"
+      aria-label={`Paste an output into stage ${props.stageName}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!text.trim()) return;
+        props.onFile(new File([text], props.fileName, { type: 'text/plain' }));
+        setText('');
+      }}
+    >
+      <label className="field grow">
+        <span>Pasted output (uploaded as {props.fileName})</span>
+        <textarea
+          rows={6}
+          spellCheck={false}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          placeholder="a load tool's output as the terminal printed it (wrk, hey, ab, vegeta report, k6…)"
+        />
+      </label>
+      <button type="submit" className="primary" disabled={!text.trim()}>
+        Upload pasted text
+      </button>
+      <button type="button" onClick={props.onClose}>
+        Close
+      </button>
+    </form>
+  );
+}
+
 function StageCard(props: {
   stage: Stage;
   index: number;
@@ -162,6 +209,7 @@ function StageCard(props: {
 }) {
   const { stage, index, count, uploads, h } = props;
   const [over, setOver] = useState(false);
+  const [pasting, setPasting] = useState(false);
   const input = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const sourceInput = useRef<HTMLInputElement>(null);
@@ -244,6 +292,10 @@ function StageCard(props: {
             if (files.length) h.onFiles(stage.id, files);
           }}
         />
+        <span> or </span>
+        <button type="button" className="link-button" aria-expanded={pasting} onClick={() => setPasting(!pasting)}>
+          paste an output
+        </button>
         <span> · sources: </span>
         <button type="button" className="link-button" onClick={() => sourceInput.current?.click()}>
           a source archive
@@ -276,6 +328,14 @@ function StageCard(props: {
           }}
         />
       </div>
+      {pasting && (
+        <PasteBox
+          stageName={stage.name}
+          fileName={nextPasteName([...stage.artifacts.map((a) => a.filename), ...uploads.map((u) => u.filename)])}
+          onFile={(file) => h.onFiles(stage.id, [{ file, path: file.name }])}
+          onClose={() => setPasting(false)}
+        />
+      )}
       {stage.sources && (
         <p className="small muted stage-sources">
           Sources: {stage.sources.files} files of {stage.sources.modulePath || 'an unnamed module'}

@@ -1,7 +1,14 @@
 /// <reference types="node" />
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { asCaptureRecord, captureFiles, pickedRoot, planCapture, stageFileName } from './capture-folder.ts';
+import {
+  asCaptureRecord,
+  captureFiles,
+  isSourceArchiveName,
+  pickedRoot,
+  planCapture,
+  stageFileName,
+} from './capture-folder.ts';
 
 // A stage folder of the demo (fixtures/demo/baseline): six `stagediff capture --out run-K` folders of one
 // wrk run each, and one of a vegeta run at a fixed rate, as a person would pick the stage's folder.
@@ -105,5 +112,17 @@ describe.skipIf(!have)('a folder of capture records', () => {
     expect(plan.files.map((f) => f.run)).toEqual(Array(9).fill('run 1 of 1'));
     expect(plan.sources?.path).toBe('run-4/sources.tar.gz');
     expect(plan.files.map((f) => f.name)).toContain('wrk.txt');
+  });
+});
+
+describe('a source archive among dropped files', () => {
+  it('is told by its name; profiles and load-test outputs are not archives', () => {
+    // every file the demo's stage folder holds: only the sources.tar.gz of each run is an archive
+    const names = have ? pickFolder().map((p) => p.path) : [];
+    expect(names.filter(isSourceArchiveName).every((n) => n.endsWith('/sources.tar.gz'))).toBe(true);
+    if (have) expect(names.filter(isSourceArchiveName).length).toBeGreaterThan(0);
+    for (const n of ['src.zip', 'svc/sources.tar.gz', 'app.TGZ']) expect(isSourceArchiveName(n)).toBe(true);
+    for (const n of ['cpu.pb.gz', 'wrk.txt', 'trace.out', 'results.bin.gz', 'zip.txt'])
+      expect(isSourceArchiveName(n)).toBe(false);
   });
 });

@@ -67,6 +67,15 @@ export function stageFileName(path: string, root: string): string {
   return (path.startsWith(root) ? path.slice(root.length) : path).replaceAll('/', '-');
 }
 
+/**
+ * A source archive among picked or dropped files, by its name (`src.zip`, `sources.tar.gz`, `app.tgz`):
+ * the stage's sources, sent as `upload --source` sends them, not a file to read as a profile or load test
+ * (no profile or load-test output is named so: pprof's own compressed files end in `.pb.gz`).
+ */
+export function isSourceArchiveName(path: string): boolean {
+  return /\.(?:tar\.gz|tgz|zip)$/i.test(path);
+}
+
 /** Is this a capture record? A parsed capture.json, checked for what the plan reads. */
 export function asCaptureRecord(v: unknown): CaptureRecord | null {
   if (!v || typeof v !== 'object') return null;

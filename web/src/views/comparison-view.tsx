@@ -11,7 +11,12 @@ import {
   type StageTableGc,
   WhatChangedList,
 } from '../components/stage-table.tsx';
-import { TokenPaste } from '../components/token-paste.tsx';
+import {
+  dropEditTokenFromAddress,
+  editTokenInAddress,
+  ShareEditAccess,
+  TokenPaste,
+} from '../components/token-paste.tsx';
 import { ArtifactList, StageEditor } from '../components/upload.tsx';
 import {
   ApiError,
@@ -31,7 +36,7 @@ import { gcSummaries, hasGcTrace } from '../lib/gc-summary.ts';
 import { navigate } from '../lib/navigation.ts';
 import { KIND_LABELS, hasProfile, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
 import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
-import { forget, getToken, renameRecent } from '../lib/tokens.ts';
+import { forget, getToken, renameRecent, saveToken } from '../lib/tokens.ts';
 import {
   FILTER_KEYS,
   type FilterKey,
@@ -252,7 +257,31 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const editor = useStageEditor(comparison, token, reload, onError);
   const canEdit = !!token && !!comparison && !comparison.readOnly;
   const [editing, setEditing] = useState(false);
+  const [sharing, setSharing] = useState(false);
   const [status, setStatus] = useState('');
+  // An edit link (`#edit-token=…`): the token is checked like a pasted one, kept in this browser (the
+  // comparison joins "Your comparisons") and taken out of the address.
+  const linkToken = useRef<string | null | undefined>(undefined);
+  if (linkToken.current === undefined) linkToken.current = editTokenInAddress();
+  useEffect(() => {
+    const t = linkToken.current;
+    if (!t || !comparison) return;
+    linkToken.current = null;
+    dropEditTokenFromAddress();
+    if (comparison.readOnly) return;
+    api('checkEditToken', { params: { id }, token: t })
+      .then(() => {
+        saveToken(id, t, comparison.title);
+        setToken(t);
+      })
+      .catch((e: unknown) =>
+        setActionError(
+          e instanceof ApiError && (e.status === 401 || e.status === 403)
+            ? new Error('The edit link’s token does not open this comparison.')
+            : e,
+        ),
+      );
+  }, [comparison, id]);
   const searchRef = useRef<HTMLInputElement>(null);
   const filterProblem = useFilterCheck(view);
 
@@ -399,12 +428,20 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
               {editing ? 'Done editing' : 'Edit stages'}
             </button>
           )}
+          {canEdit && (
+            <button type="button" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>
+              Share edit access
+            </button>
+          )}
           <span role="status" aria-live="polite" className="flash">
             {status}
           </span>
         </div>
       </div>
       {actionError !== null && <ErrorBox error={actionError} onDismiss={() => setActionError(null)} />}
+      {canEdit && sharing && token && (
+        <ShareEditAccess comparisonId={id} token={token} onClose={() => setSharing(false)} />
+      )}
       {canEdit && editing && (
         <section className="card" aria-label="Edit comparison">
           <DescriptionEditor value={comparison.description} onSave={(description) => patch({ description })} />

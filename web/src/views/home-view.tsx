@@ -155,7 +155,8 @@ function RecentList() {
       <h2 id="recent-h">Your comparisons</h2>
       {recent.length === 0 ? (
         <p className="muted">
-          Comparisons created in this browser appear here (their edit tokens stay in this browser).
+          Comparisons created in this browser, or opened here with their edit token (pasted, or an edit link), appear
+          here; their edit tokens stay in this browser.
         </p>
       ) : (
         <ul>

@@ -6,6 +6,7 @@ import {
   type FoundRecord,
   asCaptureRecord,
   captureFiles,
+  isSourceArchiveName,
   pickedRoot,
   planCapture,
   stageFileName,
@@ -96,6 +97,18 @@ export function useStageEditor(
       },
     ]);
 
+  /** A source archive as the stage's sources (replacing any), with a line saying what it holds or why not. */
+  const sendSources = async (stageId: string, file: File, name: string) => {
+    if (!token) return;
+    try {
+      const s = await uploadSources({ id, stageId }, file, token);
+      note(stageId, name, 'done', `the stage's sources: ${s.files} files of ${s.modulePath || 'the module'}`);
+    } catch (e) {
+      note(stageId, name, 'error', (e as Error).message);
+    }
+    reload();
+  };
+
   /**
    * Picked files or a folder: without capture records, each file as picked (named by its path below the
    * folder); with `stagediff capture` records (capture.json), what they list as load tests and profiles,
@@ -105,10 +118,18 @@ export function useStageEditor(
     const root = pickedRoot(picked.map((p) => p.path));
     const manifests = captureFiles(picked);
     if (manifests.length === 0) {
+      // A source archive among the files (src.zip, a .tar.gz of the module) is the stage's sources.
+      const archives = picked.filter((p) => isSourceArchiveName(p.path));
       await uploadAll(
         stageId,
-        picked.map((p) => ({ file: p.file, name: stageFileName(p.path, root), run: null })),
+        picked
+          .filter((p) => !isSourceArchiveName(p.path))
+          .map((p) => ({ file: p.file, name: stageFileName(p.path, root), run: null })),
       );
+      const [first, ...more] = archives.map((a) => ({ file: a.file, name: stageFileName(a.path, root) }));
+      if (first) await sendSources(stageId, first.file, first.name);
+      for (const m of more)
+        note(stageId, m.name, 'error', `a stage has one source archive: ${first?.name} was taken, not this one`);
       return;
     }
     const found: FoundRecord[] = [];
@@ -151,15 +172,7 @@ export function useStageEditor(
     );
     // The sources capture kept, as `upload --source` sends them.
     const sources = plan.sources;
-    if (sources && token) {
-      const name = stageFileName(sources.path, root);
-      try {
-        const s = await uploadSources({ id, stageId }, sources.file, token);
-        note(stageId, name, 'done', `the stage's sources: ${s.files} files of ${s.modulePath || 'the module'}`);
-      } catch (e) {
-        note(stageId, name, 'error', (e as Error).message);
-      }
-    }
+    if (sources) await sendSources(stageId, sources.file, stageFileName(sources.path, root));
     // The records, once their files are in; a record the stage already holds is not added twice.
     const held = new Set(
       (comparison?.stages.find((s) => s.id === stageId)?.captures ?? []).map((c) => `${c.startedAt}|${c.command}`),

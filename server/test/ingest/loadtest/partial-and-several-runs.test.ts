@@ -9,6 +9,9 @@ import { describe, expect, it } from 'vitest';
 import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
+import { splitRuns } from '../../../src/ingest/loadtest/common/text.ts';
+import { SEVERAL_RUNS_SCAN_BYTES } from '../../../src/ingest/loadtest/runs.ts';
+import { MAX_RUNS_PER_FILE } from '../../../src/ingest/loadtest/types.ts';
 import type { LoadTestRun } from '../../../src/model/loadtest.ts';
 import { LOADTEST_FIXTURES as FIXTURES } from '../../helpers/loadtest-expected.ts';
 
@@ -215,4 +218,59 @@ describe('a real loop appending to one file', () => {
     const runs = await readAll(fx('wrk/three-runs.txt'));
     expect(runs.map((r) => r.summary.rps)).toEqual([19925.47, 18360, 21217.19]);
   });
+});
+
+describe('thousands of wrk runs appended (a loop left running): every run found, its line counted once', () => {
+  const one = fx('wrk/ok-latency.txt').toString();
+  const linesPerRun = one.split('\n').length - 1;
+
+  it('8,000 copies: split into 8,000 runs at the right lines, and the file refused naming the run limit', async () => {
+    const text = one.repeat(8000);
+    const parts = splitRuns(text, /^Running \S+ test @ /);
+    expect(parts).toHaveLength(8000);
+    for (const i of [0, 1, 2, 999, 4321, 7999]) expect(parts[i]).toEqual({ text: one, line: 1 + i * linesPerRun });
+    const e = await readAll(text).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(IngestError);
+    expect(e).toMatchObject({ code: 'too-large' });
+    expect((e as IngestError).message).toBe(
+      `the file holds 8000 runs, more than the ${MAX_RUNS_PER_FILE} read from one file: split it`,
+    );
+  });
+
+  it('20,000 copies (past the bytes scanned for runs): refused the same way, naming the limit', async () => {
+    const text = one.repeat(20_000);
+    expect(text.length).toBeGreaterThan(SEVERAL_RUNS_SCAN_BYTES);
+    const e = await readAll(text).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(IngestError);
+    expect(e).toMatchObject({ code: 'too-large' });
+    expect((e as IngestError).message).toBe(
+      `the file holds 20000 wrk runs, more than the ${MAX_RUNS_PER_FILE} read from one file: split it`,
+    );
+  });
+
+  it(`${MAX_RUNS_PER_FILE} copies (the limit): every run read with the figures wrk printed, each at its line`, async () => {
+    const single = await read(one);
+    const runs = await readAll(one.repeat(MAX_RUNS_PER_FILE));
+    expect(runs).toHaveLength(MAX_RUNS_PER_FILE);
+    for (const [i, r] of runs.entries()) {
+      expect(own(r)).toEqual(own(single));
+      expect(r.summary.meta.fileRun).toEqual({ index: i + 1, count: MAX_RUNS_PER_FILE, line: 1 + i * linesPerRun });
+    }
+  });
+});
+
+describe('a hey paste between shell prompts', () => {
+  for (const rel of ['hey/ok-paced.txt', 'hey/errors-summary.txt']) {
+    it(`${rel}: the prompt and command above and the bare prompt below are no part of the report`, async () => {
+      const out = fx(rel).toString();
+      const single = await read(out);
+      for (const paste of [
+        `user@host:~$ hey -n 2000 -q 1000 http://127.0.0.1:18181/api/item\n${out}user@host:~$ `,
+        `user@host:~/bench$ hey -n 2000 http://127.0.0.1:18181/api/item\n\n${out}\nuser@host:~/bench$ \n`,
+        `${out}user@host:~$ `,
+      ]) {
+        expect(own(await read(paste))).toEqual(own(single));
+      }
+    });
+  }
 });

@@ -6,6 +6,7 @@
 import { IngestError } from '../../errors.ts';
 import { readAllBytes, type ByteSource } from '../../source.ts';
 import { headUtf8 } from '../../head-text.ts';
+import { MAX_RUNS_PER_FILE } from '../types.ts';
 
 /** Max bytes a whole-file reader accepts (reports are a few KiB; this only guards misuse). */
 export const TEXT_REPORT_LIMIT = 64 * 1024 * 1024;
@@ -128,8 +129,17 @@ export function refuseSeveralRuns(text: string, marker: RegExp, what: string): v
   const at: number[] = [];
   for (const m of text.matchAll(re)) at.push(m.index);
   if (at.length < 2) return;
+  // the lines of the first ten only: counting from the start for each of thousands would be quadratic
   const lineOf = (i: number) => text.slice(0, i).split('\n').length;
-  const lines = at.map(lineOf);
+  const lines = at.slice(0, 10).map(lineOf);
+  // a file too large to be split into its runs (over SEVERAL_RUNS_SCAN_BYTES) with more runs than are
+  // read from one file: refused like a smaller one, naming the limit
+  if (at.length > MAX_RUNS_PER_FILE)
+    throw new IngestError(
+      'too-large',
+      `the file holds ${at.length} ${what} runs, more than the ${MAX_RUNS_PER_FILE} read from one file: split it`,
+      lines[1],
+    );
   throw new IngestError(
     'concatenated',
     `the file holds ${at.length} ${what} runs (lines ${lines.slice(0, 10).join(', ')}${at.length > 10 ? ', …' : ''}): upload each run as its own file`,
@@ -214,8 +224,14 @@ export function splitRuns(text: string, start: RegExp): RunText[] {
     }
     return cut;
   });
-  return cuts.map((from, i) => ({
-    text: text.slice(from, cuts[i + 1] ?? text.length),
-    line: text.slice(0, from).split('\n').length,
-  }));
+  // each part's first line, counting the newlines between one cut and the next (once over the text)
+  const parts: RunText[] = [];
+  let line = 1;
+  let counted = 0;
+  for (const [i, from] of cuts.entries()) {
+    for (let at = text.indexOf('\n', counted); at !== -1 && at < from; at = text.indexOf('\n', at + 1)) line++;
+    counted = from;
+    parts.push({ text: text.slice(from, cuts[i + 1] ?? text.length), line });
+  }
+  return parts;
 }
