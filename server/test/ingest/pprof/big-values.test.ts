@@ -4,7 +4,9 @@
  * printed for the file; refused, naming the problem, where a total could not be exact.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StagediffApp } from '../../../src/app.ts';
+import { addStage, createComparison, testApp, upload } from '../../helpers/app.ts';
 import { parsePprof } from '../../../src/ingest/pprof/index.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import { flatCum, total } from '../../../src/analysis/flat-cum.ts';
@@ -82,5 +84,33 @@ describe('exactSums', () => {
     expect(exactSums(new Float64Array([2 ** 52, 2 ** 52]))).toBe(true);
     expect(exactSums(new Float64Array([2 ** 53, 1]))).toBe(false);
     expect(exactSums(new Float64Array([0.5]))).toBe(false);
+  });
+});
+
+describe('values past 2^53 through the server', () => {
+  let app: StagediffApp;
+  beforeAll(async () => {
+    app = await testApp();
+  });
+  afterAll(async () => app.close());
+
+  it('an upload is stored, and its top view has go tool pprof’s figures', async () => {
+    const { id, auth } = await createComparison(app, 'fleet');
+    const st = await addStage(app, id, auth, 'fleet');
+    expect((await upload(app, id, st, auth, [`${dir}big-values.pb.gz`])).statusCode).toBe(200);
+    const r = await app.inject({ url: `/api/comparisons/${id}/top?stage=${st}&sampleType=cpu` });
+    expect(r.statusCode).toBe(200);
+    // JSON prints a double by its shortest decimal (2^60 as 1152921504606847000); read back as a
+    // double it is 2^60 exactly
+    const encode = (r.json().rows as { name: string; flat: number }[]).find((x) => x.name === 'main.encode')!;
+    expect(BigInt(encode.flat)).toBe(2n ** 60n);
+    const ref = parseTopAll(readFileSync(`${dir}big-values.cpu.pprof-top.txt`, 'utf8'));
+    const ours = new Map(
+      (r.json().rows as { name: string; flat: number; cum: number }[]).map((x) => [x.name, [x.flat, x.cum]]),
+    );
+    expect(ours).toEqual(ref);
+    const odd = await upload(app, id, st, auth, [`${dir}big-values-odd.pb.gz`]);
+    expect(odd.statusCode).toBe(422);
+    expect(odd.body).toContain('1152921504606846977');
   });
 });
