@@ -46,7 +46,7 @@ export const SYNTHETIC_HUGE_RUN2: SyntheticOptions = { ...SYNTHETIC_HUGE, sample
 
 /** A synthetic Go execution trace (see synthetic-trace.ts), cached by its options. */
 export function syntheticTracePath(o: SyntheticTraceOptions): string {
-  const name = `synthetic_trace_${o.version ?? 26}_${o.seed}_${o.events}_${o.procs ?? 4}_${o.generationNanos ?? 1e9}.trace`;
+  const name = `synthetic_trace_${o.version ?? 26}_${o.seed}_${o.events}_${o.procs ?? 4}_${o.generationNanos ?? 1e9}${o.nameless ? '_nameless' : ''}.trace`;
   return cached(name, () => generateSyntheticTrace(o));
 }
 

@@ -3,13 +3,13 @@ import { IngestError } from '../ingest/errors.ts';
 import { compareNames } from './names.ts';
 import { type KeyTotals, keyTotals, stackTotals, total } from './flat-cum.ts';
 import { CallPathNotFound } from './call-tree.ts';
+import { exactSums } from '../model/exact-sums.ts';
 import { type FrameKeys, functionKeys, pathKeyIds, unionKeys } from './frame-keys.ts';
 import {
   MAX_TREE_DEPTH,
   type MergedStacks,
   type TreeSide,
   buildStackTree,
-  exactSums,
   mergeStacks,
   mergedKeyTotals,
 } from './stack-tree.ts';

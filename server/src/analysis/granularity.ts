@@ -47,12 +47,14 @@ function fileOf(f: Frame): string {
 /**
  * A file-granularity node is what pprof keys it by: the file, the start line of the function (pprof
  * clears the name but keeps the start line, so a file shows as one node per function starting in it)
- * and the binary the code lies in (a file compiled into two programs of a merged profile is two
- * nodes). The label says both where pprof prints only the file: `encode.go (function at line 738)
- * [httpserver]`, so that rows pprof prints alike stay apart.
+ * and the binary the code lies in, by its full path (a file compiled into two programs of a merged
+ * profile is two nodes; so is a file of two builds run from different paths, as the base and the
+ * target of every `go test -cpuprofile` are). The label says both where pprof prints only the file:
+ * `encode.go (function at line 738) [/tmp/go-build123/b001/httpserver.test]`, so that rows pprof
+ * prints alike stay apart.
  */
 export function fileNodeSuffix(startLine: number | undefined, mapping: string | undefined): string {
-  return `${startLine ? ` (function at line ${startLine})` : ''}${mapping ? ` [${basename(mapping)}]` : ''}`;
+  return `${startLine ? ` (function at line ${startLine})` : ''}${mapping ? ` [${mapping}]` : ''}`;
 }
 
 /** The label of a frame at a granularity: exactly the name `go tool pprof -top` prints for its node. */
@@ -66,9 +68,13 @@ export function frameLabel(f: Frame, g: Granularity): string {
     // No line, no file: the function's name, or its binary's when it has none (already in f.name).
     return f.name;
   }
-  // files: the name is cleared, so a node without a file is named after its binary.
-  if (file === '')
-    return `${f.mapping ? `[${basename(f.mapping)}]` : '<unknown>'}${fileNodeSuffix(f.startLine, undefined)}`;
+  // files: the name is cleared, so a node without a file is named after its binary (by its base
+  // name, as pprof prints it; the full path follows when it is longer, as pprof keys the node by it).
+  if (file === '') {
+    const bin = f.mapping ? `[${basename(f.mapping)}]` : '<unknown>';
+    const full = f.mapping && f.mapping !== basename(f.mapping) ? ` [${f.mapping}]` : '';
+    return `${bin}${fileNodeSuffix(f.startLine, undefined)}${full}`;
+  }
   return `${file}${fileNodeSuffix(f.startLine, f.mapping)}`;
 }
 

@@ -285,7 +285,7 @@ export function mergeStacks(sides: readonly TreeSide[]): MergedStacks {
  * entries, and a side "touches" a key when one of its stacks in an entry holding it does. One walk
  * of the entries' frames, where the stacks of both sides are about twice as many frames for two
  * runs of one program. The sums are added in another order than keyTotals adds them: equal only
- * when every partial sum is exact (integer values, see exactSums), which the caller checks.
+ * when every partial sum is exact (integer values, see model/exact-sums.ts), which the caller checks.
  */
 export function mergedKeyTotals(sides: readonly TreeSide[], m: MergedStacks, numKeys: number): [KeyTotals, KeyTotals] {
   const sf0 = sides[0]!.stackFrames;
@@ -337,20 +337,6 @@ export function mergedKeyTotals(sides: readonly TreeSide[], m: MergedStacks, num
     }
   }
   return out;
-}
-
-/**
- * Whether every sum of the values, in any order, is exact: all integers, their absolute values
- * adding up to at most 2^53 − 1 (then every partial sum is an integer a double holds exactly).
- */
-export function exactSums(v: Float64Array): boolean {
-  let abs = 0;
-  for (let i = 0; i < v.length; i++) {
-    const x = v[i]!;
-    if (!Number.isInteger(x)) return false;
-    abs += Math.abs(x);
-  }
-  return abs <= Number.MAX_SAFE_INTEGER;
 }
 
 function mix(h: number): number {

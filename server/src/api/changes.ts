@@ -269,9 +269,13 @@ export const BenchmarkChanges = Type.Object({
   /** False when no benchmark can be paired (benchstat would print separate tables); `reason` says why. */
   comparable: Type.Boolean(),
   reason: Nullable(Type.String()),
-  /** Per unit: the geomean change over the paired benchmarks and how many changed significantly. */
+  /**
+   * Per package and unit, as benchstat prints a table for each: the geomean change over the paired
+   * benchmarks and how many changed significantly. `pkg` is the `pkg:` header's package ('' for none).
+   */
   units: Type.Array(
     Type.Object({
+      pkg: Type.String(),
       unit: Type.String(),
       benchmarks: Type.Integer(),
       significant: Type.Integer(),

@@ -77,7 +77,8 @@ const FilterParams = {
 /**
  * What rows and tree nodes stand for, as `go tool pprof -functions|-lines|-files`: a function (the
  * default), a function's source line (`name file:line`), or a file (a node per function starting in
- * it, as pprof keys them: `file (function at line N)`).
+ * it and binary, as pprof keys them: `file (function at line N) [binary's full path]`, so the base's and
+ * the target's rows of a file stay apart when their binaries ran from different paths, as in pprof).
  */
 export const Granularity = Type.Union([Type.Literal('functions'), Type.Literal('lines'), Type.Literal('files')]);
 export type Granularity = Static<typeof Granularity>;

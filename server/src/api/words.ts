@@ -163,3 +163,13 @@ export function functionSentence(f: FunctionChange, fc: Pick<FunctionChanges, 'u
     }
   }
 }
+
+/**
+ * What a trace's derived profiles (net, sync, syscall, sched) are equal to, for a trace written by Go
+ * `goVersion` ("1.24"): Go 1.26's `go tool trace`. Releases before 1.26 leave out events that carry no
+ * stack (golang/go#74850), so their own tool can print other figures for the same trace.
+ */
+export function traceReferenceNote(goVersion: string | null | undefined): string {
+  const v = goVersion ? `go ${goVersion}` : 'an unknown Go release';
+  return `trace written by ${v}: its net, sync, syscall and sched profiles equal Go 1.26's go tool trace -pprof; earlier releases of the tool drop stackless events (golang/go#74850) and can show other figures`;
+}

@@ -11,6 +11,7 @@ import { hasFilters } from '../analysis/filter.ts';
 import type { Flags } from './flags.ts';
 import type { Parsed } from '../ingest/detect.ts';
 import { DERIVED_KINDS, type DerivedKind } from '../ingest/trace/index.ts';
+import { traceReferenceNote } from '../api/words.ts';
 import type { TraceModel } from '../model/trace.ts';
 import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
 import { GRANULARITIES, type Granularity, granularityKeys } from '../analysis/granularity.ts';
@@ -296,6 +297,7 @@ function traceText(file: string, t: ReturnType<typeof traceInspection>): string 
     `GC: ${t.gc.cycles} cycles, mark ${ms(t.gc.markNanos)}, ${t.gc.stw.count} stop-the-world pauses totalling ${ms(t.gc.stw.totalNanos)} (p99 ${ms(t.gc.stw.p99Nanos)}, max ${ms(t.gc.stw.maxNanos)}), ${t.gc.assist.count} assists totalling ${ms(t.gc.assist.totalNanos)}`,
     `Blocked: channel ${ms(b.channel.totalNanos)}, select ${ms(b.select.totalNanos)}, sync ${ms(b.sync.totalNanos)}, network ${ms(b.network.totalNanos)}, sleep ${ms(b.sleep.totalNanos)}, other ${ms(b.other.totalNanos)}; syscalls ${ms(t.syscall.totalNanos)}`,
     `Derived profiles (--kind): ${DERIVED_KINDS.map((k) => `${k} ${ms(t.profiles[k]!.delayNanos)}`).join(', ')}`,
+    `Note: ${traceReferenceNote(t.goVersion)}`,
     '',
     table(
       ['goroutines', 'created', 'p50 life', 'p99 life', 'running', 'runnable', 'entry function'],

@@ -14,8 +14,8 @@ import { headUtf8 } from './head-text.ts';
  * Files as real tools write them, read as FlameGraph and speedscope read them: `#` and `//` lines
  * are comments; an empty frame (`a;;b`) is a frame with an empty name; a line with no frame at all
  * (` 3`, py-spy's idle samples) is a sample with an empty stack, counted in the total; a line that
- * is not `stack count` is skipped, and the profile's comments say how many were and where the
- * first was (a file of no valid line at all is refused).
+ * is not `stack count` is skipped, and the profile's comments say how many were and which (a file
+ * of no valid line at all is refused).
  */
 
 export const FOLDED_LIMITS = {
@@ -50,9 +50,22 @@ export function detect(head: Buffer, _fileName?: string): number {
     matching++;
     if (m[1]!.includes(';')) withCallers++;
   }
-  if (matching !== lines.length) return matching / lines.length >= 0.9 && withCallers > 0 ? 0.5 : 0;
+  // A few bad lines (a line cut short, a stray message) do not make stacks something else: one in a
+  // small file, a tenth in a larger one, as long as the valid lines are stacks (a `;` somewhere).
+  const bad = lines.length - matching;
+  if (bad > 0) return matching >= 2 && withCallers > 0 && bad <= Math.max(1, lines.length * 0.1) ? 0.5 : 0;
   // "name 12" alone could be many things; a `;` somewhere makes it a stack.
   return withCallers > 0 ? 0.9 : 0.3;
+}
+
+/** How many skipped line numbers the note names; past that it counts the rest. */
+const NAMED_SKIPPED_LINES = 20;
+
+/** The profile's note on skipped lines, naming them: `2 lines … skipped: lines 4, 9`. */
+function skippedNote(skipped: number, named: number[]): string {
+  const more = skipped - named.length;
+  const where = `line${skipped === 1 ? '' : 's'} ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  return `${skipped} line${skipped === 1 ? '' : 's'} not of the form "frame;frame;… COUNT" skipped: ${where}`;
 }
 
 /** Parses folded stacks. Throws IngestError: `empty`, `malformed` (with line), `too-large`. */
@@ -68,6 +81,7 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
   let count = 0;
   let skipped = 0;
   let firstSkipped = 0;
+  const skippedLines: number[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.replace(/\r$/, '');
     if (line.trim() === '' || COMMENT.test(line)) continue;
@@ -77,6 +91,7 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
     if (!empty && !m) {
       skipped++;
       if (firstSkipped === 0) firstSkipped = lineNo;
+      if (skippedLines.length < NAMED_SKIPPED_LINES) skippedLines.push(lineNo);
       continue;
     }
     if (++count > FOLDED_LIMITS.maxLines) {
@@ -99,9 +114,6 @@ export function parse(bytes: Buffer, _fileName?: string): Profile {
       'expected "frame;frame;… COUNT" (frames root first, then a non-negative count)',
       firstSkipped || undefined,
     );
-  const comments =
-    skipped > 0
-      ? [`${skipped} line(s) not of the form "frame;frame;… COUNT" skipped (first at line ${firstSkipped})`]
-      : [];
+  const comments = skipped > 0 ? [skippedNote(skipped, skippedLines)] : [];
   return b.build({ defaultSampleType: 'samples', comments });
 }

@@ -9,7 +9,9 @@ import { headUtf8 } from './head-text.ts';
  * followed by its call chain, one frame per line, leaf first (`addr symbol+offset (dso)`), and an
  * empty line. The header holds the fields `perf script` was told to print (`-F`), in perf's order:
  * `comm pid[/tid] [cpu] time: period event:` — every one after the pid may be missing (older perf
- * printed no period; `-F` can leave out the time, the cpu, the period or the event).
+ * printed no period; `-F` can leave out the time, the cpu, the period or the event). Frames may
+ * come without their indent (a paste that trimmed the lines): as in stackcollapse-perf.pl, a line
+ * that starts like a header is one, any other is a frame.
  *
  * Stacks and weights follow Brendan Gregg's stackcollapse-perf.pl, so the flame graph is the one
  * FlameGraph draws and the totals are the ones it prints:
@@ -67,7 +69,10 @@ function header(line: string): Header | null {
   };
 }
 
-/** Confidence that `head` is `perf script` output: sample headers followed by indented frames. */
+/**
+ * Confidence that `head` is `perf script` output: sample headers followed by frames, indented as perf
+ * prints them or flush left as a paste that trims lines leaves them.
+ */
 export function detect(head: Buffer, _fileName?: string): number {
   const t = headUtf8(head, 64 * 1024);
   if (t.includes('\u0000')) return 0;
@@ -80,8 +85,10 @@ export function detect(head: Buffer, _fileName?: string): number {
     // a header is the first line of a sample: at the start or after an empty line
     if (i > 0 && lines[i - 1]!.replace(/\r$/, '') !== '' && !lines[i - 1]!.startsWith('#')) continue;
     headers++;
+    // perf indents call-chain lines; a paste that trims lines leaves them flush left, which
+    // stackcollapse-perf.pl reads all the same (a line that is no header is a frame)
     const next = lines[i + 1]!.replace(/\r$/, '');
-    if (/^\s/.test(next) && FRAME.test(next)) framesAfterHeader++;
+    if (FRAME.test(next) && (/^\s/.test(next) || !HEADER_START.test(next))) framesAfterHeader++;
   }
   if (headers >= 1 && framesAfterHeader === headers) return 0.9;
   if (headers >= 3 && framesAfterHeader >= headers * 0.8) return 0.7;

@@ -472,10 +472,20 @@ export class ChangeEngine {
         reason: reasonFor(r.verdict),
       });
     });
-    const units = [...new Set(diff.rows.map((r) => r.unit))].map((unit) => {
-      const rs = diff.rows.filter((r) => r.unit === unit);
+    // One geomean per package and unit, as benchstat has one table (and one geomean row) for each:
+    // benchmarks of different packages are not pooled.
+    const groups = new Map<string, typeof diff.rows>();
+    for (const r of diff.rows) {
+      const k = `${r.pkg}\u0000${r.unit}`;
+      const g = groups.get(k);
+      if (g) g.push(r);
+      else groups.set(k, [r]);
+    }
+    const units = [...groups.values()].map((rs) => {
+      const { pkg, unit } = rs[0]!;
       const g = rs.length === 1 ? rs[0]!.deltaPercent : (geomeanRow(rs)?.deltaPercent ?? null);
       return {
+        pkg,
         unit,
         benchmarks: rs.length,
         significant: rs.filter((r) => r.verdict.status === 'significant').length,
@@ -693,10 +703,11 @@ function sentences(
   if (errors.verdict.status === 'significant') out.push(...changeHeadline(errors));
   if (benchmarks) {
     if (!benchmarks.comparable && benchmarks.reason) out.push(`go test -bench: ${benchmarks.reason}`);
+    const packages = new Set(benchmarks.units.map((u) => u.pkg)).size;
     for (const u of benchmarks.units)
       if (u.significant > 0)
         out.push(
-          `go test -bench ${u.unit} ${u.geomeanDeltaPercent === null ? '?' : `${u.geomeanDeltaPercent < 0 ? '−' : '+'}${Math.abs(u.geomeanDeltaPercent).toFixed(2)} %`} geomean, ${u.significant} of ${u.benchmarks} significant`,
+          `go test -bench ${packages > 1 && u.pkg ? `${u.pkg} ` : ''}${u.unit} ${u.geomeanDeltaPercent === null ? '?' : `${u.geomeanDeltaPercent < 0 ? '−' : '+'}${Math.abs(u.geomeanDeltaPercent).toFixed(2)} %`} geomean, ${u.significant} of ${u.benchmarks} significant`,
         );
   }
   if (gc?.base && gc.target) out.push(`GC STW p99 ${formatMs(gc.base.stwP99Ms)} → ${formatMs(gc.target.stwP99Ms)}`);

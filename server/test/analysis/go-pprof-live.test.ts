@@ -57,6 +57,7 @@ const files = [
   samplePath('pprof/go_bench_net_http_mutex.pb.gz'),
   samplePath('pprof/nodejs_wall.pb.gz'),
   samplePath('pprof/large/go_types_tests_cpu.pb.gz'),
+  `${fixturesDir}profiles/bigvalues/big-values.pb.gz`,
   ...(haveGo ? [syntheticProfilePath()] : []),
   ...demoProfiles(),
 ];

@@ -13,7 +13,7 @@ import { parsePprof } from '../../src/ingest/pprof/index.ts';
 import { flatCum } from '../../src/analysis/flat-cum.ts';
 import { diffProfiles } from '../../src/analysis/diff.ts';
 import { type Granularity, granularityKeys, keysOf } from '../../src/analysis/granularity.ts';
-import { findGo, samplePath } from '../helpers/paths.ts';
+import { findGo, fixturesDir, samplePath } from '../helpers/paths.ts';
 import { parseTopRows } from '../helpers/pprof-text.ts';
 
 const go = findGo();
@@ -105,6 +105,49 @@ describe('-lines and -files agree with go tool pprof, every row', () => {
           checkedRows += ref.length;
         }
       }, 120_000);
+
+  it('-diff_base -files of two go test -cpuprofile runs whose test binaries ran from different paths: row for row', () => {
+    // fixtures/profiles/files-diff: pprof keys a file node by its binary's full path, so a file of the
+    // base and the same file of the target are two rows, not one netted row
+    const fd = `${fixturesDir}profiles/files-diff/`;
+    const base = parsePprof(readFileSync(`${fd}cpu-1.pb.gz`));
+    const target = parsePprof(readFileSync(`${fd}cpu-2.pb.gz`));
+    expect(base.frames.find((f) => f.mapping?.endsWith('.test'))!.mapping).not.toBe(
+      target.frames.find((f) => f.mapping?.endsWith('.test'))!.mapping,
+    );
+    for (const t of target.sampleTypes) {
+      const text = readFileSync(`${fd}${t.type}.files.diff_base.txt`, 'utf8');
+      const ref = parseTopRows(text);
+      if (go)
+        expect(
+          sorted(
+            parseTopRows(
+              livePprof([
+                `-diff_base=${fd}cpu-1.pb.gz`,
+                `-sample_index=${t.type}`,
+                unitFlag(t.unit),
+                '-files',
+                `${fd}cpu-2.pb.gz`,
+              ]),
+            ),
+          ),
+        ).toEqual(sorted(ref));
+      const d = diffProfiles(base, target, {
+        sampleType: t.type,
+        mode: 'absolute',
+        keys: keysOf('files'),
+        tree: false,
+      });
+      const ours = bare(
+        d.rows
+          .filter((r) => r.deltaFlat !== 0 || r.deltaCum !== 0)
+          .map((r) => ({ name: r.name, flat: r.deltaFlat, cum: r.deltaCum })),
+        'files',
+      );
+      expect([t.type, ours.length]).toEqual([t.type, ref.length]);
+      expect([t.type, sorted(ours)]).toEqual([t.type, sorted(ref)]);
+    }
+  });
 
   it('checked rows', () => {
     expect(checkedRows).toBeGreaterThan(100_000);

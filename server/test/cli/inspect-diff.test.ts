@@ -243,6 +243,14 @@ describe('inspect TRACE', () => {
     expect(r.stdout).toContain('net/http.(*conn).serve');
   });
 
+  it('says which go tool trace its derived profiles equal, with the trace’s own Go version', () => {
+    const r = runCliSync('inspect', trace('xtime-rate-go1.22'));
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      "Note: trace written by go 1.22: its net, sync, syscall and sched profiles equal Go 1.26's go tool trace -pprof; earlier releases of the tool drop stackless events (golang/go#74850) and can show other figures",
+    );
+  });
+
   it('--kind sched --json prints the derived profile like any profile, equal to go tool trace -pprof=sched', () => {
     const r = runCliSync('inspect', trace('demo-go1.26-pooled'), '--kind', 'sched', '--json', '--top', '0');
     expect(r.status, r.stderr).toBe(0);

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import '../../src/ingest/registry.ts';
+import { ingest } from '../../src/ingest/detect.ts';
+import { fixturesDir } from '../helpers/paths.ts';
 import { flatCum, sortByFlat, total } from '../../src/analysis/flat-cum.ts';
 import { detect as detectCpuprofile } from '../../src/ingest/cpuprofile.ts';
 import { detect, FOLDED_LIMITS, parse } from '../../src/ingest/folded.ts';
@@ -90,7 +94,30 @@ describe('folded stacks semantics and errors', () => {
   it('reads the valid lines of a file with bad ones, and says how many it skipped', () => {
     const p = parse(Buffer.from('a;b 1\na;b\nc 2\na;b -4\n'));
     expect(toFolded(p)).toEqual(['a;b 1', 'c 2']);
-    expect(p.comments).toEqual(['2 line(s) not of the form "frame;frame;… COUNT" skipped (first at line 2)']);
+    expect(p.comments).toEqual(['2 lines not of the form "frame;frame;… COUNT" skipped: lines 2, 4']);
+    const many = Array.from({ length: 30 }, (_, i) => `bad${i}`).join('\n');
+    expect(parse(Buffer.from(`a;b 1\n${many}\n`)).comments).toEqual([
+      '30 lines not of the form "frame;frame;… COUNT" skipped: lines 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21 and 10 more',
+    ]);
+  });
+
+  it('a small file with a comment line and a line cut short is detected and read, the note naming the line', async () => {
+    // fixtures/profiles/pyspy-wordcount-noted.folded: the first eight stacks of py-spy's raw output
+    // with a comment on top and the fourth stack cut inside its frames (the command is in the
+    // folder's README): one bad line of eight, too many for a guess by share alone
+    const dir = `${fixturesDir}profiles/`;
+    const bytes = readFileSync(`${dir}pyspy-wordcount-noted.folded`);
+    expect(detect(bytes)).toBe(0.5);
+    const parsed = await ingest({ name: 'upload', bytes });
+    if (parsed.kind !== 'profile') throw new Error(`read as ${parsed.kind}`);
+    const p = parsed.profile;
+    expect(p.format).toBe('folded');
+    expect(p.comments).toEqual(['1 line not of the form "frame;frame;… COUNT" skipped: line 5']);
+    // every other stack of py-spy's file, as it wrote it
+    const source = readFileSync(`${dir}pyspy-wordcount-raw.folded`, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
+    expect(toFolded(p)).toEqual(source.slice(0, 8).filter((_, i) => i !== 3));
   });
 
   it('reads files as FlameGraph does: comments, empty frames, frameless samples', () => {

@@ -182,6 +182,24 @@ describe('perf script: weights and header layouts, against stackcollapse-perf.pl
     }
   });
 
+  it('frames without their indent (a paste that trimmed the lines) read as stackcollapse-perf.pl reads them', async () => {
+    for (const [f, type] of [
+      ['cpu-default', 'cpu'],
+      ['faults-default', 'page-faults'],
+    ] as const) {
+      const text = perfDir(`${f}-unindented.txt`).toString();
+      expect(text, f).not.toMatch(/^[ \t]/m);
+      const p = await read(`${f}-unindented.txt`);
+      expect(p.defaultSampleType, f).toBe(type);
+      const want = collapsed(`${f}-unindented.stackcollapse-perf.txt`);
+      expect(folded(p, 1), f).toEqual(want);
+      expect(sum(folded(p, 1)), f).toBe(sum(want));
+      // the same stacks as the recording perf printed, indented
+      expect(folded(p, 1), f).toEqual(folded(await read(`${f}.txt`), 1));
+      expect(p.comments.join('\n'), f).not.toMatch(/unreadable/);
+    }
+  });
+
   it('keeps the samples of the first event only, as the script does, and says how many it left out', async () => {
     const p = await read('mixed-events.txt');
     expect(folded(p, 1)).toEqual(collapsed('mixed-events.stackcollapse-perf.txt'));

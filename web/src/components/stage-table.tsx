@@ -59,8 +59,8 @@ export interface BenchLine {
 const UNIT_ORDER = ['sec/op', 'B/op', 'allocs/op'];
 
 /**
- * The stage table's benchmark lines from the change engine's benchmark comparison: per unit (sec/op,
- * B/op, allocs/op first; at most `limit`), the geomean change over the paired benchmarks and how many
+ * The stage table's benchmark lines from the change engine's benchmark comparison: per package and
+ * unit (sec/op, B/op, allocs/op first; at most `limit` units a package), the geomean change over the paired benchmarks and how many
  * changed significantly; "~" where none did. Unpaired benchmarks (configurations differ) say so.
  */
 export function benchLines(b: StageChanges['benchmarks'], limit = 3): BenchLine[] {
@@ -76,18 +76,29 @@ export function benchLines(b: StageChanges['benchmarks'], limit = 3): BenchLine[
       },
     ];
   const rank = (u: string) => (UNIT_ORDER.includes(u) ? UNIT_ORDER.indexOf(u) : 99);
-  return [...b.units]
-    .sort((x, y) => rank(x.unit) - rank(y.unit))
-    .slice(0, limit)
+  // benchstat has a table per package: a run over several packages gets a line per package and unit
+  // (at most `limit` units each), named by the package's last path element.
+  const pkgs = [...new Set(b.units.map((u) => u.pkg))];
+  const named = (u: { pkg: string; unit: string }) =>
+    pkgs.length > 1 && u.pkg ? `${u.pkg.slice(u.pkg.lastIndexOf('/') + 1)} ${u.unit}` : u.unit;
+  return pkgs
+    .flatMap((pkg) =>
+      b.units
+        .filter((u) => u.pkg === pkg)
+        .sort((x, y) => rank(x.unit) - rank(y.unit))
+        .slice(0, limit),
+    )
     .map((u) => {
       const g = u.geomeanDeltaPercent;
       const good = g === null || g === 0 ? null : u.better === 'higher' ? g > 0 : g < 0;
-      const rows = b.rows.filter((r) => r.unit === u.unit);
+      const rows = b.rows.filter(
+        (r) => r.unit === u.unit && (u.pkg === '' || (r.subject ?? '').startsWith(`${u.pkg}.`)),
+      );
       if (u.benchmarks === 1 && rows[0]) {
         const t = verdictText(rows[0].verdict, 'percent');
         return {
           unit: u.unit,
-          text: `${u.unit} ${t.text}`,
+          text: `${named(u)} ${t.text}`,
           significant: t.significant,
           better: good,
           title: `${rows[0].subject ?? u.unit}: ${t.title}`,
@@ -98,11 +109,11 @@ export function benchLines(b: StageChanges['benchmarks'], limit = 3): BenchLine[
         unit: u.unit,
         text:
           u.significant > 0
-            ? `${u.unit} ${change} geomean, ${u.significant} of ${u.benchmarks} significant`
-            : `${u.unit} ~ (${u.benchmarks} benchmarks, none significant)`,
+            ? `${named(u)} ${change} geomean, ${u.significant} of ${u.benchmarks} significant`
+            : `${named(u)} ~ (${u.benchmarks} benchmarks, none significant)`,
         significant: u.significant > 0,
         better: good,
-        title: `benchstat geomean of ${u.benchmarks} benchmarks: ${change}; ${u.significant} significant`,
+        title: `benchstat geomean of ${u.benchmarks} benchmarks${u.pkg ? ` of ${u.pkg}` : ''}: ${change}; ${u.significant} significant`,
       };
     });
 }

@@ -11,6 +11,7 @@ import {
   sig,
 } from '../../../server/src/api/format.ts';
 import type { Reply, Stage } from '../lib/api.ts';
+import { traceReferenceNote } from '../../../server/src/api/words.ts';
 import { relativeSeries } from '../lib/charts.ts';
 import { requestCounter } from '../lib/request-counter.ts';
 import type { PanelProps } from './comparison-panels.tsx';
@@ -88,6 +89,17 @@ export function RuntimePanel(props: PanelProps & { base: Stage | undefined; targ
           : 'per second of window (a window lacks its own load run)'}
         . Verdicts compare the windows as runs (benchstat's test, α = {d.alpha}).
       </p>
+      {d.base.traces.length + d.target.traces.length > 0 && (
+        <ul className="small muted" aria-label="Trace notes">
+          {[d.base, d.target].flatMap((side) =>
+            side.traces.map((t) => (
+              <li key={t.artifactId}>
+                <strong>{side.name}</strong>, {t.filename}: {traceReferenceNote(t.summary.goVersion)}
+              </li>
+            )),
+          )}
+        </ul>
+      )}
       <RuntimeTable d={d} />
       {d.sentences.length > 0 && (
         <ul className="runtime-sentences" aria-label="Runtime changes in words">

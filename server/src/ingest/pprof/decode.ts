@@ -2,6 +2,7 @@ import { IngestError } from '../errors.ts';
 import type { Frame, Label, Profile, ValueType } from '../../model/profile.ts';
 import { type GoRegexp, GoRegexpError, compileGoRegexp } from '../../analysis/go-regexp.ts';
 import { Wire, decodeUtf8 } from './wire.ts';
+import { exactSums } from '../../model/exact-sums.ts';
 
 /** Explicit limits on what one profile may hold. The decompressed-size cap bounds the rest. */
 export interface DecodeLimits {
@@ -615,11 +616,14 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
     s++;
   }
 
+  // Values past 2^53 are read when a double holds them exactly; a type whose values could add up
+  // to a sum a double rounds is refused (see exactSums: the bound is 2^53 times their common
+  // power-of-two factor, 2^60 ns for CPU values in 10 ms periods).
   for (let t = 0; t < numTypes; t++) {
-    if (absSums[t]! > Number.MAX_SAFE_INTEGER) {
+    if (absSums[t]! > Number.MAX_SAFE_INTEGER && !exactSums(values[t]!)) {
       throw new IngestError(
         'value-out-of-range',
-        `the ${sampleTypes[t]!.type} values add up beyond 2^53 and cannot be summed exactly`,
+        `the ${sampleTypes[t]!.type} values add up to more than a double holds exactly (2^53 times the largest power of two dividing them all), so their totals cannot be exact`,
       );
     }
   }
@@ -736,8 +740,12 @@ function decodeSmallIds(kb: Uint8Array, p: number, end: number, dense: Int32Arra
 
 function storeValue(w: Wire, values: Float64Array[], absSums: Float64Array, s: number, n: number): number {
   const v = w.i64();
-  if (w.unsafe)
-    throw new IngestError('value-out-of-range', `sample ${s} has value ${v}, beyond ±2^53: it cannot be shown exactly`);
+  // Past ±2^53 a double holds only some integers (2^60 yes, 2^60 + 1 no): keep those it holds.
+  if (w.unsafe && BigInt(v) !== BigInt(w.lastI64Decimal()))
+    throw new IngestError(
+      'value-out-of-range',
+      `sample ${s} has value ${w.lastI64Decimal()}, past ±2^53 and not a number a double holds exactly, so it cannot be shown exactly`,
+    );
   const col = values[n];
   if (col) {
     col[s] = v;

@@ -4,7 +4,7 @@ import { IngestError } from '../errors.ts';
  * A minimal protobuf wire reader over a byte range, exact for 64-bit integers.
  *
  * Signed integers come back as JS numbers, with `unsafe` set when one lies outside ±(2^53−1), so
- * the caller can refuse it rather than show a rounded number. Ids (uint64) come back as a Map key
+ * the caller can check the exact value (lastI64Decimal) rather than show a rounded number. Ids (uint64) come back as a Map key
  * that is exact for any 64-bit value.
  */
 export class Wire {

@@ -246,7 +246,7 @@ function overlap(start: number, end: number, from: number, to: number, traceEnd 
 /**
  * The profile `go tool trace -pprof` writes: sample types contentions/count and delay/nanoseconds,
  * period type trace/count, one sample per distinct stack, a location per PC (named by the frame the
- * trace wrote first for that PC).
+ * trace wrote first for that PC; `<unknown>` when it names no function, as pprof prints it).
  */
 function buildProfile(records: Map<string, Record_>, kind: ProfileKind, durationNanos: number): Profile {
   const b = new ProfileBuilder('pprof', [
@@ -260,7 +260,12 @@ function buildProfile(records: Map<string, Record_>, kind: ProfileKind, duration
       let id = pcIds.get(pc);
       if (id === undefined) {
         const f = r.stack.frames[i]!;
-        id = b.frameId(f.name, f.file, f.line);
+        // A PC the trace names no function for: go tool trace writes a function of empty name, which
+        // pprof prints as `<unknown>` (its profile has no mapping to name instead).
+        id =
+          f.name === ''
+            ? b.frameId('<unknown>', f.file, f.line, { standIn: 'no-name' })
+            : b.frameId(f.name, f.file, f.line);
         pcIds.set(pc, id);
         functions.add(`${f.file}\u0000${f.name}`);
       }

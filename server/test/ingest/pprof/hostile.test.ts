@@ -22,7 +22,8 @@ const manifest = JSON.parse(readFileSync(samplePath('pprof/hostile/manifest.json
 
 /** Files the reference accepts but we refuse on purpose, with the reason. */
 const refusedOnPurpose: Record<string, string> = {
-  // Values beyond 2^53 cannot be shown exactly as JSON numbers; the manifest allows saying so.
+  // MaxInt64 and 2^53 + 1 are past what a double holds exactly (and Go's totals wrap around); the
+  // manifest allows saying so.
   'int64_extreme_values.pb.gz': 'value-out-of-range',
 };
 

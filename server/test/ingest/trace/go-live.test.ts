@@ -34,6 +34,8 @@ describe.skipIf(!haveGo)('derived profiles agree with go tool trace, live', () =
   it.each([
     { seed: 5, events: 600_000, version: 26 as const, generationNanos: 2e8 },
     { seed: 6, events: 400_000, version: 22 as const, generationNanos: 2e8, procs: 3 },
+    // one function's frames written without a name: pprof's row is `<unknown>`
+    { seed: 7, events: 100_000, version: 26 as const, generationNanos: 2e8, nameless: true },
   ])(
     'synthetic trace %o',
     async (o) => {
@@ -65,6 +67,11 @@ describe.skipIf(!haveGo)('derived profiles agree with go tool trace, live', () =
         });
         expect([kind, diffs]).toEqual([kind, []]);
         expect(figures).toBeGreaterThan(2);
+        if (o.nameless && kind === 'net') {
+          const names = new Set(p.trace.profiles[kind].frames.map((f) => f.name));
+          expect(names).toContain('<unknown>');
+          expect(names).not.toContain('');
+        }
       }
     },
     300_000,
