@@ -12,7 +12,7 @@ const USAGE = `usage:
   stagediff report (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
                    [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]
   stagediff check (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
-                  --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--json]
+                  --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--allow-different KEY]... [--json]
   stagediff serve
 FILTERS (profiles; Go regular expressions matched against function, file and mapping names, as
 go tool pprof's): --focus RE --ignore RE --hide RE --show RE; and on labels, as pprof's -tagfocus…:
