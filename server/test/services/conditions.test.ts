@@ -193,9 +193,7 @@ describe('stagediff check and report on wrk against k6', () => {
     const text = md.stdout.replaceAll('\\', '');
     expect(text).toContain('not comparable (different load)');
     expect(text).toMatch(/^> ⚠️ Measured under different conditions: load \(pooled: wrk, 1 thread, 4 connections/m);
-    expect(text).toMatch(
-      /\*\*QPS\*\* [\d,.]+\sreq\/s → [\d,.]+\sreq\/s: not comparable: different load: pooled: wrk/,
-    );
+    expect(text).toMatch(/\*\*QPS\*\* [\d,.]+\sreq\/s → [\d,.]+\sreq\/s: not comparable: different load: pooled: wrk/);
     expect(text).not.toMatch(/QPS[^\n]*(improved|regressed)/);
   });
 });
