@@ -225,6 +225,18 @@ describe('the demo', () => {
       for (const k of ['rps', 'p50', 'p99'])
         expect(row.vsPrevious[k].status, `${row.name} ${k}`).not.toBe('not-comparable');
     }
+    // What the demo's traces, runtime metrics and capture records state (demo README: Go 1.26, 2 cores).
+    const summary = Object.fromEntries(
+      t.rows[0].conditions.summary.map((x: { label: string; values: string[] }) => [x.label, x.values]),
+    );
+    expect(summary).toMatchObject({
+      'Go version': ['go1.26'],
+      GOMAXPROCS: ['2'],
+      GOGC: ['100'],
+      GOMEMLIMIT: ['none'],
+      cores: ['2'],
+      OS: ['linux/amd64'],
+    });
     const load = t.rows[0].conditions.summary.find((s: { key: string }) => s.key === 'load');
     expect(load.values).toEqual(['wrk, 2 threads, 32 connections, 8s, /api/orders?n=20&currency=EUR']);
     const c = await get('/api/comparisons/demo/changes?base=baseline&target=pooled');
