@@ -216,6 +216,14 @@ describe('Go versions', () => {
   });
 });
 
+describe('the API contract', () => {
+  it('/api/openapi.json declares the conditions and the not-comparable verdict', async () => {
+    const doc = JSON.stringify(await get('/api/openapi.json'));
+    for (const word of ['not-comparable', 'loadComparable', 'conditionsVsPrevious', 'gomaxprocs', 'iterationRate'])
+      expect(doc, word).toContain(word);
+  });
+});
+
 describe('the demo', () => {
   it('every pair is comparable, with no difference named', async () => {
     const t = await get('/api/comparisons/demo/stage-table');
