@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { PairConditions, StageConditions } from './conditions.ts';
 import { Nullable } from './kit.ts';
 
 /*
@@ -14,7 +15,9 @@ import { Nullable } from './kit.ts';
  * - `too-few-runs`: even the most extreme ordering of the runs could not reach alpha (minP > alpha), so
  *   p says nothing: e.g. 2+2 or 2+6 runs; the size of the change is shown, unjudged;
  * - `single-run`: a side has one run: nothing says how much a run varies from the next;
- * - `missing`: a side has no value for this figure.
+ * - `missing`: a side has no value for this figure;
+ * - `not-comparable`: the two sides were measured under different load (another tool, or the same tool
+ *   with other settings: see api/conditions.ts PairConditions): no ratio, no test; `reason` names both.
  */
 export const VerdictStatus = Type.Union([
   Type.Literal('significant'),
@@ -22,6 +25,7 @@ export const VerdictStatus = Type.Union([
   Type.Literal('too-few-runs'),
   Type.Literal('single-run'),
   Type.Literal('missing'),
+  Type.Literal('not-comparable'),
 ]);
 export type VerdictStatus = Static<typeof VerdictStatus>;
 
@@ -36,6 +40,9 @@ export const Verdict = Type.Object({
     Type.Number({ description: 'the smallest p nBase+nTarget runs can give (2 / C(nBase+nTarget, nBase))' }),
   ),
   runsNeeded: Type.Integer({ description: 'runs per stage at which the test can reach alpha (4 at 0.05)' }),
+  reason: Type.Optional(
+    Type.String({ description: 'not-comparable only: each side’s load tool and settings ("a: wrk, … · b: k6, …")' }),
+  ),
 });
 export type Verdict = Static<typeof Verdict>;
 
@@ -189,6 +196,11 @@ export const StageRow = Type.Object({
   /** Verdicts against the previous stage and the first one (null for the first stage). */
   vsPrevious: Nullable(FigureVerdicts),
   vsBaseline: Nullable(FigureVerdicts),
+  /** What the stage's files and capture records say about how it was measured. */
+  conditions: StageConditions,
+  /** Against the previous stage and the first one: conditions that differ, in words (null: none, or first). */
+  conditionsVsPrevious: Nullable(Type.String()),
+  conditionsVsBaseline: Nullable(Type.String()),
 });
 export type StageRow = Static<typeof StageRow>;
 
@@ -221,8 +233,14 @@ export const Change = Type.Object({
   verdict: Verdict,
   deltaPercent: Nullable(Type.Number()),
   direction: Nullable(Type.Union([Type.Literal('improvement'), Type.Literal('regression')])),
-  /** Why there is no verdict, in words (too-few-runs, single-run, missing). */
+  /** Why there is no verdict, in words (too-few-runs, single-run, missing, not-comparable). */
   reason: Nullable(Type.String()),
+  /**
+   * Set when the pair was measured under different conditions (Go version, GOMAXPROCS, machine, build,
+   * load) that do not take the figure's verdict away: the per-request and runtime figures keep theirs
+   * and carry this sentence (PairConditions.warning).
+   */
+  warning: Type.Optional(Nullable(Type.String())),
 });
 export type Change = Static<typeof Change>;
 
@@ -335,6 +353,8 @@ export const StageChanges = Type.Object({
   ),
   /** The runtime's figures; absent when neither stage has an execution trace or runtime metrics. */
   runtime: Type.Optional(RuntimeChanges),
+  /** Both stages' conditions, and where they differ (load: no verdict on load-test figures). */
+  conditions: PairConditions,
   /** "What changed", in words, most telling first: only significant changes are worded as changes. */
   sentences: Type.Array(Type.String()),
 });

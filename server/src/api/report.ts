@@ -10,11 +10,12 @@ import {
   StageFigures,
   StageSummaryKind,
 } from './changes.ts';
+import { ConditionValues, PairConditions } from './conditions.ts';
 import { Nullable } from './kit.ts';
 import { DiffRow, ProfileKind } from './views.ts';
 
 /*
- * `stagediff report --format json` (schema "stagediff-report/3"), published as docs/report-schema.json.
+ * `stagediff report --format json` (schema "stagediff-report/4"), published as docs/report-schema.json.
  * Every figure and verdict in it is the change engine's (GET …/changes, GET …/stage-table, GET …/diff);
  * the report only selects and arranges them. Numbers are in the unit each object names, ratios are
  * target / base, percentages (ratio − 1) × 100, null where a side has no figure.
@@ -28,13 +29,19 @@ import { DiffRow, ProfileKind } from './views.ts';
  * with the allocs profile cross-check), present only when a stage of the pair has a trace or metrics. A
  * report of stages without them differs from version 2 only in `schema`. `summary` still counts `changes`
  * and the benchmark rows only.
+ *
+ * Version 4 (from 3): `conditions`, the change engine's reading of both stages' conditions (load tool and
+ * settings, Go version, GOMAXPROCS, GOGC, GOMEMLIMIT, build, machine) and where they differ; each stage
+ * row's `conditions` (the distinct values its files state); the verdict status `not-comparable` (with
+ * `verdict.reason`) on the load-test figures of a pair whose load differs in tool or settings, counted in
+ * `summary.notComparable`; a figure's `warning` when other conditions differ.
  */
 
 const StageRef = Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() });
 
 export const Report = Type.Object(
   {
-    schema: Type.Literal('stagediff-report/3'),
+    schema: Type.Literal('stagediff-report/4'),
     comparison: Type.Object({ id: Type.String(), title: Type.String(), url: Nullable(Type.String()) }),
     base: StageRef,
     target: StageRef,
@@ -45,7 +52,10 @@ export const Report = Type.Object(
       noChange: Type.Integer(),
       tooFewRuns: Type.Integer(),
       singleRun: Type.Integer(),
+      notComparable: Type.Integer(),
     }),
+    /** Both stages' conditions and where they differ (GET …/changes' `conditions`). */
+    conditions: PairConditions,
     /** Load-test figures and the per-request figures measured on both sides. */
     changes: Type.Array(Change),
     /** What changed, in words, most telling first (the dashboard shows the same). */
@@ -61,6 +71,7 @@ export const Report = Type.Object(
         loadTests: Type.Integer(),
         figures: StageFigures,
         vsPrevious: Nullable(FigureVerdicts),
+        conditions: Type.Array(ConditionValues),
       }),
     ),
     /** The functions of the diff flamegraph, ranked by |Δ flat| (the diff's own order). */
@@ -82,6 +93,6 @@ export const Report = Type.Object(
     images: Type.Object({ diffSvg: Nullable(Type.String()), diffPng: Nullable(Type.String()) }),
     notes: Type.Array(Type.String()),
   },
-  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:3', title: 'stagediff report' },
+  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:4', title: 'stagediff report' },
 );
 export type Report = Static<typeof Report>;

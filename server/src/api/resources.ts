@@ -3,7 +3,7 @@ import type { BenchConfig } from '../model/benchmark.ts';
 import type { CaptureRecord } from '../model/capture.ts';
 import type { GcTraceSummary } from '../model/gctrace.ts';
 import type { LoadTestSummary } from '../model/loadtest.ts';
-import type { MetricsModel } from '../model/metrics.ts';
+import type { MetricsModel, MetricsRuntimeSettings } from '../model/metrics.ts';
 import type { SchedTraceSummary } from '../model/schedtrace.ts';
 import type { TraceSummary } from '../model/trace.ts';
 import { Id, Model, Nullable } from './kit.ts';
@@ -51,6 +51,8 @@ export type MetricsArtifactSummary = Pick<
   /** Scrapes taken, and series recorded. */
   scrapes: number;
   series: number;
+  /** GOMAXPROCS, GOGC, GOMEMLIMIT and the Go version as the series state them (absent in older records). */
+  runtimeSettings?: MetricsRuntimeSettings;
 };
 
 /** The summary of any artifact, by its kind. */

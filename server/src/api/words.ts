@@ -29,6 +29,8 @@ export function noVerdictReason(v: Verdict): string {
       return `${v.nBase}+${v.nTarget} runs: too few to test — record at least ${v.runsNeeded} per stage`;
     case 'single-run':
       return '1 run: no noise estimate';
+    case 'not-comparable':
+      return `not comparable: ${v.reason ?? 'different load'}`;
     case 'missing':
       return v.nBase === 0 && v.nTarget === 0
         ? 'not measured'
@@ -54,6 +56,13 @@ export type ChangeStyle = 'ratio' | 'percent';
 
 /** A stage-to-stage change of one figure with its verdict (the stage table's cells). */
 export function verdictText(v: Verdict | null | undefined, style: ChangeStyle): VerdictText {
+  if (v?.status === 'not-comparable')
+    return {
+      text: 'not comparable',
+      change: 'not comparable',
+      significant: false,
+      title: `No verdict: ${noVerdictReason(v).replace(/^not comparable: /, '')}. Figures of different load tools or settings measure different things.`,
+    };
   if (!v || v.status === 'missing' || v.ratio === null)
     return { text: DASH, change: DASH, significant: false, title: 'no figure to compare' };
   const figure = style === 'ratio' ? formatRatio(v.ratio) : formatChange(v.ratio);

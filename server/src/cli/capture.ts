@@ -36,7 +36,7 @@ import {
   toolVersion,
 } from './load-tools.ts';
 import { redactHeaders, redactSecrets, shellJoin } from './command-line.ts';
-import { sampleMachine } from './machine.ts';
+import { machineIdentity, sampleMachine } from './machine.ts';
 import { SOURCES_ARCHIVE, collectSources, findModuleRoot, profileFrames, sourcesArchive } from './capture-sources.ts';
 import { SOURCE_LIMITS } from '../config.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
@@ -599,6 +599,7 @@ export async function captureCommand(args: string[]): Promise<number> {
       cores: availableParallelism(),
       node: process.version,
       stagediff: stagediffVersion(),
+      ...machineIdentity(),
     },
     startedAt: iso(),
     endedAt: null,

@@ -1,4 +1,5 @@
 import type { Change } from '../api/changes.ts';
+import { CONDITION_KEYS, type ConditionKey } from '../api/conditions.ts';
 import { formatChange, formatRatio, formatValue } from '../api/format.ts';
 import { verdictWords } from '../api/words.ts';
 import type { PairData } from './pair.ts';
@@ -50,13 +51,34 @@ export function parseRule(text: string): Rule {
   return { text: text.trim(), metric, sign: m[2] === '+' ? 1 : -1, percent: Number(m[3]) };
 }
 
+/** Exit codes of `stagediff check` (usage errors exit 2, like every command). */
+export const CHECK_EXIT = {
+  passed: 0,
+  /** A significant regression past a rule's threshold. */
+  failed: 1,
+  /** No rule failed, but a rule gates a figure the two stages cannot be compared on (different load). */
+  notComparable: 3,
+} as const;
+
+/** `--allow-different KEY`: a condition key (api/conditions.ts), checked. */
+export function parseAllowDifferent(values: readonly string[]): ConditionKey[] {
+  return values.map((v) => {
+    const k = v.trim().toLowerCase();
+    if (!(CONDITION_KEYS as readonly string[]).includes(k))
+      throw new Error(`--allow-different "${v}": unknown condition (known: ${CONDITION_KEYS.join(', ')})`);
+    return k as ConditionKey;
+  });
+}
+
 /**
  * - `fail`: a significant change past the threshold in the rule's direction;
+ * - `not-comparable`: the figure has no verdict because the stages ran different load (tool or
+ *   settings); fails the check (exit 3) unless `--allow-different load`, which makes it `no-data`;
  * - `pass`: not past the threshold, or past it but within the noise;
  * - `unjudged`: past the threshold but too few runs (or no verdict) to tell it from noise;
  * - `no-data`: the comparison has no such figure for these stages.
  */
-export type Outcome = 'fail' | 'pass' | 'unjudged' | 'no-data';
+export type Outcome = 'fail' | 'not-comparable' | 'pass' | 'unjudged' | 'no-data';
 
 export interface RuleResult {
   rule: Rule;
@@ -72,7 +94,18 @@ function describe(c: Change): string {
   return `${who} ${formatValue(c.base?.median ?? null, c.unit)} → ${formatValue(c.target?.median ?? null, c.unit)} (${formatChange(c.verdict.ratio)}, ${formatRatio(c.verdict.ratio)})`;
 }
 
-function judgeOne(rule: Rule, c: Change): RuleResult {
+function judgeOne(rule: Rule, c: Change, allow: readonly ConditionKey[]): RuleResult {
+  if (c.verdict.status === 'not-comparable') {
+    const why = c.verdict.reason ?? 'different load';
+    return allow.includes('load')
+      ? { rule, outcome: 'no-data', change: c, message: `${c.label}: not judged, ${why} (--allow-different load)` }
+      : {
+          rule,
+          outcome: 'not-comparable',
+          change: c,
+          message: `${c.label}: not comparable, ${why}`,
+        };
+  }
   if (c.deltaPercent === null || c.verdict.status === 'missing')
     return { rule, outcome: 'no-data', change: c, message: `${c.label}: not measured on both stages` };
   const past = rule.sign > 0 ? c.deltaPercent > rule.percent : c.deltaPercent < -rule.percent;
@@ -90,10 +123,10 @@ function judgeOne(rule: Rule, c: Change): RuleResult {
   return { rule, outcome: 'unjudged', change: c, message: `${line}; past the threshold but cannot be judged` };
 }
 
-const SEVERITY: Record<Outcome, number> = { fail: 3, unjudged: 2, pass: 1, 'no-data': 0 };
+const SEVERITY: Record<Outcome, number> = { fail: 4, 'not-comparable': 3, unjudged: 2, pass: 1, 'no-data': 0 };
 
 /** Evaluates every rule on a pair; for bench: rules, the worst benchmark decides. */
-export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
+export function evaluate(rules: Rule[], d: PairData, allow: readonly ConditionKey[] = []): RuleResult[] {
   const changes = [...d.changes.figures, ...(d.changes.benchmarks?.rows ?? []), ...(d.changes.runtime?.figures ?? [])];
   return rules.map((rule) => {
     const matching = changes.filter((c) => c.metric === rule.metric);
@@ -112,7 +145,7 @@ export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
                 ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
                 : 'needs a load test in both stages',
       };
-    const results = matching.map((c) => judgeOne(rule, c));
+    const results = matching.map((c) => judgeOne(rule, c, allow));
     // Worst outcome first; among equals, the largest move in the rule's direction.
     results.sort(
       (a, b) =>
@@ -123,31 +156,62 @@ export function evaluate(rules: Rule[], d: PairData): RuleResult[] {
   });
 }
 
-/** Whether the build fails: any `fail`, and `unjudged`/`no-data` only when asked to. */
+/** Whether the build fails: any `fail` or `not-comparable`, and `unjudged`/`no-data` only when asked to. */
 export function failed(results: RuleResult[], opts: { failUnjudged: boolean }): boolean {
   return results.some(
-    (r) => r.outcome === 'fail' || (opts.failUnjudged && (r.outcome === 'unjudged' || r.outcome === 'no-data')),
+    (r) =>
+      r.outcome === 'fail' ||
+      r.outcome === 'not-comparable' ||
+      (opts.failUnjudged && (r.outcome === 'unjudged' || r.outcome === 'no-data')),
   );
 }
 
+/** The exit code: 1 for a regression, else 3 for a gated figure that cannot be compared, else 1/0 by `failed`. */
+export function exitCode(results: RuleResult[], opts: { failUnjudged: boolean }): number {
+  if (results.some((r) => r.outcome === 'fail')) return CHECK_EXIT.failed;
+  if (results.some((r) => r.outcome === 'not-comparable')) return CHECK_EXIT.notComparable;
+  return failed(results, opts) ? CHECK_EXIT.failed : CHECK_EXIT.passed;
+}
+
+/** The pair's other condition differences (Go version, GOMAXPROCS, machine, build) not allowed, in words. */
+export function conditionWarnings(d: PairData, allow: readonly ConditionKey[]): string[] {
+  return (d.changes.conditions?.differences ?? [])
+    .filter((x) => x.key !== 'load' && !allow.includes(x.key))
+    .map((x) => x.text);
+}
+
 /** The lines `check` prints, one per rule, then the conclusion. */
-export function formatResults(results: RuleResult[], d: PairData, opts: { failUnjudged: boolean }): string {
+export function formatResults(
+  results: RuleResult[],
+  d: PairData,
+  opts: { failUnjudged: boolean; allow?: readonly ConditionKey[] },
+): string {
   const tag: Record<Outcome, string> = {
     fail: 'FAIL',
+    'not-comparable': 'N/C',
     pass: 'pass',
     unjudged: opts.failUnjudged ? 'FAIL?' : '?',
     'no-data': opts.failUnjudged ? 'FAIL?' : '-',
   };
   const width = Math.max(...results.map((r) => r.rule.text.length));
   const lines = [`stagediff check: ${d.changes.base.name} → ${d.changes.target.name} (${d.comparison.title})`];
+  for (const w of conditionWarnings(d, opts.allow ?? []))
+    lines.push(`warning: measured under different conditions: ${w} (--allow-different KEY to accept)`);
   for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${r.rule.text.padEnd(width)}  ${r.message}`);
   const nFail = results.filter((r) => r.outcome === 'fail').length;
+  const nDiff = results.filter((r) => r.outcome === 'not-comparable').length;
   const nUnjudged = results.filter((r) => r.outcome === 'unjudged' || r.outcome === 'no-data').length;
+  if (nDiff > 0)
+    lines.push(
+      `${nDiff} rule${nDiff > 1 ? 's' : ''} gate${nDiff > 1 ? '' : 's'} figures the stages cannot be compared on: the load differs (tool or settings). Record both stages with the same load, or pass --allow-different load to leave those rules unjudged.`,
+    );
   if (failed(results, opts))
     lines.push(
       nFail > 0
         ? `${nFail} rule${nFail > 1 ? 's' : ''} failed: a significant regression past the threshold.`
-        : `${nUnjudged} rule${nUnjudged > 1 ? 's' : ''} could not be judged (--too-few-runs fail).`,
+        : nDiff > 0
+          ? `failed: not comparable (exit ${CHECK_EXIT.notComparable}).`
+          : `${nUnjudged} rule${nUnjudged > 1 ? 's' : ''} could not be judged (--too-few-runs fail).`,
     );
   else
     lines.push(

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { type ComparisonSource, folderSource, serverSource } from './comparison-source.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
-import { evaluate, failed, formatResults, parseRule } from './check.ts';
+import { evaluate, exitCode, failed, formatResults, parseAllowDifferent, parseRule } from './check.ts';
 import { buildReport, renderMarkdown } from './report.ts';
 import { readPair } from './pair.ts';
 import { apiPath } from './comparison-source.ts';
@@ -106,12 +106,24 @@ export async function reportCommand(args: string[]): Promise<number> {
  * that cannot be judged (too few runs, no verdict, no data) passes unless `--too-few-runs fail`.
  */
 export async function checkCommand(args: string[]): Promise<number> {
-  const f = parseFlags(args, { ...SOURCE_FLAGS, 'fail-on': 'strings', 'too-few-runs': 'string', json: 'boolean' });
+  const f = parseFlags(args, {
+    ...SOURCE_FLAGS,
+    'fail-on': 'strings',
+    'too-few-runs': 'string',
+    'allow-different': 'strings',
+    json: 'boolean',
+  });
   const ruleTexts = (f.values['fail-on'] as string[] | undefined) ?? [];
   if (ruleTexts.length === 0) throw new UsageError("check needs at least one --fail-on 'METRIC:±N%' (e.g. p99:+5%)");
   let rules: ReturnType<typeof parseRule>[];
   try {
     rules = ruleTexts.map(parseRule);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  let allow: ReturnType<typeof parseAllowDifferent>;
+  try {
+    allow = parseAllowDifferent((f.values['allow-different'] as string[] | undefined) ?? []);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -122,14 +134,15 @@ export async function checkCommand(args: string[]): Promise<number> {
   const src = await openSource(f);
   try {
     const pair = await pairFromFlags(src, f, 1);
-    const results = evaluate(rules, pair);
+    const results = evaluate(rules, pair, allow);
     const bad = failed(results, opts);
+    const code = exitCode(results, opts);
     if (f.values.json)
       process.stdout.write(
-        `${JSON.stringify({ failed: bad, base: pair.changes.base.name, target: pair.changes.target.name, results: results.map((r) => ({ rule: r.rule.text, outcome: r.outcome, message: r.message, change: r.change })) }, null, 2)}\n`,
+        `${JSON.stringify({ failed: bad, exitCode: code, base: pair.changes.base.name, target: pair.changes.target.name, conditions: { loadComparable: pair.changes.conditions.loadComparable, differences: pair.changes.conditions.differences, allowed: allow }, results: results.map((r) => ({ rule: r.rule.text, outcome: r.outcome, message: r.message, change: r.change })) }, null, 2)}\n`,
       );
-    else process.stdout.write(formatResults(results, pair, opts));
-    return bad ? 1 : 0;
+    else process.stdout.write(formatResults(results, pair, { ...opts, allow }));
+    return code;
   } finally {
     await src.close();
   }

@@ -1,4 +1,4 @@
-import { availableParallelism, cpus, loadavg } from 'node:os';
+import { availableParallelism, cpus, hostname, loadavg, release } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The machine's state before a run: other work on it skews what a stage measures. */
@@ -50,4 +50,10 @@ export async function sampleMachine(ms = 1000): Promise<MachineState> {
 
 function round2(x: number): number {
   return Math.round(x * 100) / 100;
+}
+
+/** What names the machine in a capture record: its CPU model, kernel release and host name. */
+export function machineIdentity(): { cpu: string | null; kernel: string; hostname: string } {
+  const model = cpus()[0]?.model?.trim();
+  return { cpu: model ? model : null, kernel: release(), hostname: hostname() };
 }

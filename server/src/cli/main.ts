@@ -12,7 +12,7 @@ const USAGE = `usage:
   stagediff report (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
                    [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]
   stagediff check (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
-                  --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--json]
+                  --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--allow-different KEY]... [--json]
   stagediff mcp (--server URL [--comparison ID...] | --out DIR...) [--token TOKEN]
                 (an MCP server on stdio for coding agents: the verdicts, never a bare ratio)
   stagediff serve

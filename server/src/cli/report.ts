@@ -37,7 +37,7 @@ export function buildReport(
   const image = (name: 'diffSvg' | 'diffPng') =>
     imageQuery ? links.image(endpointUrl(name, { id: d.comparison.id }, imageQuery as never)) : null;
   return {
-    schema: 'stagediff-report/3',
+    schema: 'stagediff-report/4',
     comparison: { id: d.comparison.id, title: d.comparison.title, url: links.share },
     base: c.base,
     target: c.target,
@@ -47,7 +47,9 @@ export function buildReport(
       noChange: count((x) => x.verdict.status === 'no-change'),
       tooFewRuns: count((x) => x.verdict.status === 'too-few-runs'),
       singleRun: count((x) => x.verdict.status === 'single-run'),
+      notComparable: count((x) => x.verdict.status === 'not-comparable'),
     },
+    conditions: c.conditions,
     changes,
     sentences: c.sentences,
     functions: c.functions,
@@ -60,6 +62,7 @@ export function buildReport(
       loadTests: r.loadTests,
       figures: r.figures,
       vsPrevious: r.vsPrevious,
+      conditions: r.conditions.summary,
     })),
     topFunctions: d.diff
       ? {
@@ -98,6 +101,8 @@ function move(c: Change): string {
 }
 
 function changeLine(c: Change): string {
+  if (c.verdict.status === 'not-comparable')
+    return `- ❔ **${mdText(c.label)}** ${formatValue(c.base?.median ?? null, c.unit)} → ${formatValue(c.target?.median ?? null, c.unit)}: ${mdText(noVerdictReason(c.verdict))}`;
   const what = c.subject ? `${mdCode(c.subject)} ${mdText(c.label)}` : `**${mdText(c.label)}**`;
   const verb = c.direction === 'improvement' ? 'improved' : c.direction === 'regression' ? 'regressed' : null;
   const figures = `${formatValue(c.base?.median ?? null, c.unit)} → ${formatValue(c.target?.median ?? null, c.unit)}`;
@@ -106,6 +111,7 @@ function changeLine(c: Change): string {
 
 /** A stage-table cell of a change: bold when significant, "~" within the noise, unjudged otherwise. */
 function vsCell(v: Verdict | undefined, style: 'ratio' | 'percent'): string {
+  if (v?.status === 'not-comparable') return 'not comparable';
   if (!v || v.ratio === null || v.status === 'missing') return '–';
   const m = style === 'ratio' ? formatRatio(v.ratio) : formatChange(v.ratio);
   switch (v.status) {
@@ -256,7 +262,9 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
   ];
   if (s.tooFewRuns) parts.push(`${s.tooFewRuns} with too few runs to test`);
   if (s.singleRun) parts.push(`${s.singleRun} from a single run`);
+  if (s.notComparable) parts.push(`${s.notComparable} not comparable (different load)`);
   out.push(`${s.regressions > 0 ? '🔴' : s.improvements > 0 ? '🟢' : '⚪'} ${parts.join(' · ')}`);
+  if (r.conditions.warning) out.push(`> ⚠️ ${mdText(r.conditions.warning)}`);
 
   out.push('### What changed');
   if (r.sentences.length === 0) out.push('No figures to compare.');

@@ -34,6 +34,12 @@ export interface CaptureRecord {
     cores: number;
     node: string;
     stagediff: string;
+    /** CPU model as the OS names it (`os.cpus()[0].model`); absent in records before it was kept. */
+    cpu?: string | null;
+    /** Kernel release (`os.release()`). */
+    kernel?: string;
+    /** Host name (`os.hostname()`). */
+    hostname?: string;
   };
   startedAt: string;
   endedAt: string | null;

@@ -55,6 +55,12 @@ export interface LoadTestMeta {
   threads?: number | null;
   /** Requested constant rate (req/s), for open-model tools (wrk2 -R, vegeta -rate, ...). */
   rate?: number | null;
+  /** Virtual users (k6's `N max VUs`), for tools that count users rather than connections. */
+  vus?: number | null;
+  /** The duration the run was configured with, as the tool printed it (`8s`, `1m`). */
+  configuredDuration?: string | null;
+  /** The HTTP method, where the output names it. */
+  method?: string | null;
   commandLine?: string | null;
   /** How the headline figures were obtained, e.g. "printed", or "computed: vegeta t-digest". */
   source: FigureSource;

@@ -150,3 +150,15 @@ export interface MetricsModel {
   highlights: MetricsHighlights;
   series: MetricSeries[];
 }
+
+/** The Go runtime's settings a metrics window states (runtime/metrics names as client_golang exports them). */
+export interface MetricsRuntimeSettings {
+  /** `go_info{version="go1.26.8"}`. */
+  goVersion: string | null;
+  /** `/sched/gomaxprocs:threads`, the window's last value. */
+  gomaxprocs: number | null;
+  /** `/gc/gogc:percent`: GOGC, "off" when negative (GOGC=off). */
+  gogc: string | null;
+  /** `/gc/gomemlimit:bytes`: GOMEMLIMIT in bytes, "none" for math.MaxInt64 (the default: no limit). */
+  gomemlimit: string | null;
+}

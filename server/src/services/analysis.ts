@@ -7,6 +7,7 @@ import type { GcTrace } from '../model/gctrace.ts';
 import type { Profile, ProfileKind } from '../model/profile.ts';
 import type { RuntimeStage } from '../api/runtime.ts';
 import type { MetricSeries, MetricsModel } from '../model/metrics.ts';
+import { metricsRuntimeSettings } from '../ingest/metrics/index.ts';
 import type { PerRequest } from '../api/changes.ts';
 import { isRequestCounterName } from '../api/labels.ts';
 import type {
@@ -88,6 +89,7 @@ export function artifactSummary(parsed: Parsed): unknown {
         windowSeconds: m.windowSeconds,
         series: m.series.length,
         highlights: m.highlights,
+        runtimeSettings: metricsRuntimeSettings(m.series),
       };
     }
     case 'schedtrace':

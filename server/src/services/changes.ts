@@ -32,6 +32,8 @@ import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
 import type { TraceArtifactSummary } from '../api/resources.ts';
 import type { MetricsHighlights } from '../model/metrics.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
+import type { PairConditions } from '../api/conditions.ts';
+import { pairConditions, stageConditions } from './conditions.ts';
 
 /**
  * The change engine: every judgement of a stage, and of a pair of stages, is made here and only here.
@@ -232,9 +234,17 @@ export class ChangeEngine {
     return out;
   }
 
-  private compare(base: StageValues, target: StageValues): FigureVerdicts {
+  /**
+   * Every figure's verdict; a pair whose load-test runs differ in tool or settings gets `not-comparable`
+   * on the load-test figures (no ratio, no test), the per-request figures keep theirs.
+   */
+  private compare(base: StageValues, target: StageValues, conditions: PairConditions | null): FigureVerdicts {
     const out = {} as FigureVerdicts;
-    for (const k of FIGURE_KEYS) out[k] = this.verdict(base.values[k], target.values[k]);
+    for (const k of FIGURE_KEYS)
+      out[k] =
+        conditions && !conditions.loadComparable && LOAD_FIGURES.has(k)
+          ? notComparable(base.values[k].length, target.values[k].length, conditions.loadReason ?? '')
+          : this.verdict(base.values[k], target.values[k]);
     return out;
   }
 
@@ -243,6 +253,12 @@ export class ChangeEngine {
     const headline = headlineFormat(tree);
     const values: StageValues[] = [];
     for (const st of tree.stages) values.push(await this.stageValues(tree, st, headline));
+    const conditions = tree.stages.map((st, i) => stageConditions(st, values[i]!.set));
+    const side = (i: number) => ({ name: tree.stages[i]!.name, conditions: conditions[i]! });
+    const pairs = tree.stages.map((_, i) => ({
+      previous: i === 0 ? null : pairConditions(side(i - 1), side(i)),
+      baseline: i === 0 ? null : pairConditions(side(0), side(i)),
+    }));
     const rows: StageRow[] = tree.stages.map((st, i) => {
       const v = values[i]!;
       const sums = v.set.used.map((r) => r.summary);
@@ -264,8 +280,11 @@ export class ChangeEngine {
           otherRuns: v.set.otherRuns,
           headline: v.set.headline,
         },
-        vsPrevious: i === 0 ? null : this.compare(values[i - 1]!, v),
-        vsBaseline: i === 0 ? null : this.compare(values[0]!, v),
+        vsPrevious: i === 0 ? null : this.compare(values[i - 1]!, v, pairs[i]!.previous),
+        vsBaseline: i === 0 ? null : this.compare(values[0]!, v, pairs[i]!.baseline),
+        conditions: conditions[i]!,
+        conditionsVsPrevious: pairs[i]!.previous?.warning ?? null,
+        conditionsVsBaseline: pairs[i]!.baseline?.warning ?? null,
       };
     });
     return { alpha: BENCHSTAT_ALPHA, runsNeeded: runsNeeded(BENCHSTAT_ALPHA), rows };
@@ -287,12 +306,21 @@ export class ChangeEngine {
     const tv = await this.stageValues(tree, target, headline);
     const bf = this.figures(bv);
     const tf = this.figures(tv);
-    const verdicts = this.compare(bv, tv);
-    const figures = FIGURE_KEYS.map((k) => figureChange(k, bf[k], tf[k], verdicts[k]));
+    const conditions = pairConditions(
+      { name: base.name, conditions: stageConditions(base, bv.set) },
+      { name: target.name, conditions: stageConditions(target, tv.set) },
+    );
+    const verdicts = this.compare(bv, tv, conditions);
+    const figures = FIGURE_KEYS.map((k) =>
+      figureChange(k, bf[k], tf[k], verdicts[k], LOAD_FIGURES.has(k) ? null : conditions.warning),
+    );
     const functions = await this.functionChanges(tree, base, target, q);
     const benchmarks = await this.benchmarkChanges(base, target);
     const gc = await this.gcChange(base, target);
-    const runtime = hasRuntime(base) || hasRuntime(target) ? await this.pairRuntime(tree, base, target, bf, tf) : null;
+    const runtime0 = hasRuntime(base) || hasRuntime(target) ? await this.pairRuntime(tree, base, target, bf, tf) : null;
+    const warning = conditions.warning;
+    const runtime =
+      runtime0 && warning ? { ...runtime0, figures: runtime0.figures.map((c) => ({ ...c, warning })) } : runtime0;
     const kind = functions.kind ?? 'cpu';
     const perRequest =
       kind === 'allocs'
@@ -309,7 +337,9 @@ export class ChangeEngine {
       benchmarks,
       gc,
       ...(runtime ? { runtime } : {}),
+      conditions,
       sentences: [
+        ...conditionSentences(conditions),
         ...sentences(figures, functions, benchmarks, gc),
         // Runtime rows are many: only their significant changes are news here (GET …/runtime words them all).
         ...(runtime ? runtime.figures.filter((c) => c.verdict.status === 'significant').flatMap(changeHeadline) : []),
@@ -665,7 +695,44 @@ function withDirection(c: Change): Change {
   return { ...c, direction };
 }
 
-function figureChange(k: FigureKey, base: Estimate | null, target: Estimate | null, v: Verdict): Change {
+/** The load-test figures: judged only between runs of one tool and settings. */
+const LOAD_FIGURES: ReadonlySet<FigureKey> = new Set<FigureKey>(['rps', 'p50', 'p95', 'p99', 'errorRate']);
+
+/** The verdict of a figure whose sides were measured under different load: no ratio, no test. */
+function notComparable(nBase: number, nTarget: number, reason: string): Verdict {
+  return {
+    status: 'not-comparable',
+    ratio: null,
+    p: null,
+    nBase,
+    nTarget,
+    alpha: BENCHSTAT_ALPHA,
+    minP: null,
+    runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+    reason: `different load: ${reason}`,
+  };
+}
+
+/** What "what changed" says first when the pair's conditions differ. */
+function conditionSentences(c: PairConditions): string[] {
+  const out: string[] = [];
+  if (!c.loadComparable && c.loadReason)
+    out.push(`Load-test figures not comparable, the load differs (${c.loadReason}): no QPS or latency verdict`);
+  const rest = c.differences.filter((d) => d.key !== 'load');
+  if (rest.length > 0)
+    out.push(
+      `Measured under different conditions (${rest.map((d) => d.text).join('; ')}): the per-request figures are compared, with that caveat`,
+    );
+  return out;
+}
+
+function figureChange(
+  k: FigureKey,
+  base: Estimate | null,
+  target: Estimate | null,
+  v: Verdict,
+  warning: string | null,
+): Change {
   const f = FIGURES[k];
   return withDirection({
     metric: f.metric,
@@ -679,6 +746,7 @@ function figureChange(k: FigureKey, base: Estimate | null, target: Estimate | nu
     deltaPercent: v.ratio === null ? null : (v.ratio - 1) * 100,
     direction: null,
     reason: reasonFor(v),
+    ...(warning ? { warning } : {}),
   });
 }
 

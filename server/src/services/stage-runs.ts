@@ -47,13 +47,16 @@ export function headlineFormat(tree: ComparisonTree): string | null {
 
 /**
  * What makes two runs repeats of one measurement: the tool, the target and the load it applied
- * (connections, threads, constant rate, configured duration). Runs that differ in any of these
- * measure different things and are never treated as samples of one distribution.
+ * (connections, threads, k6's VUs, constant rate, k6's iteration rate, configured duration, method).
+ * Runs that differ in any of these measure different things and are never treated as samples of one
+ * distribution.
  */
 export function runSettingsKey(format: string, s: LoadTestSummary): string {
   const m = s.meta ?? ({} as LoadTestSummary['meta']);
   const pick = (v: unknown) => (v === undefined || v === null ? '' : String(v));
-  return [format, m.targetUrl, m.connections, m.threads, m.rate, m.configuredDuration].map(pick).join('\u0000');
+  return [format, m.targetUrl, m.connections, m.threads, m.rate, m.configuredDuration, m.vus, m.iterationRate, m.method]
+    .map(pick)
+    .join('\u0000');
 }
 
 /** The runs that stand for a stage, and how its row summarises them. */

@@ -6,6 +6,7 @@ import { pairFiguresUrl } from '../../../server/src/api/page-requests.ts';
 import type { Change, Estimate, Reply, Stage } from '../lib/api.ts';
 import { useFetch } from '../views/use-fetch.ts';
 import { ErrorBox, Loading, VerdictWords } from './common.tsx';
+import { ConditionsBanner } from './conditions.tsx';
 
 /** A side's figure: "9,742 req/s ± 5% · 6 runs", or the single run's figure. */
 function side(e: Estimate | null, unit: string, what: string): string {
@@ -33,7 +34,8 @@ export const PairChanges = memo(function PairChanges(props: {
   if (!data) return loading ? <Loading what="figures" /> : <ErrorBox error={error} onRetry={reload} />;
   const figures = data.figures.filter((c) => c.base !== null || c.target !== null);
   const runtime = data.runtime;
-  if (figures.length === 0 && !runtime) return null;
+  const banner = <ConditionsBanner warning={data.conditions.warning} loadComparable={data.conditions.loadComparable} />;
+  if (figures.length === 0 && !runtime) return banner;
   const row = (c: Change, what: string) => {
     const t = verdictText(c.verdict, changeStyle(c));
     const cls = t.significant ? (c.direction === 'improvement' ? 'good' : 'bad') : t.change === '~' ? 'muted' : '';
@@ -68,6 +70,7 @@ export const PairChanges = memo(function PairChanges(props: {
     : [];
   return (
     <div className="table-scroll">
+      {banner}
       <table className="pair-changes" aria-label={`Figures: ${base.name} → ${target.name}`}>
         <thead>
           <tr>

@@ -377,6 +377,12 @@ export function StageTable({
             <tr key={r.stageId} data-stage-id={r.stageId} data-summary={r.summary}>
               <th scope="row" title={r.note || undefined}>
                 {r.name}
+                {r.conditionsVsPrevious && (
+                  <span className="badge warn" title={r.conditionsVsPrevious}>
+                    {' '}
+                    conditions differ
+                  </span>
+                )}
               </th>
               <td className="note phone-hide">{r.note || <span className="muted">{DASH}</span>}</td>
               <FigureCell row={r} k="rps">

@@ -1,6 +1,7 @@
 import { lazy, memo, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
 import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
+import { ConditionsDetails, StageConditionsWarning } from '../components/conditions.tsx';
 import { ErrorBox, LazyDetails, Loading, Select, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
 import {
@@ -655,6 +656,7 @@ const StagesSection = memo(function StagesSection({
         </div>
       </div>
       <BusyCaptureWarning stages={stages} />
+      {table && <StageConditionsWarning rows={table.rows} />}
       {table ? (
         <StageTable table={table} gc={gc} bench={bench} />
       ) : tableLoading ? (
@@ -684,6 +686,7 @@ const StagesSection = memo(function StagesSection({
         ))}
       </LazyDetails>
       <CaptureDetails stages={stages} />
+      {table && <ConditionsDetails rows={table.rows} />}
     </section>
   );
 });

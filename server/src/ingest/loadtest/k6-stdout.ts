@@ -15,6 +15,11 @@
  * console does not split failures into statuses and transport errors, so those two stay null
  * unless no request failed. A paste missing a line leaves its figures null; a file holding no
  * metric line at all, or two runs' summaries, is refused.
+ *
+ * The banner's settings are kept in meta where printed: `vus` (the `N max VUs` of the scenarios line),
+ * and for a single scenario its executor's `iterationRate` (iterations/s, not requests: `50.00 iterations/s
+ * for 2s`) and `configuredDuration`
+ * (`for 2s`, also `N looping VUs for 10s`).
  */
 import type { LatencyMs, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
@@ -215,9 +220,31 @@ export function parseK6Console(input: string): LoadTestRun {
       notes,
       successfulOnlyLatencyMs,
       layout: grouped ? 'grouped' : 'classic',
+      ...bannerSettings(lines),
     },
   });
   return run('k6-stdout', s, null, dist);
+}
+
+/** The load settings k6's banner prints: max VUs; a single scenario's arrival rate and duration. */
+function bannerSettings(lines: readonly string[]): {
+  vus?: number;
+  iterationRate?: number;
+  configuredDuration?: string;
+} {
+  const out: { vus?: number; iterationRate?: number; configuredDuration?: string } = {};
+  const i = lines.findIndex((l) => /^\s*scenarios: \([\d.]+%\) (\d+) scenarios?, (\d+) max VUs/.test(l));
+  if (i < 0) return out;
+  const m = /^\s*scenarios: \([\d.]+%\) (\d+) scenarios?, (\d+) max VUs/.exec(lines[i]!)!;
+  out.vus = Number(m[2]);
+  if (m[1] !== '1') return out;
+  const e =
+    /^\s*\* [^:]+: (?:([\d.]+) iterations\/s|\d+ (?:looping VUs|iterations? shared among \d+ VUs)) for (\w+)/.exec(
+      lines[i + 1] ?? '',
+    );
+  if (e?.[1]) out.iterationRate = Number(e[1]);
+  if (e?.[2]) out.configuredDuration = e[2];
+  return out;
 }
 
 /** k6's console output: the banner, the scenarios line or a summary's metric lines. */

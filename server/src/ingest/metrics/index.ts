@@ -1,5 +1,6 @@
 import type {
   MetricSeries,
+  MetricsRuntimeSettings,
   MetricsFile,
   MetricsHighlights,
   MetricsModel,
@@ -319,5 +320,28 @@ function highlights(series: readonly MetricSeries[]): MetricsHighlights {
       pauseNs !== null ? pauseNs / 1e9 : delta('go_gc_duration_seconds', 'go_sched_pauses_total_gc_seconds'),
     allocatedBytes: delta('go_gc_heap_allocs_bytes_total', 'go_memstats_alloc_bytes_total', 'memstats.TotalAlloc'),
     schedLatencyP99Seconds: sched?.type === 'histogram' ? sched.window.p99 : null,
+  };
+}
+
+/** The runtime settings of a metrics window, from the last scrape that has each. */
+export function metricsRuntimeSettings(series: readonly MetricSeries[]): MetricsRuntimeSettings {
+  const last = (name: string): number | null => {
+    const s = series.find((x) => x.name === name && Object.keys(x.labels).length === 0);
+    if (!s || !('values' in s)) return null;
+    for (let i = s.values.length - 1; i >= 0; i--) {
+      const v = s.values[i];
+      if (typeof v === 'number' && Number.isFinite(v)) return v;
+    }
+    return null;
+  };
+  const info = series.find((x) => x.name === 'go_info' && typeof x.labels.version === 'string');
+  const gogc = last('go_gc_gogc_percent');
+  const limit = last('go_gc_gomemlimit_bytes');
+  return {
+    goVersion: info ? String(info.labels.version) : null,
+    gomaxprocs: last('go_sched_gomaxprocs_threads'),
+    gogc: gogc === null ? null : gogc < 0 ? 'off' : String(gogc),
+    // math.MaxInt64 reads back as 2^63 in a float64.
+    gomemlimit: limit === null ? null : limit >= 2 ** 63 ? 'none' : String(limit),
   };
 }
