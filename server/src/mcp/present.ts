@@ -39,6 +39,8 @@ export interface McpFigure {
   direction: 'improvement' | 'regression' | null;
   /** In words, with p and n: "QPS ×2.05 — significant improvement (p=0.002, n=6+6)", "QPS: not measurable — …". */
   reading: string;
+  /** The pair's conditions differ (Go version, GOMAXPROCS, machine…): the verdict stands, with this caveat. */
+  warning: string | null;
 }
 
 export function estimate(e: Estimate | null): McpEstimate | null {
@@ -67,9 +69,13 @@ export function figure(c: Change): McpFigure {
     c.base && c.target ? ` (${formatValue(c.base.median, c.unit)} → ${formatValue(c.target.median, c.unit)})` : '';
   const who = c.subject ? `${c.subject} ${c.label}` : c.label;
   const significant = v.status === 'significant';
+  const warning = c.warning ?? null;
+  const caveat = warning ? ` — measured under different conditions: ${warning}` : '';
   const reading = significant
-    ? `${who}${moved}${values} — significant ${c.direction ?? 'change'} (${formatPN(v)})`
-    : `${who}${values}: ${unjudgedWords(v, c.reason)}`;
+    ? `${who}${moved}${values} — significant ${c.direction ?? 'change'} (${formatPN(v)})${caveat}`
+    : v.status === 'not-comparable'
+      ? `${who}: not compared — ${v.reason ?? c.reason ?? 'the stages were measured differently'}`
+      : `${who}${values}: ${unjudgedWords(v, c.reason)}${caveat}`;
   return {
     metric: c.metric,
     label: c.label,
@@ -87,6 +93,7 @@ export function figure(c: Change): McpFigure {
     deltaPercent: c.deltaPercent,
     direction: c.direction,
     reading,
+    warning,
   };
 }
 

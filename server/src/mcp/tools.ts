@@ -43,6 +43,7 @@ const Figure = z.object({
   deltaPercent: z.number().nullable(),
   direction: z.enum(['improvement', 'regression']).nullable(),
   reading: z.string(),
+  warning: z.string().nullable(),
 });
 const StageRefOut = z.object({ id: z.string(), name: z.string(), note: z.string() });
 const FunctionOut = z.object({
@@ -140,7 +141,8 @@ function rowChange(key: FigureKey, prev: StageRow, row: StageRow): McpFigure | n
     verdict: v,
     deltaPercent: v.ratio === null ? null : (v.ratio - 1) * 100,
     direction: direction(v, t.better),
-    reason: null,
+    reason: v.reason ?? null,
+    warning: row.conditionsVsPrevious ?? null,
   });
 }
 
@@ -483,6 +485,54 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
               (r) =>
                 `${r.targetLine ?? r.baseLine ?? '?'}: cum ${formatValue(r.base?.cum ?? 0, v.unit)} → ${formatValue(r.target?.cum ?? 0, v.unit)}  ${JSON.stringify(r.text ?? '')}`,
             ),
+        ].join('\n');
+        return ok(text, answer);
+      }),
+  );
+
+  server.registerTool(
+    'pair_conditions',
+    {
+      title: 'Conditions of a pair',
+      description:
+        'How each stage of a pair was measured (load tool and settings, Go version, GOMAXPROCS, GOGC, GOMEMLIMIT, build, machine) and whether the engine compares them: load-test figures of different tools or settings get no verdict; other differences are a warning on every figure.',
+      inputSchema: { comparison: ID, base: STAGE.optional(), target: STAGE.optional() },
+      outputSchema: {
+        base: z.object({
+          name: z.string(),
+          conditions: z.array(z.object({ key: z.string(), label: z.string(), values: z.array(z.string()) })),
+        }),
+        target: z.object({
+          name: z.string(),
+          conditions: z.array(z.object({ key: z.string(), label: z.string(), values: z.array(z.string()) })),
+        }),
+        loadComparable: z.boolean(),
+        loadReason: z.string().nullable(),
+        differences: z.array(z.object({ key: z.string(), text: z.string() })),
+        warning: z.string().nullable(),
+      },
+    },
+    ({ comparison, base, target }) =>
+      guarded(async () => {
+        const id = comparisonId(comparison);
+        const c = await getComparison(b, id);
+        const pair = pairOf(c, base, target);
+        const q = { base: pair.base.id, target: pair.target.id };
+        const ch = await request<Reply<'changes'>>(b, 'GET', endpointUrl('changes', { id }, q as never));
+        const pc = ch.conditions;
+        const answer = {
+          base: { name: ch.base.name, conditions: pc.base.summary },
+          target: { name: ch.target.name, conditions: pc.target.summary },
+          loadComparable: pc.loadComparable,
+          loadReason: pc.loadReason,
+          differences: pc.differences.map((d) => ({ key: d.key, text: d.text })),
+          warning: pc.warning,
+        };
+        const text = [
+          `${ch.base.name} → ${ch.target.name}: ${pc.loadComparable ? 'load-test figures comparable (same tool and settings)' : `load-test figures NOT compared — ${pc.loadReason}`}`,
+          ...(pc.differences.length === 0
+            ? ['No other condition differs where both stages state it.']
+            : pc.differences.map((d) => `- differs: ${d.text}`)),
         ].join('\n');
         return ok(text, answer);
       }),

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import type { Change, StageChanges, StageTable } from '../../src/api/changes.ts';
 import { seedDemo } from '../../src/services/seed.ts';
-import { addStage, createComparison, testApp } from '../helpers/app.ts';
+import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { runCli, stagediffBin } from '../helpers/cli.ts';
 import { fixturesDir, repoRoot } from '../helpers/paths.ts';
 
@@ -23,6 +23,7 @@ const TOOLS = [
   'what_changed',
   'diff_rows',
   'function_lines',
+  'pair_conditions',
   'check_rules',
   'capture_recipe',
   'set_stage_note',
@@ -30,6 +31,8 @@ const TOOLS = [
 
 let app: StagediffApp;
 let base: string;
+/** A comparison of wrk runs against k6 runs: load-test figures the engine must not compare. */
+let toolsId: string;
 
 type Structured = Record<string, unknown>;
 interface ToolAnswer {
@@ -95,6 +98,15 @@ beforeAll(async () => {
   // Trusting the loopback proxy lets each test client speak for its own address (X-Forwarded-For).
   app = await testApp({ TRUST_PROXY: '127.0.0.1', MCP_CLIENT_CALLS: '4' });
   await seedDemo(app.ctx);
+  const c = await createComparison(app, 'wrk against k6');
+  toolsId = c.id;
+  const wrk = await addStage(app, c.id, c.auth, 'pooled');
+  expect(
+    (await upload(app, c.id, wrk, c.auth, [join(fixturesDir, 'loadtests', 'wrk', 'three-runs.txt')])).statusCode,
+  ).toBe(200);
+  const k6 = await addStage(app, c.id, c.auth, 'async-log');
+  for (const f of ['console-v1-ok.txt', 'console-v0-ok.txt', 'console-v1-errors-full.txt', 'console-v0-errors.txt'])
+    expect((await upload(app, c.id, k6, c.auth, [join(fixturesDir, 'loadtests', 'k6', f)])).statusCode).toBe(200);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -216,6 +228,30 @@ describe('POST /mcp (Streamable HTTP)', () => {
         .split('\n')
         .filter((l) => /QPS.*×/.test(l)))
         expect(line).toMatch(/not measurable/);
+    await client.close();
+  });
+
+  it('says a pair of wrk and k6 runs is not compared, and why, with no ratio', async () => {
+    const client = await httpClient('198.51.100.8');
+    const cond = await call(client, 'pair_conditions', { comparison: toolsId });
+    expect(cond.isError, text(cond)).toBeFalsy();
+    expect(cond.structuredContent!.loadComparable).toBe(false);
+    expect(cond.structuredContent!.loadReason).toMatch(/^pooled: wrk, .* · async-log: k6, 10 VUs/);
+    expect(text(cond)).toMatch(/load-test figures NOT compared — pooled: wrk/);
+    const what = await call(client, 'what_changed', { comparison: toolsId });
+    for (const f of (what.structuredContent!.figures as Structured[]).filter((x) =>
+      ['rps', 'p50', 'p99'].includes(x.metric as string),
+    )) {
+      expect(f.status, String(f.metric)).toBe('not-comparable');
+      expect(f.ratio).toBeNull();
+      expect(f.reading).toMatch(/: not compared — .*wrk.*k6/);
+    }
+    const check = await call(client, 'check_rules', { comparison: toolsId, rules: ['p50:+5%'] });
+    expect((check.structuredContent!.results as Structured[])[0]!.outcome).not.toBe('pass');
+    // The demo's pairs were recorded alike.
+    const demo = await call(client, 'pair_conditions', { comparison: 'demo', base: 'pooled', target: 'async-log' });
+    expect(demo.structuredContent!.loadComparable).toBe(true);
+    expect(demo.structuredContent!.differences).toEqual([]);
     await client.close();
   });
 
