@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { StoreError } from './errors.ts';
+import { StageCapturesTooLargeError, StoreError } from './errors.ts';
 import { ARTIFACT_KINDS, type ArtifactKind, type CacheKey, type NewComparison, type NewStageSources } from './types.ts';
 import { EXPLICIT_ID } from './secrets.ts';
 
@@ -113,6 +113,27 @@ export function captureText(record: unknown): string {
   if (Buffer.byteLength(text) > MAX_CAPTURE_BYTES)
     throw new StoreError('invalid', `a capture record must be at most ${MAX_CAPTURE_BYTES} bytes of JSON`);
   return text;
+}
+
+/** Bytes a stage's capture records take, each measured as compact JSON (as `captureText` writes it). */
+export function captureBytes(captures: readonly unknown[]): number {
+  let n = 0;
+  for (const c of captures) n += Buffer.byteLength(jsonText(c));
+  return n;
+}
+
+/**
+ * Refuses one more capture record (`text`, from `captureText`) on a stage already holding `captures`:
+ * past the count, or past `maxStageBytes` of records together. Called inside the write transaction
+ * that appends it, with the stage's row read under that transaction's lock, so concurrent records
+ * cannot pass the bound together.
+ */
+export function checkStageCapture(captures: readonly unknown[], text: string, maxStageBytes?: number): void {
+  if (captures.length >= MAX_CAPTURES_PER_STAGE)
+    throw new StoreError('invalid', `a stage keeps at most ${MAX_CAPTURES_PER_STAGE} capture records`);
+  if (maxStageBytes === undefined) return;
+  const total = captureBytes(captures) + Buffer.byteLength(text);
+  if (total > maxStageBytes) throw new StageCapturesTooLargeError(total, maxStageBytes);
 }
 
 /** A cache hit refreshes an entry's last use at most this often (a read should rarely write). */

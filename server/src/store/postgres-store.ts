@@ -7,8 +7,8 @@ import {
   CACHE_EVICT_SQL,
   CACHE_TOUCH_MS,
   checkNewComparison,
-  MAX_CAPTURES_PER_STAGE,
   captureText,
+  checkStageCapture,
   checkText,
   checkReorder,
   checkSourceSet,
@@ -327,8 +327,13 @@ export class PostgresStore implements Store {
     if (r.rowCount === 0) throw new StoreError('not-found', `no comparison ${comparisonId}`);
   }
 
-  private async requireStage(db: Db | pg.Pool, comparisonId: string, stageId: string): Promise<StageRow> {
-    const r = await db.query<StageRow>('SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [
+  private async requireStage(
+    db: Db | pg.Pool,
+    comparisonId: string,
+    stageId: string,
+    lock: '' | 'FOR UPDATE' = '',
+  ): Promise<StageRow> {
+    const r = await db.query<StageRow>(`SELECT * FROM stages WHERE id = $1 AND comparison_id = $2 ${lock}`, [
       stageId,
       comparisonId,
     ]);
@@ -597,14 +602,20 @@ export class PostgresStore implements Store {
     });
   }
 
-  async addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage> {
+  async addStageCapture(
+    comparisonId: string,
+    stageId: string,
+    record: unknown,
+    options: { maxStageBytes?: number } = {},
+  ): Promise<Stage> {
     const text = captureText(record);
     const now = this.clock();
     return this.tx(async (db) => {
       await this.bump(db, comparisonId, now);
-      const st = await this.requireStage(db, comparisonId, stageId);
-      if (st.captures.length >= MAX_CAPTURES_PER_STAGE)
-        throw new StoreError('invalid', `a stage keeps at most ${MAX_CAPTURES_PER_STAGE} capture records`);
+      // The stage's row locked, and read after the lock is ours (READ COMMITTED: a fresh snapshot per
+      // statement), so a concurrent append is either seen whole here or waits for this one.
+      const st = await this.requireStage(db, comparisonId, stageId, 'FOR UPDATE');
+      checkStageCapture(st.captures, text, options.maxStageBytes);
       const r = await db.query<StageRow>(
         'UPDATE stages SET captures = captures || jsonb_build_array($2::jsonb) WHERE id = $1 RETURNING *',
         [stageId, text],

@@ -21,8 +21,8 @@ import {
   CACHE_EVICT_SQL,
   CACHE_TOUCH_MS,
   checkNewComparison,
-  MAX_CAPTURES_PER_STAGE,
   captureText,
+  checkStageCapture,
   checkText,
   checkReorder,
   checkSourceSet,
@@ -514,14 +514,19 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  async addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage> {
+  async addStageCapture(
+    comparisonId: string,
+    stageId: string,
+    record: unknown,
+    options: { maxStageBytes?: number } = {},
+  ): Promise<Stage> {
     const text = captureText(record);
     const now = this.clock();
     return this.db
       .transaction((): Stage => {
+        // Read under the write lock IMMEDIATE takes: no other writer appends between check and update.
         const st = this.requireStage(comparisonId, stageId);
-        if ((JSON.parse(st.captures) as unknown[]).length >= MAX_CAPTURES_PER_STAGE)
-          throw new StoreError('invalid', `a stage keeps at most ${MAX_CAPTURES_PER_STAGE} capture records`);
+        checkStageCapture(JSON.parse(st.captures) as unknown[], text, options.maxStageBytes);
         this.bump(comparisonId, now);
         this.db
           .prepare("UPDATE stages SET captures = json_insert(captures, '$[#]', json(?)) WHERE id = ?")
