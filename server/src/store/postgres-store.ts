@@ -81,7 +81,7 @@ const SQL: SqlDialect = {
 };
 
 /** A client (or the pool) as the core's connection. */
-function conn(db: pg.PoolClient | pg.Pool): Conn {
+function asConn(db: pg.PoolClient | pg.Pool): Conn {
   return {
     async query<R>(sql: string, params: readonly unknown[] = []) {
       const r = await db.query(sql, params as unknown[]);
@@ -94,14 +94,14 @@ export class PostgresStore extends SqlStore {
   readonly dialect = 'postgres' as const;
   readonly blobLocation: 'database' | 's3';
   protected readonly sql = SQL;
-  protected readonly db: Conn;
+  protected readonly conn: Conn;
   private readonly pool: pg.Pool;
   private readonly objects: S3Blobs | undefined;
 
   private constructor(pool: pg.Pool, maxCacheBytes: number, objects: S3Blobs | undefined, clock: () => number) {
     super(clock, maxCacheBytes);
     this.pool = pool;
-    this.db = conn(pool);
+    this.conn = asConn(pool);
     this.objects = objects;
     this.blobLocation = objects ? 's3' : 'database';
   }
@@ -169,7 +169,7 @@ export class PostgresStore extends SqlStore {
 
   protected async tx<T>(fn: (db: Conn) => Promise<T>, mode: 'write' | 'snapshot' = 'write'): Promise<T> {
     return this.txOn(
-      (db) => fn(conn(db)),
+      (db) => fn(asConn(db)),
       mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
     );
   }

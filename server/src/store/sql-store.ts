@@ -135,7 +135,7 @@ export abstract class SqlStore implements Store {
   abstract readonly dialect: 'sqlite' | 'postgres';
   abstract readonly blobLocation: BlobLocation;
   /** Statements outside a transaction. */
-  protected abstract readonly db: Conn;
+  protected abstract readonly conn: Conn;
   protected abstract readonly sql: SqlDialect;
 
   constructor(
@@ -300,7 +300,7 @@ export abstract class SqlStore implements Store {
     const now = this.clock();
     try {
       const row = await this.one<ComparisonRow>(
-        this.db,
+        this.conn,
         `INSERT INTO comparisons (id, title, description, created_at, updated_at, edit_token_hash, read_only)
         VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING *`,
         [id, input.title, input.description ?? '', now, token === null ? null : hashEditToken(token), readOnly],
@@ -313,7 +313,7 @@ export abstract class SqlStore implements Store {
   }
 
   async getComparison(id: string): Promise<Comparison | null> {
-    const row = await this.one<ComparisonRow>(this.db, 'SELECT * FROM comparisons WHERE id = $1', [id]);
+    const row = await this.one<ComparisonRow>(this.conn, 'SELECT * FROM comparisons WHERE id = $1', [id]);
     return row ? this.toComparison(row) : null;
   }
 
@@ -352,7 +352,7 @@ export abstract class SqlStore implements Store {
     const now = this.clock();
     if (tree && viewedAt < now - VIEW_TOUCH_MS)
       // Best effort and outside the snapshot: a view that cannot be recorded (the database busy) is still served.
-      await this.db
+      await this.conn
         .query('UPDATE comparisons SET viewed_at = $1 WHERE id = $2 AND viewed_at < $1', [now, id])
         .catch(() => undefined);
     return tree;
@@ -397,7 +397,7 @@ export abstract class SqlStore implements Store {
 
   async expireComparisons(unusedSince: number): Promise<string[]> {
     const candidates = (
-      await this.db.query<{ id: string }>(`SELECT id FROM comparisons WHERE ${EXPIRED} ORDER BY id`, [unusedSince])
+      await this.conn.query<{ id: string }>(`SELECT id FROM comparisons WHERE ${EXPIRED} ORDER BY id`, [unusedSince])
     ).rows.map((r) => r.id);
     const removed: string[] = [];
     for (const id of candidates) {
@@ -416,7 +416,7 @@ export abstract class SqlStore implements Store {
 
   async verifyEditToken(id: string, token: string): Promise<boolean> {
     const row = await this.one<{ edit_token_hash: string | null; read_only: Bool }>(
-      this.db,
+      this.conn,
       'SELECT edit_token_hash, read_only FROM comparisons WHERE id = $1',
       [id],
     );
@@ -447,7 +447,7 @@ export abstract class SqlStore implements Store {
   }
 
   async getStage(comparisonId: string, stageId: string): Promise<Stage | null> {
-    const row = await this.one<StageRow>(this.db, 'SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [
+    const row = await this.one<StageRow>(this.conn, 'SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [
       stageId,
       comparisonId,
     ]);
@@ -455,7 +455,7 @@ export abstract class SqlStore implements Store {
   }
 
   async listStages(comparisonId: string): Promise<Stage[]> {
-    return (await this.stageRows(this.db, comparisonId)).map((r) => this.toStage(r));
+    return (await this.stageRows(this.conn, comparisonId)).map((r) => this.toStage(r));
   }
 
   async updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage> {
@@ -551,7 +551,7 @@ export abstract class SqlStore implements Store {
     checkText({ filename: input.filename, format: input.format });
     let ref: BlobRef;
     if ('src' in input) {
-      await this.requireStage(this.db, input.comparisonId, input.stageId); // fail before streaming
+      await this.requireStage(this.conn, input.comparisonId, input.stageId); // fail before streaming
       ref = await this.putBlob(input.src, input.maxBytes);
     } else {
       ref = input.blob;
@@ -580,7 +580,7 @@ export abstract class SqlStore implements Store {
 
   async getArtifact(id: string): Promise<Artifact | null> {
     const row = await this.one<ArtifactRow>(
-      this.db,
+      this.conn,
       `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id WHERE a.id = $1`,
       [id],
     );
@@ -588,7 +588,7 @@ export abstract class SqlStore implements Store {
   }
 
   async listArtifacts(comparisonId: string, stageId: string): Promise<Artifact[]> {
-    const r = await this.db.query<ArtifactRow>(
+    const r = await this.conn.query<ArtifactRow>(
       `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
       WHERE a.stage_id = $1 AND s.comparison_id = $2 ORDER BY ${this.sql.artifactOrder}`,
       [stageId, comparisonId],
@@ -656,7 +656,7 @@ export abstract class SqlStore implements Store {
 
   async getStageSources(comparisonId: string, stageId: string): Promise<StageSourcesWithFiles | null> {
     const row = await this.one<SourcesRow & { entries: unknown }>(
-      this.db,
+      this.conn,
       `SELECT ${SOURCES_COLUMNS}, x.entries FROM stage_sources x JOIN stages s ON s.id = x.stage_id
       WHERE x.stage_id = $1 AND s.comparison_id = $2`,
       [stageId, comparisonId],
@@ -682,11 +682,11 @@ export abstract class SqlStore implements Store {
   }
 
   async hasBlob(sha256: string): Promise<boolean> {
-    return (await this.db.query('SELECT 1 FROM blobs WHERE sha256 = $1', [sha256])).count > 0;
+    return (await this.conn.query('SELECT 1 FROM blobs WHERE sha256 = $1', [sha256])).count > 0;
   }
 
   async storedBytes(): Promise<number> {
-    return Number((await this.one<{ n: Num }>(this.db, 'SELECT COALESCE(SUM(size), 0) AS n FROM blobs'))!.n);
+    return Number((await this.one<{ n: Num }>(this.conn, 'SELECT COALESCE(SUM(size), 0) AS n FROM blobs'))!.n);
   }
 
   // ---- cache ----
@@ -694,7 +694,7 @@ export abstract class SqlStore implements Store {
   async cacheGet(k: CacheKey): Promise<Buffer | null> {
     const c = scopeColumns(k);
     const row = await this.one<{ value: Buffer; used_at: Num }>(
-      this.db,
+      this.conn,
       `SELECT value, used_at FROM cache e WHERE scope = $1 AND key = $2 AND model_version = $3 AND revision = $4
       AND (e.comparison_id IS NULL OR EXISTS (SELECT 1 FROM comparisons p WHERE p.id = e.comparison_id AND p.revision = e.revision))`,
       [c.scope, k.key, k.modelVersion, c.revision],
@@ -702,7 +702,7 @@ export abstract class SqlStore implements Store {
     if (!row) return null;
     const now = this.clock();
     if (Number(row.used_at) < now - CACHE_TOUCH_MS)
-      await this.db.query('UPDATE cache SET used_at = $1 WHERE scope = $2 AND key = $3 AND model_version = $4', [
+      await this.conn.query('UPDATE cache SET used_at = $1 WHERE scope = $2 AND key = $3 AND model_version = $4', [
         now,
         c.scope,
         k.key,
@@ -773,7 +773,7 @@ export abstract class SqlStore implements Store {
 
   async stats(options: StatsOptions = {}): Promise<StoreStats> {
     const row = (await this.one<Record<string, Num>>(
-      this.db,
+      this.conn,
       `SELECT
       (SELECT COALESCE(MAX(version), 0) FROM schema_migrations) AS "schemaVersion",
       (SELECT COUNT(*) FROM comparisons) AS comparisons,

@@ -79,8 +79,8 @@ export class SqliteStore extends SqlStore {
   readonly dialect = 'sqlite' as const;
   readonly blobLocation = 'files' as const;
   protected readonly sql = SQL;
-  protected readonly db: Conn;
-  private readonly conn: Database.Database;
+  protected readonly conn: Conn;
+  private readonly db: Database.Database;
   /** The connection inside a transaction (the queue is held). */
   private readonly inTx: Conn;
   /**
@@ -110,33 +110,33 @@ export class SqliteStore extends SqlStore {
     const queue = SqliteStore.queues.get(file) ?? { tail: Promise.resolve() };
     SqliteStore.queues.set(file, queue);
     this.queue = queue;
-    this.conn = new Database(file);
-    this.conn.pragma('busy_timeout = 10000');
-    this.conn.pragma('journal_mode = WAL');
+    this.db = new Database(file);
+    this.db.pragma('busy_timeout = 10000');
+    this.db.pragma('journal_mode = WAL');
     // FULL: a committed artifact survives power loss, which is what "acknowledged once durable" means.
-    this.conn.pragma('synchronous = FULL');
-    this.conn.pragma('foreign_keys = ON');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('foreign_keys = ON');
     this.migrate();
     this.inTx = { query: async (sql, params) => this.exec(sql, params) };
-    this.db = { query: (sql, params) => this.serial(async () => this.exec(sql, params)) };
+    this.conn = { query: (sql, params) => this.serial(async () => this.exec(sql, params)) };
   }
 
   private migrate(): void {
-    this.conn.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
     const migrations = loadMigrations('sqlite');
     // IMMEDIATE takes the write lock first, so two processes opening one file apply each migration once.
-    this.conn
+    this.db
       .transaction(() => {
         const done = new Set(
-          (this.conn.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+          (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
             (r) => r.version,
           ),
         );
         for (const m of migrations) {
           if (done.has(m.version)) continue;
-          this.conn.exec(m.sql);
-          this.conn
+          this.db.exec(m.sql);
+          this.db
             .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
             .run(m.version, m.name, this.clock());
         }
@@ -156,7 +156,7 @@ export class SqliteStore extends SqlStore {
         order.push(Number(n) - 1);
         return '?';
       });
-      c = { st: this.conn.prepare(text), order };
+      c = { st: this.db.prepare(text), order };
       this.compiled.set(sql, c);
     }
     // better-sqlite3 binds no booleans: SQLite keeps them as 0/1.
@@ -181,13 +181,13 @@ export class SqliteStore extends SqlStore {
   protected tx<T>(fn: (db: Conn) => Promise<T>, mode: 'write' | 'snapshot' = 'write'): Promise<T> {
     return this.serial(async () => {
       // IMMEDIATE takes the write lock at once, so a writer never fails to upgrade a read lock.
-      this.conn.exec(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN');
+      this.db.exec(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN');
       try {
         const out = await fn(this.inTx);
-        this.conn.exec('COMMIT');
+        this.db.exec('COMMIT');
         return out;
       } catch (e) {
-        if (this.conn.inTransaction) this.conn.exec('ROLLBACK');
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw e;
       }
     });
@@ -357,14 +357,14 @@ export class SqliteStore extends SqlStore {
   }
 
   async ping(): Promise<void> {
-    await this.db.query('SELECT 1');
+    await this.conn.query('SELECT 1');
     statSync(this.tmpDir);
   }
 
   async close(): Promise<void> {
     // After what is queued, so no statement runs on a closed connection.
     await this.serial(async () => {
-      if (this.conn.open) this.conn.close();
+      if (this.db.open) this.db.close();
     });
   }
 }
