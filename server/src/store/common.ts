@@ -1,7 +1,15 @@
+import type { Hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { StageCapturesTooLargeError, StoreError } from './errors.ts';
-import { ARTIFACT_KINDS, type ArtifactKind, type CacheKey, type NewComparison, type NewStageSources } from './types.ts';
+import { StageCapturesTooLargeError, StoreError, TooLargeError } from './errors.ts';
+import {
+  ARTIFACT_KINDS,
+  type ArtifactKind,
+  type ByteSource,
+  type CacheKey,
+  type NewComparison,
+  type NewStageSources,
+} from './types.ts';
 import { EXPLICIT_ID } from './secrets.ts';
 
 export interface Migration {
@@ -87,6 +95,38 @@ export function scopeColumns(k: CacheKey): {
 
 export function toBuffer(c: Buffer | Uint8Array): Buffer {
   return Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+}
+
+/**
+ * Reads `src` in pieces of exactly `pieceBytes`, feeding `hash` as it reads and throwing TooLargeError
+ * past `maxBytes` (before any of the offending bytes is yielded). Every full piece comes as it fills;
+ * the rest comes last with `last: true` (empty when the size is a multiple of `pieceBytes`).
+ */
+export async function* pieces(
+  src: ByteSource,
+  maxBytes: number,
+  pieceBytes: number,
+  hash: Hash,
+): AsyncGenerator<{ piece: Buffer; last: boolean }> {
+  let size = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  for await (const chunk of src) {
+    const buf = toBuffer(chunk);
+    size += buf.length;
+    if (size > maxBytes) throw new TooLargeError(maxBytes);
+    hash.update(buf);
+    pending.push(buf);
+    pendingBytes += buf.length;
+    if (pendingBytes < pieceBytes) continue;
+    const all = Buffer.concat(pending, pendingBytes);
+    let off = 0;
+    for (; all.length - off >= pieceBytes; off += pieceBytes)
+      yield { piece: all.subarray(off, off + pieceBytes), last: false };
+    pending = off < all.length ? [all.subarray(off)] : [];
+    pendingBytes = all.length - off;
+  }
+  yield { piece: Buffer.concat(pending, pendingBytes), last: true };
 }
 
 /**

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { checkMaxBytes, loadMigrations, toBuffer } from './common.ts';
-import { BlobStoreUnavailableError, StoreError, TooLargeError } from './errors.ts';
+import { checkMaxBytes, loadMigrations, pieces } from './common.ts';
+import { BlobStoreUnavailableError, StoreError } from './errors.ts';
 import type { S3Blobs } from './s3-blobs.ts';
 import { newId, SHA256_HEX } from './secrets.ts';
 import { type Conn, type SqlDialect, SqlStore } from './sql-store.ts';
@@ -332,27 +332,11 @@ export class PostgresStore extends SqlStore {
       const hash = createHash('sha256');
       let size = 0;
       let seq = 0;
-      let pending: Buffer[] = [];
-      let pendingBytes = 0;
-      const write = async (piece: Buffer): Promise<void> => {
+      for await (const { piece } of pieces(src, maxBytes, CHUNK_BYTES, hash)) {
+        if (piece.length === 0) continue;
         await db.query('INSERT INTO blob_data (data_id, seq, data) VALUES ($1, $2, $3)', [dataId, seq++, piece]);
-      };
-      for await (const chunk of src) {
-        const buf = toBuffer(chunk);
-        size += buf.length;
-        if (size > maxBytes) throw new TooLargeError(maxBytes);
-        hash.update(buf);
-        pending.push(buf);
-        pendingBytes += buf.length;
-        if (pendingBytes >= CHUNK_BYTES) {
-          const all = Buffer.concat(pending, pendingBytes);
-          let off = 0;
-          for (; all.length - off >= CHUNK_BYTES; off += CHUNK_BYTES) await write(all.subarray(off, off + CHUNK_BYTES));
-          pending = off < all.length ? [all.subarray(off)] : [];
-          pendingBytes = all.length - off;
-        }
+        size += piece.length;
       }
-      if (pendingBytes > 0) await write(Buffer.concat(pending, pendingBytes));
       const sha256 = hash.digest('hex');
       const now = this.clock();
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha256)]);
