@@ -15,8 +15,8 @@ import {
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { checkMaxBytes, loadMigrations, toBuffer } from './common.ts';
-import { StoreError, TooLargeError } from './errors.ts';
+import { checkMaxBytes, loadMigrations, pieces } from './common.ts';
+import { StoreError } from './errors.ts';
 import { newId, SHA256_HEX } from './secrets.ts';
 import { type Conn, type SqlDialect, SqlStore } from './sql-store.ts';
 import { PIN_TTL_MS, type BlobRef, type ByteSource, type SweepOptions, type SweepReport } from './types.ts';
@@ -42,6 +42,9 @@ const SQL: SqlDialect = {
   appendCapture: "UPDATE stages SET captures = json_insert(captures, '$[#]', json($2)) WHERE id = $1 RETURNING *",
   blobReturning: 'sha256',
 };
+
+/** An upload is written to its temp file in pieces of this size. */
+const WRITE_BYTES = 1 << 20;
 
 function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -232,12 +235,9 @@ export class SqliteStore extends SqlStore {
       fh = await open(tmp, 'wx');
       const hash = createHash('sha256');
       let size = 0;
-      for await (const chunk of src) {
-        const buf = toBuffer(chunk);
-        size += buf.length;
-        if (size > maxBytes) throw new TooLargeError(maxBytes);
-        hash.update(buf);
-        await writeAll(fh, buf);
+      for await (const { piece } of pieces(src, maxBytes, WRITE_BYTES, hash)) {
+        size += piece.length;
+        await writeAll(fh, piece);
       }
       await fh.sync();
       await fh.close();
