@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { formatBytes } from '../api/format.ts';
 import { jsonText } from '../store/common.ts';
+import { StageCapturesTooLargeError } from '../store/errors.ts';
 import { ApiError } from './errors.ts';
 import { requireEditToken } from './auth.ts';
 import { route } from './contract.ts';
@@ -33,14 +34,20 @@ export default async function stageRoutes(app: FastifyInstance, { ctx }: { ctx: 
       const stage = await ctx.store.getStage(req.params.id, req.params.stageId);
       if (!stage)
         throw new ApiError(404, 'not-found', `comparison ${req.params.id} has no stage ${req.params.stageId}`);
-      const held = stage.captures.reduce((n: number, c) => n + Buffer.byteLength(jsonText(c)), 0);
-      if (held + size > ctx.config.maxStageCaptureBytes)
-        throw new ApiError(
-          413,
-          'too-large',
-          `the stage's capture records would take ${formatBytes(held + size)}, over the ${formatBytes(ctx.config.maxStageCaptureBytes)} one stage may hold (MAX_STAGE_CAPTURE_BYTES)`,
-        );
-      const st = await ctx.store.addStageCapture(req.params.id, req.params.stageId, req.body);
+      // The stage's bound is checked by the store, in the transaction that appends (concurrent records
+      // cannot pass it together).
+      const st = await ctx.store
+        .addStageCapture(req.params.id, req.params.stageId, req.body, {
+          maxStageBytes: ctx.config.maxStageCaptureBytes,
+        })
+        .catch((e: unknown) => {
+          if (!(e instanceof StageCapturesTooLargeError)) throw e;
+          throw new ApiError(
+            413,
+            'too-large',
+            `the stage's capture records would take ${formatBytes(e.total)}, over the ${formatBytes(e.limit)} one stage may hold (MAX_STAGE_CAPTURE_BYTES)`,
+          );
+        });
       return reply.status(201).send(st);
     },
     // Room for indentation; the record itself is measured as compact JSON above.

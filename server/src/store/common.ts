@@ -1,7 +1,15 @@
+import type { Hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { StoreError } from './errors.ts';
-import { ARTIFACT_KINDS, type ArtifactKind, type CacheKey, type NewComparison, type NewStageSources } from './types.ts';
+import { StageCapturesTooLargeError, StoreError, TooLargeError } from './errors.ts';
+import {
+  ARTIFACT_KINDS,
+  type ArtifactKind,
+  type ByteSource,
+  type CacheKey,
+  type NewComparison,
+  type NewStageSources,
+} from './types.ts';
 import { EXPLICIT_ID } from './secrets.ts';
 
 export interface Migration {
@@ -90,6 +98,38 @@ export function toBuffer(c: Buffer | Uint8Array): Buffer {
 }
 
 /**
+ * Reads `src` in pieces of exactly `pieceBytes`, feeding `hash` as it reads and throwing TooLargeError
+ * past `maxBytes` (before any of the offending bytes is yielded). Every full piece comes as it fills;
+ * the rest comes last with `last: true` (empty when the size is a multiple of `pieceBytes`).
+ */
+export async function* pieces(
+  src: ByteSource,
+  maxBytes: number,
+  pieceBytes: number,
+  hash: Hash,
+): AsyncGenerator<{ piece: Buffer; last: boolean }> {
+  let size = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  for await (const chunk of src) {
+    const buf = toBuffer(chunk);
+    size += buf.length;
+    if (size > maxBytes) throw new TooLargeError(maxBytes);
+    hash.update(buf);
+    pending.push(buf);
+    pendingBytes += buf.length;
+    if (pendingBytes < pieceBytes) continue;
+    const all = Buffer.concat(pending, pendingBytes);
+    let off = 0;
+    for (; all.length - off >= pieceBytes; off += pieceBytes)
+      yield { piece: all.subarray(off, off + pieceBytes), last: false };
+    pending = off < all.length ? [all.subarray(off)] : [];
+    pendingBytes = all.length - off;
+  }
+  yield { piece: Buffer.concat(pending, pendingBytes), last: true };
+}
+
+/**
  * A summary as JSON text. A NUL inside a string (a file may carry one in a name) becomes U+FFFD:
  * PostgreSQL's jsonb cannot hold it, and both stores must keep the same summary.
  */
@@ -113,6 +153,27 @@ export function captureText(record: unknown): string {
   if (Buffer.byteLength(text) > MAX_CAPTURE_BYTES)
     throw new StoreError('invalid', `a capture record must be at most ${MAX_CAPTURE_BYTES} bytes of JSON`);
   return text;
+}
+
+/** Bytes a stage's capture records take, each measured as compact JSON (as `captureText` writes it). */
+export function captureBytes(captures: readonly unknown[]): number {
+  let n = 0;
+  for (const c of captures) n += Buffer.byteLength(jsonText(c));
+  return n;
+}
+
+/**
+ * Refuses one more capture record (`text`, from `captureText`) on a stage already holding `captures`:
+ * past the count, or past `maxStageBytes` of records together. Called inside the write transaction
+ * that appends it, with the stage's row read under that transaction's lock, so concurrent records
+ * cannot pass the bound together.
+ */
+export function checkStageCapture(captures: readonly unknown[], text: string, maxStageBytes?: number): void {
+  if (captures.length >= MAX_CAPTURES_PER_STAGE)
+    throw new StoreError('invalid', `a stage keeps at most ${MAX_CAPTURES_PER_STAGE} capture records`);
+  if (maxStageBytes === undefined) return;
+  const total = captureBytes(captures) + Buffer.byteLength(text);
+  if (total > maxStageBytes) throw new StageCapturesTooLargeError(total, maxStageBytes);
 }
 
 /** A cache hit refreshes an entry's last use at most this often (a read should rarely write). */

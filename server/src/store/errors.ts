@@ -23,6 +23,19 @@ export class TooLargeError extends StoreError {
   }
 }
 
+/** A capture record refused because the stage's records together would pass their bound. Nothing was kept. */
+export class StageCapturesTooLargeError extends StoreError {
+  /** Bytes the stage's records would take with the refused one (compact JSON). */
+  readonly total: number;
+  readonly limit: number;
+  constructor(total: number, limit: number) {
+    super('too-large', `the stage's capture records would take ${total} bytes, over the ${limit} one stage may hold`);
+    this.name = 'StageCapturesTooLargeError';
+    this.total = total;
+    this.limit = limit;
+  }
+}
+
 export function isStoreError(e: unknown): e is StoreError {
   return e instanceof StoreError;
 }

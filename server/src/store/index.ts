@@ -6,6 +6,7 @@ import type { CacheKey, Store } from './types.ts';
 export * from './types.ts';
 export {
   BlobStoreUnavailableError,
+  StageCapturesTooLargeError,
   StoreError,
   TooLargeError,
   isStoreError,

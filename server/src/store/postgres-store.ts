@@ -1,48 +1,12 @@
 import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import {
-  checkKind,
-  checkMaxBytes,
-  CACHE_EVICT_SQL,
-  CACHE_TOUCH_MS,
-  checkNewComparison,
-  MAX_CAPTURES_PER_STAGE,
-  captureText,
-  checkText,
-  checkReorder,
-  checkSourceSet,
-  iso,
-  jsonText,
-  loadMigrations,
-  scopeColumns,
-  toBuffer,
-} from './common.ts';
-import { BlobStoreUnavailableError, StoreError, TooLargeError } from './errors.ts';
+import { checkMaxBytes, loadMigrations, pieces } from './common.ts';
+import { BlobStoreUnavailableError, StoreError } from './errors.ts';
 import type { S3Blobs } from './s3-blobs.ts';
-import { editTokenMatches, hashEditToken, newEditToken, newId, SHA256_HEX } from './secrets.ts';
-import {
-  PIN_TTL_MS,
-  VIEW_TOUCH_MS,
-  type Artifact,
-  type BlobRef,
-  type ByteSource,
-  type CacheKey,
-  type Comparison,
-  type ComparisonTree,
-  type CreatedComparison,
-  type NewArtifact,
-  type NewComparison,
-  type NewStageSources,
-  type Stage,
-  type StageSources,
-  type StageSourcesWithFiles,
-  type StatsOptions,
-  type Store,
-  type StoreStats,
-  type SweepOptions,
-  type SweepReport,
-} from './types.ts';
+import { newId, SHA256_HEX } from './secrets.ts';
+import { type Conn, type SqlDialect, SqlStore } from './sql-store.ts';
+import { PIN_TTL_MS, type BlobRef, type ByteSource, type StatsOptions } from './types.ts';
 
 /*
  * Everything lives in the database, so replicas on different hosts share it — blob bytes too, unless
@@ -61,9 +25,7 @@ import {
  * advisory lock is free: PostgreSQL releases it when the writer's connection ends, a kill -9
  * included), so a crash leaves neither a half blob nor an object nobody knows of.
  *
- * Concurrency rules:
- * - every change to a comparison's content starts by bumping its revision, which row-locks the
- *   comparison: changes to one comparison are serialised, and positions stay dense;
+ * The PostgreSQL dialect of the SQL core (sql-store.ts), whose rules hold here too. Besides them:
  * - creating and garbage-collecting one blob both take a transaction advisory lock derived from its
  *   sha256, so "deduplicate onto an existing blob" and "delete that blob" cannot interleave;
  * - a blob is referenced first by a pin and then by an artifact, and addArtifact swaps one for the
@@ -74,112 +36,6 @@ const CHUNK_BYTES = 1 << 20;
 const LOCK_NS_MIGRATIONS = 0x5d1f_0001;
 const LOCK_NS_BLOBS = 0x5d1f_0002;
 const LOCK_NS_UPLOADS = 0x5d1f_0003;
-
-interface ComparisonRow {
-  id: string;
-  title: string;
-  description: string;
-  created_at: string;
-  updated_at: string;
-  edit_token_hash: string | null;
-  read_only: boolean;
-  revision: string;
-  viewed_at: string;
-  keep: boolean;
-}
-interface StageRow {
-  id: string;
-  comparison_id: string;
-  position: number;
-  name: string;
-  note: string;
-  created_at: string;
-  captures: unknown[];
-}
-interface ArtifactRow {
-  id: string;
-  stage_id: string;
-  comparison_id: string;
-  kind: string;
-  format: string;
-  filename: string;
-  size: string;
-  sha256: string;
-  summary: unknown;
-  created_at: string;
-}
-
-const ARTIFACT_COLUMNS = `a.id, a.stage_id, s.comparison_id, a.kind, a.format, a.filename, a.size, a.sha256, a.summary, a.created_at`;
-
-interface SourcesRow {
-  stage_id: string;
-  comparison_id: string;
-  module_path: string;
-  revision: string;
-  dirty: boolean | null;
-  origin: string;
-  files: number;
-  bytes: string;
-  sha256: string;
-  size: string;
-  created_at: string;
-}
-const SOURCES_COLUMNS = `x.stage_id, s.comparison_id, x.module_path, x.revision, x.dirty, x.origin, x.files, x.bytes, x.sha256, x.size, x.created_at`;
-
-function toSources(r: SourcesRow): StageSources {
-  return {
-    comparisonId: r.comparison_id,
-    stageId: r.stage_id,
-    modulePath: r.module_path,
-    revision: r.revision,
-    dirty: r.dirty,
-    origin: r.origin,
-    files: Number(r.files),
-    bytes: Number(r.bytes),
-    sha256: r.sha256,
-    size: Number(r.size),
-    createdAt: iso(r.created_at),
-  };
-}
-
-function toComparison(r: ComparisonRow): Comparison {
-  return {
-    id: r.id,
-    title: r.title,
-    description: r.description,
-    createdAt: iso(r.created_at),
-    updatedAt: iso(r.updated_at),
-    readOnly: r.read_only,
-    revision: Number(r.revision),
-    keep: r.keep,
-  };
-}
-function toStage(r: StageRow): Stage {
-  return {
-    id: r.id,
-    comparisonId: r.comparison_id,
-    position: r.position,
-    name: r.name,
-    note: r.note,
-    createdAt: iso(r.created_at),
-    captures: r.captures,
-  };
-}
-function toArtifact(r: ArtifactRow): Artifact {
-  checkKind(r.kind);
-  return {
-    id: r.id,
-    comparisonId: r.comparison_id,
-    stageId: r.stage_id,
-    kind: r.kind,
-    format: r.format,
-    filename: r.filename,
-    size: Number(r.size),
-    sha256: r.sha256,
-    summary: r.summary,
-    createdAt: iso(r.created_at),
-  };
-}
 
 /** A 32-bit advisory-lock key for a blob; collisions only serialise unrelated blobs a little. */
 function blobLockKey(sha256: string): number {
@@ -215,19 +71,37 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
 }
 
-export class PostgresStore implements Store {
+const SQL: SqlDialect = {
+  forUpdate: 'FOR UPDATE',
+  // The blob cannot be deleted between this check and the insert that references it.
+  forKeyShare: 'FOR KEY SHARE',
+  artifactOrder: 'a.seq',
+  appendCapture: 'UPDATE stages SET captures = captures || jsonb_build_array($2::jsonb) WHERE id = $1 RETURNING *',
+  blobReturning: 'object_key',
+};
+
+/** A client (or the pool) as the core's connection. */
+function asConn(db: pg.PoolClient | pg.Pool): Conn {
+  return {
+    async query<R>(sql: string, params: readonly unknown[] = []) {
+      const r = await db.query(sql, params as unknown[]);
+      return { rows: r.rows as R[], count: r.rowCount ?? 0 };
+    },
+  };
+}
+
+export class PostgresStore extends SqlStore {
   readonly dialect = 'postgres' as const;
   readonly blobLocation: 'database' | 's3';
+  protected readonly sql = SQL;
+  protected readonly conn: Conn;
   private readonly pool: pg.Pool;
   private readonly objects: S3Blobs | undefined;
 
-  private constructor(
-    pool: pg.Pool,
-    private readonly maxCacheBytes: number,
-    objects: S3Blobs | undefined,
-    private readonly clock: () => number,
-  ) {
+  private constructor(pool: pg.Pool, maxCacheBytes: number, objects: S3Blobs | undefined, clock: () => number) {
+    super(clock, maxCacheBytes);
     this.pool = pool;
+    this.conn = asConn(pool);
     this.objects = objects;
     this.blobLocation = objects ? 's3' : 'database';
   }
@@ -293,7 +167,14 @@ export class PostgresStore implements Store {
     });
   }
 
-  private async tx<T>(fn: (db: Db) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  protected async tx<T>(fn: (db: Conn) => Promise<T>, mode: 'write' | 'snapshot' = 'write'): Promise<T> {
+    return this.txOn(
+      (db) => fn(asConn(db)),
+      mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
+  }
+
+  private async txOn<T>(fn: (db: Db) => Promise<T>, begin: string): Promise<T> {
     const db = await this.pool.connect();
     let broken: Error | undefined;
     // A checked-out client has no pool listener: a backend lost mid-transaction would otherwise be an
@@ -318,68 +199,33 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Bumps the revision, row-locking the comparison for the rest of the transaction; throws not-found. */
-  private async bump(db: Db, comparisonId: string, now: number): Promise<void> {
-    const r = await db.query('UPDATE comparisons SET revision = revision + 1, updated_at = $1 WHERE id = $2', [
-      now,
-      comparisonId,
-    ]);
-    if (r.rowCount === 0) throw new StoreError('not-found', `no comparison ${comparisonId}`);
+  protected json(v: unknown): unknown {
+    return v;
   }
 
-  private async requireStage(db: Db | pg.Pool, comparisonId: string, stageId: string): Promise<StageRow> {
-    const r = await db.query<StageRow>('SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [
-      stageId,
-      comparisonId,
-    ]);
-    if (!r.rows[0]) throw new StoreError('not-found', `no stage ${stageId} in comparison ${comparisonId}`);
-    return r.rows[0];
+  protected isUniqueViolation(e: unknown): boolean {
+    return (e as { code?: string }).code === '23505';
   }
 
-  private async stageRows(db: Db | pg.Pool, comparisonId: string): Promise<StageRow[]> {
-    return (await db.query<StageRow>('SELECT * FROM stages WHERE comparison_id = $1 ORDER BY position', [comparisonId]))
-      .rows;
+  protected isForeignKeyViolation(e: unknown): boolean {
+    return (e as { code?: string }).code === '23503';
   }
 
-  /** Positions 0..n-1 in the given order, in two steps so UNIQUE(comparison, position) holds throughout. */
-  private async renumber(db: Db, comparisonId: string, ids: readonly string[]): Promise<void> {
-    await db.query('UPDATE stages SET position = -1 - position WHERE comparison_id = $1', [comparisonId]);
-    await db.query(
-      `UPDATE stages SET position = o.pos - 1
-      FROM unnest($1::text[]) WITH ORDINALITY AS o(id, pos) WHERE stages.id = o.id`,
-      [ids],
-    );
+  protected async lockBlob(db: Conn, sha256: string): Promise<void> {
+    await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha256)]);
   }
 
   /**
-   * Deletes each blob that no artifact and no live pin references (cascading its chunks and cache
-   * entries). The key of a blob's object goes to pending_objects in the same transaction and onto
-   * `trash`: the caller deletes those objects once the transaction has committed (`purge`).
+   * A deleted blob's chunks and cache entries went with it (cascade); the key of its object goes to
+   * pending_objects in the same transaction and onto `trash`, for `purge` after the commit.
    */
-  private async collect(db: Db, shas: Iterable<string>, now: number, trash: string[]): Promise<number> {
-    let n = 0;
-    for (const sha of [...new Set(shas)].sort()) {
-      // sorted: two collectors never wait on each other in a cycle
-      await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha)]);
-      const r = await db.query<{ object_key: string | null }>(
-        `DELETE FROM blobs b WHERE b.sha256 = $1
-        AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-        AND NOT EXISTS (SELECT 1 FROM stage_sources x WHERE x.sha256 = b.sha256)
-        AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256 AND p.expires_at > $2)
-        RETURNING b.object_key`,
-        [sha, now],
-      );
-      n += r.rowCount ?? 0;
-      for (const { object_key: key } of r.rows) {
-        if (key === null) continue;
-        await db.query(
-          'INSERT INTO pending_objects (key, lock_key, created_at) VALUES ($1, NULL, $2) ON CONFLICT (key) DO NOTHING',
-          [key, now],
-        );
-        trash.push(key);
-      }
-    }
-    return n;
+  protected async blobDeleted(db: Conn, objectKey: string | null, now: number, trash: string[]): Promise<void> {
+    if (objectKey === null) return;
+    await db.query(
+      'INSERT INTO pending_objects (key, lock_key, created_at) VALUES ($1, NULL, $2) ON CONFLICT (key) DO NOTHING',
+      [objectKey, now],
+    );
+    trash.push(objectKey);
   }
 
   /**
@@ -387,269 +233,21 @@ export class PostgresStore implements Store {
    * that cannot be reached now leaves the record for a later sweep: the blob is already gone for
    * every reader, so the change that removed it stands.
    */
-  private async purge(keys: readonly string[]): Promise<number> {
+  protected async purge(keys: readonly string[]): Promise<void> {
     // Without the bucket configured, the records wait for a store that has it.
-    if (!this.objects) return 0;
-    let n = 0;
+    if (!this.objects) return;
     for (const key of keys) {
       try {
         // Only complete objects are ever marked for deletion (a blob's, or a duplicate's).
         await this.objects.remove(key, { complete: true });
         await this.pool.query('DELETE FROM pending_objects WHERE key = $1 AND lock_key IS NULL', [key]);
-        n++;
       } catch {
         // left for sweep
       }
     }
-    return n;
   }
 
-  // ---- comparisons ----
-
-  async createComparison(input: NewComparison): Promise<CreatedComparison> {
-    checkNewComparison(input);
-    const id = input.id ?? newId();
-    const readOnly = input.readOnly === true;
-    const token = readOnly ? null : newEditToken();
-    const now = this.clock();
-    try {
-      const r = await this.pool.query<ComparisonRow>(
-        `INSERT INTO comparisons
-        (id, title, description, created_at, updated_at, edit_token_hash, read_only)
-        VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING *`,
-        [id, input.title, input.description ?? '', now, token === null ? null : hashEditToken(token), readOnly],
-      );
-      return { comparison: toComparison(r.rows[0]!), editToken: token };
-    } catch (e) {
-      if ((e as { code?: string }).code === '23505')
-        throw new StoreError('conflict', `comparison ${id} already exists`);
-      throw e;
-    }
-  }
-
-  async getComparison(id: string): Promise<Comparison | null> {
-    const r = await this.pool.query<ComparisonRow>('SELECT * FROM comparisons WHERE id = $1', [id]);
-    return r.rows[0] ? toComparison(r.rows[0]) : null;
-  }
-
-  async getComparisonTree(id: string): Promise<ComparisonTree | null> {
-    let viewedAt = 0;
-    const tree = await this.tx(async (db) => {
-      const c = (await db.query<ComparisonRow>('SELECT * FROM comparisons WHERE id = $1', [id])).rows[0];
-      if (!c) return null;
-      viewedAt = Number(c.viewed_at);
-      const stages = await this.stageRows(db, id);
-      const arts = (
-        await db.query<ArtifactRow>(
-          `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = $1 ORDER BY a.seq`,
-          [id],
-        )
-      ).rows;
-      const byStage = new Map<string, Artifact[]>();
-      for (const a of arts) {
-        const list = byStage.get(a.stage_id) ?? [];
-        list.push(toArtifact(a));
-        byStage.set(a.stage_id, list);
-      }
-      const sources = new Map<string, StageSources>();
-      for (const r of (
-        await db.query<SourcesRow>(
-          `SELECT ${SOURCES_COLUMNS} FROM stage_sources x JOIN stages s ON s.id = x.stage_id
-        WHERE s.comparison_id = $1`,
-          [id],
-        )
-      ).rows)
-        sources.set(r.stage_id, toSources(r));
-      return {
-        comparison: toComparison(c),
-        stages: stages.map((s) => {
-          const src = sources.get(s.id);
-          return { ...toStage(s), artifacts: byStage.get(s.id) ?? [], ...(src ? { sources: src } : {}) };
-        }),
-      };
-    }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const now = this.clock();
-    if (tree && viewedAt < now - VIEW_TOUCH_MS)
-      // Best effort and outside the snapshot: a view that cannot be recorded is still served.
-      await this.pool
-        .query('UPDATE comparisons SET viewed_at = $1 WHERE id = $2 AND viewed_at < $1', [now, id])
-        .catch(() => undefined);
-    return tree;
-  }
-
-  async updateComparison(
-    id: string,
-    patch: { title?: string; description?: string; keep?: boolean },
-  ): Promise<Comparison> {
-    checkText({ title: patch.title, description: patch.description });
-    const now = this.clock();
-    return this.tx(async (db) => {
-      await this.bump(db, id, now);
-      const r = await db.query<ComparisonRow>(
-        `UPDATE comparisons SET title = COALESCE($2, title),
-        description = COALESCE($3, description), keep = COALESCE($4, keep) WHERE id = $1 RETURNING *`,
-        [id, patch.title ?? null, patch.description ?? null, patch.keep ?? null],
-      );
-      return toComparison(r.rows[0]!);
-    });
-  }
-
-  async deleteComparison(id: string): Promise<boolean> {
-    const trash: string[] = [];
-    const gone = await this.tx((db) => this.deleteComparisonIn(db, id, this.clock(), trash));
-    await this.purge(trash);
-    return gone;
-  }
-
-  private async deleteComparisonIn(db: Db, id: string, now: number, trash: string[]): Promise<boolean> {
-    const locked = await db.query('SELECT 1 FROM comparisons WHERE id = $1 FOR UPDATE', [id]);
-    if (locked.rowCount === 0) return false;
-    const shas = (
-      await db.query<{ sha256: string }>(
-        `SELECT DISTINCT a.sha256 FROM artifacts a JOIN stages s ON s.id = a.stage_id
-        WHERE s.comparison_id = $1
-        UNION SELECT x.sha256 FROM stage_sources x JOIN stages s ON s.id = x.stage_id WHERE s.comparison_id = $1`,
-        [id],
-      )
-    ).rows.map((r) => r.sha256);
-    await db.query('DELETE FROM comparisons WHERE id = $1', [id]);
-    await this.collect(db, shas, now, trash);
-    return true;
-  }
-
-  async expireComparisons(unusedSince: number): Promise<string[]> {
-    const candidates = (
-      await this.pool.query<{ id: string }>(
-        `SELECT id FROM comparisons
-        WHERE NOT keep AND NOT read_only AND GREATEST(updated_at, viewed_at) < $1 ORDER BY id`,
-        [unusedSince],
-      )
-    ).rows.map((r) => r.id);
-    const removed: string[] = [];
-    for (const id of candidates) {
-      const trash: string[] = [];
-      // Re-checked under the row lock: a view or a change since the query above keeps it.
-      const gone = await this.tx(async (db) => {
-        const still = await db.query(
-          `SELECT 1 FROM comparisons WHERE id = $1
-          AND NOT keep AND NOT read_only AND GREATEST(updated_at, viewed_at) < $2 FOR UPDATE`,
-          [id, unusedSince],
-        );
-        return still.rowCount !== 0 && (await this.deleteComparisonIn(db, id, this.clock(), trash));
-      });
-      await this.purge(trash);
-      if (gone) removed.push(id);
-    }
-    return removed;
-  }
-
-  async verifyEditToken(id: string, token: string): Promise<boolean> {
-    const r = await this.pool.query<{ edit_token_hash: string | null; read_only: boolean }>(
-      'SELECT edit_token_hash, read_only FROM comparisons WHERE id = $1',
-      [id],
-    );
-    const row = r.rows[0];
-    if (!row || row.read_only) return false;
-    return editTokenMatches(row.edit_token_hash, token);
-  }
-
-  // ---- stages ----
-
-  async createStage(comparisonId: string, input: { name: string; note?: string }): Promise<Stage> {
-    checkText(input);
-    const now = this.clock();
-    return this.tx(async (db) => {
-      await this.bump(db, comparisonId, now);
-      const r = await db.query<StageRow>(
-        `INSERT INTO stages (id, comparison_id, position, name, note, created_at)
-        SELECT $1::text, $2::text, COALESCE(MAX(position) + 1, 0), $3::text, $4::text, $5::bigint
-        FROM stages WHERE comparison_id = $2 RETURNING *`,
-        [newId(), comparisonId, input.name, input.note ?? '', now],
-      );
-      return toStage(r.rows[0]!);
-    });
-  }
-
-  async getStage(comparisonId: string, stageId: string): Promise<Stage | null> {
-    const r = await this.pool.query<StageRow>('SELECT * FROM stages WHERE id = $1 AND comparison_id = $2', [
-      stageId,
-      comparisonId,
-    ]);
-    return r.rows[0] ? toStage(r.rows[0]) : null;
-  }
-
-  async listStages(comparisonId: string): Promise<Stage[]> {
-    return (await this.stageRows(this.pool, comparisonId)).map(toStage);
-  }
-
-  async updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage> {
-    checkText(patch);
-    const now = this.clock();
-    return this.tx(async (db) => {
-      await this.bump(db, comparisonId, now);
-      await this.requireStage(db, comparisonId, stageId);
-      const r = await db.query<StageRow>(
-        'UPDATE stages SET name = COALESCE($2, name), note = COALESCE($3, note) WHERE id = $1 RETURNING *',
-        [stageId, patch.name ?? null, patch.note ?? null],
-      );
-      return toStage(r.rows[0]!);
-    });
-  }
-
-  async addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage> {
-    const text = captureText(record);
-    const now = this.clock();
-    return this.tx(async (db) => {
-      await this.bump(db, comparisonId, now);
-      const st = await this.requireStage(db, comparisonId, stageId);
-      if (st.captures.length >= MAX_CAPTURES_PER_STAGE)
-        throw new StoreError('invalid', `a stage keeps at most ${MAX_CAPTURES_PER_STAGE} capture records`);
-      const r = await db.query<StageRow>(
-        'UPDATE stages SET captures = captures || jsonb_build_array($2::jsonb) WHERE id = $1 RETURNING *',
-        [stageId, text],
-      );
-      return toStage(r.rows[0]!);
-    });
-  }
-
-  async deleteStage(comparisonId: string, stageId: string): Promise<void> {
-    const now = this.clock();
-    const trash: string[] = [];
-    await this.tx(async (db) => {
-      await this.bump(db, comparisonId, now);
-      await this.requireStage(db, comparisonId, stageId);
-      const shas = (
-        await db.query<{ sha256: string }>(
-          'SELECT DISTINCT sha256 FROM artifacts WHERE stage_id = $1 UNION SELECT sha256 FROM stage_sources WHERE stage_id = $1',
-          [stageId],
-        )
-      ).rows.map((r) => r.sha256);
-      await db.query('DELETE FROM stages WHERE id = $1', [stageId]);
-      await this.renumber(
-        db,
-        comparisonId,
-        (await this.stageRows(db, comparisonId)).map((s) => s.id),
-      );
-      await this.collect(db, shas, now, trash);
-    });
-    await this.purge(trash);
-  }
-
-  async reorderStages(comparisonId: string, stageIds: string[]): Promise<Stage[]> {
-    const now = this.clock();
-    return this.tx(async (db) => {
-      await this.bump(db, comparisonId, now);
-      checkReorder(
-        (await this.stageRows(db, comparisonId)).map((s) => s.id),
-        stageIds,
-      );
-      await this.renumber(db, comparisonId, stageIds);
-      return (await this.stageRows(db, comparisonId)).map(toStage);
-    });
-  }
-
-  // ---- blobs and artifacts ----
+  // ---- blobs ----
 
   async putBlob(src: ByteSource, maxBytes: number): Promise<BlobRef> {
     checkMaxBytes(maxBytes);
@@ -729,32 +327,16 @@ export class PostgresStore implements Store {
 
   /** A blob into blob_data, in one transaction. */
   private async putChunks(src: ByteSource, maxBytes: number): Promise<BlobRef> {
-    return this.tx(async (db) => {
+    return this.txOn(async (db) => {
       const dataId = newId();
       const hash = createHash('sha256');
       let size = 0;
       let seq = 0;
-      let pending: Buffer[] = [];
-      let pendingBytes = 0;
-      const write = async (piece: Buffer): Promise<void> => {
+      for await (const { piece } of pieces(src, maxBytes, CHUNK_BYTES, hash)) {
+        if (piece.length === 0) continue;
         await db.query('INSERT INTO blob_data (data_id, seq, data) VALUES ($1, $2, $3)', [dataId, seq++, piece]);
-      };
-      for await (const chunk of src) {
-        const buf = toBuffer(chunk);
-        size += buf.length;
-        if (size > maxBytes) throw new TooLargeError(maxBytes);
-        hash.update(buf);
-        pending.push(buf);
-        pendingBytes += buf.length;
-        if (pendingBytes >= CHUNK_BYTES) {
-          const all = Buffer.concat(pending, pendingBytes);
-          let off = 0;
-          for (; all.length - off >= CHUNK_BYTES; off += CHUNK_BYTES) await write(all.subarray(off, off + CHUNK_BYTES));
-          pending = off < all.length ? [all.subarray(off)] : [];
-          pendingBytes = all.length - off;
-        }
+        size += piece.length;
       }
-      if (pendingBytes > 0) await write(Buffer.concat(pending, pendingBytes));
       const sha256 = hash.digest('hex');
       const now = this.clock();
       await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NS_BLOBS, blobLockKey(sha256)]);
@@ -771,183 +353,7 @@ export class PostgresStore implements Store {
         now + PIN_TTL_MS,
       ]);
       return { sha256, size, pinId };
-    });
-  }
-
-  async releaseBlob(ref: BlobRef): Promise<void> {
-    const now = this.clock();
-    const trash: string[] = [];
-    await this.tx(async (db) => {
-      await db.query('DELETE FROM blob_pins WHERE id = $1', [ref.pinId]);
-      await this.collect(db, [ref.sha256], now, trash);
-    });
-    await this.purge(trash);
-  }
-
-  async addArtifact(input: NewArtifact): Promise<Artifact> {
-    checkKind(input.kind);
-    const summary = jsonText(input.summary);
-    checkText({ filename: input.filename, format: input.format });
-    let ref: BlobRef;
-    if ('src' in input) {
-      await this.requireStage(this.pool, input.comparisonId, input.stageId); // fail before streaming
-      ref = await this.putBlob(input.src, input.maxBytes);
-    } else {
-      ref = input.blob;
-      if (!SHA256_HEX.test(ref.sha256)) throw new StoreError('invalid', 'blob sha256 must be 64 lowercase hex digits');
-    }
-    const now = this.clock();
-    try {
-      return await this.tx(async (db) => {
-        await this.bump(db, input.comparisonId, now);
-        await this.requireStage(db, input.comparisonId, input.stageId);
-        // FOR KEY SHARE: the blob cannot be deleted between this check and the insert that references it.
-        const blob = (
-          await db.query<{ size: string }>('SELECT size FROM blobs WHERE sha256 = $1 FOR KEY SHARE', [ref.sha256])
-        ).rows[0];
-        if (!blob) throw new StoreError('blob-missing', `blob ${ref.sha256} is not stored (its pin expired?)`);
-        const id = newId();
-        await db.query(
-          `INSERT INTO artifacts (id, stage_id, kind, format, filename, size, sha256, summary, created_at)
-          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
-          [id, input.stageId, input.kind, input.format, input.filename, blob.size, ref.sha256, summary, now],
-        );
-        await db.query('DELETE FROM blob_pins WHERE id = $1', [ref.pinId]);
-        const row = (
-          await db.query<ArtifactRow>(
-            `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-          WHERE a.id = $1`,
-            [id],
-          )
-        ).rows[0]!;
-        return toArtifact(row);
-      });
-    } catch (e) {
-      if ('src' in input) await this.releaseBlob(ref).catch(() => {});
-      throw e;
-    }
-  }
-
-  async getArtifact(id: string): Promise<Artifact | null> {
-    const r = await this.pool.query<ArtifactRow>(
-      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-      WHERE a.id = $1`,
-      [id],
-    );
-    return r.rows[0] ? toArtifact(r.rows[0]) : null;
-  }
-
-  async listArtifacts(comparisonId: string, stageId: string): Promise<Artifact[]> {
-    const r = await this.pool.query<ArtifactRow>(
-      `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a JOIN stages s ON s.id = a.stage_id
-      WHERE a.stage_id = $1 AND s.comparison_id = $2 ORDER BY a.seq`,
-      [stageId, comparisonId],
-    );
-    return r.rows.map(toArtifact);
-  }
-
-  async deleteArtifact(comparisonId: string, artifactId: string): Promise<void> {
-    const now = this.clock();
-    const trash: string[] = [];
-    await this.tx(async (db) => {
-      await this.bump(db, comparisonId, now);
-      const row = (
-        await db.query<{ sha256: string }>(
-          `DELETE FROM artifacts a USING stages s
-        WHERE a.id = $1 AND s.id = a.stage_id AND s.comparison_id = $2 RETURNING a.sha256`,
-          [artifactId, comparisonId],
-        )
-      ).rows[0];
-      if (!row) throw new StoreError('not-found', `no artifact ${artifactId} in comparison ${comparisonId}`);
-      await this.collect(db, [row.sha256], now, trash);
-    });
-    await this.purge(trash);
-  }
-
-  async putStageSources(input: NewStageSources): Promise<StageSources> {
-    checkSourceSet(input);
-    const ref = input.blob;
-    if (!SHA256_HEX.test(ref.sha256)) throw new StoreError('invalid', 'blob sha256 must be 64 lowercase hex digits');
-    const entries = JSON.stringify(input.entries.map((e) => ({ path: e.path, size: e.size })));
-    const bytes = input.entries.reduce((n, e) => n + e.size, 0);
-    const now = this.clock();
-    const trash: string[] = [];
-    await this.tx(async (db) => {
-      await this.bump(db, input.comparisonId, now);
-      await this.requireStage(db, input.comparisonId, input.stageId);
-      const blob = (
-        await db.query<{ size: string }>('SELECT size FROM blobs WHERE sha256 = $1 FOR KEY SHARE', [ref.sha256])
-      ).rows[0];
-      if (!blob) throw new StoreError('blob-missing', `blob ${ref.sha256} is not stored (its pin expired?)`);
-      const old = (
-        await db.query<{ sha256: string }>('SELECT sha256 FROM stage_sources WHERE stage_id = $1 FOR UPDATE', [
-          input.stageId,
-        ])
-      ).rows[0];
-      await db.query(
-        `INSERT INTO stage_sources (stage_id, module_path, revision, dirty, origin, files, bytes, entries, sha256, size, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)
-        ON CONFLICT (stage_id) DO UPDATE SET module_path = excluded.module_path, revision = excluded.revision,
-          dirty = excluded.dirty, origin = excluded.origin, files = excluded.files, bytes = excluded.bytes,
-          entries = excluded.entries, sha256 = excluded.sha256, size = excluded.size, created_at = excluded.created_at`,
-        [
-          input.stageId,
-          input.modulePath,
-          input.revision,
-          input.dirty,
-          input.origin,
-          input.entries.length,
-          bytes,
-          entries,
-          ref.sha256,
-          blob.size,
-          now,
-        ],
-      );
-      await db.query('DELETE FROM blob_pins WHERE id = $1', [ref.pinId]);
-      if (old && old.sha256 !== ref.sha256) await this.collect(db, [old.sha256], now, trash);
-    });
-    await this.purge(trash);
-    const { entries: _entries, ...stored } = (await this.getStageSources(input.comparisonId, input.stageId))!;
-    return stored;
-  }
-
-  async getStageSources(comparisonId: string, stageId: string): Promise<StageSourcesWithFiles | null> {
-    const row = (
-      await this.pool.query<SourcesRow & { entries: StageSourcesWithFiles['entries'] }>(
-        `SELECT ${SOURCES_COLUMNS}, x.entries FROM stage_sources x JOIN stages s ON s.id = x.stage_id
-      WHERE x.stage_id = $1 AND s.comparison_id = $2`,
-        [stageId, comparisonId],
-      )
-    ).rows[0];
-    if (!row) return null;
-    return { ...toSources(row), entries: row.entries };
-  }
-
-  async deleteStageSources(comparisonId: string, stageId: string): Promise<boolean> {
-    const now = this.clock();
-    const trash: string[] = [];
-    const gone = await this.tx(async (db) => {
-      await this.bump(db, comparisonId, now); // the comparison's row first, as every change locks it
-      await this.requireStage(db, comparisonId, stageId);
-      const old = (
-        await db.query<{ sha256: string }>('DELETE FROM stage_sources WHERE stage_id = $1 RETURNING sha256', [stageId])
-      ).rows[0];
-      if (!old) return false;
-      await this.collect(db, [old.sha256], now, trash);
-      return true;
-    });
-    await this.purge(trash);
-    return gone;
-  }
-
-  async hasBlob(sha256: string): Promise<boolean> {
-    return ((await this.pool.query('SELECT 1 FROM blobs WHERE sha256 = $1', [sha256])).rowCount ?? 0) > 0;
-  }
-
-  async storedBytes(): Promise<number> {
-    const r = await this.pool.query<{ n: string }>('SELECT COALESCE(SUM(size), 0) AS n FROM blobs');
-    return Number(r.rows[0]!.n);
+    }, 'BEGIN');
   }
 
   /** The bucket that holds a blob's object; throws when this store was opened without one. */
@@ -1015,86 +421,10 @@ export class PostgresStore implements Store {
   }
 
   // ---- cache ----
-
-  async cacheGet(k: CacheKey): Promise<Buffer | null> {
-    const c = scopeColumns(k);
-    const r = await this.pool.query<{ value: Buffer; used_at: string }>(
-      `SELECT value, used_at FROM cache e
-      WHERE scope = $1 AND key = $2 AND model_version = $3 AND revision = $4
-        AND (e.comparison_id IS NULL OR EXISTS (SELECT 1 FROM comparisons p WHERE p.id = e.comparison_id AND p.revision = e.revision))`,
-      [c.scope, k.key, k.modelVersion, c.revision],
-    );
-    const row = r.rows[0];
-    if (!row) return null;
-    const now = this.clock();
-    if (Number(row.used_at) < now - CACHE_TOUCH_MS)
-      await this.pool.query('UPDATE cache SET used_at = $1 WHERE scope = $2 AND key = $3 AND model_version = $4', [
-        now,
-        c.scope,
-        k.key,
-        k.modelVersion,
-      ]);
-    return row.value;
-  }
-
-  async cachePut(k: CacheKey, value: Buffer | string): Promise<void> {
-    const c = scopeColumns(k);
-    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-    if (bytes.length > this.maxCacheBytes / 4) return;
-    const guard =
-      c.comparisonId !== null
-        ? 'EXISTS (SELECT 1 FROM comparisons WHERE id = $4 AND revision = $6)'
-        : c.sha256 !== null
-          ? 'EXISTS (SELECT 1 FROM blobs WHERE sha256 = $5)'
-          : 'true';
-    await this.tx(async (db) => {
-      // A writer that computed from an older revision never replaces a newer entry.
-      await db.query(
-        `INSERT INTO cache (scope, key, model_version, comparison_id, blob_sha256, revision, value, created_at, size, used_at)
-        SELECT $1::text, $2::text, $3::integer, $4::text, $5::text, $6::bigint, $7::bytea, $8::bigint, $9::bigint, $8::bigint WHERE ${guard}
-        ON CONFLICT (scope, key, model_version) DO UPDATE
-          SET value = EXCLUDED.value, revision = EXCLUDED.revision, created_at = EXCLUDED.created_at,
-            size = EXCLUDED.size, used_at = EXCLUDED.used_at
-          WHERE EXCLUDED.revision >= cache.revision`,
-        [c.scope, k.key, k.modelVersion, c.comparisonId, c.sha256, c.revision, bytes, this.clock(), bytes.length],
-      );
-      await db.query('DELETE FROM cache WHERE scope = $1 AND key = $2 AND model_version <> $3', [
-        c.scope,
-        k.key,
-        k.modelVersion,
-      ]);
-      const total = Number((await db.query<{ n: string }>('SELECT COALESCE(SUM(size), 0) AS n FROM cache')).rows[0]!.n);
-      if (total > this.maxCacheBytes) await db.query(CACHE_EVICT_SQL, [total - this.maxCacheBytes]);
-    }).catch((e: { code?: string }) => {
-      // The comparison or blob went away between the guard and the insert: nothing to cache.
-      if (e.code !== '23503') throw e;
-    });
-  }
-
   // ---- maintenance ----
 
-  async sweep(options: SweepOptions = {}): Promise<SweepReport> {
-    const now = options.now ?? this.clock();
-    const report: SweepReport = { expiredPins: 0, orphanBlobs: 0, tempFiles: 0, staleCacheEntries: 0 };
-    const trash: string[] = [];
-    await this.tx(async (db) => {
-      report.expiredPins = (await db.query('DELETE FROM blob_pins WHERE expires_at <= $1', [now])).rowCount ?? 0;
-      const orphans = (
-        await db.query<{ sha256: string }>(`SELECT sha256 FROM blobs b
-        WHERE NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
-          AND NOT EXISTS (SELECT 1 FROM stage_sources x WHERE x.sha256 = b.sha256)
-          AND NOT EXISTS (SELECT 1 FROM blob_pins p WHERE p.sha256 = b.sha256)`)
-      ).rows.map((r) => r.sha256);
-      report.orphanBlobs = await this.collect(db, orphans, now, trash);
-      report.staleCacheEntries =
-        (
-          await db.query(`DELETE FROM cache e USING comparisons p
-        WHERE e.comparison_id = p.id AND e.revision < p.revision`)
-        ).rowCount ?? 0;
-    });
-    await this.purge(trash);
-    report.tempFiles = await this.sweepPendingObjects();
-    return report;
+  protected async sweepBytes(): Promise<number> {
+    return this.sweepPendingObjects();
   }
 
   /**
@@ -1120,7 +450,7 @@ export class PostgresStore implements Store {
           n++;
           continue;
         }
-        const removed = await this.tx(async (db) => {
+        const removed = await this.txOn(async (db) => {
           const free = (
             await db.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS free', [
               LOCK_NS_UPLOADS,
@@ -1136,7 +466,7 @@ export class PostgresStore implements Store {
           // The record goes only if the object does (an error here rolls the delete back).
           await objects.remove(row.key);
           return true;
-        });
+        }, 'BEGIN');
         if (removed) n++;
       }
     } catch (e) {
@@ -1145,36 +475,16 @@ export class PostgresStore implements Store {
     return n;
   }
 
-  async stats(options: StatsOptions = {}): Promise<StoreStats> {
-    const r = await this.pool.query<Record<string, string>>(`SELECT
-      (SELECT COALESCE(MAX(version), 0) FROM schema_migrations) AS "schemaVersion",
-      (SELECT COUNT(*) FROM comparisons) AS comparisons,
-      (SELECT COUNT(*) FROM stages) AS stages,
-      (SELECT COUNT(*) FROM artifacts) AS artifacts,
-      (SELECT COUNT(*) FROM blobs) AS blobs,
-      (SELECT COALESCE(SUM(size), 0) FROM blobs) AS "blobBytes",
-      (SELECT COUNT(*) FROM blob_pins) AS pins,
-      (SELECT COUNT(*) FROM cache) AS "cacheEntries",
-      (SELECT COALESCE(SUM(size), 0) FROM cache) AS "cacheBytes",
+  protected async byteCounts(options: StatsOptions): Promise<{ blobObjects: number | null; tempFiles: number }> {
+    const row = (
+      await this.pool.query<{ chunked: string; pending: string }>(`SELECT
       (SELECT COUNT(DISTINCT data_id) FROM blob_data)
-        + (SELECT COUNT(*) FROM blobs WHERE size = 0 AND object_key IS NULL) AS "blobObjects",
-      (SELECT COUNT(*) FROM pending_objects) AS "pendingObjects"`);
-    const row = r.rows[0]!;
-    let blobObjects: number | null = Number(row.blobObjects);
+        + (SELECT COUNT(*) FROM blobs WHERE size = 0 AND object_key IS NULL) AS chunked,
+      (SELECT COUNT(*) FROM pending_objects) AS pending`)
+    ).rows[0]!;
+    let blobObjects: number | null = Number(row.chunked);
     if (this.objects) blobObjects = options.countObjects === false ? null : blobObjects + (await this.objects.count());
-    return {
-      schemaVersion: Number(row.schemaVersion),
-      comparisons: Number(row.comparisons),
-      stages: Number(row.stages),
-      artifacts: Number(row.artifacts),
-      blobs: Number(row.blobs),
-      blobBytes: Number(row.blobBytes),
-      pins: Number(row.pins),
-      cacheEntries: Number(row.cacheEntries),
-      cacheBytes: Number(row.cacheBytes),
-      blobObjects,
-      tempFiles: Number(row.pendingObjects),
-    };
+    return { blobObjects, tempFiles: Number(row.pending) };
   }
 
   async ping(): Promise<void> {

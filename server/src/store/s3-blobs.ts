@@ -13,8 +13,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { toBuffer } from './common.ts';
-import { BlobStoreUnavailableError, StoreError, TooLargeError } from './errors.ts';
+import { pieces, toBuffer } from './common.ts';
+import { BlobStoreUnavailableError, StoreError } from './errors.ts';
 import type { BlobStoreLocation } from './blob-store-url.ts';
 import type { ByteSource } from './types.ts';
 
@@ -118,8 +118,6 @@ export class S3Blobs {
     const hash = createHash('sha256');
     const partBytes = Math.max(this.partBytes, Math.ceil(maxBytes / MAX_PARTS));
     let size = 0;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
     let uploadId: string | undefined;
     const parts: { ETag: string; PartNumber: number }[] = [];
     const { bucket } = this.location;
@@ -147,21 +145,12 @@ export class S3Blobs {
       parts.push({ ETag: r.ETag ?? '', PartNumber });
     };
     try {
-      for await (const chunk of src) {
-        const buf = toBuffer(chunk);
-        size += buf.length;
-        if (size > maxBytes) throw new TooLargeError(maxBytes);
-        hash.update(buf);
-        pending.push(buf);
-        pendingBytes += buf.length;
-        while (pendingBytes >= partBytes) {
-          const all = Buffer.concat(pending, pendingBytes);
-          await sendPart(all.subarray(0, partBytes));
-          pending = [all.subarray(partBytes)];
-          pendingBytes = all.length - partBytes;
-        }
+      let rest: Buffer = Buffer.alloc(0);
+      for await (const { piece, last } of pieces(src, maxBytes, partBytes, hash)) {
+        size += piece.length;
+        if (last) rest = piece;
+        else await sendPart(piece);
       }
-      const rest = Buffer.concat(pending, pendingBytes);
       if (uploadId === undefined) {
         await this.call(() =>
           this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: rest, ContentLength: rest.length })),

@@ -266,8 +266,17 @@ export interface Store {
   getStage(comparisonId: string, stageId: string): Promise<Stage | null>;
   listStages(comparisonId: string): Promise<Stage[]>;
   updateStage(comparisonId: string, stageId: string, patch: { name?: string; note?: string }): Promise<Stage>;
-  /** Appends one capture record (plain JSON) to the stage's captures. Throws `not-found`, `invalid` (not an object). */
-  addStageCapture(comparisonId: string, stageId: string, record: unknown): Promise<Stage>;
+  /**
+   * Appends one capture record (plain JSON) to the stage's captures. Throws `not-found`, `invalid` (not an
+   * object, or the stage's 100 records), and `StageCapturesTooLargeError` (`too-large`) when `maxStageBytes`
+   * is given and the stage's records with this one would take more (checked in the appending transaction).
+   */
+  addStageCapture(
+    comparisonId: string,
+    stageId: string,
+    record: unknown,
+    options?: { maxStageBytes?: number },
+  ): Promise<Stage>;
   /** Removes its artifacts (and blobs left unreferenced); later stages move up. Throws `not-found`. */
   deleteStage(comparisonId: string, stageId: string): Promise<void>;
   /** `stageIds` must list every stage of the comparison exactly once (else `invalid`). */

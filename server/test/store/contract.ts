@@ -12,6 +12,7 @@ import {
   cachePutJson,
   PIN_TTL_MS,
   VIEW_TOUCH_MS,
+  StageCapturesTooLargeError,
   StoreError,
   TooLargeError,
   type ByteSource,
@@ -305,6 +306,38 @@ export function storeContract(name: string, harness: StoreHarness): void {
         for (let i = 2; i < 100; i++) await s.addStageCapture(cid, sid, { i });
         await expectStoreError(s.addStageCapture(cid, sid, { i: 100 }), 'invalid');
         expect((await s.getStage(cid, sid))!.captures).toHaveLength(100);
+      });
+
+      it('holds a stage to its capture bound, concurrent records included', async () => {
+        const { s, cid, sid } = await withStage();
+        const bound = MiB;
+        // 12 records of ~200 KB at once: five fit in 1 MiB, the other seven are refused.
+        const record = (i: number) => ({ schema: 'stagediff-capture/1', i, runs: [{ note: 'x'.repeat(200 * 1024) }] });
+        const results = await Promise.allSettled(
+          Array.from({ length: 12 }, (_, i) => s.addStageCapture(cid, sid, record(i), { maxStageBytes: bound })),
+        );
+        const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+        for (const e of refused) {
+          expect(e).toBeInstanceOf(StageCapturesTooLargeError);
+          expect((e as StageCapturesTooLargeError).code).toBe('too-large');
+          expect((e as StageCapturesTooLargeError).limit).toBe(bound);
+          expect((e as StageCapturesTooLargeError).total).toBeGreaterThan(bound);
+        }
+        const kept = (await s.getStage(cid, sid))!.captures;
+        const keptBytes = kept.reduce((n: number, c) => n + Buffer.byteLength(JSON.stringify(c)), 0);
+        expect(keptBytes).toBeLessThanOrEqual(bound);
+        expect(kept).toHaveLength(5);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+        expect(refused).toHaveLength(7);
+        // Exactly at the bound is allowed; one byte over is not; no bound, no byte check.
+        const other = (await s.createStage(cid, { name: 'second' })).id;
+        const small = { n: 'y'.repeat(100) };
+        const size = Buffer.byteLength(JSON.stringify(small));
+        await s.addStageCapture(cid, other, small, { maxStageBytes: size });
+        await expectStoreError(s.addStageCapture(cid, other, small, { maxStageBytes: 2 * size - 1 }), 'too-large');
+        await s.addStageCapture(cid, other, small, { maxStageBytes: 2 * size });
+        await s.addStageCapture(cid, other, small);
+        expect((await s.getStage(cid, other))!.captures).toHaveLength(3);
       });
 
       it('scopes every stage operation to its comparison', async () => {
