@@ -103,6 +103,16 @@ def make_cases():
         add(f"options-pvalue0.05-n{n}", "options", series, max_pvalue=0.05)
         add(f"options-magnitude0.03-n{n}", "options", series, min_magnitude=0.03)
         add(f"options-window8-pvalue0.01-n{n}", "options", series, window_len=8, max_pvalue=0.01)
+    # Coarse values with many ties (latencies printed in whole milliseconds), where candidate splits tie.
+    for n in (12, 40, 100):
+        for step in (0, 2):
+            seed += 1
+            rng = np.random.default_rng(seed)
+            base = np.full(n, 20.0)
+            base[n // 2 :] += step
+            add(f"ties-n{n}-step{step}", "ties", np.round(base + rng.normal(0, 0.8, n)))
+    add("ties-alternating-n30", "ties", [10.0, 11.0] * 15)
+    add("ties-two-levels-n24", "ties", [5.0] * 12 + [6.0] * 12)
     return cases
 
 

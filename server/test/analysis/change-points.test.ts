@@ -53,7 +53,7 @@ describe('changePoints', () => {
   it('the recording covers every kind of series, with and without change points', () => {
     expect(answers.tool).toBe('apache-otava 0.8.0');
     const kinds = new Set(answers.cases.map((c) => c.kind));
-    for (const k of ['mean-step', 'variance-step', 'none', 'multi-step', 'constant', 'options'])
+    for (const k of ['mean-step', 'variance-step', 'none', 'multi-step', 'ties', 'constant', 'options'])
       expect(kinds).toContain(k);
     expect(answers.cases.filter((c) => c.changePoints.length === 0).length).toBeGreaterThan(10);
     expect(answers.cases.filter((c) => c.changePoints.length >= 2).length).toBeGreaterThan(5);
