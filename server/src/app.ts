@@ -101,10 +101,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const goproxy = config.sourceGoproxy ? new GoProxy({ config, store, spool, metrics }) : null;
   const sourcing = { goVersion: config.sourceGoVersion, platform: config.sourceGoPlatform };
   if (goproxy) analysis.modules = { files: goproxy, ...sourcing };
+  analysis.sourceView = config.sourceView;
   const pool = new AnalysisPool(
     {
       ...storeConfig(config),
       maxDecompressedBytes: config.maxDecompressedBytes,
+      sourceView: config.sourceView,
       ...(goproxy ? { goproxy: sourcing } : {}),
     },
     // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.

@@ -108,6 +108,8 @@ export interface Config {
   maxSourceFiles: number;
   /** A source archive: entries read (kept or not) before it is refused. */
   maxSourceArchiveEntries: number;
+  /** The source view's bounds (rows, characters of a line, lines aligned): see SourceViewLimits. */
+  sourceView: SourceViewLimits;
 
   /*
    * Dependency and standard-library sources from a Go module proxy (off unless SOURCE_GOPROXY is set):
@@ -178,6 +180,28 @@ export const SOURCE_LIMITS = {
   maxSourceFiles: 5000,
   maxSourceArchiveEntries: 20_000,
 } as const;
+
+/**
+ * The source view's bounds, like `go tool pprof -list`'s: a few lines of context around the sampled
+ * ones, the rest left out as counted gaps; and, so one file cannot make a large answer, these.
+ */
+export interface SourceViewLimits {
+  /** Rows of one answer (SOURCE_VIEW_MAX_ROWS): past it, context lines go first, then the last rows. */
+  maxRows: number;
+  /** Characters of one line's text in an answer (SOURCE_VIEW_MAX_LINE_CHARS); a longer line is cut. */
+  maxLineChars: number;
+  /** Characters of a line the page highlights (SOURCE_VIEW_HIGHLIGHT_CHARS); the rest is plain text. */
+  highlightChars: number;
+  /** Lines of both versions aligned at most (SOURCE_VIEW_MAX_ALIGN_LINES); past it, only the shown ones. */
+  maxAlignLines: number;
+}
+
+export const SOURCE_VIEW_LIMITS: SourceViewLimits = {
+  maxRows: 2000,
+  maxLineChars: 400,
+  highlightChars: 400,
+  maxAlignLines: 20_000,
+};
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
@@ -292,6 +316,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       10_000_000,
     ),
+    sourceView: {
+      maxRows: int(env, 'SOURCE_VIEW_MAX_ROWS', SOURCE_VIEW_LIMITS.maxRows, 10, 100_000),
+      maxLineChars: int(env, 'SOURCE_VIEW_MAX_LINE_CHARS', SOURCE_VIEW_LIMITS.maxLineChars, 40, 100_000),
+      highlightChars: int(env, 'SOURCE_VIEW_HIGHLIGHT_CHARS', SOURCE_VIEW_LIMITS.highlightChars, 0, 100_000),
+      maxAlignLines: int(env, 'SOURCE_VIEW_MAX_ALIGN_LINES', SOURCE_VIEW_LIMITS.maxAlignLines, 100, 1_000_000),
+    },
     sourceGoproxy: goproxy(env.SOURCE_GOPROXY),
     sourceGoproxyTimeoutMs: int(env, 'SOURCE_GOPROXY_TIMEOUT_MS', 20_000, 100, 600_000),
     sourceGoproxyMaxZipBytes: int(env, 'SOURCE_GOPROXY_MAX_ZIP_BYTES', 256 * 1024 ** 2, 1024, 4 * 1024 ** 3),

@@ -62,6 +62,7 @@ import {
   TRACE_PROFILES,
 } from './stage-profiles.ts';
 import { headlineFormat, stageRunSet } from './stage-runs.ts';
+import { SOURCE_VIEW_LIMITS, type SourceViewLimits } from '../config.ts';
 
 /** The summary kept in the store for any parsed artifact. */
 export function artifactSummary(parsed: Parsed): unknown {
@@ -274,6 +275,8 @@ export class AnalysisService {
    * In the server the proxy client itself, in an analysis worker its channel to the server's.
    */
   modules: ModuleSourcing | null = null;
+  /** The source view's bounds (SOURCE_VIEW_*). */
+  sourceView: SourceViewLimits = SOURCE_VIEW_LIMITS;
 
   constructor(
     readonly store: Store,
