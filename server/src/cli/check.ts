@@ -2,6 +2,7 @@ import type { Change } from '../api/changes.ts';
 import { formatChange, formatRatio, formatValue } from '../api/format.ts';
 import { verdictWords } from '../api/words.ts';
 import type { PairData } from './pair.ts';
+import { maxOf } from '../analysis/extent.ts';
 
 /**
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
@@ -138,7 +139,7 @@ export function formatResults(results: RuleResult[], d: PairData, opts: { failUn
     unjudged: opts.failUnjudged ? 'FAIL?' : '?',
     'no-data': opts.failUnjudged ? 'FAIL?' : '-',
   };
-  const width = Math.max(...results.map((r) => r.rule.text.length));
+  const width = maxOf(results.map((r) => r.rule.text.length));
   const lines = [`stagediff check: ${d.changes.base.name} → ${d.changes.target.name} (${d.comparison.title})`];
   for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${r.rule.text.padEnd(width)}  ${r.message}`);
   const nFail = results.filter((r) => r.outcome === 'fail').length;

@@ -14,6 +14,7 @@ import { DERIVED_KINDS, type DerivedKind } from '../ingest/trace/index.ts';
 import type { TraceModel } from '../model/trace.ts';
 import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
 import { GRANULARITIES, type Granularity, granularityKeys } from '../analysis/granularity.ts';
+import { appendAll } from '../analysis/extent.ts';
 
 /** `--granularity functions|lines|files` (pprof's -functions, -lines, -files); functions by default. */
 export function parseGranularity(v: string | undefined): Granularity {
@@ -273,7 +274,7 @@ function renderText(file: string, o: Record<string, unknown>): string {
       ),
     ];
     const sub = (o as { subtree?: ReturnType<typeof subtree> }).subtree;
-    if (sub) lines.push('', ...renderSubtree(sub, unit, tot));
+    if (sub) appendAll(lines, ['', ...renderSubtree(sub, unit, tot)]);
     return `${lines.join('\n')}\n`;
   }
   if (o.kind === 'trace') return traceText(file, o as ReturnType<typeof traceInspection>);

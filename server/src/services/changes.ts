@@ -32,6 +32,7 @@ import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
 import type { TraceArtifactSummary } from '../api/resources.ts';
 import type { MetricsHighlights } from '../model/metrics.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
+import { appendAll } from '../analysis/extent.ts';
 
 /**
  * The change engine: every judgement of a stage, and of a pair of stages, is made here and only here.
@@ -688,9 +689,10 @@ function sentences(
   const named = functions.changes.filter((f) => f.verdict.status !== 'no-change' && f.verdict.status !== 'missing');
   for (const f of named.slice(0, 3)) out.push(functionSentence(f, functions));
   const by = (m: string) => figures.find((c) => c.metric === m)!;
-  out.push(...[by('rps'), by('p99'), by('cpu-per-request'), by('alloc-per-request')].flatMap((c) => changeHeadline(c)));
+  for (const c of [by('rps'), by('p99'), by('cpu-per-request'), by('alloc-per-request')])
+    appendAll(out, changeHeadline(c));
   const errors = by('error-rate');
-  if (errors.verdict.status === 'significant') out.push(...changeHeadline(errors));
+  if (errors.verdict.status === 'significant') appendAll(out, changeHeadline(errors));
   if (benchmarks) {
     if (!benchmarks.comparable && benchmarks.reason) out.push(`go test -bench: ${benchmarks.reason}`);
     for (const u of benchmarks.units)
