@@ -170,6 +170,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requestTimeout: config.requestTimeoutMs,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: true } },
   });
+  // A module proxy failure's full text (the proxy's address, its answer) is for the operator's log only.
+  if (goproxy) goproxy.onProblem = (id, problem) => app.log.warn({ module: id }, `module proxy: ${problem}`);
   installErrorHandler(app);
   // Schema coercion turns "Infinity" and "1e999" into numbers that pass minimum/maximum: refuse them.
   app.addHook('preHandler', async (req) => {

@@ -129,6 +129,11 @@ export interface Config {
   sourceGoproxyConcurrency: number;
   /** How long a failed fetch is remembered (answered again without asking the proxy), seconds. */
   sourceGoproxyRetrySeconds: number;
+  /**
+   * How long a view waits for a module being fetched, ms (it holds an analysis worker meanwhile); the
+   * fetch goes on under SOURCE_GOPROXY_TIMEOUT_MS and the view asked again reads it from the cache.
+   */
+  sourceGoproxyWaitMs: number;
   /** The Go version standard-library files are taken from when the stage's metrics do not say (`go1.26.8`). */
   sourceGoVersion: string | undefined;
   /** Which build of the toolchain module is fetched for the standard library (its sources are the same on every one). */
@@ -329,6 +334,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sourceGoproxyMaxModuleFiles: int(env, 'SOURCE_GOPROXY_MAX_MODULE_FILES', 20_000, 1, 1_000_000),
     sourceGoproxyConcurrency: int(env, 'SOURCE_GOPROXY_CONCURRENCY', 2, 1, 64),
     sourceGoproxyRetrySeconds: int(env, 'SOURCE_GOPROXY_RETRY_SECONDS', 600, 0, 7 * 86_400),
+    sourceGoproxyWaitMs: int(env, 'SOURCE_GOPROXY_WAIT_MS', 3000, 0, 600_000),
     sourceGoVersion: goRelease(env.SOURCE_GO_VERSION),
     sourceGoPlatform: goPlatform(env.SOURCE_GO_PLATFORM),
   };

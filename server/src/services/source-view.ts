@@ -9,6 +9,7 @@
 import type { Query } from '../api/endpoints.ts';
 import type { DiffRow, SourceRow, SourceSide, SourceView } from '../api/views.ts';
 import { inModule, packageOf, SourceIndex } from '../sources/match.ts';
+import { goSumHashes, requiredModules } from '../sources/go-mod.ts';
 import { alignWindows, splitLines } from '../sources/line-diff.ts';
 import {
   foreignFile,
@@ -153,8 +154,14 @@ async function side(
   const modules = svc.modules;
   if (!foreign || !modules) return out;
   let req: ModuleFile;
-  if (foreign.kind === 'module') req = foreign.file;
-  else {
+  if (foreign.kind === 'module') {
+    const allowed = moduleAllowed(loaded?.files ?? null, foreign.file);
+    if ('problem' in allowed) {
+      out.problem = allowed.problem;
+      return out;
+    }
+    req = allowed.req;
+  } else {
     const release = await goReleaseOf(svc, stage, loaded);
     if (!release) {
       out.problem = `${foreign.path} is a standard-library file, and no Go release is known for this stage (runtime metrics with go_info, SOURCE_GO_VERSION, or a toolchain line in its go.mod would say)`;
@@ -173,7 +180,8 @@ async function side(
   }
   const got = await modules.files.file(req);
   if (!got.ok) {
-    out.problem = got.problem;
+    // The visitor's words: never the proxy's address or answer (those are in the server's log).
+    out.problem = got.reason;
     out.transient = true;
     return out;
   }
@@ -182,6 +190,28 @@ async function side(
   out.textFrom = 'proxy';
   out.module = { module: req.module, version: req.version, fetched: got.from === 'proxy' };
   return out;
+}
+
+/**
+ * A dependency's file is fetched only for a module version the stage's own go.mod requires (or
+ * replaces to), and, when its sources hold a go.sum, only with the hash go.sum records for its zip
+ * (the text is given only when the zip matches it): a profile cannot make the server fetch, with the
+ * operator's proxy credentials, a module the stage's build never used.
+ */
+function moduleAllowed(files: Map<string, Buffer> | null, file: ModuleFile): { req: ModuleFile } | { problem: string } {
+  const id = `${file.module}@${file.version}`;
+  const goMod = files?.get('go.mod');
+  if (!goMod)
+    return {
+      problem: `source unavailable: ${id} is fetched only for a stage whose sources hold the go.mod requiring it`,
+    };
+  if (!requiredModules(goMod.toString('utf8')).get(file.module)?.has(file.version))
+    return { problem: `source unavailable: the stage's go.mod does not require ${id}` };
+  const goSum = files?.get('go.sum');
+  if (!goSum) return { req: file };
+  const sum = goSumHashes(goSum.toString('utf8')).get(id);
+  if (!sum) return { problem: `source unavailable: the stage's go.sum has no hash for ${id}` };
+  return { req: { ...file, sum } };
 }
 
 /** Whether a function's package is the stage's own module's (known only when its sources name it). */
