@@ -18,6 +18,8 @@ const env = e2eEnvironment(existsSync(CHROMIUM), {
   env: {
     SOURCE_GOPROXY: pathToFileURL(join(REPO, 'fixtures/goproxy/proxy')).href,
     SOURCE_GO_VERSION: 'go1.26.8',
+    // A loaded machine may take more than the default 3 s wait for a fetch: these tests are about the text.
+    SOURCE_GOPROXY_WAIT_MS: '60000',
   },
 });
 const lineView = join(REPO, 'fixtures/line-view');

@@ -33,7 +33,8 @@ function listAnswer(name: string): string {
 }
 
 async function newApp(dataDir: string, env: Record<string, string> = {}) {
-  const app = await testApp({ DATA_DIR: dataDir, SOURCE_GOPROXY: proxyUrl, ...env });
+  // (A loaded machine may take more than the default 3 s wait: these tests are about the text, not the wait.)
+  const app = await testApp({ DATA_DIR: dataDir, SOURCE_GOPROXY: proxyUrl, SOURCE_GOPROXY_WAIT_MS: '60000', ...env });
   apps.push(app);
   return app;
 }
