@@ -102,10 +102,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const goproxy = config.sourceGoproxy ? new GoProxy({ config, store, spool, metrics }) : null;
   const sourcing = { goVersion: config.sourceGoVersion, platform: config.sourceGoPlatform };
   if (goproxy) analysis.modules = { files: goproxy, ...sourcing };
+  analysis.sourceView = config.sourceView;
   const pool = new AnalysisPool(
     {
       ...storeConfig(config),
       maxDecompressedBytes: config.maxDecompressedBytes,
+      sourceView: config.sourceView,
       ...(goproxy ? { goproxy: sourcing } : {}),
     },
     // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
@@ -169,6 +171,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requestTimeout: config.requestTimeoutMs,
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: true } },
   });
+  // A module proxy failure's full text (the proxy's address, its answer) is for the operator's log only.
+  if (goproxy) goproxy.onProblem = (id, problem) => app.log.warn({ module: id }, `module proxy: ${problem}`);
   installErrorHandler(app);
   // Schema coercion turns "Infinity" and "1e999" into numbers that pass minimum/maximum: refuse them.
   app.addHook('preHandler', async (req) => {

@@ -110,6 +110,8 @@ export interface Config {
   maxSourceFiles: number;
   /** A source archive: entries read (kept or not) before it is refused. */
   maxSourceArchiveEntries: number;
+  /** The source view's bounds (rows, characters of a line, lines aligned): see SourceViewLimits. */
+  sourceView: SourceViewLimits;
 
   /*
    * Dependency and standard-library sources from a Go module proxy (off unless SOURCE_GOPROXY is set):
@@ -129,6 +131,11 @@ export interface Config {
   sourceGoproxyConcurrency: number;
   /** How long a failed fetch is remembered (answered again without asking the proxy), seconds. */
   sourceGoproxyRetrySeconds: number;
+  /**
+   * How long a view waits for a module being fetched, ms (it holds an analysis worker meanwhile); the
+   * fetch goes on under SOURCE_GOPROXY_TIMEOUT_MS and the view asked again reads it from the cache.
+   */
+  sourceGoproxyWaitMs: number;
   /** The Go version standard-library files are taken from when the stage's metrics do not say (`go1.26.8`). */
   sourceGoVersion: string | undefined;
   /** Which build of the toolchain module is fetched for the standard library (its sources are the same on every one). */
@@ -180,6 +187,28 @@ export const SOURCE_LIMITS = {
   maxSourceFiles: 5000,
   maxSourceArchiveEntries: 20_000,
 } as const;
+
+/**
+ * The source view's bounds, like `go tool pprof -list`'s: a few lines of context around the sampled
+ * ones, the rest left out as counted gaps; and, so one file cannot make a large answer, these.
+ */
+export interface SourceViewLimits {
+  /** Rows of one answer (SOURCE_VIEW_MAX_ROWS): past it, context lines go first, then the last rows. */
+  maxRows: number;
+  /** Characters of one line's text in an answer (SOURCE_VIEW_MAX_LINE_CHARS); a longer line is cut. */
+  maxLineChars: number;
+  /** Characters of a line the page highlights (SOURCE_VIEW_HIGHLIGHT_CHARS); the rest is plain text. */
+  highlightChars: number;
+  /** Lines of both versions aligned at most (SOURCE_VIEW_MAX_ALIGN_LINES); past it, only the shown ones. */
+  maxAlignLines: number;
+}
+
+export const SOURCE_VIEW_LIMITS: SourceViewLimits = {
+  maxRows: 2000,
+  maxLineChars: 400,
+  highlightChars: 400,
+  maxAlignLines: 20_000,
+};
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
@@ -295,6 +324,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       10_000_000,
     ),
+    sourceView: {
+      maxRows: int(env, 'SOURCE_VIEW_MAX_ROWS', SOURCE_VIEW_LIMITS.maxRows, 10, 100_000),
+      maxLineChars: int(env, 'SOURCE_VIEW_MAX_LINE_CHARS', SOURCE_VIEW_LIMITS.maxLineChars, 40, 100_000),
+      highlightChars: int(env, 'SOURCE_VIEW_HIGHLIGHT_CHARS', SOURCE_VIEW_LIMITS.highlightChars, 0, 100_000),
+      maxAlignLines: int(env, 'SOURCE_VIEW_MAX_ALIGN_LINES', SOURCE_VIEW_LIMITS.maxAlignLines, 100, 1_000_000),
+    },
     sourceGoproxy: goproxy(env.SOURCE_GOPROXY),
     sourceGoproxyTimeoutMs: int(env, 'SOURCE_GOPROXY_TIMEOUT_MS', 20_000, 100, 600_000),
     sourceGoproxyMaxZipBytes: int(env, 'SOURCE_GOPROXY_MAX_ZIP_BYTES', 256 * 1024 ** 2, 1024, 4 * 1024 ** 3),
@@ -302,6 +337,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sourceGoproxyMaxModuleFiles: int(env, 'SOURCE_GOPROXY_MAX_MODULE_FILES', 20_000, 1, 1_000_000),
     sourceGoproxyConcurrency: int(env, 'SOURCE_GOPROXY_CONCURRENCY', 2, 1, 64),
     sourceGoproxyRetrySeconds: int(env, 'SOURCE_GOPROXY_RETRY_SECONDS', 600, 0, 7 * 86_400),
+    sourceGoproxyWaitMs: int(env, 'SOURCE_GOPROXY_WAIT_MS', 3000, 0, 600_000),
     sourceGoVersion: goRelease(env.SOURCE_GO_VERSION),
     sourceGoPlatform: goPlatform(env.SOURCE_GO_PLATFORM),
   };

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { formatValue } from '../../server/src/api/format.ts';
+import { encodePprof } from '../../server/test/helpers/pprof-encode.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { addStageWithFiles, createComparison, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
@@ -17,6 +18,8 @@ const env = e2eEnvironment(existsSync(CHROMIUM), {
   env: {
     SOURCE_GOPROXY: pathToFileURL(join(REPO, 'fixtures/goproxy/proxy')).href,
     SOURCE_GO_VERSION: 'go1.26.8',
+    // A loaded machine may take more than the default 3 s wait for a fetch: these tests are about the text.
+    SOURCE_GOPROXY_WAIT_MS: '60000',
   },
 });
 const lineView = join(REPO, 'fixtures/line-view');
@@ -159,6 +162,68 @@ describe.skipIf(!existsSync(CHROMIUM))('a function in two versions, side by side
       expect(text).toContain('golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64 on the module proxy');
     }
     await shot(page, 'source-from-module-proxy');
+    await ctx.close();
+    expect(problems).toEqual([]);
+  }, 240_000);
+
+  it('opens the link to a million-line view: a bounded table with its gap row, and the page still answers a click', async () => {
+    // The hostile view: a profile of a few hundred bytes naming lines 1, 2 and 1,000,000 of main.hot,
+    // and a source archive of a few KB whose main.go has a million lines, line 2 of them 900 KB long.
+    const profile = encodePprof({
+      sampleTypes: [
+        ['samples', 'count'],
+        ['cpu', 'nanoseconds'],
+      ],
+      locations: [1, 2, 1_000_000].map((line) => ({ lines: [{ fn: 'main.hot', file: '/build/app/main.go', line }] })),
+      samples: [0, 1, 2].map((i) => ({ stack: [i], values: [1, 10_000_000] })),
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-e2e-million-'));
+    writeFileSync(join(dir, 'go.mod'), 'module example.com/app\n\ngo 1.26\n');
+    writeFileSync(join(dir, 'main.go'), `package main\nvar long = "${'x'.repeat(900_000)}"\n${'\n'.repeat(999_998)}`);
+    execFileSync('tar', ['-czf', join(dir, 'src.tar.gz'), '-C', dir, 'go.mod', 'main.go']);
+    const archive = new Uint8Array(readFileSync(join(dir, 'src.tar.gz')));
+    const c = await api<{ id: string; editToken: string }>('POST', '/api/comparisons', {
+      title: 'E2E: a million lines',
+    });
+    const ids: string[] = [];
+    for (const name of ['v1', 'v2']) {
+      const s = await api<{ id: string }>('POST', `/api/comparisons/${c.id}/stages`, { name }, c.editToken);
+      const form = new FormData();
+      form.append('file', new Blob([profile as Uint8Array<ArrayBuffer>]), 'cpu.pb');
+      await api('POST', `/api/comparisons/${c.id}/stages/${s.id}/artifacts`, form, c.editToken);
+      await api(
+        'PUT',
+        `/api/comparisons/${c.id}/stages/${s.id}/sources?filename=src.tar.gz`,
+        archive,
+        c.editToken,
+        'application/octet-stream',
+      );
+      ids.push(s.id);
+    }
+    const problems: string[] = [];
+    const ctx = await env.browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    watchPage(page, problems);
+    // The link alone opens the view (the Lines tab, the function named in the address).
+    await page.goto(
+      `${env.server.url}/c/${c.id}?tab=lines&base=${ids[0]}&target=${ids[1]}&sampleType=cpu&mode=absolute&fn=main.hot`,
+    );
+    const rows = page.locator('.source-table tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 60_000 }).toBeGreaterThan(5);
+    // Lines 1–5 and 999,997–1,000,000, and one row for the 999,991 lines between: not a million rows.
+    expect(await rows.count()).toBe(10);
+    const gap = page.locator('.source-table tr.src-elided');
+    expect(await gap.count()).toBe(1);
+    expect(await gap.textContent()).toBe('… 999,991 lines …');
+    expect(await page.locator('.source-table tr[data-base-line="1000000"]').count()).toBe(1);
+    // The 900 KB line arrives cut (400 characters and a marker), not whole.
+    const long = page.locator('.source-table tr[data-base-line="2"] td.src-text').first();
+    expect(((await long.textContent()) ?? '').length).toBeLessThan(1000);
+    expect(await long.locator('.src-clipped').count()).toBe(1);
+    await shot(page, 'source-million-lines');
+    // The page answers: another tab opens on a click.
+    await page.getByRole('tab', { name: 'Diff' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('tab'), { timeout: 30_000 }).toBe('diff');
     await ctx.close();
     expect(problems).toEqual([]);
   }, 240_000);

@@ -1,5 +1,6 @@
 import type { Label, Profile } from '../model/profile.ts';
 import { IngestError } from '../ingest/errors.ts';
+import { minOf } from './extent.ts';
 
 /**
  * Merges profiles of the same kind (same sample types, in the same order) into one, as pprof
@@ -61,7 +62,7 @@ export function mergeProfiles(profiles: Profile[]): Profile {
   const times = profiles.map((p) => p.timeNanos).filter((t) => t !== 0);
   return {
     ...first,
-    timeNanos: times.length > 0 ? Math.min(...times) : 0,
+    timeNanos: times.length > 0 ? minOf(times) : 0,
     durationNanos: profiles.reduce((a, p) => a + p.durationNanos, 0),
     comments: profiles.flatMap((p) => p.comments),
     stats: {

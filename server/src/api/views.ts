@@ -497,10 +497,23 @@ export type SourceSide = Static<typeof SourceSide>;
  * A row of the source view. Aligned (both stages have the file): `same` pairs an unchanged line of
  * each version, `removed` is a line of the base only (it keeps its old cost), `added` one of the target
  * only. Without sources on both sides, rows are the function's file:line rows (`unaligned`), each side
- * read at the same file:line. Text is the line's bytes as UTF-8, never markup.
+ * read at the same file:line. Text is the line's bytes as UTF-8, never markup, cut at
+ * SOURCE_VIEW_MAX_LINE_CHARS characters (`clipped`). Like `go tool pprof -list`, only the sampled lines
+ * and a few lines of context around them are rows: each stretch left out is one `elided` row counting
+ * the lines of each version it stands for (no figures, no text).
  */
 export const SourceRow = Type.Object({
-  change: Type.Union([Type.Literal('same'), Type.Literal('removed'), Type.Literal('added'), Type.Literal('unaligned')]),
+  change: Type.Union([
+    Type.Literal('same'),
+    Type.Literal('removed'),
+    Type.Literal('added'),
+    Type.Literal('unaligned'),
+    Type.Literal('elided'),
+  ]),
+  /** An `elided` row: how many lines of each version it leaves out (unaligned: file:line rows left out). */
+  elided: Type.Optional(Type.Object({ base: Type.Integer(), target: Type.Integer() })),
+  /** A text of the row was longer than SOURCE_VIEW_MAX_LINE_CHARS and is cut there. */
+  clipped: Type.Optional(Type.Boolean()),
   /** An unaligned row's file, relative to its module as a side's `file`; null for aligned rows (each side's file is on the side). */
   file: Nullable(Type.String()),
   base: Nullable(LineFigures),
@@ -532,6 +545,10 @@ export const SourceView = Type.Object({
   /** True when both versions' text was found and the rows are their alignment. */
   aligned: Type.Boolean(),
   rows: Type.Array(SourceRow),
+  /** Characters of a line the page highlights (SOURCE_VIEW_HIGHLIGHT_CHARS); the rest is shown plain. */
+  highlightChars: Type.Integer(),
+  /** When SOURCE_VIEW_MAX_ROWS made the view leave out more than unsampled lines: what was left out. */
+  limited: Nullable(Type.String()),
 });
 export type SourceView = Static<typeof SourceView>;
 

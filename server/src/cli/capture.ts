@@ -42,6 +42,7 @@ import { SOURCE_LIMITS } from '../config.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
 import { postCapture, uploadToStage } from './upload.ts';
 import { MetricsRecorder, parseScrape } from '../ingest/metrics/index.ts';
+import { maxOf } from '../analysis/extent.ts';
 
 const PROFILE_TYPES = ['cpu', 'heap', 'allocs', 'mutex', 'block', 'goroutine'] as const;
 type ProfileType = (typeof PROFILE_TYPES)[number];
@@ -914,7 +915,7 @@ async function captureRun(
       o.metrics !== null ? scrapeMetrics(o.metrics, w0, o.seconds, join(dir, metricsRel)) : null,
     ]);
     progress.stopCountdown();
-    const w1 = Math.max(w0, ...fetched.map((f) => f.to), traced?.to ?? w0, scraped?.to ?? w0);
+    const w1 = maxOf([w0, traced?.to ?? w0, scraped?.to ?? w0, ...fetched.map((f) => f.to)]);
     run.window = { start: iso(w0), end: iso(w1), seconds: o.seconds };
     if (traced) {
       if (traced.error) profileErrors.push(`trace: ${traced.error}`);

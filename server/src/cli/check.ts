@@ -3,6 +3,7 @@ import { CONDITION_KEYS, type ConditionKey } from '../api/conditions.ts';
 import { formatChange, formatRatio, formatValue } from '../api/format.ts';
 import { verdictWords } from '../api/words.ts';
 import type { PairData } from './pair.ts';
+import { maxOf } from '../analysis/extent.ts';
 
 /**
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
@@ -193,7 +194,7 @@ export function formatResults(
     unjudged: opts.failUnjudged ? 'FAIL?' : '?',
     'no-data': opts.failUnjudged ? 'FAIL?' : '-',
   };
-  const width = Math.max(...results.map((r) => r.rule.text.length));
+  const width = maxOf(results.map((r) => r.rule.text.length));
   const lines = [`stagediff check: ${d.changes.base.name} → ${d.changes.target.name} (${d.comparison.title})`];
   for (const w of conditionWarnings(d, opts.allow ?? []))
     lines.push(`warning: measured under different conditions: ${w} (--allow-different KEY to accept)`);

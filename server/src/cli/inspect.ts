@@ -15,6 +15,7 @@ import { traceReferenceNote } from '../api/words.ts';
 import type { TraceModel } from '../model/trace.ts';
 import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
 import { GRANULARITIES, type Granularity, granularityKeys } from '../analysis/granularity.ts';
+import { appendAll } from '../analysis/extent.ts';
 
 /** `--granularity functions|lines|files` (pprof's -functions, -lines, -files); functions by default. */
 export function parseGranularity(v: string | undefined): Granularity {
@@ -274,7 +275,7 @@ function renderText(file: string, o: Record<string, unknown>): string {
       ),
     ];
     const sub = (o as { subtree?: ReturnType<typeof subtree> }).subtree;
-    if (sub) lines.push('', ...renderSubtree(sub, unit, tot));
+    if (sub) appendAll(lines, ['', ...renderSubtree(sub, unit, tot)]);
     return `${lines.join('\n')}\n`;
   }
   if (o.kind === 'trace') return traceText(file, o as ReturnType<typeof traceInspection>);

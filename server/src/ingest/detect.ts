@@ -16,6 +16,7 @@ import * as pprof from './pprof/index.ts';
 import { markTraceDerived } from './pprof/trace-derived.ts';
 import type { PprofLimits } from './pprof/index.ts';
 import * as trace from './trace/index.ts';
+import { appendAll } from '../analysis/extent.ts';
 
 /** What one uploaded file turned out to be. */
 export type Parsed =
@@ -61,12 +62,12 @@ const wholeFileImporters: WholeFileImporter[] = [];
 
 /** Registers load-test importers (each tool group adds its own). */
 export function registerLoadTestImporters(list: readonly LoadTestImporter[]): void {
-  loadTestImporters.push(...list);
+  appendAll(loadTestImporters, list);
 }
 
 /** Registers importers that read a whole file (benchmarks, GC traces, folded stacks, .cpuprofile). */
 export function registerWholeFileImporters(list: WholeFileImporter[]): void {
-  wholeFileImporters.push(...list);
+  appendAll(wholeFileImporters, list);
 }
 
 /** Largest text/JSON file a whole-file importer is handed (they have their own finer limits). */

@@ -9,6 +9,7 @@ import type {
   SchedTraceSummary,
 } from '../model/schedtrace.ts';
 import { headUtf8 } from './head-text.ts';
+import { maxOf } from '../analysis/extent.ts';
 
 /**
  * Importer for Go scheduler traces: the lines the runtime writes to stderr under
@@ -218,6 +219,6 @@ function summarize(s: readonly SchedSample[]): SchedTraceSummary {
       local: stat(local),
       total: { ...stat(total), p50: nearestRank(sortedTotal, 50), p99: nearestRank(sortedTotal, 99) },
     },
-    goroutines: gcount.length > 0 ? { max: Math.max(...gcount), last: gcount[gcount.length - 1]! } : null,
+    goroutines: gcount.length > 0 ? { max: maxOf(gcount), last: gcount[gcount.length - 1]! } : null,
   };
 }

@@ -348,9 +348,19 @@ export class AnalysisPool {
     try {
       answer = this.modules
         ? await this.modules.file(m.moduleFile.req)
-        : { ok: false, problem: 'the module proxy is off (SOURCE_GOPROXY)', transient: false };
+        : {
+            ok: false,
+            problem: 'the module proxy is off (SOURCE_GOPROXY)',
+            reason: 'source unavailable: the module proxy is off',
+            transient: false,
+          };
     } catch (e) {
-      answer = { ok: false, problem: `the module proxy client failed: ${(e as Error).message}`, transient: true };
+      answer = {
+        ok: false,
+        problem: `the module proxy client failed: ${(e as Error).message}`,
+        reason: 'source unavailable: the module could not be fetched (asked again later)',
+        transient: true,
+      };
     }
     if (worker.connected) worker.send({ moduleFileReply: m.moduleFile.rid, answer } satisfies ModuleFileReply);
   }

@@ -7,6 +7,7 @@
  * this process's memory limits; its configuration comes in STAGEDIFF_WORKER (JSON).
  */
 import { openStore, type StoreConfig } from '../store/index.ts';
+import type { SourceViewLimits } from '../config.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError } from '../store/index.ts';
 import { ServiceError } from './errors.ts';
@@ -29,6 +30,8 @@ export interface WorkerConfig extends StoreConfig {
   maxHeapBytes?: number;
   /** The module proxy is on (SOURCE_GOPROXY): module files not in the cache are asked of the server. */
   goproxy?: { goVersion: string | undefined; platform: string };
+  /** The source view's bounds (SOURCE_VIEW_*). */
+  sourceView?: SourceViewLimits;
 }
 
 /** A worker asks the server for a module file (the server's proxy client fetches it under its bounds). */
@@ -64,6 +67,7 @@ const store = await openStore({ ...cfg, sweepOnOpen: false, maxConnections: 4 })
 const maxHeapBytes = cfg.maxHeapBytes ?? Number.MAX_SAFE_INTEGER;
 const models = new ModelCache(store, new Metrics(), cfg.maxDecompressedBytes, { maxBytes: maxHeapBytes / 4 });
 const svc = new AnalysisService(store, models);
+if (cfg.sourceView) svc.sourceView = cfg.sourceView;
 
 /** Module files for the source view: from the store's cache here, else asked of the server. */
 class ServerModules implements ModuleFiles {

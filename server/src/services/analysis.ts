@@ -63,6 +63,8 @@ import {
   TRACE_PROFILES,
 } from './stage-profiles.ts';
 import { headlineFormat, stageRunSet } from './stage-runs.ts';
+import { maxOf, minOf } from '../analysis/extent.ts';
+import { SOURCE_VIEW_LIMITS, type SourceViewLimits } from '../config.ts';
 
 /** The summary kept in the store for any parsed artifact. */
 export function artifactSummary(parsed: Parsed): unknown {
@@ -166,7 +168,7 @@ function storedSummary(p: Profile): StoredProfileSummary {
 function shareSpread(shares: number[]): ShareSpread | null {
   const e = estimate(shares);
   if (!e) return null;
-  return { n: e.n, min: Math.min(...shares), max: Math.max(...shares), median: e.median, lo: e.lo, hi: e.hi };
+  return { n: e.n, min: minOf(shares), max: maxOf(shares), median: e.median, lo: e.lo, hi: e.hi };
 }
 
 /** Functions (by their largest cum) whose change a diff tests against the noise. */
@@ -276,6 +278,8 @@ export class AnalysisService {
    * In the server the proxy client itself, in an analysis worker its channel to the server's.
    */
   modules: ModuleSourcing | null = null;
+  /** The source view's bounds (SOURCE_VIEW_*). */
+  sourceView: SourceViewLimits = SOURCE_VIEW_LIMITS;
 
   constructor(
     readonly store: Store,

@@ -34,6 +34,7 @@ import type { MetricsHighlights } from '../model/metrics.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
+import { appendAll } from '../analysis/extent.ts';
 
 /**
  * The change engine: every judgement of a stage, and of a pair of stages, is made here and only here.
@@ -766,9 +767,10 @@ function sentences(
   const named = functions.changes.filter((f) => f.verdict.status !== 'no-change' && f.verdict.status !== 'missing');
   for (const f of named.slice(0, 3)) out.push(functionSentence(f, functions));
   const by = (m: string) => figures.find((c) => c.metric === m)!;
-  out.push(...[by('rps'), by('p99'), by('cpu-per-request'), by('alloc-per-request')].flatMap((c) => changeHeadline(c)));
+  for (const c of [by('rps'), by('p99'), by('cpu-per-request'), by('alloc-per-request')])
+    appendAll(out, changeHeadline(c));
   const errors = by('error-rate');
-  if (errors.verdict.status === 'significant') out.push(...changeHeadline(errors));
+  if (errors.verdict.status === 'significant') appendAll(out, changeHeadline(errors));
   if (benchmarks) {
     if (!benchmarks.comparable && benchmarks.reason) out.push(`go test -bench: ${benchmarks.reason}`);
     const packages = new Set(benchmarks.units.map((u) => u.pkg)).size;

@@ -17,6 +17,7 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.ts';
 import { readModuleZip, SourceArchiveError } from '../sources/archive.ts';
+import { DirHashError, zipHash1 } from '../sources/dirhash.ts';
 import {
   isModulePath,
   isModuleVersion,
@@ -34,16 +35,34 @@ import {
   type ModuleFileAnswer,
   type ModuleFiles,
   notInModule,
+  sumMismatch,
 } from './module-sources.ts';
 import type { Spool, Spooled } from './spool.ts';
 
 /** Failures remembered at most (the oldest is forgotten first). */
 const MAX_REMEMBERED = 1000;
 
+/** What a visitor is told of a failure: "source unavailable" and the kind of failure, never the proxy's words. */
+type Why = 'absent' | 'late' | 'failed' | 'refused';
+
+function visitorReason(why: Why, id: string): string {
+  switch (why) {
+    case 'absent':
+      return `source unavailable: the module proxy has no ${id}`;
+    case 'late':
+      return `source unavailable: the module proxy did not send ${id} in time (asked again later)`;
+    case 'failed':
+      return `source unavailable: ${id} could not be fetched (asked again later)`;
+    case 'refused':
+      return `source unavailable: the zip of ${id} is refused by the server's bounds on module zips`;
+  }
+}
+
 class Problem extends Error {
   constructor(
     message: string,
     readonly transient: boolean,
+    readonly why: Why = transient ? 'failed' : 'refused',
   ) {
     super(message);
   }
@@ -70,7 +89,9 @@ class Slots {
   }
 }
 
-type Fetched = { files: Map<string, Buffer> } | { problem: string; transient: boolean };
+type Fetched =
+  | { files: Map<string, Buffer>; h1: string | null }
+  | { problem: string; reason: string; transient: boolean };
 
 /** Which files of a module are kept: source files, never tests or test data (a profile never names them). */
 export function keptModuleFile(module: string, path: string): boolean {
@@ -91,6 +112,7 @@ export interface GoProxyOptions {
     | 'sourceGoproxyMaxModuleFiles'
     | 'sourceGoproxyConcurrency'
     | 'sourceGoproxyRetrySeconds'
+    | 'sourceGoproxyWaitMs'
     | 'maxSourceFileBytes'
   >;
   store: Store;
@@ -107,10 +129,12 @@ export class GoProxy implements ModuleFiles {
   readonly name: string;
   private readonly slots: Slots;
   private readonly flights = new Map<string, Promise<Fetched>>();
-  private readonly failures = new Map<string, { problem: string; transient: boolean; until: number }>();
+  private readonly failures = new Map<string, { problem: string; reason: string; transient: boolean; until: number }>();
   private readonly now: () => number;
   /** Fetches started (tests and /metrics read it). */
   fetches = 0;
+  /** Where a failure's full text goes (the server's log): visitors are told only its kind. */
+  onProblem: ((id: string, problem: string) => void) | null = null;
 
   constructor(private readonly o: GoProxyOptions) {
     if (!o.config.sourceGoproxy) throw new Error('GoProxy needs SOURCE_GOPROXY');
@@ -128,7 +152,12 @@ export class GoProxy implements ModuleFiles {
 
   async file(req: ModuleFile): Promise<ModuleFileAnswer> {
     if (!isModulePath(req.module) || !isModuleVersion(req.version))
-      return { ok: false, problem: `${req.module}@${req.version} is not a module version to fetch`, transient: false };
+      return {
+        ok: false,
+        problem: `${req.module}@${req.version} is not a module version to fetch`,
+        reason: 'source unavailable: not a module version to fetch',
+        transient: false,
+      };
     const hit = await cachedModuleFile(this.o.store, req).catch(() => null);
     if (hit) {
       this.o.metrics.inc('stagediff_goproxy_files_total', { from: 'cache' });
@@ -141,6 +170,7 @@ export class GoProxy implements ModuleFiles {
       return {
         ok: false,
         problem: `${failed.problem} (remembered: not asked again before ${new Date(failed.until).toISOString()}, SOURCE_GOPROXY_RETRY_SECONDS)`,
+        reason: failed.reason,
         transient: failed.transient,
       };
     }
@@ -149,8 +179,30 @@ export class GoProxy implements ModuleFiles {
       flight = this.fetchModule(req.module, req.version).finally(() => this.flights.delete(id));
       this.flights.set(id, flight);
     }
-    const got = await flight;
-    if ('problem' in got) return { ok: false, problem: got.problem, transient: got.transient };
+    // The view waits SOURCE_GOPROXY_WAIT_MS at most (it holds an analysis worker meanwhile); the fetch
+    // goes on under its own deadline and lands in the cache for the view asked again.
+    const waitMs = this.o.config.sourceGoproxyWaitMs;
+    let timer: NodeJS.Timeout | undefined;
+    const got = await Promise.race([
+      flight,
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), waitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (got === null) {
+      this.o.metrics.inc('stagediff_goproxy_files_total', { from: 'still-fetching' });
+      return {
+        ok: false,
+        problem: `${id} is still being fetched after ${waitMs} ms (SOURCE_GOPROXY_WAIT_MS)`,
+        reason: `source unavailable: ${id} is being fetched; ask again in a few seconds`,
+        transient: true,
+      };
+    }
+    if ('problem' in got) return { ok: false, problem: got.problem, reason: got.reason, transient: got.transient };
+    if (req.sum !== undefined && got.h1 !== req.sum) {
+      this.o.metrics.inc('stagediff_goproxy_files_total', { from: 'sum-mismatch' });
+      return sumMismatch(req, got.h1);
+    }
     this.o.metrics.inc('stagediff_goproxy_files_total', { from: 'proxy' });
     const b = got.files.get(req.path);
     return b ? { ok: true, text: b.toString('utf8'), from: 'proxy' } : notInModule(req);
@@ -196,14 +248,23 @@ export class GoProxy implements ModuleFiles {
           );
         throw e;
       }
-      await keepModule(this.o.store, module, version, files).catch(() => undefined);
+      // go.sum's hash of the zip (every file, not only the kept ones), for stages whose go.sum names
+      // the module; the toolchain is never in a go.sum (and its zip is large): not hashed.
+      let h1: string | null = null;
+      if (module !== TOOLCHAIN_MODULE)
+        h1 = await zipHash1(file, 4 * c.sourceGoproxyMaxModuleBytes).catch((e: unknown) => {
+          if (e instanceof DirHashError) return null;
+          throw e;
+        });
+      await keepModule(this.o.store, module, version, files, h1).catch(() => undefined);
       this.o.metrics.inc('stagediff_goproxy_fetches_total', { outcome: 'ok' });
-      return { files };
+      return { files, h1 };
     } catch (e) {
       const p = e instanceof Problem ? e : new Problem(`fetching ${id} failed: ${(e as Error).message}`, true);
       this.o.metrics.inc('stagediff_goproxy_fetches_total', { outcome: p.transient ? 'transient' : 'refused' });
       this.remember(id, p);
-      return { problem: p.message, transient: p.transient };
+      this.onProblem?.(id, p.message);
+      return { problem: p.message, reason: visitorReason(p.why, id), transient: p.transient };
     } finally {
       if (spooled) await this.o.spool.discard(spooled);
       release();
@@ -214,7 +275,12 @@ export class GoProxy implements ModuleFiles {
     const ttl = this.o.config.sourceGoproxyRetrySeconds * 1000;
     if (ttl <= 0) return;
     this.failures.delete(id);
-    this.failures.set(id, { problem: p.message, transient: p.transient, until: this.now() + ttl });
+    this.failures.set(id, {
+      problem: p.message,
+      reason: visitorReason(p.why, id),
+      transient: p.transient,
+      until: this.now() + ttl,
+    });
     while (this.failures.size > MAX_REMEMBERED) this.failures.delete(this.failures.keys().next().value!);
   }
 
@@ -224,12 +290,12 @@ export class GoProxy implements ModuleFiles {
     let size: number;
     try {
       const s = await stat(path);
-      if (!s.isFile()) throw new Problem(`${this.name} has no ${id} (${path} is not a file)`, false);
+      if (!s.isFile()) throw new Problem(`${this.name} has no ${id} (${path} is not a file)`, false, 'absent');
       size = s.size;
     } catch (e) {
       if (e instanceof Problem) throw e;
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw new Problem(`${this.name} has no ${id}`, false);
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new Problem(`${this.name} has no ${id}`, false, 'absent');
       throw new Problem(`${this.name}: cannot read the zip of ${id}: ${code ?? (e as Error).message}`, true);
     }
     this.checkSize(id, size);
@@ -253,6 +319,7 @@ export class GoProxy implements ModuleFiles {
       new Problem(
         `${this.name} did not send the zip of ${id} within ${timeoutMs} ms (SOURCE_GOPROXY_TIMEOUT_MS)`,
         true,
+        'late',
       );
     let res: Response;
     try {
@@ -272,7 +339,7 @@ export class GoProxy implements ModuleFiles {
     if (res.status !== 200) {
       const said = await this.snippet(res);
       if (res.status === 404 || res.status === 410)
-        throw new Problem(`${this.name} has no ${id} (HTTP ${res.status}${said ? `: ${said}` : ''})`, false);
+        throw new Problem(`${this.name} has no ${id} (HTTP ${res.status}${said ? `: ${said}` : ''})`, false, 'absent');
       throw new Problem(`${this.name} answered HTTP ${res.status} for ${id}${said ? `: ${said}` : ''}`, true);
     }
     const declared = res.headers.get('content-length');

@@ -10,10 +10,15 @@ import type { CacheKey, Store } from '../store/index.ts';
 import { decodeBundle, encodeBundle } from '../sources/bundle.ts';
 import type { ModuleFile } from '../sources/module-path.ts';
 
-/** A module file's text, or why there is none; `transient` failures may succeed later (a timeout, a 5xx). */
+/**
+ * A module file's text, or why there is none; `transient` failures may succeed later (a timeout, a 5xx).
+ * `problem` is for the operator (it may name the proxy and quote its answer); `reason` is what a visitor
+ * is told: "source unavailable" and why, naming only the module version the profile named, never the
+ * proxy, its address or its answer.
+ */
 export type ModuleFileAnswer =
   | { ok: true; text: string; from: 'cache' | 'proxy' }
-  | { ok: false; problem: string; transient: boolean };
+  | { ok: false; problem: string; reason: string; transient: boolean };
 
 /** Where the source view gets module files: the proxy client (in the server) or a worker's channel to it. */
 export interface ModuleFiles {
@@ -23,9 +28,11 @@ export interface ModuleFiles {
 /** Raw bytes of the files of one cached bundle (a file larger than this is a bundle of its own). */
 export const CHUNK_BYTES = 2 * 1024 * 1024;
 /** Bumped when the cached layout changes: older entries are then never read. */
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2;
 
 interface ModuleIndex {
+  /** The zip's h1 hash (dirhash.ts), null when not computed (the toolchain) or not computable. */
+  h1: string | null;
   files: number;
   bytes: number;
   chunks: { first: string; last: string; files: number; bytes: number }[];
@@ -52,6 +59,7 @@ export async function cachedModuleFile(store: Store, req: ModuleFile): Promise<M
   } catch {
     return null;
   }
+  if (req.sum !== undefined && index.h1 !== req.sum) return sumMismatch(req, index.h1);
   const i = index.chunks.findIndex((c) => c.first <= req.path && req.path <= c.last);
   if (i < 0) return notInModule(req);
   const chunk = index.chunks[i]!;
@@ -71,6 +79,17 @@ export function notInModule(req: ModuleFile): ModuleFileAnswer {
   return {
     ok: false,
     problem: `${req.module}@${req.version} has no source file ${req.path}`,
+    reason: `source unavailable: ${req.module}@${req.version} has no source file ${req.path}`,
+    transient: false,
+  };
+}
+
+/** The module's zip is not the one the stage's go.sum records: its text is not shown. */
+export function sumMismatch(req: ModuleFile, h1: string | null): ModuleFileAnswer {
+  return {
+    ok: false,
+    problem: `${req.module}@${req.version}: the zip's hash is ${h1 ?? 'not computable'}, not the ${req.sum} the stage's go.sum records`,
+    reason: `source unavailable: the zip of ${req.module}@${req.version} does not match the hash in the stage's go.sum`,
     transient: false,
   };
 }
@@ -85,9 +104,10 @@ export async function keepModule(
   module: string,
   version: string,
   files: Map<string, Buffer>,
+  h1: string | null,
 ): Promise<void> {
   const paths = [...files.keys()].sort();
-  const index: ModuleIndex = { files: paths.length, bytes: 0, chunks: [] };
+  const index: ModuleIndex = { h1, files: paths.length, bytes: 0, chunks: [] };
   let start = 0;
   while (start < paths.length) {
     let end = start;

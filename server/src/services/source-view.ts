@@ -9,7 +9,8 @@
 import type { Query } from '../api/endpoints.ts';
 import type { DiffRow, SourceRow, SourceSide, SourceView } from '../api/views.ts';
 import { inModule, packageOf, SourceIndex } from '../sources/match.ts';
-import { alignLines, splitLines } from '../sources/line-diff.ts';
+import { goSumHashes, requiredModules } from '../sources/go-mod.ts';
+import { alignWindows, splitLines } from '../sources/line-diff.ts';
 import {
   foreignFile,
   GO_RELEASE,
@@ -19,6 +20,7 @@ import {
   toolchainDirective,
   toolchainVersion,
 } from '../sources/module-path.ts';
+import type { SourceViewLimits } from '../config.ts';
 import type { ComparisonTree, StageWithArtifacts } from '../store/index.ts';
 import type { AnalysisService } from './analysis.ts';
 import { loadStageSources } from './sources.ts';
@@ -29,6 +31,8 @@ import { choice, compileFilters } from './view-queries.ts';
 const CONTEXT = 3;
 /** How far above its first sampled line the function's `func` line is looked for. */
 const FUNC_LOOKBACK = 300;
+/** Fewer unshown lines than this between shown ones are shown too. */
+const MIN_GAP = 3;
 
 interface Place {
   file: string;
@@ -153,8 +157,14 @@ async function side(
   const modules = svc.modules;
   if (!foreign || !modules) return out;
   let req: ModuleFile;
-  if (foreign.kind === 'module') req = foreign.file;
-  else {
+  if (foreign.kind === 'module') {
+    const allowed = moduleAllowed(loaded?.files ?? null, foreign.file);
+    if ('problem' in allowed) {
+      out.problem = allowed.problem;
+      return out;
+    }
+    req = allowed.req;
+  } else {
     const release = await goReleaseOf(svc, stage, loaded);
     if (!release) {
       out.problem = `${foreign.path} is a standard-library file, and no Go release is known for this stage (runtime metrics with go_info, SOURCE_GO_VERSION, or a toolchain line in its go.mod would say)`;
@@ -173,7 +183,8 @@ async function side(
   }
   const got = await modules.files.file(req);
   if (!got.ok) {
-    out.problem = got.problem;
+    // The visitor's words: never the proxy's address or answer (those are in the server's log).
+    out.problem = got.reason;
     out.transient = true;
     return out;
   }
@@ -201,6 +212,28 @@ function relativeFile(file: string, sides: readonly Side[], fn: string): string 
   return f.startsWith('/') || /^[A-Za-z]:\//.test(f) ? f.slice(f.lastIndexOf('/') + 1) : file;
 }
 
+/**
+ * A dependency's file is fetched only for a module version the stage's own go.mod requires (or
+ * replaces to), and, when its sources hold a go.sum, only with the hash go.sum records for its zip
+ * (the text is given only when the zip matches it): a profile cannot make the server fetch, with the
+ * operator's proxy credentials, a module the stage's build never used.
+ */
+function moduleAllowed(files: Map<string, Buffer> | null, file: ModuleFile): { req: ModuleFile } | { problem: string } {
+  const id = `${file.module}@${file.version}`;
+  const goMod = files?.get('go.mod');
+  if (!goMod)
+    return {
+      problem: `source unavailable: ${id} is fetched only for a stage whose sources hold the go.mod requiring it`,
+    };
+  if (!requiredModules(goMod.toString('utf8')).get(file.module)?.has(file.version))
+    return { problem: `source unavailable: the stage's go.mod does not require ${id}` };
+  const goSum = files?.get('go.sum');
+  if (!goSum) return { req: file };
+  const sum = goSumHashes(goSum.toString('utf8')).get(id);
+  if (!sum) return { problem: `source unavailable: the stage's go.sum has no hash for ${id}` };
+  return { req: { ...file, sum } };
+}
+
 /** Whether a function's package is the stage's own module's (known only when its sources name it). */
 function ownPackage(fn: string, modulePath: string): boolean {
   if (modulePath === '') return false;
@@ -208,19 +241,50 @@ function ownPackage(fn: string, modulePath: string): boolean {
   return pkg === modulePath || pkg.startsWith(`${modulePath}/`);
 }
 
-/** The lines of a side worth showing: its sampled lines with context, from the function's `func` line. */
-function window(s: Side): [number, number] | null {
+/**
+ * The lines of a side worth showing, flagged (index = line − 1): each sampled line with `context` lines
+ * either side, and with `lookback` the function's `func` line and everything down to its first sampled
+ * line; gaps of a few lines are shown rather than left out. Null without text or samples in it.
+ */
+function shownLines(s: Side, context: number, lookback: boolean): Uint8Array | null {
   if (!s.lines || s.figures.size === 0) return null;
-  const sampled = [...s.figures.keys()].filter((l) => l >= 1 && l <= s.lines!.length);
-  if (sampled.length === 0) return null;
-  let lo = Math.min(...sampled);
-  const hi = Math.min(s.lines.length, Math.max(...sampled) + CONTEXT);
-  for (let l = lo; l >= Math.max(1, lo - FUNC_LOOKBACK); l--)
-    if (/^func\b/.test(s.lines[l - 1]!)) {
-      lo = l;
-      break;
-    }
-  return [Math.max(1, lo - (lo === Math.min(...sampled) ? CONTEXT : 0)), hi];
+  const n = s.lines.length;
+  const show = new Uint8Array(n);
+  let first = Number.POSITIVE_INFINITY;
+  for (const l of s.figures.keys()) {
+    if (l < 1 || l > n) continue;
+    if (l < first) first = l;
+    for (let i = Math.max(1, l - context); i <= Math.min(n, l + context); i++) show[i - 1] = 1;
+  }
+  if (first === Number.POSITIVE_INFINITY) return null;
+  if (lookback)
+    for (let l = first; l >= Math.max(1, first - FUNC_LOOKBACK); l--)
+      if (/^func\b/.test(s.lines[l - 1]!)) {
+        show.fill(1, l - 1, first);
+        break;
+      }
+  // A gap shorter than MIN_GAP lines is shown: its `elided` row would take as much room.
+  let last = -1;
+  for (let i = 0; i < n; i++) {
+    if (!show[i]) continue;
+    if (last >= 0 && i - last - 1 > 0 && i - last - 1 < MIN_GAP) show.fill(1, last + 1, i);
+    last = i;
+  }
+  return show;
+}
+
+/** Whether a sample of the side falls on a line of its text. */
+function sampledInText(s: Side): boolean {
+  if (!s.lines) return false;
+  for (const l of s.figures.keys()) if (l >= 1 && l <= s.lines.length) return true;
+  return false;
+}
+
+/** A line's text cut at `max` characters (never inside a surrogate pair), and whether it was. */
+function clip(text: string | null, max: number): { text: string | null; clipped: boolean } {
+  if (text === null || text.length <= max) return { text, clipped: false };
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return { text: text.slice(0, end), clipped: true };
 }
 
 function figuresAt(s: Side, line: number): { line: number; flat: number; cum: number } {
@@ -257,58 +321,41 @@ export async function sourceView(
   const places = functionPlaces(d.top, q.fn);
   const base = await side(svc, tree, findStage(tree, q.base, 'base'), places, 'base', q.fn);
   const target = await side(svc, tree, findStage(tree, q.target, 'target'), places, 'target', q.fn);
-  const rows: SourceRow[] = [];
-  const wb = window(base);
-  const wt = window(target);
-  const aligned = base.lines !== null && target.lines !== null && (wb !== null || wt !== null);
+  const limits = svc.sourceView;
+  let rows: SourceRow[] = [];
+  let limited: string | null = null;
+  const aligned = base.lines !== null && target.lines !== null && (sampledInText(base) || sampledInText(target));
   if (aligned) {
-    const all = alignLines(base.lines!, target.lines!);
-    const inB = (l: number) => wb !== null && l >= wb[0] && l <= wb[1];
-    const inT = (l: number) => wt !== null && l >= wt[0] && l <= wt[1];
-    let first = -1;
-    let last = -1;
-    all.forEach((r, i) => {
-      const hit = (r.kind !== 'added' && inB(r.a + 1)) || (r.kind !== 'removed' && inT(r.b + 1));
-      if (hit) {
-        if (first < 0) first = i;
-        last = i;
-      }
-    });
-    const sameKey = base.file === target.file;
-    for (const r of first < 0 ? [] : all.slice(first, last + 1)) {
-      const b = r.kind !== 'added' ? figuresAt(base, r.a + 1) : null;
-      const t = r.kind !== 'removed' ? figuresAt(target, r.b + 1) : null;
-      const verdict =
-        r.kind === 'same' && sameKey && r.a === r.b
-          ? verdictOf(target.figures.get(r.b + 1)?.row ?? base.figures.get(r.a + 1)?.row)
-          : null;
-      rows.push({
-        change: r.kind,
-        file: null,
-        base: b,
-        target: t,
-        baseText: r.kind !== 'added' ? base.lines![r.a]! : null,
-        targetText: r.kind !== 'removed' ? target.lines![r.b]! : null,
-        deltaFlat: (t?.flat ?? 0) - (b?.flat ?? 0),
-        deltaCum: (t?.cum ?? 0) - (b?.cum ?? 0),
-        verdict,
-      });
+    // The sampled lines with context; past the row bound, the sampled lines alone; past it still, cut.
+    rows = alignedRows(base, target, limits, CONTEXT, true);
+    if (shownRows(rows) > limits.maxRows) {
+      rows = alignedRows(base, target, limits, 0, false);
+      limited = `context lines left out: the function has more sampled lines than SOURCE_VIEW_MAX_ROWS (${limits.maxRows}) rows`;
     }
   } else {
     const textOf = (s: Side, file: string, line: number): string | null =>
       s.lines && s.file === file && line >= 1 && line <= s.lines.length ? s.lines[line - 1]! : null;
-    for (const p of places)
+    for (const p of places) {
+      const b = clip(textOf(base, p.file, p.line), limits.maxLineChars);
+      const t = clip(textOf(target, p.file, p.line), limits.maxLineChars);
       rows.push({
         change: 'unaligned',
         file: relativeFile(p.file, [base, target], q.fn),
         base: { line: p.line, flat: p.row.base.flat, cum: p.row.base.cum },
         target: { line: p.line, flat: p.row.target.flat, cum: p.row.target.cum },
-        baseText: textOf(base, p.file, p.line),
-        targetText: textOf(target, p.file, p.line),
+        baseText: b.text,
+        targetText: t.text,
         deltaFlat: p.row.deltaFlat,
         deltaCum: p.row.deltaCum,
         verdict: verdictOf(p.row),
+        ...(b.clipped || t.clipped ? { clipped: true } : {}),
       });
+    }
+  }
+  if (shownRows(rows) > limits.maxRows) {
+    const cut = cutRows(rows, limits.maxRows, base, target, aligned);
+    rows = cut.rows;
+    limited = `${cut.left} sampled line${cut.left === 1 ? '' : 's'} left out: the view shows at most SOURCE_VIEW_MAX_ROWS (${limits.maxRows}) rows`;
   }
   const out = (s: Side): SourceSide => ({
     stageId: s.stage.id,
@@ -336,6 +383,114 @@ export async function sourceView(
     target: out(target),
     aligned,
     rows,
+    highlightChars: limits.highlightChars,
+    limited,
   };
   return { view, keep: !base.transient && !target.transient };
+}
+
+/** Rows that show a line (not `elided`). */
+function shownRows(rows: readonly SourceRow[]): number {
+  let n = 0;
+  for (const r of rows) if (r.change !== 'elided') n++;
+  return n;
+}
+
+function elidedRow(base: number, target: number): SourceRow {
+  return {
+    change: 'elided',
+    file: null,
+    base: null,
+    target: null,
+    baseText: null,
+    targetText: null,
+    deltaFlat: 0,
+    deltaCum: 0,
+    verdict: null,
+    elided: { base, target },
+  };
+}
+
+/**
+ * Both versions aligned over the lines shown (sampled lines with `context` either side), each stretch
+ * between them one `elided` row: the work and the answer grow with the sampled lines, not the files.
+ */
+function alignedRows(
+  base: Side,
+  target: Side,
+  limits: SourceViewLimits,
+  context: number,
+  lookback: boolean,
+): SourceRow[] {
+  const a = base.lines!;
+  const b = target.lines!;
+  const showA = shownLines(base, context, lookback) ?? new Uint8Array(a.length);
+  const showB = shownLines(target, context, lookback) ?? new Uint8Array(b.length);
+  const sameKey = base.file === target.file;
+  const rows: SourceRow[] = [];
+  for (const r of alignWindows(a, b, showA, showB, limits.maxAlignLines)) {
+    if (r.kind === 'elided') {
+      rows.push(elidedRow(r.a, r.b));
+      continue;
+    }
+    const bf = r.kind !== 'added' ? figuresAt(base, r.a + 1) : null;
+    const tf = r.kind !== 'removed' ? figuresAt(target, r.b + 1) : null;
+    const verdict =
+      r.kind === 'same' && sameKey && r.a === r.b
+        ? verdictOf(target.figures.get(r.b + 1)?.row ?? base.figures.get(r.a + 1)?.row)
+        : null;
+    const bt = clip(r.kind !== 'added' ? a[r.a]! : null, limits.maxLineChars);
+    const tt = clip(r.kind !== 'removed' ? b[r.b]! : null, limits.maxLineChars);
+    rows.push({
+      change: r.kind,
+      file: null,
+      base: bf,
+      target: tf,
+      baseText: bt.text,
+      targetText: tt.text,
+      deltaFlat: (tf?.flat ?? 0) - (bf?.flat ?? 0),
+      deltaCum: (tf?.cum ?? 0) - (bf?.cum ?? 0),
+      verdict,
+      ...(bt.clipped || tt.clipped ? { clipped: true } : {}),
+    });
+  }
+  return rows;
+}
+
+/**
+ * The first `max` shown rows, then one `elided` row for the rest: the lines of each version after the
+ * last row kept (aligned), or the file:line rows left out (unaligned). Also how many of those had samples.
+ */
+function cutRows(
+  rows: readonly SourceRow[],
+  max: number,
+  base: Side,
+  target: Side,
+  aligned: boolean,
+): { rows: SourceRow[]; left: number } {
+  const kept: SourceRow[] = [];
+  let i = 0;
+  for (let shown = 0; i < rows.length && shown < max; i++) {
+    kept.push(rows[i]!);
+    if (rows[i]!.change !== 'elided') shown++;
+  }
+  let left = 0;
+  let leftRows = 0;
+  for (let j = i; j < rows.length; j++) {
+    const r = rows[j]!;
+    if (r.change === 'elided') continue;
+    leftRows++;
+    if (r.base?.flat || r.base?.cum || r.target?.flat || r.target?.cum) left++;
+  }
+  if (!aligned) kept.push(elidedRow(leftRows, leftRows));
+  else {
+    let lastA = 0;
+    let lastB = 0;
+    for (const r of kept) {
+      if (r.base) lastA = r.base.line;
+      if (r.target) lastB = r.target.line;
+    }
+    kept.push(elidedRow(base.lines!.length - lastA, target.lines!.length - lastB));
+  }
+  return { rows: kept, left };
 }

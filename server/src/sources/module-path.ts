@@ -15,6 +15,8 @@ export interface ModuleFile {
   module: string;
   version: string;
   path: string;
+  /** The h1 hash the stage's go.sum records for the module's zip: the text is given only when it matches. */
+  sum?: string;
 }
 
 /** What a profile's file refers to outside the stage's own module. */

@@ -1,7 +1,8 @@
 /**
  * A stage's source set: the exact bytes of a Go module's source files, by module-relative path, with
  * the module path, the commit and whether the tree was dirty. Only text source files are kept: `.go`,
- * assembly (`.s`), cgo's C (`.c`, `.h`) and `go.mod`; `go.sum`, tests' data and binaries are not.
+ * assembly (`.s`), cgo's C (`.c`, `.h`), `go.mod` and `go.sum` (the module proxy checks dependencies'
+ * zips against it); tests' data and binaries are not.
  */
 
 export interface SourceLimits {
@@ -31,7 +32,7 @@ const KEPT_SUFFIXES = ['.go', '.s', '.c', '.h'];
 /** Whether a file (by its path) is one a source set keeps. */
 export function isSourceFile(path: string): boolean {
   const base = path.slice(path.lastIndexOf('/') + 1);
-  if (base === 'go.mod') return true;
+  if (base === 'go.mod' || base === 'go.sum') return true;
   return KEPT_SUFFIXES.some((s) => base.endsWith(s) && base.length > s.length);
 }
 

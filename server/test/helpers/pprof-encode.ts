@@ -3,7 +3,8 @@ import { repoRoot } from './paths.ts';
 
 /** One location of a test profile: its lines innermost first, and its mapping's file if any. */
 export interface LocationSpec {
-  lines: { fn: string; file?: string }[];
+  /** `line`: the line number in `file` (1 when not given). */
+  lines: { fn: string; file?: string; line?: number }[];
   mapping?: string;
 }
 
@@ -51,7 +52,7 @@ export function encodePprof(spec: ProfileSpec): Uint8Array {
       id: i + 1,
       mappingId,
       address: 0x1000 + i,
-      line: l.lines.map((x) => ({ functionId: fnId(x.fn, x.file ?? ''), line: 1 })),
+      line: l.lines.map((x) => ({ functionId: fnId(x.fn, x.file ?? ''), line: x.line ?? 1 })),
     };
   });
   const msg = {

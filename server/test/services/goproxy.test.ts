@@ -224,6 +224,8 @@ describe('an http:// proxy on 127.0.0.1', () => {
         ok: false,
         transient: false,
         problem: `${served.url} has no ${TOML}@v1.4.0 (HTTP ${status}: not found: unknown revision v1.4.0)`,
+        // What a visitor sees: neither the proxy's address nor its words.
+        reason: `source unavailable: the module proxy has no ${TOML}@v1.4.0`,
       });
       await proxy.file({ module: TOML, version: 'v1.4.0', path: 'lex.go' });
       expect(served.requests).toHaveLength(1);
@@ -239,6 +241,9 @@ describe('an http:// proxy on 127.0.0.1', () => {
     const got = await proxy.file({ module: TOML, version: 'v1.4.0', path: 'decode.go' });
     expect(got).toMatchObject({ ok: false, transient: true });
     expect(got.ok === false && got.problem).toBe(`${served.url} answered HTTP 503 for ${TOML}@v1.4.0`);
+    expect(got.ok === false && got.reason).toBe(
+      `source unavailable: ${TOML}@v1.4.0 could not be fetched (asked again later)`,
+    );
     await proxy.file({ module: TOML, version: 'v1.4.0', path: 'decode.go' });
     expect(served.requests).toHaveLength(1);
   });
@@ -257,8 +262,32 @@ describe('an http:// proxy on 127.0.0.1', () => {
         ok: false,
         transient: true,
         problem: `${served.url} did not send the zip of ${TOML}@${version} within 300 ms (SOURCE_GOPROXY_TIMEOUT_MS)`,
+        reason: `source unavailable: the module proxy did not send ${TOML}@${version} in time (asked again later)`,
       });
     }
+  });
+
+  it('a view waits SOURCE_GOPROXY_WAIT_MS at most: the fetch goes on under its own deadline, into the cache', async () => {
+    const zip = readFileSync(TOML_ZIP);
+    const served = await serve((_req, res) => {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/zip' }).end(zip), 800);
+      return true;
+    });
+    const { proxy } = await client(served.url, { SOURCE_GOPROXY_WAIT_MS: '100' });
+    const first = await proxy.file({ module: TOML, version: 'v1.4.0', path: 'lex.go' });
+    expect(first).toMatchObject({
+      ok: false,
+      transient: true,
+      reason: `source unavailable: ${TOML}@v1.4.0 is being fetched; ask again in a few seconds`,
+    });
+    let got = first;
+    for (let i = 0; i < 100 && !got.ok; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      got = await proxy.file({ module: TOML, version: 'v1.4.0', path: 'lex.go' });
+    }
+    expect(got).toMatchObject({ ok: true });
+    expect(got.ok && got.text).toBe(unzipped(TOML_ZIP, `${TOML}@v1.4.0/lex.go`));
+    expect(served.requests).toHaveLength(1);
   });
 
   it('refuses a zip over SOURCE_GOPROXY_MAX_ZIP_BYTES by its Content-Length, and a longer body as it arrives', async () => {
@@ -279,6 +308,7 @@ describe('an http:// proxy on 127.0.0.1', () => {
       ok: false,
       transient: false,
       problem: `the zip of ${TOML}@v1.4.0 is ${size} bytes, over the ${size - 1} a module zip may have (SOURCE_GOPROXY_MAX_ZIP_BYTES)`,
+      reason: `source unavailable: the zip of ${TOML}@v1.4.0 is refused by the server's bounds on module zips`,
     });
     const small = await client(served.url, { SOURCE_GOPROXY_MAX_ZIP_BYTES: '3000' });
     const streamed = await small.proxy.file({ module: TOML, version: 'v1.3.2', path: 'decode.go' });
@@ -286,6 +316,7 @@ describe('an http:// proxy on 127.0.0.1', () => {
       ok: false,
       transient: false,
       problem: `the zip of ${TOML}@v1.3.2 runs past the 3000 bytes a module zip may have (SOURCE_GOPROXY_MAX_ZIP_BYTES)`,
+      reason: `source unavailable: the zip of ${TOML}@v1.3.2 is refused by the server's bounds on module zips`,
     });
   });
 

@@ -33,22 +33,38 @@ function listAnswer(name: string): string {
 }
 
 async function newApp(dataDir: string, env: Record<string, string> = {}) {
-  const app = await testApp({ DATA_DIR: dataDir, SOURCE_GOPROXY: proxyUrl, ...env });
+  // (A loaded machine may take more than the default 3 s wait: these tests are about the text, not the wait.)
+  const app = await testApp({ DATA_DIR: dataDir, SOURCE_GOPROXY: proxyUrl, SOURCE_GOPROXY_WAIT_MS: '60000', ...env });
   apps.push(app);
   return app;
 }
+
+/** The stage's own files besides main.go: its go.mod (the fixture's plus `goModExtra`, or as given) and a go.sum. */
+type OwnFiles = { goModExtra?: string; goMod?: string; goSum?: string };
 
 async function putSources(
   app: StagediffApp,
   c: { id: string; auth: Record<string, string> },
   stageId: string,
-  goModExtra = '',
+  own: OwnFiles = {},
 ) {
   const dir = mkdtempSync(join(tmp, 'app-'));
-  writeFileSync(join(dir, 'go.mod'), readFileSync(join(fx, 'app', 'go.mod'), 'utf8') + goModExtra);
+  writeFileSync(
+    join(dir, 'go.mod'),
+    own.goMod ?? readFileSync(join(fx, 'app', 'go.mod'), 'utf8') + (own.goModExtra ?? ''),
+  );
   writeFileSync(join(dir, 'main.go'), readFileSync(join(fx, 'app', 'main.go')));
+  if (own.goSum !== undefined) writeFileSync(join(dir, 'go.sum'), own.goSum);
   const archive = join(dir, 'app.tar.gz');
-  execFileSync('tar', ['-czf', archive, '-C', dir, 'go.mod', 'main.go']);
+  execFileSync('tar', [
+    '-czf',
+    archive,
+    '-C',
+    dir,
+    'go.mod',
+    'main.go',
+    ...(own.goSum !== undefined ? ['go.sum'] : []),
+  ]);
   const r = await app.inject({
     method: 'PUT',
     url: `/api/comparisons/${c.id}/stages/${stageId}/sources?filename=app.tar.gz`,
@@ -59,7 +75,7 @@ async function putSources(
 }
 
 /** A comparison of the two builds (each stage with its own sources) on `app`. */
-async function comparison(app: StagediffApp, extra: string[] = [], goModExtra = '') {
+async function comparison(app: StagediffApp, extra: string[] = [], own: OwnFiles = {}) {
   const c = await createComparison(app, 'proxy view');
   for (const [name, profile] of [
     ['cache-paths', 'cpu.pb.gz'],
@@ -67,7 +83,7 @@ async function comparison(app: StagediffApp, extra: string[] = [], goModExtra = 
   ] as const) {
     const s = await addStage(app, c.id, c.auth, name);
     expect((await upload(app, c.id, s, c.auth, [join(fx, profile), ...extra])).statusCode).toBe(200);
-    await putSources(app, c, s, goModExtra);
+    await putSources(app, c, s, own);
   }
   return c;
 }
@@ -123,8 +139,8 @@ describe('a dependency and the standard library from a file:// module proxy', ()
     expect(v.target).toMatchObject({ textFrom: 'proxy', path: 'lex.go', module, file: 'lex.go' });
     expectList(v, 'base', parseList(listAnswer('dep')));
     expectList(v, 'target', parseList(listAnswer('dep-trimpath')));
-    // The same version on both sides: every row pairs a line with itself.
-    expect(v.rows.every((r: { change: string }) => r.change === 'same')).toBe(true);
+    // The same version on both sides: every row pairs a line with itself (lines far from samples elided).
+    expect(v.rows.every((r: { change: string }) => r.change === 'same' || r.change === 'elided')).toBe(true);
   });
 
   it(`${STD_FN}: the standard library of the Go release SOURCE_GO_VERSION names, from the toolchain module`, async () => {
@@ -178,7 +194,7 @@ describe('which Go release, and when there is none', () => {
 
   it("else takes the toolchain line of the stage's go.mod, saying so", async () => {
     const a = await newApp(mkdtempSync(join(tmp, 'data-')));
-    const cm = await comparison(a, [], '\ntoolchain go1.26.8\n');
+    const cm = await comparison(a, [], { goModExtra: '\ntoolchain go1.26.8\n' });
     const v = await view(a, cm.id, STD_FN);
     expect(v.base).toMatchObject({ textFrom: 'proxy', goVersion: { version: 'go1.26.8', from: 'go.mod' } });
   });
@@ -197,6 +213,59 @@ describe('which Go release, and when there is none', () => {
   });
 });
 
+describe("only what the stage's own go.mod requires, checked against its go.sum", () => {
+  const goSum = readFileSync(join(fx, 'app', 'go.sum'), 'utf8');
+
+  it("a module the stage's go.mod does not require (a private module, say) is never fetched: no text", async () => {
+    const a = await newApp(mkdtempSync(join(tmp, 'data-')));
+    const cm = await comparison(a, [], { goMod: 'module example.com/proxydemo\n\ngo 1.22\n' });
+    const v = await view(a, cm.id, DEP_FN);
+    expect(v.aligned).toBe(false);
+    for (const side of [v.base, v.target]) {
+      expect(side).toMatchObject({ textFrom: 'none', module: null, path: null });
+      expect(side.problem).toBe(`source unavailable: the stage's go.mod does not require ${TOML}@v1.4.0`);
+    }
+    expect(v.rows.every((r: { baseText: unknown; targetText: unknown }) => !r.baseText && !r.targetText)).toBe(true);
+    expect(a.ctx.goproxy?.fetches).toBe(0);
+  });
+
+  it('nor for a stage without sources (no go.mod to say what it requires)', async () => {
+    const a = await newApp(mkdtempSync(join(tmp, 'data-')));
+    const cm = await createComparison(a, 'no sources');
+    for (const name of ['cache-paths', 'trimpath']) {
+      const s = await addStage(a, cm.id, cm.auth, name);
+      expect((await upload(a, cm.id, s, cm.auth, [join(fx, 'cpu.pb.gz')])).statusCode).toBe(200);
+    }
+    const v = await view(a, cm.id, DEP_FN);
+    expect(v.base.textFrom).toBe('none');
+    expect(v.base.problem).toMatch(/^source unavailable: .* go\.mod/);
+    expect(a.ctx.goproxy?.fetches).toBe(0);
+  });
+
+  it("a module whose zip does not match the stage's go.sum is refused; the right hash gives the text", async () => {
+    const a = await newApp(mkdtempSync(join(tmp, 'data-')));
+    const wrong = goSum.replace(/(toml v1\.4\.0 h1:)\S+/, '$1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=');
+    expect(wrong).not.toBe(goSum);
+    const bad = await comparison(a, [], { goSum: wrong });
+    const v = await view(a, bad.id, DEP_FN);
+    expect(v.base).toMatchObject({ textFrom: 'none', module: null });
+    expect(v.base.problem).toBe(
+      `source unavailable: the zip of ${TOML}@v1.4.0 does not match the hash in the stage's go.sum`,
+    );
+    expect(v.rows.every((r: { baseText: unknown }) => !r.baseText)).toBe(true);
+    // The same module with go.sum's real hash (the zip's dirhash): its text, from the cache now.
+    const good = await comparison(a, [], { goSum });
+    const w = await view(a, good.id, DEP_FN);
+    expect(w.base).toMatchObject({ textFrom: 'proxy', problem: null, module: { module: TOML, version: 'v1.4.0' } });
+    expectList(w, 'base', parseList(listAnswer('dep')));
+    // A go.sum that does not list the module: refused too (the go command would not build it).
+    const none = await comparison(a, [], { goSum: 'example.com/other v1.0.0 h1:AAAA=\n' });
+    expect((await view(a, none.id, DEP_FN)).base.problem).toBe(
+      `source unavailable: the stage's go.sum has no hash for ${TOML}@v1.4.0`,
+    );
+  });
+});
+
 describe('a proxy that fails', () => {
   it('costs the view its text and says why; the answer is not kept, so the view is computed again', async () => {
     const empty = mkdtempSync(join(tmp, 'empty-proxy-'));
@@ -208,8 +277,10 @@ describe('a proxy that fails', () => {
     };
     const v = await view(a, cm.id, DEP_FN);
     expect(v.base).toMatchObject({ textFrom: 'none', module: null });
-    expect(v.base.problem).toBe(`${pathToFileURL(empty).href} has no ${TOML}@v1.4.0`);
-    expect(v.target.problem).toContain('(remembered: not asked again before');
+    // The visitor is told the module is unavailable and why, never the proxy's address or words.
+    expect(v.base.problem).toBe(`source unavailable: the module proxy has no ${TOML}@v1.4.0`);
+    expect(v.target.problem).toBe(v.base.problem);
+    expect(JSON.stringify(v)).not.toContain(empty);
     const before = await jobs();
     await view(a, cm.id, DEP_FN);
     expect(await jobs()).toBe(before + 1);

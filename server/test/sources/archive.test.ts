@@ -91,7 +91,7 @@ function zip(entries: ZipEntry[]): string {
 }
 
 describe('source archives made by tar and zip', () => {
-  const expected = ['go.mod', 'internal/codec/json.go', 'main.go'];
+  const expected = ['go.mod', 'go.sum', 'internal/codec/json.go', 'main.go'];
 
   it("keeps the module's source files byte for byte, rooted at its go.mod, from tar -czf and zip -r", async () => {
     const root = module();

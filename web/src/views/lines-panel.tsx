@@ -12,19 +12,38 @@ import { useApi } from './use-fetch.ts';
 type SourceView = Reply<'source'>;
 type SourceRow = SourceView['rows'][number];
 
-/** One line of Go, highlighted: tokens rendered as text (never as markup). */
-function Code({ text }: { text: string | null }) {
+/**
+ * One line of Go, highlighted up to `highlight` characters (the server's SOURCE_VIEW_HIGHLIGHT_CHARS; the
+ * rest plain): tokens rendered as text (never as markup). A line the server cut ends in a marker.
+ */
+function Code({ text, highlight, clipped }: { text: string | null; highlight: number; clipped?: boolean }) {
   if (text === null) return null;
+  const head = text.length > highlight ? text.slice(0, highlight) : text;
   return (
     <code className="src-code">
-      {goTokens(text).map((t, i) => (
+      {goTokens(head).map((t, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: tokens of one line, in order, never reordered
         <span key={i} className={t.classes.length ? t.classes.map((c) => `tok-${c}`).join(' ') : undefined}>
           {t.text}
         </span>
       ))}
+      {head.length < text.length ? text.slice(head.length) : null}
+      {clipped ? (
+        <span className="src-clipped" title="the line is longer: cut at the server's SOURCE_VIEW_MAX_LINE_CHARS">
+          …
+        </span>
+      ) : null}
     </code>
   );
+}
+
+/** An `elided` row's words: the lines of each version it leaves out. */
+function elidedWords(r: SourceRow, aligned: boolean): string {
+  const b = r.elided?.base ?? 0;
+  const t = r.elided?.target ?? 0;
+  const n = (k: number, what: string) => `${k.toLocaleString('en-US')} ${what}${k === 1 ? '' : 's'}`;
+  if (!aligned) return `… ${n(b, 'more line')} not shown …`;
+  return b === t ? `… ${n(b, 'line')} …` : `… ${n(b, 'line')} of the base, ${n(t, 'line')} of the target …`;
 }
 
 function verdictOf(row: SourceRow, noise: SourceView['noise']): string {
@@ -91,6 +110,7 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
   if (data.rows.length === 0) return <Empty>No samples on the lines of {fn} in either stage.</Empty>;
   const u = data.unit;
   const noise = data.noise;
+  const hl = data.highlightChars;
   return (
     <div className="lines-panel">
       <h3>
@@ -105,6 +125,7 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
       <ul className="muted small source-origins">
         <li data-text-from={data.base.textFrom}>{sideNote(data.base)}</li>
         <li data-text-from={data.target.textFrom}>{sideNote(data.target)}</li>
+        {data.limited ? <li className="source-limited">{data.limited}</li> : null}
       </ul>
       <div className="table-scroll">
         {data.aligned ? (
@@ -125,42 +146,49 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
               </tr>
             </thead>
             <tbody>
-              {data.rows.map((r) => (
-                <tr
-                  key={`${r.base?.line ?? '-'}:${r.target?.line ?? '-'}`}
-                  className={`src-${r.change}`}
-                  data-base-line={r.base?.line}
-                  data-target-line={r.target?.line}
-                >
-                  {r.base ? (
-                    <>
-                      <td className="src-num">{r.base.line}</td>
-                      <td>{r.base.flat ? formatValue(r.base.flat, u) : ''}</td>
-                      <td>{r.base.cum ? formatValue(r.base.cum, u) : ''}</td>
-                      <td className="src-text">
-                        <Code text={r.baseText} />
-                      </td>
-                    </>
-                  ) : (
-                    <td colSpan={4} className="src-gap" />
-                  )}
-                  {r.target ? (
-                    <>
-                      <td className="src-num">{r.target.line}</td>
-                      <td>{r.target.flat ? formatValue(r.target.flat, u) : ''}</td>
-                      <td>{r.target.cum ? formatValue(r.target.cum, u) : ''}</td>
-                      <td className="src-text">
-                        <Code text={r.targetText} />
-                      </td>
-                    </>
-                  ) : (
-                    <td colSpan={4} className="src-gap" />
-                  )}
-                  <td>{r.deltaFlat ? formatSignedValue(r.deltaFlat, u) : ''}</td>
-                  <td>{r.deltaCum ? formatSignedValue(r.deltaCum, u) : ''}</td>
-                  <td className="small">{verdictOf(r, noise)}</td>
-                </tr>
-              ))}
+              {data.rows.map((r, i) =>
+                r.change === 'elided' ? (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a gap has no line of its own; rows never reorder
+                  <tr key={`elided-${i}`} className="src-elided">
+                    <td colSpan={11}>{elidedWords(r, true)}</td>
+                  </tr>
+                ) : (
+                  <tr
+                    key={`${r.base?.line ?? '-'}:${r.target?.line ?? '-'}`}
+                    className={`src-${r.change}`}
+                    data-base-line={r.base?.line}
+                    data-target-line={r.target?.line}
+                  >
+                    {r.base ? (
+                      <>
+                        <td className="src-num">{r.base.line}</td>
+                        <td>{r.base.flat ? formatValue(r.base.flat, u) : ''}</td>
+                        <td>{r.base.cum ? formatValue(r.base.cum, u) : ''}</td>
+                        <td className="src-text">
+                          <Code text={r.baseText} highlight={hl} clipped={r.clipped} />
+                        </td>
+                      </>
+                    ) : (
+                      <td colSpan={4} className="src-gap" />
+                    )}
+                    {r.target ? (
+                      <>
+                        <td className="src-num">{r.target.line}</td>
+                        <td>{r.target.flat ? formatValue(r.target.flat, u) : ''}</td>
+                        <td>{r.target.cum ? formatValue(r.target.cum, u) : ''}</td>
+                        <td className="src-text">
+                          <Code text={r.targetText} highlight={hl} clipped={r.clipped} />
+                        </td>
+                      </>
+                    ) : (
+                      <td colSpan={4} className="src-gap" />
+                    )}
+                    <td>{r.deltaFlat ? formatSignedValue(r.deltaFlat, u) : ''}</td>
+                    <td>{r.deltaCum ? formatSignedValue(r.deltaCum, u) : ''}</td>
+                    <td className="small">{verdictOf(r, noise)}</td>
+                  </tr>
+                ),
+              )}
             </tbody>
           </table>
         ) : (
@@ -179,25 +207,32 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
               </tr>
             </thead>
             <tbody>
-              {data.rows.map((r) => (
-                <tr key={`${r.file}:${r.base?.line}`} data-line={r.base?.line}>
-                  <th scope="row">
-                    <code>
-                      {r.file}:{r.base?.line}
-                    </code>
-                  </th>
-                  <td>{formatValue(r.base?.flat ?? 0, u)}</td>
-                  <td>{formatValue(r.base?.cum ?? 0, u)}</td>
-                  <td>{formatValue(r.target?.flat ?? 0, u)}</td>
-                  <td>{formatValue(r.target?.cum ?? 0, u)}</td>
-                  <td>{formatSignedValue(r.deltaFlat, u)}</td>
-                  <td>{formatSignedValue(r.deltaCum, u)}</td>
-                  <td className="small">{verdictOf(r, noise)}</td>
-                  <td className="src-text">
-                    <Code text={r.targetText ?? r.baseText} />
-                  </td>
-                </tr>
-              ))}
+              {data.rows.map((r, i) =>
+                r.change === 'elided' ? (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a gap has no line of its own; rows never reorder
+                  <tr key={`elided-${i}`} className="src-elided">
+                    <td colSpan={9}>{elidedWords(r, false)}</td>
+                  </tr>
+                ) : (
+                  <tr key={`${r.file}:${r.base?.line}`} data-line={r.base?.line}>
+                    <th scope="row">
+                      <code>
+                        {r.file}:{r.base?.line}
+                      </code>
+                    </th>
+                    <td>{formatValue(r.base?.flat ?? 0, u)}</td>
+                    <td>{formatValue(r.base?.cum ?? 0, u)}</td>
+                    <td>{formatValue(r.target?.flat ?? 0, u)}</td>
+                    <td>{formatValue(r.target?.cum ?? 0, u)}</td>
+                    <td>{formatSignedValue(r.deltaFlat, u)}</td>
+                    <td>{formatSignedValue(r.deltaCum, u)}</td>
+                    <td className="small">{verdictOf(r, noise)}</td>
+                    <td className="src-text">
+                      <Code text={r.targetText ?? r.baseText} highlight={hl} clipped={r.clipped} />
+                    </td>
+                  </tr>
+                ),
+              )}
             </tbody>
           </table>
         )}

@@ -8,6 +8,7 @@ import type {
   SeriesStats,
 } from '../../model/metrics.ts';
 import { IngestError } from '../errors.ts';
+import { maxOf, minOf } from '../../analysis/extent.ts';
 
 export { MetricsRecorder, parseExpvar, parsePrometheusText, parseScrape, ScrapeError } from './scrape.ts';
 
@@ -126,9 +127,9 @@ function stats(values: readonly (number | null)[]): SeriesStats {
   const xs = values.filter((v): v is number => v !== null);
   if (xs.length === 0) return { min: null, mean: null, max: null, last: null };
   return {
-    min: Math.min(...xs),
+    min: minOf(xs),
     mean: xs.reduce((a, b) => a + b, 0) / xs.length,
-    max: Math.max(...xs),
+    max: maxOf(xs),
     last: xs[xs.length - 1]!,
   };
 }
