@@ -1,3 +1,5 @@
+import { appendAll } from '../analysis/extent.ts';
+
 /**
  * The `stagediff capture` command that records a stage as the method asks: several runs (6 by default,
  * enough for benchstat's interval), the profiles taken inside each run's load window, the service's
@@ -43,8 +45,10 @@ export function captureRecipe(r: RecipeInput): Recipe {
     tokenWord = true;
     notes.push("Set STAGEDIFF_TOKEN to the comparison's edit token first.");
   } else if (r.comparison) notes.push('No server to file on here: the files stay in --out.');
-  if (r.loadCommand && r.loadCommand.length > 0) argv.push('--', ...r.loadCommand);
-  else if (r.url) argv.push('--url', r.url);
+  if (r.loadCommand && r.loadCommand.length > 0) {
+    argv.push('--');
+    appendAll(argv, r.loadCommand);
+  } else if (r.url) argv.push('--url', r.url);
   else notes.push('Give the load command after -- (the same tool and settings as the other stages), or --url URL.');
   notes.push(
     'Record every stage with the same load tool and settings on the same machine, taking turns between builds when the change is small.',
