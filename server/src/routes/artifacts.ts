@@ -7,6 +7,7 @@ import { StoreError, TooLargeError } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { derivedProfileKey } from '../services/models.ts';
 import { ServiceError } from '../services/errors.ts';
+import { clientKey } from '../services/fair-share.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import type { Spooled } from '../services/spool.ts';
 import type { Reservation } from '../services/quota.ts';
@@ -85,6 +86,8 @@ async function refuseDuplicate(store: Store, comparisonId: string, stageId: stri
  */
 async function storeOne(
   ctx: AppContext,
+  /** The uploading client's address (as TRUST_PROXY says): its parses are counted against its share. */
+  client: string,
   comparisonId: string,
   stageId: string,
   filename: string,
@@ -99,13 +102,17 @@ async function storeOne(
     // Before any parsing: a file past the comparison's or the instance's bound costs nothing more.
     reservation = await ctx.quota.reserve(comparisonId, filename, spooled.size, spooled.sha256);
     const t0 = performance.now();
-    const parsed = await ctx.pool.ingest(comparisonId, {
-      path: spooled.path,
-      filename,
-      sha256: spooled.sha256,
-      maxInputBytes: ctx.config.maxUploadBytes,
-      maxDecompressedBytes: ctx.config.maxDecompressedBytes,
-    });
+    const file = spooled;
+    // A parse is work of the analysis workers like a view: admitted by the client's fair share.
+    const parsed = await ctx.fairShare.parse(client, comparisonId, file.size, () =>
+      ctx.pool.ingest(clientKey(client), {
+        path: file.path,
+        filename,
+        sha256: file.sha256,
+        maxInputBytes: ctx.config.maxUploadBytes,
+        maxDecompressedBytes: ctx.config.maxDecompressedBytes,
+      }),
+    );
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
     ref = await ctx.store.putBlob(ctx.spool.read(spooled), ctx.config.maxUploadBytes);
     // Again just before the row is written: another request may have stored the same bytes meanwhile.
@@ -252,7 +259,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
               continue;
             }
             const name = cleanName(part.filename);
-            const r = await storeOne(ctx, id, stageId, name, part.file);
+            const r = await storeOne(ctx, req.ip, id, stageId, name, part.file);
             if (!r.result.ok) await drain(part.file);
             results.push(r);
           }
@@ -279,7 +286,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       } else if ((req.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
         const name = cleanName(req.query.filename ?? (req.headers['x-filename'] as string | undefined));
         const body = req.body as Readable;
-        const r = await storeOne(ctx, id, stageId, name, body);
+        const r = await storeOne(ctx, req.ip, id, stageId, name, body);
         if (!r.result.ok) await drain(body);
         results.push(r);
       } else {

@@ -49,12 +49,32 @@ export class FairShare {
   }
 
   /**
+   * Runs a parse (an upload's file, a source archive) of `bytes` for `client` on `comparison` as one
+   * admitted job: parses share the client's bounds with its views. A refusal is sent after the pause
+   * every refusal takes (pauseBeforeRefusal).
+   */
+  async parse<T>(client: string, comparison: string, bytes: number, job: () => Promise<T>): Promise<T> {
+    let admitted: Admission;
+    try {
+      admitted = this.admit(client, comparison, parseCost(bytes), 'parse');
+    } catch (e) {
+      await pauseBeforeRefusal(e);
+      throw e;
+    }
+    try {
+      return await job();
+    } finally {
+      admitted.release();
+    }
+  }
+
+  /**
    * Takes a job of `cost` for `client` on `comparison`, or throws `rate-limited` naming the bound and
    * when to retry. The cost is charged to the client's per-minute budget at once.
    */
-  admit(client: string, comparison: string, cost: number): Admission {
+  admit(client: string, comparison: string, cost: number, what: 'view' | 'parse' = 'view'): Admission {
     const who = clientKey(client);
-    this.refusal(who, comparison, cost);
+    this.refusal(who, comparison, cost, what);
     const rate = this.limits.clientJobsPerMinute;
     if (rate > 0) this.bucket(who).tokens -= Math.min(cost, rate);
     inc(this.clientJobs, who, 1);
@@ -70,18 +90,18 @@ export class FairShare {
     };
   }
 
-  private refusal(who: string, comparison: string, cost: number): void {
+  private refusal(who: string, comparison: string, cost: number, what: 'view' | 'parse' = 'view'): void {
     const { clientJobs, clientJobsPerMinute, comparisonJobs } = this.limits;
     if (clientJobs > 0 && (this.clientJobs.get(who) ?? 0) >= clientJobs)
       throw this.refuse(
         'client-jobs',
-        `this address already has ${clientJobs} analyses running or waiting (ANALYSIS_CLIENT_JOBS); answers already computed are served at once, new ones after these finish`,
+        `this address already has ${clientJobs} analyses or parses running or waiting (ANALYSIS_CLIENT_JOBS); answers already computed are served at once, new ones after these finish`,
         2,
       );
     if (comparisonJobs > 0 && (this.comparisonJobs.get(comparison) ?? 0) >= comparisonJobs)
       throw this.refuse(
         'comparison-jobs',
-        `this comparison already has ${comparisonJobs} analyses running or waiting (ANALYSIS_COMPARISON_JOBS); try again shortly`,
+        `this comparison already has ${comparisonJobs} analyses or parses running or waiting (ANALYSIS_COMPARISON_JOBS); try again shortly`,
         2,
       );
     if (clientJobsPerMinute > 0) {
@@ -90,7 +110,7 @@ export class FairShare {
       if (b.tokens < need)
         throw this.refuse(
           'client-rate',
-          `this address has used its analysis budget (ANALYSIS_CLIENT_JOBS_PER_MINUTE=${clientJobsPerMinute}; this view costs ${cost}); answers already computed are served at once`,
+          `this address has used its analysis budget (ANALYSIS_CLIENT_JOBS_PER_MINUTE=${clientJobsPerMinute}; this ${what} costs ${cost}); answers already computed are served at once`,
           Math.max(1, Math.ceil(((need - b.tokens) * 60) / clientJobsPerMinute)),
         );
     }
@@ -150,6 +170,11 @@ export async function pauseBeforeRefusal(e: unknown): Promise<void> {
   if (!(e instanceof ServiceError) || e.code !== 'rate-limited') return;
   const ms = Math.min(REFUSAL_PAUSE_MS, (e.detail.retryAfterSeconds ?? 1) * 1000);
   await new Promise((r) => setTimeout(r, ms));
+}
+
+/** What parsing an upload costs of its client's budget: 1 per started 8 MiB of its bytes (as spooled). */
+export function parseCost(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / (8 * 1024 * 1024)));
 }
 
 function inc(m: Map<string, number>, k: string, by: number): void {

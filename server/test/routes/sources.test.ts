@@ -33,6 +33,45 @@ async function put(id: string, stageId: string, auth: Record<string, string>, bo
   });
 }
 
+/** A ustar header as tar writes one (here for metadata headers no tool would write 2 million of). */
+function tarHeader(name: string, size: number, type: string): Buffer {
+  const h = Buffer.alloc(512);
+  h.write(name, 0, 100, 'utf8');
+  h.write('0000644\0', 100);
+  h.write('0000000\0', 108);
+  h.write('0000000\0', 116);
+  h.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
+  h.write('00000000000\0', 136);
+  h.write(type, 156);
+  h.write('ustar\u000000', 257, 'latin1');
+  h.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const b of h) sum += b;
+  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+  return h;
+}
+
+/**
+ * A .tar.gz of `members` × 2048 empty pax headers (names from a seeded generator) and then one Go file:
+ * each gzip member holds 1 MiB of headers, and gunzip reads the members one after another, so 2.1 M
+ * headers take about 6 MB.
+ */
+function paxFlood(members: number, seed = 33): Buffer {
+  let x = seed;
+  const next = () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x;
+  };
+  const headers: Buffer[] = [];
+  for (let i = 0; i < 2048; i++) headers.push(tarHeader(`PaxHeaders.${next() % 16}/f${next() % 4}.go`, 0, 'x'));
+  const member = gzipSync(Buffer.concat(headers), { level: 9 });
+  const code = Buffer.from('package main\n');
+  const last = gzipSync(
+    Buffer.concat([tarHeader('main.go', code.length, '0'), code, Buffer.alloc(512 - code.length), Buffer.alloc(1024)]),
+  );
+  return Buffer.concat([...Array.from({ length: members }, () => member), last]);
+}
+
 beforeAll(async () => {
   app = await testApp({ MAX_COMPARISON_BYTES: String(64 * 1024) });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -128,6 +167,26 @@ describe('stage sources over the API', () => {
     const del = await fetch(`${base}/api/comparisons/${c.id}/stages/${sid}`, { method: 'DELETE', headers: c.auth });
     expect(del.status).toBe(204);
     expect((await (await fetch(`${base}/api/comparisons/${c.id}`)).json()).usage.bytes).toBe(0);
+  });
+
+  it('refuses 2.1 million pax headers naming the entry bound, at once and off the event loop', async () => {
+    const c = await createComparison(app, 'pax flood');
+    const sid = await addStage(app, c.id, c.auth, 'baseline');
+    const body = paxFlood(1026);
+    const t0 = performance.now();
+    const r = await put(c.id, sid, c.auth, body, 'pax.tar.gz');
+    const ms = performance.now() - t0;
+    console.log(
+      `[pax flood] ${(body.length / 1e6).toFixed(1)} MB, 2,101,248 pax headers: ${r.status} in ${ms.toFixed(0)} ms`,
+    );
+    expect(r.status).toBe(413);
+    const e = (await r.json()).error;
+    expect(e.message).toMatch(
+      /^source archive pax\.tar\.gz, entry .*: has more than 20000 entries, metadata headers counted \(MAX_SOURCE_ARCHIVE_ENTRIES\); nothing was stored$/,
+    );
+    // A guard against reading all 2.1 M headers (seconds of CPU), not a measurement.
+    expect(ms).toBeLessThan(10_000);
+    expect((await fetch(`${base}/api/comparisons/${c.id}/stages/${sid}/sources`)).status).toBe(404);
   });
 
   it('refuses a non-archive content type with 415', async () => {
