@@ -37,7 +37,11 @@ export function cleanName(name: string | undefined, fallback = 'upload'): string
 type FileError = Extract<FileResult, { ok: false }>;
 
 /** A failed file's result, with the HTTP status it would have on its own. */
-function fileError(ctx: AppContext, filename: string, e: unknown): { result: FileError; status: number } {
+function fileError(
+  ctx: AppContext,
+  filename: string,
+  e: unknown,
+): { result: FileError; status: number; retryAfter?: number } {
   const fail = (status: number, code: string, message: string) => ({
     result: { filename, ok: false as const, error: { code, message: `${filename}: ${message}` } },
     status,
@@ -52,7 +56,10 @@ function fileError(ctx: AppContext, filename: string, e: unknown): { result: Fil
     );
   if (e instanceof ServiceError) {
     const api = fromServiceError(e);
-    const r = fail(api.status, api.code, e.message);
+    const r = {
+      ...fail(api.status, api.code, e.message),
+      ...(e.detail.retryAfterSeconds !== undefined ? { retryAfter: e.detail.retryAfterSeconds } : {}),
+    };
     return e.detail.existing
       ? { ...r, result: { ...r.result, error: { ...r.result.error, existing: e.detail.existing } } }
       : r;
@@ -92,7 +99,7 @@ async function storeOne(
   stageId: string,
   filename: string,
   src: AsyncIterable<Buffer>,
-): Promise<{ result: FileResult; status: number }> {
+): Promise<{ result: FileResult; status: number; retryAfter?: number }> {
   let spooled: Spooled | null = null;
   let ref: BlobRef | null = null;
   let reservation: Reservation | null = null;
@@ -104,7 +111,7 @@ async function storeOne(
     const t0 = performance.now();
     const file = spooled;
     // A parse is work of the analysis workers like a view: admitted by the client's fair share.
-    const parsed = await ctx.fairShare.parse(client, comparisonId, file.size, () =>
+    const parsed = await ctx.fairShare.parse(client, file.size, () =>
       ctx.pool.ingest(clientKey(client), {
         path: file.path,
         filename,
@@ -206,7 +213,7 @@ async function drain(s: Readable): Promise<void> {
  * 200 when any file landed (each result says how its file fared); when none did, the first failure's
  * status (4xx naming the file, or 503/507 when the server could not take it now).
  */
-function replyFor(outcomes: { result: FileResult; status: number }[]): {
+function replyFor(outcomes: { result: FileResult; status: number; retryAfter?: number }[]): {
   status: number;
   body: object;
   headers: Record<string, string>;
@@ -217,7 +224,8 @@ function replyFor(outcomes: { result: FileResult; status: number }[]): {
   return {
     status: first.status,
     body: { error: (first.result as FileError).error, results },
-    headers: first.status === 503 ? { 'retry-after': '5' } : {},
+    // Past the client's share (429) or the server's capacity (503): when to try again.
+    headers: first.status === 503 || first.status === 429 ? { 'retry-after': String(first.retryAfter ?? 5) } : {},
   };
 }
 
@@ -233,7 +241,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       await requireEditToken(ctx.store, req, id);
       if (!(await ctx.store.getStage(id, stageId)))
         throw new ApiError(404, 'not-found', `comparison ${id} has no stage ${stageId}`);
-      const results: { result: FileResult; status: number }[] = [];
+      const results: { result: FileResult; status: number; retryAfter?: number }[] = [];
       if (req.isMultipart()) {
         // The spool enforces the size limit (and names the file); multipart only truncates one byte past it.
         const partOptions = {

@@ -49,14 +49,14 @@ export class FairShare {
   }
 
   /**
-   * Runs a parse (an upload's file, a source archive) of `bytes` for `client` on `comparison` as one
-   * admitted job: parses share the client's bounds with its views. A refusal is sent after the pause
-   * every refusal takes (pauseBeforeRefusal).
+   * Runs a parse (an upload's file, a source archive) of `bytes` for `client` as one admitted job:
+   * parses share the client's bounds with its views (not the comparison's: a team uploading together
+   * is many clients). A refusal is sent after the pause every refusal takes (pauseBeforeRefusal).
    */
-  async parse<T>(client: string, comparison: string, bytes: number, job: () => Promise<T>): Promise<T> {
+  async parse<T>(client: string, bytes: number, job: () => Promise<T>): Promise<T> {
     let admitted: Admission;
     try {
-      admitted = this.admit(client, comparison, parseCost(bytes), 'parse');
+      admitted = this.admit(client, null, parseCost(bytes), 'parse');
     } catch (e) {
       await pauseBeforeRefusal(e);
       throw e;
@@ -72,25 +72,25 @@ export class FairShare {
    * Takes a job of `cost` for `client` on `comparison`, or throws `rate-limited` naming the bound and
    * when to retry. The cost is charged to the client's per-minute budget at once.
    */
-  admit(client: string, comparison: string, cost: number, what: 'view' | 'parse' = 'view'): Admission {
+  admit(client: string, comparison: string | null, cost: number, what: 'view' | 'parse' = 'view'): Admission {
     const who = clientKey(client);
     this.refusal(who, comparison, cost, what);
     const rate = this.limits.clientJobsPerMinute;
     if (rate > 0) this.bucket(who).tokens -= Math.min(cost, rate);
     inc(this.clientJobs, who, 1);
-    inc(this.comparisonJobs, comparison, 1);
+    if (comparison !== null) inc(this.comparisonJobs, comparison, 1);
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
         inc(this.clientJobs, who, -1);
-        inc(this.comparisonJobs, comparison, -1);
+        if (comparison !== null) inc(this.comparisonJobs, comparison, -1);
       },
     };
   }
 
-  private refusal(who: string, comparison: string, cost: number, what: 'view' | 'parse' = 'view'): void {
+  private refusal(who: string, comparison: string | null, cost: number, what: 'view' | 'parse' = 'view'): void {
     const { clientJobs, clientJobsPerMinute, comparisonJobs } = this.limits;
     if (clientJobs > 0 && (this.clientJobs.get(who) ?? 0) >= clientJobs)
       throw this.refuse(
@@ -98,10 +98,10 @@ export class FairShare {
         `this address already has ${clientJobs} analyses or parses running or waiting (ANALYSIS_CLIENT_JOBS); answers already computed are served at once, new ones after these finish`,
         2,
       );
-    if (comparisonJobs > 0 && (this.comparisonJobs.get(comparison) ?? 0) >= comparisonJobs)
+    if (comparisonJobs > 0 && comparison !== null && (this.comparisonJobs.get(comparison) ?? 0) >= comparisonJobs)
       throw this.refuse(
         'comparison-jobs',
-        `this comparison already has ${comparisonJobs} analyses or parses running or waiting (ANALYSIS_COMPARISON_JOBS); try again shortly`,
+        `this comparison already has ${comparisonJobs} analyses running or waiting (ANALYSIS_COMPARISON_JOBS); try again shortly`,
         2,
       );
     if (clientJobsPerMinute > 0) {
