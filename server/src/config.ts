@@ -76,9 +76,9 @@ export interface Config {
    * Fair share and bounded requests: what one visitor may take of a shared server. Each is a setting
    * with a safe default; 0 turns a count limit off. Counted per replica.
    */
-  /** Uncached analysis jobs one client (address) may have queued or running at once. */
+  /** Uncached analysis jobs and parses one client (address) may have queued or running at once. */
   analysisClientJobs: number;
-  /** Cost of the uncached analysis jobs one client may start per minute (a JSON view costs 1, an image more). */
+  /** Cost of the uncached analysis jobs one client may start per minute (a JSON view costs 1, an image more, a parse 1 per 8 MiB). */
   analysisClientJobsPerMinute: number;
   /** Analysis jobs of one comparison (every client together) queued or running at once. */
   analysisComparisonJobs: number;

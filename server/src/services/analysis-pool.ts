@@ -132,8 +132,8 @@ const RETRY_AFTER_S = 5;
  * thread could still end the server. A process dies alone. Each worker runs one job at a time under
  * a deadline, a V8 heap limit (--max-old-space-size) and a resident-memory limit (typed arrays live
  * outside the V8 heap); the jobs behind it wait in a bounded queue here. A job past its deadline has
- * its worker killed (503, try later); a job past either memory limit kills only its worker (422, too
- * big for the configured memory). Either way the worker is replaced and the queue goes on, so one
+ * its worker killed (a view: 503, try later; a parse: 422, its bytes would take as long again); a job
+ * past either memory limit kills only its worker (422, too big for the configured memory). Either way the worker is replaced and the queue goes on, so one
  * request never takes the server or the other comparisons down with it.
  */
 export class AnalysisPool {
