@@ -151,6 +151,32 @@ describe('stage sources over the API', () => {
     expect((await fetch(`${base}/api/comparisons/${c.id}/stages/${sid}/sources`)).status).toBe(404);
   });
 
+  it('reads an archive in an analysis worker under ANALYSIS_TIMEOUT_MS: past it, 422 naming the archive', async () => {
+    // With the entry bound lifted, reading 2.1 M headers takes seconds of CPU: the worker's deadline
+    // stops it, and the server answers other requests meanwhile (the main thread never reads it).
+    const own = await testApp({ MAX_SOURCE_ARCHIVE_ENTRIES: '10000000', ANALYSIS_TIMEOUT_MS: '300' });
+    try {
+      const c = await createComparison(own, 'slow archive');
+      const sid = await addStage(own, c.id, c.auth, 'baseline');
+      const pending = own.inject({
+        method: 'PUT',
+        url: `/api/comparisons/${c.id}/stages/${sid}/sources?filename=slow.tar.gz`,
+        headers: { ...c.auth, 'content-type': 'application/octet-stream' },
+        payload: paxFlood(1026),
+      });
+      expect((await own.inject({ url: '/healthz' })).statusCode).toBe(200);
+      const r = await pending;
+      expect(r.statusCode, r.body).toBe(422);
+      expect(r.headers['retry-after']).toBeUndefined();
+      expect(r.json().error.message).toMatch(
+        /reading the source archive slow\.tar\.gz takes longer than the 300 ms allowed per job \(ANALYSIS_TIMEOUT_MS\)/,
+      );
+      expect((await own.inject({ url: `/api/comparisons/${c.id}/stages/${sid}/sources` })).statusCode).toBe(404);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('refuses a non-archive content type with 415', async () => {
     const c = await createComparison(app, 'type');
     const sid = await addStage(app, c.id, c.auth, 'baseline');
