@@ -312,7 +312,9 @@ export async function readTarGzStream(
     if (e instanceof SourceArchiveError) throw e;
     throw new SourceArchiveError(name, null, `cannot be read as .tar.gz: ${(e as Error).message}`);
   } finally {
+    // Stopped early or not, both streams end now (pipe() leaves the source open when its target goes).
     gunzip.destroy();
+    (src as { destroy?: () => void }).destroy?.();
   }
   return { files: tally.files, meta: tally.meta, entries: tally.entries };
 }
