@@ -78,7 +78,7 @@ export interface Config {
    */
   /** Uncached analysis jobs and parses one client (address) may have queued or running at once. */
   analysisClientJobs: number;
-  /** Cost of the uncached analysis jobs one client may start per minute (a JSON view costs 1, an image more, a parse 1 per 8 MiB). */
+  /** Cost of the uncached analysis jobs one client may start per minute (a JSON view costs 1, an image more). */
   analysisClientJobsPerMinute: number;
   /** Analysis jobs of one comparison (every client together) queued or running at once. */
   analysisComparisonJobs: number;

@@ -111,7 +111,7 @@ async function storeOne(
     const t0 = performance.now();
     const file = spooled;
     // A parse is work of the analysis workers like a view: admitted by the client's fair share.
-    const parsed = await ctx.fairShare.parse(client, file.size, () =>
+    const parsed = await ctx.fairShare.parse(client, () =>
       ctx.pool.ingest(clientKey(client), {
         path: file.path,
         filename,

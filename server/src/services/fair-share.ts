@@ -49,14 +49,16 @@ export class FairShare {
   }
 
   /**
-   * Runs a parse (an upload's file, a source archive) of `bytes` for `client` as one admitted job:
-   * parses share the client's bounds with its views (not the comparison's: a team uploading together
-   * is many clients). A refusal is sent after the pause every refusal takes (pauseBeforeRefusal).
+   * Runs a parse (an upload's file, a source archive) for `client` as one admitted job: it takes one of
+   * the client's jobs in flight (ANALYSIS_CLIENT_JOBS), shared with its views. Not the comparison's (a
+   * team uploading together is many clients), nor the per-minute budget of views: uploads are writes,
+   * bounded per client by RATE_LIMIT_WRITES already. A refusal is sent after the pause every refusal
+   * takes (pauseBeforeRefusal).
    */
-  async parse<T>(client: string, bytes: number, job: () => Promise<T>): Promise<T> {
+  async parse<T>(client: string, job: () => Promise<T>): Promise<T> {
     let admitted: Admission;
     try {
-      admitted = this.admit(client, null, parseCost(bytes), 'parse');
+      admitted = this.admit(client, null, 0);
     } catch (e) {
       await pauseBeforeRefusal(e);
       throw e;
@@ -72,11 +74,11 @@ export class FairShare {
    * Takes a job of `cost` for `client` on `comparison`, or throws `rate-limited` naming the bound and
    * when to retry. The cost is charged to the client's per-minute budget at once.
    */
-  admit(client: string, comparison: string | null, cost: number, what: 'view' | 'parse' = 'view'): Admission {
+  admit(client: string, comparison: string | null, cost: number): Admission {
     const who = clientKey(client);
-    this.refusal(who, comparison, cost, what);
+    this.refusal(who, comparison, cost);
     const rate = this.limits.clientJobsPerMinute;
-    if (rate > 0) this.bucket(who).tokens -= Math.min(cost, rate);
+    if (rate > 0 && cost > 0) this.bucket(who).tokens -= Math.min(cost, rate);
     inc(this.clientJobs, who, 1);
     if (comparison !== null) inc(this.comparisonJobs, comparison, 1);
     let released = false;
@@ -90,7 +92,7 @@ export class FairShare {
     };
   }
 
-  private refusal(who: string, comparison: string | null, cost: number, what: 'view' | 'parse' = 'view'): void {
+  private refusal(who: string, comparison: string | null, cost: number): void {
     const { clientJobs, clientJobsPerMinute, comparisonJobs } = this.limits;
     if (clientJobs > 0 && (this.clientJobs.get(who) ?? 0) >= clientJobs)
       throw this.refuse(
@@ -104,13 +106,13 @@ export class FairShare {
         `this comparison already has ${comparisonJobs} analyses running or waiting (ANALYSIS_COMPARISON_JOBS); try again shortly`,
         2,
       );
-    if (clientJobsPerMinute > 0) {
+    if (clientJobsPerMinute > 0 && cost > 0) {
       const b = this.bucket(who);
       const need = Math.min(cost, clientJobsPerMinute);
       if (b.tokens < need)
         throw this.refuse(
           'client-rate',
-          `this address has used its analysis budget (ANALYSIS_CLIENT_JOBS_PER_MINUTE=${clientJobsPerMinute}; this ${what} costs ${cost}); answers already computed are served at once`,
+          `this address has used its analysis budget (ANALYSIS_CLIENT_JOBS_PER_MINUTE=${clientJobsPerMinute}; this view costs ${cost}); answers already computed are served at once`,
           Math.max(1, Math.ceil(((need - b.tokens) * 60) / clientJobsPerMinute)),
         );
     }
@@ -170,11 +172,6 @@ export async function pauseBeforeRefusal(e: unknown): Promise<void> {
   if (!(e instanceof ServiceError) || e.code !== 'rate-limited') return;
   const ms = Math.min(REFUSAL_PAUSE_MS, (e.detail.retryAfterSeconds ?? 1) * 1000);
   await new Promise((r) => setTimeout(r, ms));
-}
-
-/** What parsing an upload costs of its client's budget: 1 per started 8 MiB of its bytes (as spooled). */
-export function parseCost(bytes: number): number {
-  return Math.max(1, Math.ceil(bytes / (8 * 1024 * 1024)));
 }
 
 function inc(m: Map<string, number>, k: string, by: number): void {

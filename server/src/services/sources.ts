@@ -92,7 +92,7 @@ export async function storeSourceArchive(
       throw new ServiceError('not-found', `comparison ${comparisonId} has no stage ${stageId}`);
     spooled = await ctx.spool.write(src, ctx.config.maxUploadBytes);
     const path = spooled.path;
-    const read = await ctx.fairShare.parse(client, spooled.size, () =>
+    const read = await ctx.fairShare.parse(client, () =>
       ctx.pool.readArchive(clientKey(client), { filename, path, limits: sourceLimits(ctx.config) }),
     );
     const bytes = Buffer.isBuffer(read.bytes)
