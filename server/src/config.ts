@@ -76,7 +76,7 @@ export interface Config {
    * Fair share and bounded requests: what one visitor may take of a shared server. Each is a setting
    * with a safe default; 0 turns a count limit off. Counted per replica.
    */
-  /** Uncached analysis jobs one client (address) may have queued or running at once. */
+  /** Uncached analysis jobs and parses one client (address) may have queued or running at once. */
   analysisClientJobs: number;
   /** Cost of the uncached analysis jobs one client may start per minute (a JSON view costs 1, an image more). */
   analysisClientJobsPerMinute: number;

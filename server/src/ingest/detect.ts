@@ -222,19 +222,36 @@ async function ingestTrace(f: InputFile, gzipped: boolean, limits: Partial<Inges
   }
 }
 
-/** Inflates a gzip'd source as it is read, refusing more than `maxIn` compressed bytes. */
+/**
+ * Inflates a gzip'd source as it is read, refusing more than `maxIn` compressed bytes. A reader that
+ * stops early (a refused format, a bound) ends it at once: the inflater is destroyed, the pump feeding
+ * it stops waiting for room (a destroyed stream never drains) and closes the source.
+ */
 async function* gunzipStream(src: ByteSource, maxIn: number): ByteSource {
   const z = createGunzip();
   let fed = 0;
+  /** Resolves when the inflater has room again or is gone (whichever comes first). */
+  const room = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        z.off('drain', done);
+        z.off('close', done);
+        resolve();
+      };
+      z.on('drain', done);
+      z.on('close', done);
+    });
   const pump = (async () => {
     try {
       for await (const c of src) {
+        if (z.destroyed) return;
         fed += c.length;
         if (fed > maxIn) {
           z.destroy(new IngestError('too-large', `the compressed trace is larger than ${maxIn} bytes`));
           return;
         }
-        if (!z.write(c)) await new Promise((r) => z.once('drain', r));
+        if (!z.write(c)) await room();
+        if (z.destroyed) return;
       }
       z.end();
     } catch (e) {

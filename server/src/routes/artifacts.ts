@@ -7,6 +7,7 @@ import { StoreError, TooLargeError } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { derivedProfileKey } from '../services/models.ts';
 import { ServiceError } from '../services/errors.ts';
+import { clientKey } from '../services/fair-share.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import type { Spooled } from '../services/spool.ts';
 import type { Reservation } from '../services/quota.ts';
@@ -36,7 +37,11 @@ export function cleanName(name: string | undefined, fallback = 'upload'): string
 type FileError = Extract<FileResult, { ok: false }>;
 
 /** A failed file's result, with the HTTP status it would have on its own. */
-function fileError(ctx: AppContext, filename: string, e: unknown): { result: FileError; status: number } {
+function fileError(
+  ctx: AppContext,
+  filename: string,
+  e: unknown,
+): { result: FileError; status: number; retryAfter?: number } {
   const fail = (status: number, code: string, message: string) => ({
     result: { filename, ok: false as const, error: { code, message: `${filename}: ${message}` } },
     status,
@@ -51,7 +56,10 @@ function fileError(ctx: AppContext, filename: string, e: unknown): { result: Fil
     );
   if (e instanceof ServiceError) {
     const api = fromServiceError(e);
-    const r = fail(api.status, api.code, e.message);
+    const r = {
+      ...fail(api.status, api.code, e.message),
+      ...(e.detail.retryAfterSeconds !== undefined ? { retryAfter: e.detail.retryAfterSeconds } : {}),
+    };
     return e.detail.existing
       ? { ...r, result: { ...r.result, error: { ...r.result.error, existing: e.detail.existing } } }
       : r;
@@ -85,11 +93,13 @@ async function refuseDuplicate(store: Store, comparisonId: string, stageId: stri
  */
 async function storeOne(
   ctx: AppContext,
+  /** The uploading client's address (as TRUST_PROXY says): its parses are counted against its share. */
+  client: string,
   comparisonId: string,
   stageId: string,
   filename: string,
   src: AsyncIterable<Buffer>,
-): Promise<{ result: FileResult; status: number }> {
+): Promise<{ result: FileResult; status: number; retryAfter?: number }> {
   let spooled: Spooled | null = null;
   let ref: BlobRef | null = null;
   let reservation: Reservation | null = null;
@@ -99,13 +109,17 @@ async function storeOne(
     // Before any parsing: a file past the comparison's or the instance's bound costs nothing more.
     reservation = await ctx.quota.reserve(comparisonId, filename, spooled.size, spooled.sha256);
     const t0 = performance.now();
-    const parsed = await ctx.pool.ingest(comparisonId, {
-      path: spooled.path,
-      filename,
-      sha256: spooled.sha256,
-      maxInputBytes: ctx.config.maxUploadBytes,
-      maxDecompressedBytes: ctx.config.maxDecompressedBytes,
-    });
+    const file = spooled;
+    // A parse is work of the analysis workers like a view: admitted by the client's fair share.
+    const parsed = await ctx.fairShare.parse(client, () =>
+      ctx.pool.ingest(clientKey(client), {
+        path: file.path,
+        filename,
+        sha256: file.sha256,
+        maxInputBytes: ctx.config.maxUploadBytes,
+        maxDecompressedBytes: ctx.config.maxDecompressedBytes,
+      }),
+    );
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
     ref = await ctx.store.putBlob(ctx.spool.read(spooled), ctx.config.maxUploadBytes);
     // Again just before the row is written: another request may have stored the same bytes meanwhile.
@@ -199,7 +213,7 @@ async function drain(s: Readable): Promise<void> {
  * 200 when any file landed (each result says how its file fared); when none did, the first failure's
  * status (4xx naming the file, or 503/507 when the server could not take it now).
  */
-function replyFor(outcomes: { result: FileResult; status: number }[]): {
+function replyFor(outcomes: { result: FileResult; status: number; retryAfter?: number }[]): {
   status: number;
   body: object;
   headers: Record<string, string>;
@@ -210,7 +224,8 @@ function replyFor(outcomes: { result: FileResult; status: number }[]): {
   return {
     status: first.status,
     body: { error: (first.result as FileError).error, results },
-    headers: first.status === 503 ? { 'retry-after': '5' } : {},
+    // Past the client's share (429) or the server's capacity (503): when to try again.
+    headers: first.status === 503 || first.status === 429 ? { 'retry-after': String(first.retryAfter ?? 5) } : {},
   };
 }
 
@@ -226,7 +241,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       await requireEditToken(ctx.store, req, id);
       if (!(await ctx.store.getStage(id, stageId)))
         throw new ApiError(404, 'not-found', `comparison ${id} has no stage ${stageId}`);
-      const results: { result: FileResult; status: number }[] = [];
+      const results: { result: FileResult; status: number; retryAfter?: number }[] = [];
       if (req.isMultipart()) {
         // The spool enforces the size limit (and names the file); multipart only truncates one byte past it.
         const partOptions = {
@@ -252,7 +267,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
               continue;
             }
             const name = cleanName(part.filename);
-            const r = await storeOne(ctx, id, stageId, name, part.file);
+            const r = await storeOne(ctx, req.ip, id, stageId, name, part.file);
             if (!r.result.ok) await drain(part.file);
             results.push(r);
           }
@@ -279,7 +294,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
       } else if ((req.headers['content-type'] ?? '').startsWith('application/octet-stream')) {
         const name = cleanName(req.query.filename ?? (req.headers['x-filename'] as string | undefined));
         const body = req.body as Readable;
-        const r = await storeOne(ctx, id, stageId, name, body);
+        const r = await storeOne(ctx, req.ip, id, stageId, name, body);
         if (!r.result.ok) await drain(body);
         results.push(r);
       } else {

@@ -21,7 +21,14 @@ export default async function sourceRoutes(app: FastifyInstance, { ctx }: { ctx:
       );
     const body = req.body as Readable;
     try {
-      const stored = await storeSourceArchive(ctx, id, stageId, cleanName(req.query.filename, 'source archive'), body);
+      const stored = await storeSourceArchive(
+        ctx,
+        req.ip,
+        id,
+        stageId,
+        cleanName(req.query.filename, 'source archive'),
+        body,
+      );
       return reply.status(200).send(apiSourcesInfo(stored));
     } catch (e) {
       // A refused archive is answered before its end: close rather than read the rest.

@@ -8,6 +8,8 @@ import { ServiceError, type ServiceErrorCode } from './errors.ts';
 import type { AnalysisService } from './analysis.ts';
 import { type AnalysisOp, runOp } from './analysis-ops.ts';
 import type {
+  ArchiveJob,
+  ArchiveResult,
   IngestJob,
   IngestResult,
   ModuleFileAsk,
@@ -18,6 +20,7 @@ import type {
 } from './analysis-worker.ts';
 import type { ModuleFileAnswer, ModuleFiles } from './module-sources.ts';
 import { ingestFile } from './ingest-job.ts';
+import { readArchiveBundle } from './sources.ts';
 import { type KeepSpec, type KeptView, keepView } from './view-cache.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -34,7 +37,10 @@ export interface PoolLimits {
 }
 
 interface Job {
-  /** Whose job: the comparison (jobs waiting for a worker are taken in turn by this). */
+  /**
+   * Whose job: a view's comparison, a parse's client (jobs waiting for a worker are taken in turn by
+   * this).
+   */
   key: string;
   msg: WorkerJob;
   resolve: (body: unknown) => void;
@@ -126,8 +132,8 @@ const RETRY_AFTER_S = 5;
  * thread could still end the server. A process dies alone. Each worker runs one job at a time under
  * a deadline, a V8 heap limit (--max-old-space-size) and a resident-memory limit (typed arrays live
  * outside the V8 heap); the jobs behind it wait in a bounded queue here. A job past its deadline has
- * its worker killed (503, try later); a job past either memory limit kills only its worker (422, too
- * big for the configured memory). Either way the worker is replaced and the queue goes on, so one
+ * its worker killed (a view: 503, try later; a parse: 422, its bytes would take as long again); a job
+ * past either memory limit kills only its worker (422, too big for the configured memory). Either way the worker is replaced and the queue goes on, so one
  * request never takes the server or the other comparisons down with it.
  */
 export class AnalysisPool {
@@ -135,6 +141,8 @@ export class AnalysisPool {
   private readonly queues: FairQueue[];
   private seq = 0;
   private closed = false;
+  /** Where each client's parses run or wait: its worker and how many (one worker per client at a time). */
+  private readonly parsers = new Map<string, { worker: number; jobs: number }>();
 
   constructor(
     private readonly config: WorkerConfig,
@@ -175,17 +183,38 @@ export class AnalysisPool {
   async run(tree: ComparisonTree, op: AnalysisOp, keep: KeepSpec): Promise<KeptView> {
     if (this.slots.length === 0 || this.closed)
       return keepView(this.inProcess.store, await runOp(this.inProcess, tree, op), keep);
-    return (await this.submit(tree.comparison.id, { kind: 'op', id: 0, tree, op, keep })) as KeptView;
+    const id = tree.comparison.id;
+    return (await this.submit(id, { kind: 'op', id: 0, tree, op, keep }, hash(id) % this.slots.length)) as KeptView;
   }
 
   /**
-   * Detects and parses one file (spooled at `job.path`) under the same bounds as an analysis, on
-   * the worker that serves `routeKey` (the comparison), so its model is warm there for the first view.
+   * Detects and parses one file (spooled at `job.path`) under the same bounds as an analysis. Parses
+   * of one client (`client`: its fair-share key) run one worker at a time, so one address uploading
+   * many files never takes every worker; another client's parse goes to the least loaded worker.
    */
-  async ingest(routeKey: string, job: Omit<IngestJob, 'kind' | 'id'>): Promise<IngestResult> {
+  async ingest(client: string, job: Omit<IngestJob, 'kind' | 'id'>): Promise<IngestResult> {
     if (this.slots.length === 0 || this.closed)
       return ingestFile(job, { models: this.inProcess.models, maxHeapBytes: this.limits.maxHeapMb * 1024 * 1024 });
-    return (await this.submit(routeKey, { kind: 'ingest', id: 0, ...job }, true)) as IngestResult;
+    return (await this.submitParse(client, { kind: 'ingest', id: 0, ...job })) as IngestResult;
+  }
+
+  /** Reads a spooled source archive into a source bundle, as a parse of `client` (see ingest). */
+  async readArchive(client: string, job: Omit<ArchiveJob, 'kind' | 'id'>): Promise<ArchiveResult> {
+    if (this.slots.length === 0 || this.closed) return readArchiveBundle(job.filename, job.path, job.limits);
+    return (await this.submitParse(client, { kind: 'archive', id: 0, ...job })) as ArchiveResult;
+  }
+
+  /** A parse job of `client`: on the worker its other parses hold, else the least loaded one. */
+  private submitParse(client: string, msg: WorkerJob): Promise<unknown> {
+    const held = this.parsers.get(client);
+    const entry = held ?? { worker: this.leastLoaded(hash(client) % this.slots.length), jobs: 0 };
+    const p = this.submit(client, msg, entry.worker);
+    entry.jobs++;
+    this.parsers.set(client, entry);
+    return p.finally(() => {
+      entry.jobs--;
+      if (entry.jobs === 0 && this.parsers.get(client) === entry) this.parsers.delete(client);
+    });
   }
 
   /** The worker with the least work: running plus waiting (ties: the comparison's own worker). */
@@ -197,12 +226,10 @@ export class AnalysisPool {
   }
 
   /**
-   * Queues a job on the comparison's worker (views: its models are warm there) or, for a parse,
-   * on the least loaded worker (a parse needs no warm model; many parallel uploads spread out).
+   * Queues a job on worker i: a view on its comparison's worker (its models are warm there), a parse
+   * on the worker its client's parses hold or the least loaded one (a parse needs no warm model).
    */
-  private submit(routeKey: string, msg: WorkerJob, anyWorker = false): Promise<unknown> {
-    const home = hash(routeKey) % this.slots.length;
-    const i = anyWorker ? this.leastLoaded(home) : home;
+  private submit(key: string, msg: WorkerJob, i: number): Promise<unknown> {
     const queue = this.queues[i]!;
     // A worker that is idle or still starting takes one job beyond the waiting ones.
     const slot = this.slots[i];
@@ -217,7 +244,7 @@ export class AnalysisPool {
       );
     }
     return new Promise<unknown>((resolve, reject) => {
-      queue.push({ key: routeKey, msg: { ...msg, id: ++this.seq }, resolve, reject, retried: false });
+      queue.push({ key, msg: { ...msg, id: ++this.seq }, resolve, reject, retried: false });
       this.pump(i);
     });
   }
@@ -379,8 +406,24 @@ export class AnalysisPool {
     this.metrics.inc('stagediff_analysis_worker_restarts_total');
     const oom = slot.killing === 'memory' || /heap out of memory|Allocation failed/i.test(slot.stderr);
     if (job) {
-      const what = job.msg.kind === 'ingest' ? `parsing ${job.msg.filename}` : `this ${job.msg.op.op} view`;
-      if (slot.killing === 'timeout') {
+      const m = job.msg;
+      const what =
+        m.kind === 'ingest'
+          ? `parsing ${m.filename}`
+          : m.kind === 'archive'
+            ? `reading the source archive ${m.filename}`
+            : `this ${m.op.op} view`;
+      if (slot.killing === 'timeout' && m.kind !== 'op') {
+        // A parse depends on its bytes alone: past the deadline once, it would be again. Say so (422),
+        // rather than ask for a retry that would hold a worker as long again.
+        this.metrics.inc('stagediff_analysis_timeouts_total');
+        job.reject(
+          new ServiceError(
+            'too-large-to-analyse',
+            `${what} takes longer than the ${this.limits.timeoutMs} ms allowed per job (ANALYSIS_TIMEOUT_MS); it was stopped: the file is too large or too complex to read under this server's bounds`,
+          ),
+        );
+      } else if (slot.killing === 'timeout') {
         this.metrics.inc('stagediff_analysis_timeouts_total');
         job.reject(
           new ServiceError(

@@ -20,6 +20,8 @@ import { type IngestFile, ingestFile } from './ingest-job.ts';
 import { type KeepSpec, keepView } from './view-cache.ts';
 import { cachedModuleFile, type ModuleFileAnswer, type ModuleFiles } from './module-sources.ts';
 import type { ModuleFile } from '../sources/module-path.ts';
+import type { SourceLimits } from '../sources/source-set.ts';
+import { type ArchiveBundle, readArchiveBundle } from './sources.ts';
 import type { ComparisonTree } from '../store/index.ts';
 
 export type { IngestResult } from './ingest-job.ts';
@@ -44,7 +46,13 @@ export interface ModuleFileReply {
 }
 
 export type IngestJob = { kind: 'ingest'; id: number } & IngestFile;
-export type WorkerJob = { kind: 'op'; id: number; tree: ComparisonTree; op: AnalysisOp; keep: KeepSpec } | IngestJob;
+/** A spooled source archive to read and check (under MAX_SOURCE_*) into a source bundle. */
+export type ArchiveJob = { kind: 'archive'; id: number; filename: string; path: string; limits: SourceLimits };
+export type ArchiveResult = ArchiveBundle;
+export type WorkerJob =
+  | { kind: 'op'; id: number; tree: ComparisonTree; op: AnalysisOp; keep: KeepSpec }
+  | IngestJob
+  | ArchiveJob;
 
 export type WorkerReply =
   | { id: number; ok: true; body: unknown }
@@ -95,6 +103,7 @@ if (modules && cfg.goproxy) svc.modules = { files: modules, ...cfg.goproxy };
 
 async function run(job: WorkerJob): Promise<unknown> {
   if (job.kind === 'ingest') return ingestFile(job, { models, maxHeapBytes });
+  if (job.kind === 'archive') return readArchiveBundle(job.filename, job.path, job.limits);
   const body = await runOp(svc, job.tree, job.op);
   // The analysis is done: its deadline (ANALYSIS_TIMEOUT_MS) no longer runs while the answer is
   // compressed and written to the shared cache.

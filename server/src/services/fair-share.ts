@@ -49,42 +49,64 @@ export class FairShare {
   }
 
   /**
+   * Runs a parse (an upload's file, a source archive) for `client` as one admitted job: it takes one of
+   * the client's jobs in flight (ANALYSIS_CLIENT_JOBS), shared with its views. Not the comparison's (a
+   * team uploading together is many clients), nor the per-minute budget of views: uploads are writes,
+   * bounded per client by RATE_LIMIT_WRITES already. A refusal is sent after the pause every refusal
+   * takes (pauseBeforeRefusal).
+   */
+  async parse<T>(client: string, job: () => Promise<T>): Promise<T> {
+    let admitted: Admission;
+    try {
+      admitted = this.admit(client, null, 0);
+    } catch (e) {
+      await pauseBeforeRefusal(e);
+      throw e;
+    }
+    try {
+      return await job();
+    } finally {
+      admitted.release();
+    }
+  }
+
+  /**
    * Takes a job of `cost` for `client` on `comparison`, or throws `rate-limited` naming the bound and
    * when to retry. The cost is charged to the client's per-minute budget at once.
    */
-  admit(client: string, comparison: string, cost: number): Admission {
+  admit(client: string, comparison: string | null, cost: number): Admission {
     const who = clientKey(client);
     this.refusal(who, comparison, cost);
     const rate = this.limits.clientJobsPerMinute;
-    if (rate > 0) this.bucket(who).tokens -= Math.min(cost, rate);
+    if (rate > 0 && cost > 0) this.bucket(who).tokens -= Math.min(cost, rate);
     inc(this.clientJobs, who, 1);
-    inc(this.comparisonJobs, comparison, 1);
+    if (comparison !== null) inc(this.comparisonJobs, comparison, 1);
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
         inc(this.clientJobs, who, -1);
-        inc(this.comparisonJobs, comparison, -1);
+        if (comparison !== null) inc(this.comparisonJobs, comparison, -1);
       },
     };
   }
 
-  private refusal(who: string, comparison: string, cost: number): void {
+  private refusal(who: string, comparison: string | null, cost: number): void {
     const { clientJobs, clientJobsPerMinute, comparisonJobs } = this.limits;
     if (clientJobs > 0 && (this.clientJobs.get(who) ?? 0) >= clientJobs)
       throw this.refuse(
         'client-jobs',
-        `this address already has ${clientJobs} analyses running or waiting (ANALYSIS_CLIENT_JOBS); answers already computed are served at once, new ones after these finish`,
+        `this address already has ${clientJobs} analyses or parses running or waiting (ANALYSIS_CLIENT_JOBS); answers already computed are served at once, new ones after these finish`,
         2,
       );
-    if (comparisonJobs > 0 && (this.comparisonJobs.get(comparison) ?? 0) >= comparisonJobs)
+    if (comparisonJobs > 0 && comparison !== null && (this.comparisonJobs.get(comparison) ?? 0) >= comparisonJobs)
       throw this.refuse(
         'comparison-jobs',
         `this comparison already has ${comparisonJobs} analyses running or waiting (ANALYSIS_COMPARISON_JOBS); try again shortly`,
         2,
       );
-    if (clientJobsPerMinute > 0) {
+    if (clientJobsPerMinute > 0 && cost > 0) {
       const b = this.bucket(who);
       const need = Math.min(cost, clientJobsPerMinute);
       if (b.tokens < need)

@@ -116,7 +116,14 @@ export async function seedDemo(
       // MAX_SOURCE_BYTES, say) leave the stage without, and the server says so.
       if (content.sources)
         try {
-          await storeSourceArchive(ctx, DEMO_ID, stage.id, SOURCES_ARCHIVE, createReadStream(dir + content.sources));
+          await storeSourceArchive(
+            ctx,
+            '(demo seed)',
+            DEMO_ID,
+            stage.id,
+            SOURCES_ARCHIVE,
+            createReadStream(dir + content.sources),
+          );
         } catch (e) {
           if (!(e instanceof ServiceError)) throw e;
           sourcesRefused.push(`${st.name}: ${e.message}`);

@@ -10,7 +10,9 @@ import { SourceArchiveError, readSourceArchive } from '../sources/archive.ts';
 import { decodeBundle, encodeBundle } from '../sources/bundle.ts';
 import type { SourceLimits } from '../sources/source-set.ts';
 import type { StageSources, Store } from '../store/index.ts';
+import type { SourceFileEntry } from '../store/types.ts';
 import { ServiceError } from './errors.ts';
+import { clientKey } from './fair-share.ts';
 import type { Reservation } from './quota.ts';
 import type { Spooled } from './spool.ts';
 
@@ -30,13 +32,54 @@ function refused(e: SourceArchiveError): ServiceError {
   });
 }
 
+/** A source archive read, checked and packed as a bundle: what a stage's sources store. */
+export interface ArchiveBundle {
+  modulePath: string;
+  revision: string;
+  dirty: boolean | null;
+  /** The bundle's bytes (bundle.ts). */
+  bytes: Uint8Array;
+  entries: SourceFileEntry[];
+}
+
+/**
+ * Reads the archive spooled at `path` under `limits` and packs its source files as a bundle; a refused
+ * archive throws a ServiceError naming the entry and the bound. Runs in an analysis worker (see
+ * AnalysisPool.readArchive): reading a hostile archive costs CPU, held to the job deadline there.
+ */
+export async function readArchiveBundle(filename: string, path: string, limits: SourceLimits): Promise<ArchiveBundle> {
+  let read: Awaited<ReturnType<typeof readSourceArchive>>;
+  try {
+    read = await readSourceArchive(filename, path, limits);
+  } catch (e) {
+    if (e instanceof SourceArchiveError) throw refused(e);
+    throw e;
+  }
+  if (read.files.size === 0)
+    throw new ServiceError(
+      'invalid-request',
+      `source archive ${filename}: holds no Go source file (.go, .s, .c, .h, go.mod); nothing was stored`,
+      { param: 'source' },
+    );
+  const bundle = await encodeBundle(read.files);
+  return {
+    modulePath: read.modulePath,
+    revision: read.revision,
+    dirty: read.dirty,
+    bytes: bundle.bytes,
+    entries: bundle.entries,
+  };
+}
+
 /**
  * Stores a source archive as the stage's sources, replacing any it had (atomically). The archive is
- * spooled to disk (MAX_UPLOAD_BYTES), read and checked whole, and only then stored: a refused archive
- * keeps nothing.
+ * spooled to disk (MAX_UPLOAD_BYTES), then read and checked whole in an analysis worker, as a parse of
+ * `client` (admitted by the fair share: see FairShare), and only then stored: a refused archive keeps
+ * nothing.
  */
 export async function storeSourceArchive(
-  ctx: Pick<AppContext, 'store' | 'spool' | 'quota' | 'config'>,
+  ctx: Pick<AppContext, 'store' | 'spool' | 'quota' | 'config' | 'pool' | 'fairShare'>,
+  client: string,
   comparisonId: string,
   stageId: string,
   filename: string,
@@ -48,23 +91,15 @@ export async function storeSourceArchive(
     if (!(await ctx.store.getStage(comparisonId, stageId)))
       throw new ServiceError('not-found', `comparison ${comparisonId} has no stage ${stageId}`);
     spooled = await ctx.spool.write(src, ctx.config.maxUploadBytes);
-    let read: Awaited<ReturnType<typeof readSourceArchive>>;
-    try {
-      read = await readSourceArchive(filename, spooled.path, sourceLimits(ctx.config));
-    } catch (e) {
-      if (e instanceof SourceArchiveError) throw refused(e);
-      throw e;
-    }
-    if (read.files.size === 0)
-      throw new ServiceError(
-        'invalid-request',
-        `source archive ${filename}: holds no Go source file (.go, .s, .c, .h, go.mod); nothing was stored`,
-        { param: 'source' },
-      );
-    const bundle = await encodeBundle(read.files);
-    const sha256 = createHash('sha256').update(bundle.bytes).digest('hex');
-    reservation = await ctx.quota.reserve(comparisonId, filename, bundle.bytes.length, sha256);
-    const bytes = bundle.bytes;
+    const path = spooled.path;
+    const read = await ctx.fairShare.parse(client, () =>
+      ctx.pool.readArchive(clientKey(client), { filename, path, limits: sourceLimits(ctx.config) }),
+    );
+    const bytes = Buffer.isBuffer(read.bytes)
+      ? read.bytes
+      : Buffer.from(read.bytes.buffer, read.bytes.byteOffset, read.bytes.byteLength);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    reservation = await ctx.quota.reserve(comparisonId, filename, bytes.length, sha256);
     const ref = await ctx.store.putBlob(
       (async function* () {
         yield bytes;
@@ -79,7 +114,7 @@ export async function storeSourceArchive(
         revision: read.revision,
         dirty: read.dirty,
         origin: filename,
-        entries: bundle.entries,
+        entries: read.entries,
         blob: ref,
       });
     } catch (e) {

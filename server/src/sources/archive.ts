@@ -103,16 +103,34 @@ class Tally {
     private readonly limits: SourceLimits,
   ) {}
 
+  /** One more entry: a file, a directory, a link, or a tar metadata header (pax, GNU long name). */
   entry(raw: string): void {
     this.entries++;
     if (this.entries > this.limits.maxSourceArchiveEntries)
       throw new SourceArchiveError(
         this.name,
         raw,
-        `has more than ${this.limits.maxSourceArchiveEntries} entries (MAX_SOURCE_ARCHIVE_ENTRIES)`,
+        `has more than ${this.limits.maxSourceArchiveEntries} entries, metadata headers counted (MAX_SOURCE_ARCHIVE_ENTRIES)`,
         true,
       );
   }
+
+  /**
+   * Bytes of the inflated tar stream read so far (headers and padding included): at most the source
+   * bound plus 1 KiB (a header and its padding) for each entry the archive may have.
+   */
+  inflated(n: number): void {
+    this.stream += n;
+    const max = this.limits.maxSourceBytes + this.limits.maxSourceArchiveEntries * 1024;
+    if (this.stream > max)
+      throw new SourceArchiveError(
+        this.name,
+        null,
+        `inflates past ${bytes(max)}, headers included (MAX_SOURCE_BYTES plus 1 KiB for each of MAX_SOURCE_ARCHIVE_ENTRIES)`,
+        true,
+      );
+  }
+  private stream = 0;
 
   /** An entry's declared (or inflated) size, before its data is inflated. */
   size(raw: string, n: number): void {
@@ -246,6 +264,7 @@ export async function readTarGzStream(
     for (;;) {
       const header = await pull.take(512);
       if (header.length === 0) break; // no end blocks: tolerated, as tar does
+      tally.inflated(header.length);
       if (header.length < 512) throw new SourceArchiveError(name, null, 'ends inside an entry header (truncated?)');
       if (header.every((b) => b === 0)) break;
       let sum = 0;
@@ -263,8 +282,10 @@ export async function readTarGzStream(
       if (!Number.isSafeInteger(size) || size < 0) throw new SourceArchiveError(name, raw, 'declares an invalid size');
       const padded = Math.ceil(size / 512) * 512;
       if (type === 'x' || type === 'g' || type === 'L' || type === 'K') {
-        // Metadata of the next entry (or of all: 'g', ignored); bounded like a file.
+        // Metadata of the next entry (or of all: 'g', ignored); counted as an entry, bounded like a file.
+        tally.entry(raw);
         tally.size(raw, size);
+        tally.inflated(padded);
         const data = await pull.take(padded);
         if (data.length < padded) throw new SourceArchiveError(name, raw, 'is truncated');
         if (type === 'x') pax = parsePax(data.subarray(0, size));
@@ -282,6 +303,7 @@ export async function readTarGzStream(
         throw new SourceArchiveError(name, raw, `is not a regular file (tar type ${JSON.stringify(type)})`);
       tally.file(raw, path);
       tally.size(raw, size);
+      tally.inflated(padded);
       const data = await pull.take(padded);
       if (data.length < padded) throw new SourceArchiveError(name, raw, 'is truncated');
       tally.keep(raw, path, Buffer.from(data.subarray(0, size)));
@@ -290,7 +312,9 @@ export async function readTarGzStream(
     if (e instanceof SourceArchiveError) throw e;
     throw new SourceArchiveError(name, null, `cannot be read as .tar.gz: ${(e as Error).message}`);
   } finally {
+    // Stopped early or not, both streams end now (pipe() leaves the source open when its target goes).
     gunzip.destroy();
+    (src as { destroy?: () => void }).destroy?.();
   }
   return { files: tally.files, meta: tally.meta, entries: tally.entries };
 }

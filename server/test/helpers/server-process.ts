@@ -110,6 +110,8 @@ export async function createStory(
         body: JSON.stringify({ name }),
       }),
     );
+    ids.push(st.id as string);
+    if (files.length === 0) continue; // an empty stage
     const form = new FormData();
     for (const f of files) form.append('file', await openAsBlob(f), basename(f));
     await ok(
@@ -119,7 +121,6 @@ export async function createStory(
         body: form,
       }),
     );
-    ids.push(st.id as string);
   }
   return { id: c.id as string, auth, stages: ids };
 }

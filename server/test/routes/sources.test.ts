@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp } from '../helpers/app.ts';
+import { paxFlood } from '../helpers/pax-flood.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'stagediff-sources-api-'));
 let app: StagediffApp;
@@ -128,6 +129,52 @@ describe('stage sources over the API', () => {
     const del = await fetch(`${base}/api/comparisons/${c.id}/stages/${sid}`, { method: 'DELETE', headers: c.auth });
     expect(del.status).toBe(204);
     expect((await (await fetch(`${base}/api/comparisons/${c.id}`)).json()).usage.bytes).toBe(0);
+  });
+
+  it('refuses 2.1 million pax headers naming the entry bound, at once and off the event loop', async () => {
+    const c = await createComparison(app, 'pax flood');
+    const sid = await addStage(app, c.id, c.auth, 'baseline');
+    const body = paxFlood(1026);
+    const t0 = performance.now();
+    const r = await put(c.id, sid, c.auth, body, 'pax.tar.gz');
+    const ms = performance.now() - t0;
+    console.log(
+      `[pax flood] ${(body.length / 1e6).toFixed(1)} MB, 2,101,248 pax headers: ${r.status} in ${ms.toFixed(0)} ms`,
+    );
+    expect(r.status).toBe(413);
+    const e = (await r.json()).error;
+    expect(e.message).toMatch(
+      /^source archive pax\.tar\.gz, entry .*: has more than 20000 entries, metadata headers counted \(MAX_SOURCE_ARCHIVE_ENTRIES\); nothing was stored$/,
+    );
+    // A guard against reading all 2.1 M headers (seconds of CPU), not a measurement.
+    expect(ms).toBeLessThan(10_000);
+    expect((await fetch(`${base}/api/comparisons/${c.id}/stages/${sid}/sources`)).status).toBe(404);
+  });
+
+  it('reads an archive in an analysis worker under ANALYSIS_TIMEOUT_MS: past it, 422 naming the archive', async () => {
+    // With the entry bound lifted, reading 2.1 M headers takes seconds of CPU: the worker's deadline
+    // stops it, and the server answers other requests meanwhile (the main thread never reads it).
+    const own = await testApp({ MAX_SOURCE_ARCHIVE_ENTRIES: '10000000', ANALYSIS_TIMEOUT_MS: '300' });
+    try {
+      const c = await createComparison(own, 'slow archive');
+      const sid = await addStage(own, c.id, c.auth, 'baseline');
+      const pending = own.inject({
+        method: 'PUT',
+        url: `/api/comparisons/${c.id}/stages/${sid}/sources?filename=slow.tar.gz`,
+        headers: { ...c.auth, 'content-type': 'application/octet-stream' },
+        payload: paxFlood(1026),
+      });
+      expect((await own.inject({ url: '/healthz' })).statusCode).toBe(200);
+      const r = await pending;
+      expect(r.statusCode, r.body).toBe(422);
+      expect(r.headers['retry-after']).toBeUndefined();
+      expect(r.json().error.message).toMatch(
+        /reading the source archive slow\.tar\.gz takes longer than the 300 ms allowed per job \(ANALYSIS_TIMEOUT_MS\)/,
+      );
+      expect((await own.inject({ url: `/api/comparisons/${c.id}/stages/${sid}/sources` })).statusCode).toBe(404);
+    } finally {
+      await own.close();
+    }
   });
 
   it('refuses a non-archive content type with 415', async () => {

@@ -32,6 +32,27 @@ describe('fair share of the analysis', () => {
     expect(m.render()).toMatch(/^stagediff_analysis_rejected_total\{reason="client-jobs"\} 2$/m);
   });
 
+  it("counts parses against the client's jobs in flight, not the comparison's nor the views' budget", async () => {
+    const m = new Metrics();
+    const fs = new FairShare({ clientJobs: 2, clientJobsPerMinute: 2, comparisonJobs: 1 }, m);
+    let finish = () => {};
+    const running = fs.parse('10.0.0.1', () => new Promise<string>((r) => (finish = () => r('ok'))));
+    // A view of a comparison is not refused by the parse (parses take no comparison's place)…
+    fs.admit('10.0.0.1', 'c1', 1).release();
+    // …but the client's second job in flight is its last.
+    const view = fs.admit('10.0.0.1', 'c1', 1);
+    await expect(fs.parse('10.0.0.1', async () => 'never')).rejects.toThrow(/ANALYSIS_CLIENT_JOBS\b/);
+    view.release();
+    finish();
+    expect(await running).toBe('ok');
+    // The views spent the budget (2 of 2): parses are not charged to it (uploads have RATE_LIMIT_WRITES).
+    expect(refusal(() => fs.admit('10.0.0.1', 'c1', 1)).message).toMatch(/ANALYSIS_CLIENT_JOBS_PER_MINUTE=2/);
+    expect(await fs.parse('10.0.0.1', async () => 'parsed')).toBe('parsed');
+    // A job that fails still frees its place.
+    await expect(fs.parse('10.0.0.2', async () => Promise.reject(new Error('bad')))).rejects.toThrow('bad');
+    expect(fs.inFlight).toBe(0);
+  });
+
   it('bounds the jobs of one comparison whatever the clients', () => {
     const m = new Metrics();
     const fs = new FairShare({ clientJobs: 0, clientJobsPerMinute: 0, comparisonJobs: 3 }, m);

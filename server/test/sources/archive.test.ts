@@ -163,6 +163,8 @@ describe('unsafe archives are refused, naming the entry', () => {
     const { size } = await import('node:fs/promises').then((f) => f.stat(file));
     expect(size).toBeGreaterThan(900 * 1024);
     expect(consumed).toBeLessThan(size / 4);
+    // The reader stopped early releases the file at once.
+    expect(src.destroyed).toBe(true);
   }, 120_000);
 
   it('refuses a 1 GiB zip entry by its declared size, and one that inflates past what it declares', async () => {
@@ -231,6 +233,42 @@ describe('unsafe archives are refused, naming the entry', () => {
     );
     expect(files.problem).toMatch(/source file number 5001, over the 5000 a source set may hold \(MAX_SOURCE_FILES\)/);
   }, 120_000);
+
+  it('counts tar metadata headers (pax, GNU long names) against the entry bound', async () => {
+    // 30,000 empty pax headers in front of one file: each is an entry, so the bound is met at 20,001.
+    const pax = Array.from({ length: 30_000 }, () => ({ name: 'PaxHeaders/x', type: 'x' }));
+    const e = await refusal(
+      readSourceArchive(
+        'pax.tar.gz',
+        tarGz([...pax, { name: 'main.go', data: Buffer.from('package main\n') }]),
+        LIMITS,
+      ),
+    );
+    expect(e.problem).toBe('has more than 20000 entries, metadata headers counted (MAX_SOURCE_ARCHIVE_ENTRIES)');
+    expect(e.tooLarge).toBe(true);
+    // Mixed kinds of metadata count alike; under the bound they are read as before.
+    const small = { ...LIMITS, maxSourceArchiveEntries: 4 };
+    const long = Buffer.from('a/long-name.go\0');
+    const meta = [
+      { name: 'g', type: 'g' },
+      { name: 'L', type: 'L', data: long },
+    ];
+    const ok = await readSourceArchive(
+      'ok.tar.gz',
+      tarGz([...meta, { name: 'ignored', data: Buffer.from('package a\n') }]),
+      small,
+    );
+    expect([...ok.files.keys()]).toEqual(['a/long-name.go']);
+    expect(ok.entries).toBe(3);
+    const over = await refusal(
+      readSourceArchive(
+        'over.tar.gz',
+        tarGz([...meta, { name: 'x', type: 'x' }, { name: 'y', type: 'x' }, { name: 'main.go' }]),
+        small,
+      ),
+    );
+    expect(over.problem).toMatch(/more than 4 entries, metadata headers counted/);
+  });
 
   it('refuses devices, damaged and foreign files, and keeps nothing of them', async () => {
     let e = await refusal(readSourceArchive('dev.tar.gz', tarGz([{ name: 'dev.go', type: '3' }]), LIMITS));
