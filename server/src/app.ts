@@ -15,6 +15,7 @@ import { ModelCache } from './services/models.ts';
 import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
 import { ResultMemo } from './services/result-memo.ts';
+import { ViewRecorder } from './services/view-record.ts';
 import { Spool } from './services/spool.ts';
 import { GoProxy } from './services/goproxy.ts';
 import { ViewCache } from './services/view-cache.ts';
@@ -148,6 +149,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     filters: new FilterChecker(config.analysisWorkers === 0),
     quota: new Quota(store, config),
     maintenance,
+    viewRecorder: new ViewRecorder(store),
   };
 
   const app = Fastify({

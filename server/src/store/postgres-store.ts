@@ -478,6 +478,13 @@ export class PostgresStore implements Store {
     return tree;
   }
 
+  async recordView(id: string): Promise<void> {
+    const now = this.clock();
+    await this.pool
+      .query('UPDATE comparisons SET viewed_at = $1 WHERE id = $2 AND viewed_at < $3', [now, id, now - VIEW_TOUCH_MS])
+      .catch(() => undefined);
+  }
+
   async updateComparison(
     id: string,
     patch: { title?: string; description?: string; keep?: boolean },

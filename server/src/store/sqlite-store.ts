@@ -399,6 +399,17 @@ export class SqliteStore implements Store {
     return tree;
   }
 
+  async recordView(id: string): Promise<void> {
+    const now = this.clock();
+    try {
+      this.db
+        .prepare('UPDATE comparisons SET viewed_at = ? WHERE id = ? AND viewed_at < ?')
+        .run(now, id, now - VIEW_TOUCH_MS);
+    } catch {
+      // best effort, as in getComparisonTree
+    }
+  }
+
   async updateComparison(
     id: string,
     patch: { title?: string; description?: string; keep?: boolean },
