@@ -28,7 +28,10 @@ export interface Config {
   maxUploadBytes: number;
   /** Per profile once inflated, bytes. */
   maxDecompressedBytes: number;
-  /** Base of share links; defaults to the request's own origin. */
+  /**
+   * Base of share links. Unset: the host a trusted proxy forwards (TRUST_PROXY), else links are
+   * relative; never the Host header a client sent directly.
+   */
   publicUrl: string | undefined;
   /** When set, creating a comparison needs `Authorization: Bearer <this>`. */
   writeToken: string | undefined;
@@ -63,6 +66,8 @@ export interface Config {
   analysisNiceness: number;
   /** Bound of the shared derived-result cache in the store, bytes (least recently used go first). */
   cacheMaxBytes: number;
+  /** Bound of this process's in-memory result memo, bytes of memory it holds (keys and overhead counted). */
+  resultMemoMaxBytes: number;
   /** Time a client has to send a whole request (headers and body), ms. */
   requestTimeoutMs: number;
   /**
@@ -267,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
     analysisNiceness: int(env, 'ANALYSIS_NICENESS', 0, 0, 19),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
+    resultMemoMaxBytes: int(env, 'RESULT_MEMO_MAX_BYTES', 64 * 1024 * 1024, 0, 2 ** 36),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     traceLimits: traceLimits(env),
     // Fair share and bounded requests (README, configuration).

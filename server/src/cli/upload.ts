@@ -108,7 +108,8 @@ export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
   }
   return {
     id,
-    url: cmp.url,
+    // (Relative when the server has no PUBLIC_URL: resolved against the server reached.)
+    url: new URL(cmp.url, `${server}/`).href,
     stageId: stage.id,
     created,
     token: token!,

@@ -8,13 +8,17 @@ import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import { comparisonBytes } from '../services/quota.ts';
 import { apiSourcesInfo } from '../services/sources.ts';
 import { acceptedEncodings, compress } from '../services/view-cache.ts';
+import { publicOrigin } from '../services/origin.ts';
 import { ApiError } from './errors.ts';
 import { bearer, requireEditToken } from './auth.ts';
 import { route } from './contract.ts';
 
+/**
+ * A comparison's share link: absolute on PUBLIC_URL or a trusted proxy's forwarded host, else relative
+ * (`/c/ID`, which the web client and the CLI resolve against the origin they reached).
+ */
 export function shareUrl(ctx: AppContext, req: FastifyRequest, id: string): string {
-  const origin = ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
-  return `${origin}/c/${encodeURIComponent(id)}`;
+  return `${publicOrigin(ctx.config, req) ?? ''}/c/${encodeURIComponent(id)}`;
 }
 
 /** A stored comparison as the API shows it: its share link, stages and files (profiles with their kind). */
