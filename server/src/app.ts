@@ -120,7 +120,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     metrics,
     goproxy,
   );
-  const memo = new ResultMemo();
+  const memo = new ResultMemo(config.resultMemoMaxBytes);
   const maintenance = new Maintenance(store, metrics, { retentionDays: config.retentionDays });
   const ctx: AppContext = {
     config,
