@@ -1,6 +1,7 @@
 import type { Change } from '../api/changes.ts';
 import { formatChange, formatRatio, formatValue } from '../api/format.ts';
 import { verdictWords } from '../api/words.ts';
+import { termText } from '../api/untrusted-text.ts';
 import type { PairData } from './pair.ts';
 
 /**
@@ -138,9 +139,12 @@ export function formatResults(results: RuleResult[], d: PairData, opts: { failUn
     unjudged: opts.failUnjudged ? 'FAIL?' : '?',
     'no-data': opts.failUnjudged ? 'FAIL?' : '-',
   };
-  const width = Math.max(...results.map((r) => r.rule.text.length));
-  const lines = [`stagediff check: ${d.changes.base.name} → ${d.changes.target.name} (${d.comparison.title})`];
-  for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${r.rule.text.padEnd(width)}  ${r.message}`);
+  // Names, titles and the figures' subjects come from the server (anyone's text): each is one line of
+  // plain characters on the terminal, never an escape sequence, a carriage return or a bidi override.
+  const t = termText;
+  const width = results.reduce((w, r) => Math.max(w, t(r.rule.text).length), 0);
+  const lines = [`stagediff check: ${t(d.changes.base.name)} → ${t(d.changes.target.name)} (${t(d.comparison.title)})`];
+  for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${t(r.rule.text).padEnd(width)}  ${t(r.message)}`);
   const nFail = results.filter((r) => r.outcome === 'fail').length;
   const nUnjudged = results.filter((r) => r.outcome === 'unjudged' || r.outcome === 'no-data').length;
   if (failed(results, opts))
