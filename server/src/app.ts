@@ -1,3 +1,4 @@
+import { installJsonParser } from './routes/json-body.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import compress from '@fastify/compress';
@@ -171,6 +172,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: true } },
   });
   installErrorHandler(app);
+  installJsonParser(app, config.maxJsonDepth);
   // Schema coercion turns "Infinity" and "1e999" into numbers that pass minimum/maximum: refuse them.
   app.addHook('preHandler', async (req) => {
     const q = req.query as Record<string, unknown> | undefined;

@@ -91,6 +91,8 @@ export interface Config {
   imageMaxWidth: number;
   /** Largest JSON request body, bytes. */
   maxJsonBytes: number;
+  /** Deepest nesting of arrays and objects a JSON body may have (checked before it is parsed). */
+  maxJsonDepth: number;
   /** Text fields (non-file parts) one multipart upload may carry. */
   maxFormFields: number;
   /** Largest text field of a multipart upload, bytes. */
@@ -281,6 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisComparisonJobs: int(env, 'ANALYSIS_COMPARISON_JOBS', 8, 0, 10_000),
     imageMaxWidth: int(env, 'IMAGE_MAX_WIDTH', 2400, 300, 4000),
     maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxJsonDepth: int(env, 'MAX_JSON_DEPTH', 400, 8, 10_000),
     maxFormFields: int(env, 'MAX_FORM_FIELDS', 16, 0, 10_000),
     maxFormFieldBytes: int(env, 'MAX_FORM_FIELD_BYTES', 64 * 1024, 1, 16 * 1024 * 1024),
     maxCaptureBytes: int(env, 'MAX_CAPTURE_BYTES', 256 * 1024, 1024, MAX_CAPTURE_BYTES),

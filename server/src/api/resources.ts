@@ -1,4 +1,5 @@
 import { NAME_PATTERN, NOTE_PATTERN } from './untrusted-text.ts';
+import { CaptureRecordSchema } from './capture-record.ts';
 import Type, { type Static } from 'typebox';
 import type { BenchConfig } from '../model/benchmark.ts';
 import type { CaptureRecord } from '../model/capture.ts';
@@ -200,10 +201,8 @@ export const StageOrderBody = Type.Object(
   { stageIds: Type.Array(Type.String(), { maxItems: 200 }) },
   { additionalProperties: false },
 );
-export const CaptureBody = Type.Object({
-  schema: Type.Literal('stagediff-capture/1'),
-  runs: Type.Array(Type.Object({}), { maxItems: 100 }),
-});
+/** A capture record as POST …/captures takes it: the whole record, checked (api/capture-record.ts). */
+export const CaptureBody = CaptureRecordSchema;
 export const StageWithCaptures = Type.Object({
   id: Type.String(),
   name: Type.String(),
