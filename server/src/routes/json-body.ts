@@ -48,6 +48,6 @@ export function installJsonParser(app: FastifyInstance, maxDepth: number): void 
       );
       return;
     }
-    parse(req, text, done);
+    void parse(req, text, done);
   });
 }
