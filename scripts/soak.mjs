@@ -216,7 +216,7 @@ const lastT = samples.at(-1).t;
 const windowS = lastT >= 600 ? 300 : Math.floor(lastT / 2);
 const win = samples.filter((s) => s.t >= lastT - windowS);
 const growth = (win.at(-1).rss - win[0].rss) / win[0].rss;
-const peak = Math.max(...win.map((s) => s.rss));
+const peak = win.reduce((m, s) => Math.max(m, s.rss), 0);
 const flat = growth <= 0.05;
 console.log(`soak: ${args.minutes} min, ${clients} clients, ${base}${own ? ' (own server)' : ''}`);
 console.log(
