@@ -1,3 +1,4 @@
+import { installJsonParser } from './routes/json-body.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import compress from '@fastify/compress';
@@ -15,6 +16,7 @@ import { ModelCache } from './services/models.ts';
 import { AnalysisService } from './services/analysis.ts';
 import { AnalysisPool } from './services/analysis-pool.ts';
 import { ResultMemo } from './services/result-memo.ts';
+import { ViewRecorder } from './services/view-record.ts';
 import { Spool } from './services/spool.ts';
 import { GoProxy } from './services/goproxy.ts';
 import { ViewCache } from './services/view-cache.ts';
@@ -122,7 +124,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     metrics,
     goproxy,
   );
-  const memo = new ResultMemo();
+  const memo = new ResultMemo(config.resultMemoMaxBytes);
   const maintenance = new Maintenance(store, metrics, { retentionDays: config.retentionDays });
   const ctx: AppContext = {
     config,
@@ -151,6 +153,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     filters: new FilterChecker(config.analysisWorkers === 0),
     quota: new Quota(store, config),
     maintenance,
+    viewRecorder: new ViewRecorder(store),
   };
 
   const app = Fastify({
@@ -174,6 +177,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // A module proxy failure's full text (the proxy's address, its answer) is for the operator's log only.
   if (goproxy) goproxy.onProblem = (id, problem) => app.log.warn({ module: id }, `module proxy: ${problem}`);
   installErrorHandler(app);
+  installJsonParser(app, config.maxJsonDepth);
   // Schema coercion turns "Infinity" and "1e999" into numbers that pass minimum/maximum: refuse them.
   app.addHook('preHandler', async (req) => {
     const q = req.query as Record<string, unknown> | undefined;

@@ -28,7 +28,10 @@ export interface Config {
   maxUploadBytes: number;
   /** Per profile once inflated, bytes. */
   maxDecompressedBytes: number;
-  /** Base of share links; defaults to the request's own origin. */
+  /**
+   * Base of share links. Unset: the host a trusted proxy forwards (TRUST_PROXY), else links are
+   * relative; never the Host header a client sent directly.
+   */
   publicUrl: string | undefined;
   /** When set, creating a comparison needs `Authorization: Bearer <this>`. */
   writeToken: string | undefined;
@@ -63,6 +66,8 @@ export interface Config {
   analysisNiceness: number;
   /** Bound of the shared derived-result cache in the store, bytes (least recently used go first). */
   cacheMaxBytes: number;
+  /** Bound of this process's in-memory result memo, bytes of memory it holds (keys and overhead counted). */
+  resultMemoMaxBytes: number;
   /** Time a client has to send a whole request (headers and body), ms. */
   requestTimeoutMs: number;
   /**
@@ -88,6 +93,8 @@ export interface Config {
   imageMaxWidth: number;
   /** Largest JSON request body, bytes. */
   maxJsonBytes: number;
+  /** Deepest nesting of arrays and objects a JSON body may have (checked before it is parsed). */
+  maxJsonDepth: number;
   /** Text fields (non-file parts) one multipart upload may carry. */
   maxFormFields: number;
   /** Largest text field of a multipart upload, bytes. */
@@ -298,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     analysisQueueMax: int(env, 'ANALYSIS_QUEUE_MAX', 32, 0, 10_000),
     analysisNiceness: int(env, 'ANALYSIS_NICENESS', 0, 0, 19),
     cacheMaxBytes: int(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, 2 ** 40),
+    resultMemoMaxBytes: int(env, 'RESULT_MEMO_MAX_BYTES', 64 * 1024 * 1024, 0, 2 ** 36),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 300_000, 1000, 3_600_000),
     traceLimits: traceLimits(env),
     // Fair share and bounded requests (README, configuration).
@@ -307,6 +315,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpClientCalls: int(env, 'MCP_CLIENT_CALLS', 4, 0, 1000),
     imageMaxWidth: int(env, 'IMAGE_MAX_WIDTH', 2400, 300, 4000),
     maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxJsonDepth: int(env, 'MAX_JSON_DEPTH', 400, 8, 10_000),
     maxFormFields: int(env, 'MAX_FORM_FIELDS', 16, 0, 10_000),
     maxFormFieldBytes: int(env, 'MAX_FORM_FIELD_BYTES', 64 * 1024, 1, 16 * 1024 * 1024),
     maxCaptureBytes: int(env, 'MAX_CAPTURE_BYTES', 256 * 1024, 1024, MAX_CAPTURE_BYTES),

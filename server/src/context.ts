@@ -15,6 +15,7 @@ import type { FilterChecker } from './services/filter-check.ts';
 import type { Quota } from './services/quota.ts';
 import type { Maintenance } from './services/maintenance.ts';
 import type { GoProxy } from './services/goproxy.ts';
+import type { ViewRecorder } from './services/view-record.ts';
 
 /** A view computed for one request and the requests that asked for the same answer meanwhile. */
 export interface ComputedView {
@@ -50,4 +51,6 @@ export interface AppContext {
   quota: Quota;
   /** Retention and sweeps of the store, hourly. */
   maintenance: Maintenance;
+  /** Reads served from a cache, recorded for retention (throttled). */
+  viewRecorder: ViewRecorder;
 }

@@ -42,6 +42,8 @@ async function freePort(): Promise<number> {
 
 export interface RunningServer {
   url: string;
+  /** The server's DATA_DIR (its SQLite database is stagediff.db there). */
+  dataDir: string;
   stop: () => Promise<void>;
   log: () => string;
 }
@@ -87,6 +89,7 @@ export async function startServer(webDist: string, options: ServerOptions = {}):
   }
   return {
     url,
+    dataDir,
     log: () => out,
     stop: async () => {
       if (child.exitCode === null) {

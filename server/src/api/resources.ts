@@ -1,3 +1,5 @@
+import { NAME_PATTERN, NOTE_PATTERN } from './untrusted-text.ts';
+import { CaptureRecordSchema } from './capture-record.ts';
 import Type, { type Static } from 'typebox';
 import type { BenchConfig } from '../model/benchmark.ts';
 import type { CaptureRecord } from '../model/capture.ts';
@@ -161,10 +163,15 @@ export const StageParams = Type.Object({ id: Id, stageId: Id });
 export const ArtifactParams = Type.Object({ artifactId: Id });
 export const ComparisonArtifactParams = Type.Object({ id: Id, artifactId: Id });
 
+/** A name (a title, a stage's name): one line, no control character, no bidirectional override. */
+const Name = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: NAME_PATTERN });
+/** A note (a description, a stage's note): lines and tabs allowed, no other control character nor bidi override. */
+const Note = (maxLength: number) => Type.String({ maxLength, pattern: NOTE_PATTERN });
+
 export const CreateComparisonBody = Type.Object(
   {
-    title: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 10000 })),
+    title: Name(200),
+    description: Type.Optional(Note(10000)),
   },
   { additionalProperties: false },
 );
@@ -173,8 +180,8 @@ export type CreatedComparison = Static<typeof CreatedComparison>;
 
 export const PatchComparisonBody = Type.Object(
   {
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    description: Type.Optional(Type.String({ maxLength: 10000 })),
+    title: Type.Optional(Name(200)),
+    description: Type.Optional(Note(10000)),
     /** Keep the comparison from retention (RETENTION_DAYS): it is never removed for not being viewed. */
     keep: Type.Optional(Type.Boolean()),
   },
@@ -182,13 +189,13 @@ export const PatchComparisonBody = Type.Object(
 );
 
 export const StageBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 120 }), note: Type.Optional(Type.String({ maxLength: 2000 })) },
+  { name: Name(120), note: Type.Optional(Note(2000)) },
   { additionalProperties: false },
 );
 export const PatchStageBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
-    note: Type.Optional(Type.String({ maxLength: 2000 })),
+    name: Type.Optional(Name(120)),
+    note: Type.Optional(Note(2000)),
   },
   { additionalProperties: false },
 );
@@ -196,10 +203,8 @@ export const StageOrderBody = Type.Object(
   { stageIds: Type.Array(Type.String(), { maxItems: 200 }) },
   { additionalProperties: false },
 );
-export const CaptureBody = Type.Object({
-  schema: Type.Literal('stagediff-capture/1'),
-  runs: Type.Array(Type.Object({}), { maxItems: 100 }),
-});
+/** A capture record as POST …/captures takes it: the whole record, checked (api/capture-record.ts). */
+export const CaptureBody = CaptureRecordSchema;
 export const StageWithCaptures = Type.Object({
   id: Type.String(),
   name: Type.String(),

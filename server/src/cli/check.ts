@@ -2,6 +2,7 @@ import type { Change } from '../api/changes.ts';
 import { CONDITION_KEYS, type ConditionKey } from '../api/conditions.ts';
 import { formatChange, formatRatio, formatValue } from '../api/format.ts';
 import { verdictWords } from '../api/words.ts';
+import { termText } from '../api/untrusted-text.ts';
 import type { PairData } from './pair.ts';
 import { maxOf } from '../analysis/extent.ts';
 
@@ -194,11 +195,14 @@ export function formatResults(
     unjudged: opts.failUnjudged ? 'FAIL?' : '?',
     'no-data': opts.failUnjudged ? 'FAIL?' : '-',
   };
-  const width = maxOf(results.map((r) => r.rule.text.length));
-  const lines = [`stagediff check: ${d.changes.base.name} → ${d.changes.target.name} (${d.comparison.title})`];
+  // Names, titles and the figures' subjects come from the server (anyone's text): each is one line of
+  // plain characters on the terminal, never an escape sequence, a carriage return or a bidi override.
+  const t = termText;
+  const width = maxOf(results.map((r) => t(r.rule.text).length));
+  const lines = [`stagediff check: ${t(d.changes.base.name)} → ${t(d.changes.target.name)} (${t(d.comparison.title)})`];
   for (const w of conditionWarnings(d, opts.allow ?? []))
-    lines.push(`warning: measured under different conditions: ${w} (--allow-different KEY to accept)`);
-  for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${r.rule.text.padEnd(width)}  ${r.message}`);
+    lines.push(`warning: measured under different conditions: ${t(w)} (--allow-different KEY to accept)`);
+  for (const r of results) lines.push(`${tag[r.outcome].padEnd(5)} ${t(r.rule.text).padEnd(width)}  ${t(r.message)}`);
   const nFail = results.filter((r) => r.outcome === 'fail').length;
   const nDiff = results.filter((r) => r.outcome === 'not-comparable').length;
   const nUnjudged = results.filter((r) => r.outcome === 'unjudged' || r.outcome === 'no-data').length;

@@ -77,7 +77,9 @@ export async function reportCommand(args: string[]): Promise<number> {
   const src = await openSource(f);
   try {
     const pair = await pairFromFlags(src, f, Math.max(top, 1));
-    const share = src.publicUrl('/') === null ? null : pair.comparison.url;
+    // (A server without PUBLIC_URL answers a relative share link: resolved against the origin reached.)
+    const origin = src.publicUrl('/');
+    const share = origin === null ? null : new URL(pair.comparison.url, origin).href;
     const report = buildReport(pair, { share, image: (p) => src.publicUrl(p) });
     let imageNote: string | undefined;
     if (image && pair.diffQuery) {

@@ -1,3 +1,4 @@
+import { termText } from '../api/untrusted-text.ts';
 import { diffProfiles } from '../analysis/diff.ts';
 import { compareBenchmarks } from '../analysis/benchstat.ts';
 import type { BenchmarkDiff } from '../model/benchmark.ts';
@@ -112,7 +113,7 @@ export async function diffCommand(args: string[]): Promise<number> {
     [
       `Base: ${baseFile} (${formatValue(d.baseTotal, u)})`,
       `Target: ${targetFile} (${formatValue(d.targetTotal, u)})`,
-      `Type: ${d.sampleType}, mode: ${d.mode}; changes relative to the base total`,
+      `Type: ${termText(d.sampleType)}, mode: ${d.mode}; changes relative to the base total`,
       '',
       table(
         ['Δflat', 'Δflat%', 'Δcum', 'Δcum%', 'status', 'name'],

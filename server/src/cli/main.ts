@@ -1,3 +1,4 @@
+import { termLines } from '../api/untrusted-text.ts';
 import { IngestError, describeIngestError } from '../ingest/errors.ts';
 import { FileError, UsageError } from './flags.ts';
 
@@ -80,20 +81,20 @@ main(process.argv.slice(2)).then(
 );
 
 function reportError(e: unknown): number {
+  // An error may carry a server's message or a file's text: printed without escape sequences.
+  const say = (text: string) => process.stderr.write(termLines(text));
   if (e instanceof UsageError) {
-    process.stderr.write(`stagediff: ${e.message}\n${USAGE}\n`);
+    say(`stagediff: ${e.message}\n${USAGE}\n`);
     return 2;
   }
   if (e instanceof FileError) {
     const c = e.cause;
-    if (c instanceof IngestError) process.stderr.write(`stagediff: ${describeIngestError(c, e.file)}\n`);
-    else if ((c as NodeJS.ErrnoException)?.code === 'ENOENT')
-      process.stderr.write(`stagediff: ${e.file}: no such file\n`);
-    else if ((c as NodeJS.ErrnoException)?.code === 'EISDIR')
-      process.stderr.write(`stagediff: ${e.file}: is a directory\n`);
-    else process.stderr.write(`stagediff: ${e.file}: ${(c as Error)?.message ?? String(c)}\n`);
+    if (c instanceof IngestError) say(`stagediff: ${describeIngestError(c, e.file)}\n`);
+    else if ((c as NodeJS.ErrnoException)?.code === 'ENOENT') say(`stagediff: ${e.file}: no such file\n`);
+    else if ((c as NodeJS.ErrnoException)?.code === 'EISDIR') say(`stagediff: ${e.file}: is a directory\n`);
+    else say(`stagediff: ${e.file}: ${(c as Error)?.message ?? String(c)}\n`);
     return 1;
   }
-  process.stderr.write(`stagediff: ${(e as Error)?.message ?? String(e)}\n`);
+  say(`stagediff: ${(e as Error)?.message ?? String(e)}\n`);
   return 1;
 }

@@ -4,7 +4,7 @@ import { formatChange, formatMs, formatRatio, formatSignedValue, formatValue } f
 import { ciText } from '../api/benchstat-format.ts';
 import { changeStyle, formatPN, noVerdictReason, verdictWords } from '../api/words.ts';
 import { endpointUrl } from '../api/routes.ts';
-import { mdCode, mdTable, mdText } from '../render/markdown.ts';
+import { mdCode, mdDetails, mdTable, mdText } from '../render/markdown.ts';
 import type { PairData } from './pair.ts';
 
 export type { Report };
@@ -226,11 +226,7 @@ function runtimeMd(rt: NonNullable<Report['runtime']>): string {
     lines.push(
       `Allocated bytes per request, runtime metrics ÷ allocs profile: ${cross.map(([k, v]) => `${k} ${formatRatio(v)}`).join(', ')}.`,
     );
-  return `${lines.join('\n\n')}\n\n${details('Every runtime figure', rt.figures.map(changeLine).join('\n') || 'none measured')}`;
-}
-
-function details(summary: string, body: string): string {
-  return `<details><summary>${summary}</summary>\n\n${body}\n\n</details>`;
+  return `${lines.join('\n\n')}\n\n${mdDetails(['Every runtime figure'], rt.figures.map(changeLine).join('\n') || 'none measured')}`;
 }
 
 /**
@@ -271,8 +267,8 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
   else out.push(r.sentences.map((x) => `- ${mdText(x)}`).join('\n'));
   const benchSig = (r.benchmarks?.rows ?? []).filter((c) => c.verdict.status === 'significant');
   out.push(
-    details(
-      'Every figure',
+    mdDetails(
+      ['Every figure'],
       [...r.changes, ...benchSig.slice(0, Math.max(limit, 1))].map(changeLine).join('\n') ||
         'none measured on both sides',
     ),
@@ -295,19 +291,23 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
     for (const w of t.warnings) out.push(`> ${mdText(w)}`);
     if (limit > 0 && t.rows.length > 0)
       out.push(
-        details(
-          `Top functions by Δ flat ${mdText(t.sampleType)}${t.mode === 'per-request' ? ' per request' : ''} (${Math.min(limit, t.rows.length)} of ${t.rowsTotal})`,
+        mdDetails(
+          [
+            'Top functions by Δ flat ',
+            { code: t.sampleType },
+            `${t.mode === 'per-request' ? ' per request' : ''} (${Math.min(limit, t.rows.length)} of ${t.rowsTotal})`,
+          ],
           topMd(r, limit),
         ),
       );
   }
-  if (r.gc) out.push(details('GC (from GODEBUG=gctrace=1)', gcMd(r)));
+  if (r.gc) out.push(mdDetails(['GC (from GODEBUG=gctrace=1)'], gcMd(r)));
   if (r.benchmarks) {
     if (!r.benchmarks.comparable && r.benchmarks.reason) out.push(`> ${mdText(r.benchmarks.reason)}`);
     else if (limit > 0)
       out.push(
-        details(
-          `Benchmarks: benchstat (${Math.min(limit, r.benchmarks.rows.length)} of ${r.benchmarks.rows.length})`,
+        mdDetails(
+          [`Benchmarks: benchstat (${Math.min(limit, r.benchmarks.rows.length)} of ${r.benchmarks.rows.length})`],
           benchMd(r, limit),
         ),
       );

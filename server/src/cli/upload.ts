@@ -1,3 +1,4 @@
+import { termText } from '../api/untrusted-text.ts';
 import { openAsBlob, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Reply } from '../api/endpoints.ts';
@@ -108,7 +109,8 @@ export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
   }
   return {
     id,
-    url: cmp.url,
+    // (Relative when the server has no PUBLIC_URL: resolved against the server reached.)
+    url: new URL(cmp.url, `${server}/`).href,
     stageId: stage.id,
     created,
     token: token!,
@@ -187,11 +189,11 @@ export async function uploadCommand(args: string[]): Promise<number> {
   for (const x of r.results) {
     if (x.ok)
       process.stderr.write(
-        `  ${x.filename}: ${x.artifact.kind} (${x.artifact.format})${x.note ? `, ${x.note}` : ''}\n`,
+        `  ${x.filename}: ${x.artifact.kind} (${x.artifact.format})${x.note ? `, ${termText(x.note)}` : ''}\n`,
       );
     else {
       failed++;
-      process.stderr.write(`stagediff: ${x.error.message}\n`);
+      process.stderr.write(`stagediff: ${termText(x.error.message)}\n`);
     }
   }
   if (flags.values.json)
@@ -203,7 +205,7 @@ export async function uploadCommand(args: string[]): Promise<number> {
       process.stderr.write(
         `edit token (keep it secret; pass it with --comparison ${r.id} --token ... to add stages): ${r.token}\n`,
       );
-    process.stdout.write(`${r.url}\n`);
+    process.stdout.write(`${termText(r.url)}\n`);
   }
   return failed > 0 ? 1 : 0;
 }

@@ -1,22 +1,15 @@
+import { htmlText, oneLine } from '../api/untrusted-text.ts';
+
 /**
  * Untrusted text (function names, stage names, titles) placed into GitHub/GitLab-flavoured Markdown.
- * Every such string goes through one of these; none is ever emitted as markup.
+ * Every such string goes through one of these; none is ever emitted as markup. Which characters are
+ * unsafe, and how an HTML block receives text, is api/untrusted-text.ts's.
  */
 
 /** At most `max` characters (code points), "…" marking a cut. */
 export function clip(s: string, max: number): string {
   const cps = [...s.slice(0, max * 2 + 2)];
   return cps.length <= max ? s : `${cps.slice(0, max - 1).join('')}…`;
-}
-
-/** Control characters and line breaks, which would end a table row or a list item, become spaces. */
-function oneLine(s: string): string {
-  let out = '';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    out += c < 0x20 || c === 0x7f || c === 0x2028 || c === 0x2029 ? ' ' : ch;
-  }
-  return out;
 }
 
 /**
@@ -49,4 +42,17 @@ export function mdCode(s: string, max = 200): string {
 export function mdTable(head: string[], rows: string[][], align?: ('l' | 'r')[]): string {
   const sep = head.map((_, i) => (align?.[i] === 'r' ? '---:' : '---'));
   return [head, sep, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+/**
+ * A folded section: `<details><summary>…</summary>`, the body Markdown after a blank line. The summary
+ * sits in an HTML block, where Markdown's backslash escapes do nothing: its text is HTML-escaped, and
+ * untrusted parts (`{code}`) go in a `<code>` element, where GitHub makes no mentions, references or
+ * emoji either.
+ */
+export function mdDetails(summary: (string | { code: string })[], body: string): string {
+  const html = summary
+    .map((p) => (typeof p === 'string' ? htmlText(p) : `<code>${htmlText(clip(p.code, 200))}</code>`))
+    .join('');
+  return `<details><summary>${html}</summary>\n\n${body}\n\n</details>`;
 }

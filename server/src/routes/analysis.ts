@@ -49,10 +49,15 @@ export async function cached(
   reply.header('cache-control', 'no-cache');
   if (compressible) reply.header('vary', 'accept-encoding');
   const tag = resultTag(c);
-  if (req.headers['if-none-match'] === tag) return reply.header('etag', tag).status(304).send();
+  if (req.headers['if-none-match'] === tag) {
+    ctx.viewRecorder.seen(c.id);
+    return reply.header('etag', tag).status(304).send();
+  }
   const accepted = acceptedEncodings(req.headers['accept-encoding']);
   const hit = await ctx.views.get(key, accepted, compressible);
   if (hit) {
+    // Read from the cache: the tree is not loaded, so the view is recorded here (retention).
+    ctx.viewRecorder.seen(c.id);
     ctx.metrics.inc('stagediff_result_cache_hits_total');
     return send(reply, hit.body, hit.encoding, tag);
   }

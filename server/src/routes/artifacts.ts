@@ -317,6 +317,7 @@ export default async function artifactRoutes(app: FastifyInstance, { ctx }: { ct
     async (req, reply) => {
       const a = await ctx.store.getArtifact(req.params.artifactId);
       if (!a) throw new ApiError(404, 'not-found', `no artifact ${req.params.artifactId}`);
+      ctx.viewRecorder.seen(a.comparisonId);
       const stream = await ctx.store.openBlobStream(a.sha256);
       if (!stream) throw new ApiError(404, 'not-found', `the bytes of ${a.filename} are gone`);
       return reply

@@ -8,13 +8,17 @@ import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import { comparisonBytes } from '../services/quota.ts';
 import { apiSourcesInfo } from '../services/sources.ts';
 import { acceptedEncodings, compress } from '../services/view-cache.ts';
+import { publicOrigin } from '../services/origin.ts';
 import { ApiError } from './errors.ts';
 import { bearer, requireEditToken } from './auth.ts';
 import { route } from './contract.ts';
 
+/**
+ * A comparison's share link: absolute on PUBLIC_URL or a trusted proxy's forwarded host, else relative
+ * (`/c/ID`, which the web client and the CLI resolve against the origin they reached).
+ */
 export function shareUrl(ctx: AppContext, req: FastifyRequest, id: string): string {
-  const origin = ctx.config.publicUrl ?? `${req.protocol}://${req.host}`;
-  return `${origin}/c/${encodeURIComponent(id)}`;
+  return `${publicOrigin(ctx.config, req) ?? ''}/c/${encodeURIComponent(id)}`;
 }
 
 /** A stored comparison as the API shows it: its share link, stages and files (profiles with their kind). */
@@ -51,12 +55,19 @@ async function sendComparison(ctx: AppContext, req: FastifyRequest, reply: Fasti
   const tag = `W/"c${c.revision}-${Date.parse(c.createdAt).toString(36)}"`;
   reply.header('cache-control', 'no-cache').header('vary', 'accept-encoding').header('etag', tag);
   reply.header('content-type', 'application/json; charset=utf-8');
-  if (req.headers['if-none-match'] === tag) return reply.status(304).send();
+  if (req.headers['if-none-match'] === tag) {
+    ctx.viewRecorder.seen(c.id);
+    return reply.status(304).send();
+  }
   const key = `comparison|${c.id}|${c.revision}|${tag}|${shareUrl(ctx, req, c.id)}`;
   const accepted = acceptedEncodings(req.headers['accept-encoding']);
   for (const e of accepted) {
     const kept = e === 'identity' ? undefined : ctx.memo.get(`${key}#${e}`);
-    if (kept) return reply.header('content-encoding', e).send(kept);
+    if (kept) {
+      // Served from memory without the tree: the read is recorded here (retention).
+      ctx.viewRecorder.seen(c.id);
+      return reply.header('content-encoding', e).send(kept);
+    }
   }
   const tree = await loadTree(ctx, id);
   const body = Buffer.from(serialiseComparison(comparisonView(ctx, req, tree)));

@@ -1,3 +1,4 @@
+import { NAME_PATTERN, NOTE_PATTERN, UNSAFE_TEXT_MESSAGE } from '../api/untrusted-text.ts';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { IngestError } from '../ingest/errors.ts';
 import { StoreError, storageFailure } from '../store/index.ts';
@@ -123,7 +124,24 @@ export function installErrorHandler(app: FastifyInstance): void {
           message: `the request body is over the ${req.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes this endpoint takes (MAX_JSON_BYTES; capture records: 2 × MAX_CAPTURE_BYTES)`,
         },
       });
-    if (fe.validation) return reply.status(400).send({ error: { code: 'invalid-request', message: fe.message } });
+    if (fe.validation) {
+      // A name or note with a control character or a bidi override: say so, naming the field, rather
+      // than echo the pattern.
+      const unsafe = fe.validation.find(
+        (v) => v.keyword === 'pattern' && (v.params?.pattern === NAME_PATTERN || v.params?.pattern === NOTE_PATTERN),
+      );
+      if (unsafe) {
+        const field = unsafe.instancePath.replace(/^\//, '').replaceAll('/', '.');
+        return reply.status(400).send({
+          error: {
+            code: 'invalid-request',
+            message: `${fe.validationContext ?? 'body'}/${field} ${UNSAFE_TEXT_MESSAGE}`,
+            param: field,
+          },
+        });
+      }
+      return reply.status(400).send({ error: { code: 'invalid-request', message: fe.message } });
+    }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply
         .status(fe.statusCode)

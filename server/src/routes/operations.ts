@@ -58,6 +58,7 @@ export default async function operationsRoutes(app: FastifyInstance, { ctx }: { 
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
       analysis: { workers: ctx.pool.size, running: ctx.pool.running, queued: ctx.pool.queued },
       uploadsInProgress: ctx.quota.inProgress,
+      resultMemo: { bytes: ctx.memo.bytes, maxBytes: ctx.memo.maxBytes, entries: ctx.memo.size },
     };
   });
 
@@ -77,6 +78,8 @@ export default async function operationsRoutes(app: FastifyInstance, { ctx }: { 
       text += `# HELP stagediff_storage_bytes Bytes of uploaded files the instance keeps (bound: MAX_STORAGE_BYTES).\n# TYPE stagediff_storage_bytes gauge\nstagediff_storage_bytes ${s.blobBytes}\n`;
     }
     text += `# HELP stagediff_result_cache_max_bytes The bound of the shared derived-result cache (CACHE_MAX_BYTES).\n# TYPE stagediff_result_cache_max_bytes gauge\nstagediff_result_cache_max_bytes ${ctx.config.cacheMaxBytes}\n`;
+    text += `# HELP stagediff_result_memo_bytes Memory held by this process's result memo: values, keys and per-entry overhead (bound: RESULT_MEMO_MAX_BYTES).\n# TYPE stagediff_result_memo_bytes gauge\nstagediff_result_memo_bytes ${ctx.memo.bytes}\n`;
+    text += `# HELP stagediff_result_memo_max_bytes The bound of the result memo (RESULT_MEMO_MAX_BYTES).\n# TYPE stagediff_result_memo_max_bytes gauge\nstagediff_result_memo_max_bytes ${ctx.memo.maxBytes}\n`;
     text += `# HELP stagediff_storage_max_bytes The bound of uploaded files' bytes (MAX_STORAGE_BYTES; 0: none).\n# TYPE stagediff_storage_max_bytes gauge\nstagediff_storage_max_bytes ${ctx.config.maxStorageBytes}\n`;
     return reply.type('text/plain; version=0.0.4').send(text);
   });

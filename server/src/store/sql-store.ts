@@ -358,6 +358,14 @@ export abstract class SqlStore implements Store {
     return tree;
   }
 
+  async recordView(id: string): Promise<void> {
+    const now = this.clock();
+    // Best effort, as in getComparisonTree: a view that cannot be recorded is still served.
+    await this.conn
+      .query('UPDATE comparisons SET viewed_at = $1 WHERE id = $2 AND viewed_at < $3', [now, id, now - VIEW_TOUCH_MS])
+      .catch(() => undefined);
+  }
+
   async updateComparison(
     id: string,
     patch: { title?: string; description?: string; keep?: boolean },

@@ -247,6 +247,11 @@ export interface Store {
    * without a revision bump: a view changes nothing).
    */
   getComparisonTree(id: string): Promise<ComparisonTree | null>;
+  /**
+   * Records a view for retention without reading the tree (a view served from a cache): at most once per
+   * VIEW_TOUCH_MS in the database, no revision bump. Best effort: never throws.
+   */
+  recordView(id: string): Promise<void>;
   /** Throws `not-found`. */
   updateComparison(id: string, patch: { title?: string; description?: string; keep?: boolean }): Promise<Comparison>;
   /** Removes stages, artifacts, cache entries, and blobs no other artifact references. False if unknown. */

@@ -216,3 +216,34 @@ describe('parseRule', () => {
     expect(() => parseRule('bench::+2%')).toThrow();
   });
 });
+
+describe('stagediff check on hostile names', () => {
+  it('prints no escape sequence, carriage return, C1 control or bidi override the server holds', async () => {
+    // Names stored before the API refused them (written to the store directly): the CLI is the last guard.
+    const title = 'gate\u001b]0;pwned\u0007 \u202eevil';
+    const { comparison, editToken } = await app.ctx.store.createComparison({ title });
+    const auth = { authorization: `Bearer ${editToken}` };
+    const names = [
+      'base\u001b[2J\u001b[H',
+      'target\r✔ all checks passed\n\u001b]8;;https://evil.example\u0007link\u009b31m',
+    ];
+    for (const [i, name] of names.entries()) {
+      const st = await app.ctx.store.createStage(comparison.id, { name });
+      const r = await upload(app, comparison.id, st.id, auth, [
+        join(fixturesDir, 'demo', DEMO_STAGES[i]!, 'run-1', 'wrk.txt'),
+      ]);
+      expect(r.statusCode, r.body).toBe(200);
+    }
+    const r = await runCli(['check', '--server', url, '--comparison', comparison.id, '--fail-on', 'p99:+1000%']);
+    expect(r.status, r.stderr).toBe(0);
+    const printed = r.stdout + r.stderr;
+    // Nothing but line feeds below U+0020, no C1 control, no bidi override.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what must not be printed
+    expect(printed).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(printed).not.toContain('\u001b');
+    // The names are still there, as plain text on the first line.
+    const first = r.stdout.split('\n')[0]!;
+    expect(first).toContain('base[2J[H → target ✔ all checks passed ]8;;https://evil.examplelink31m');
+    expect(first).toContain('gate]0;pwned evil');
+  });
+});

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
+import { HtmlRenderer, Parser } from 'commonmark';
 import MarkdownIt from 'markdown-it';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
@@ -14,11 +15,14 @@ import { runCli } from '../helpers/cli.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir, repoRoot } from '../helpers/paths.ts';
 import { uploadRepeatedRuns } from '../helpers/repeated-runs.ts';
+import { encodePprof } from '../helpers/pprof-encode.ts';
 
 const ORIGIN = 'https://stagediff.example';
 const GOLDEN = join(repoRoot, 'server/test/cli/golden/demo-report.md');
 
 const HOSTILE_STAGE = '<script>alert(1)</script> @team #1 **bold** [x](javascript:alert(2))';
+/** What once reached GitHub's renderer as markup inside `<details><summary>`: a link and an image. */
+const SUMMARY_PAYLOAD = '<a href=//evil.example>x</a><img src=x onerror=alert(1)>';
 const HOSTILE_FUNCTIONS = [
   '<img src=x onerror=alert(3)>',
   'pipe|in|name',
@@ -29,6 +33,7 @@ const HOSTILE_FUNCTIONS = [
 let app: StagediffApp;
 let socketUrl: string;
 let hostileId: string;
+let summaryId: string;
 let bigId: string;
 const validate = new Ajv({ allErrors: true, strict: false }).compile(reportSchema);
 
@@ -92,6 +97,25 @@ beforeAll(async () => {
     const st = await addStage(app, b.id, b.auth, `stage-${side}`);
     const lines = Array.from({ length: 400 }, (_, k) => `main;pkg.${'LongName'.repeat(60)}${k} ${k + 1 + side * k}`);
     const r = await upload(app, b.id, st, b.auth, [folded(dir, `big${side}.folded`, lines)]);
+    expect(r.statusCode, r.body).toBe(200);
+  }
+
+  // A sample type (and a stage) named with the summary payload: it heads a folded section.
+  const p = await createComparison(app, 'summary payload');
+  summaryId = p.id;
+  for (const [i, name] of ['base', `target ${SUMMARY_PAYLOAD}`].entries()) {
+    const st = await addStage(app, p.id, p.auth, name);
+    const bytes = encodePprof({
+      sampleTypes: [[SUMMARY_PAYLOAD, 'count']],
+      locations: [{ lines: [{ fn: 'main.work' }] }, { lines: [{ fn: 'main.other' }] }],
+      samples: [
+        { stack: [0], values: [10 + i * 5] },
+        { stack: [1], values: [20] },
+      ],
+    });
+    const file = join(dir, `payload${i}.pb`);
+    writeFileSync(file, bytes);
+    const r = await upload(app, p.id, st, p.auth, [file]);
     expect(r.statusCode, r.body).toBe(200);
   }
 
@@ -218,12 +242,35 @@ describe('report on hostile text', () => {
     expect(markdown).not.toMatch(/(^|[^\\`])@everyone/m);
   });
 
+  it('keeps a sample-type or stage name inside <summary> as text, under markdown-it and commonmark.js', async () => {
+    const { report: r, markdown } = await report(summaryId);
+    expect(r.topFunctions?.sampleType).toBe(SUMMARY_PAYLOAD);
+    const summary = /^<details><summary>Top functions by .*$/m.exec(markdown)?.[0];
+    expect(summary).toBeDefined();
+    const renderers: [string, (md: string) => string][] = [
+      ['markdown-it', (md) => new MarkdownIt({ html: true, linkify: true }).render(md)],
+      ['commonmark.js', (md) => new HtmlRenderer({ safe: false }).render(new Parser().parse(md))],
+    ];
+    for (const [name, render] of renderers) {
+      const html = render(markdown);
+      expect(html, name).not.toMatch(/<a href="?\/\/evil|<img src="?x/i);
+      // No element gains an event handler (attribute values, such as the image's alt text, set aside).
+      expect(html.replace(/"[^"]*"/g, '""'), name).not.toMatch(/<[a-z]+[^>]*\son\w+=/i);
+      // Read back as text, in a code element inside the summary.
+      expect(html, name).toContain(
+        '<summary>Top functions by Δ flat <code>&lt;a href=//evil.example&gt;x&lt;/a&gt;&lt;img src=x onerror=alert(1)&gt;</code>',
+      );
+      // The stage name in the headings is text too.
+      expect(html, name).toContain('target &lt;a href=//evil.example&gt;x&lt;/a&gt;');
+    }
+  });
+
   it('stays under a PR comment limit however long the names are', async () => {
     const { markdown, report: r } = await report(bigId, { top: 400 });
     expect(r.topFunctions!.rowsTotal).toBe(401);
     expect(markdown.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
     // The table was shortened to fit, and says how much it shows.
-    expect(markdown).toMatch(/Top functions by Δ flat samples \((\d+) of 401\)/);
+    expect(markdown).toMatch(/Top functions by Δ flat <code>samples<\/code> \((\d+) of 401\)/);
     const shown = Number(/\((\d+) of 401\)/.exec(markdown)![1]);
     expect(shown).toBeGreaterThan(10);
     expect(shown).toBeLessThan(400);

@@ -5,7 +5,7 @@
  * server's resident memory (its own process, as `stagediff serve` runs) grows by less than 50 MB.
  */
 import { request } from 'node:http';
-import { mkdtempSync, openAsBlob } from 'node:fs';
+import { mkdtempSync, openAsBlob, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,8 +172,10 @@ describe('bounded requests', () => {
 
   it('bounds a capture record, and all of a stage’s records together', async () => {
     const url = `${srv.base}/api/comparisons/${s.id}/stages/${s.stages[0]}/captures`;
-    const record = (bytes: number) =>
-      JSON.stringify({ schema: 'stagediff-capture/1', runs: [{ note: 'x'.repeat(bytes) }] });
+    // A real record (the server checks its whole schema), its note padded to `bytes` of JSON in all.
+    const real = JSON.parse(readFileSync(join(fixturesDir, 'demo/baseline/run-1/capture.json'), 'utf8'));
+    const bare = JSON.stringify({ ...real, note: '' }).length;
+    const record = (bytes: number) => JSON.stringify({ ...real, note: 'x'.repeat(bytes - bare) });
     const post = (body: string) =>
       fetch(url, { method: 'POST', headers: { ...s.auth, 'content-type': 'application/json' }, body });
     const tooBig = await post(record(300 * 1024));

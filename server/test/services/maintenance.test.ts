@@ -6,7 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { Maintenance } from '../../src/services/maintenance.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
@@ -70,5 +70,44 @@ describe('retention (RETENTION_DAYS) and keep', () => {
       expired: [],
     });
     expect((await store.stats()).comparisons).toBe(2);
+  });
+
+  it('keeps a comparison read only from the caches (memo, view cache, 304) past a round', async () => {
+    const files = [join(fixturesDir, 'demo/baseline/run-1', 'wrk.txt')];
+    const byPage = await createComparison(app, 'read from the memo');
+    const byView = await createComparison(app, 'read from the view cache');
+    const by304 = await createComparison(app, 'revalidated by a browser');
+    const unread = await createComparison(app, 'never read again');
+    for (const c of [byPage, byView, by304, unread])
+      await upload(app, c.id, await addStage(app, c.id, c.auth, 'baseline'), c.auth, files);
+    // Day 0: each is read once, which fills the caches (the tree is loaded: a view recorded then).
+    const page = (id: string, headers: Record<string, string> = {}) =>
+      app.inject({ url: `/api/comparisons/${id}`, headers: { 'accept-encoding': 'br', ...headers } });
+    const table = (id: string) =>
+      app.inject({ url: `/api/comparisons/${id}/stage-table`, headers: { 'accept-encoding': 'br' } });
+    expect((await page(byPage.id)).statusCode).toBe(200);
+    expect((await table(byView.id)).statusCode).toBe(200);
+    const etag = (await page(by304.id)).headers.etag as string;
+    expect(etag).toBeTruthy();
+
+    // Day 20: read only from the caches, never loading a tree.
+    now += 20 * DAY;
+    const treeReads = vi.spyOn(store, 'getComparisonTree');
+    const hits = (await app.inject({ url: '/metrics' })).body.match(/^stagediff_result_cache_hits_total (\d+)$/m);
+    expect((await page(byPage.id)).statusCode).toBe(200);
+    expect((await table(byView.id)).statusCode).toBe(200);
+    expect((await page(by304.id, { 'if-none-match': etag })).statusCode).toBe(304);
+    expect(treeReads).not.toHaveBeenCalled();
+    treeReads.mockRestore();
+    const hitsAfter = (await app.inject({ url: '/metrics' })).body.match(/^stagediff_result_cache_hits_total (\d+)$/m);
+    expect(Number(hitsAfter?.[1])).toBe(Number(hits?.[1] ?? 0) + 1);
+    // (The store write is in the background: let it land.)
+    await new Promise((r) => setTimeout(r, 50));
+
+    now += 11 * DAY;
+    const round = new Maintenance(store, app.ctx.metrics, { retentionDays: 30, now: () => now });
+    const { expired } = await round.run();
+    expect(expired).toContain(unread.id);
+    for (const c of [byPage, byView, by304]) expect(expired).not.toContain(c.id);
   });
 });

@@ -1281,6 +1281,26 @@ export function storeContract(name: string, harness: StoreHarness): void {
         now = Date.parse('2026-03-01T12:00:00Z') + 40 * DAY + 60_000;
         expect(await s.expireComparisons(now - 30 * DAY)).toEqual([id]);
       });
+
+      it('recordView (a read served from a cache) counts for retention, at most once per VIEW_TOUCH_MS', async () => {
+        const start = Date.parse('2026-03-01T12:00:00Z');
+        let now = start;
+        config = { ...(await harness.freshConfig()), clock: () => now };
+        const s = await open();
+        const read = (await s.createComparison({ title: 'read from a cache' })).comparison.id;
+        const unread = (await s.createComparison({ title: 'not read' })).comparison.id;
+        const rev = (await s.getComparison(read))!.revision;
+        now += 10 * DAY;
+        await s.recordView(read); // recorded: day 10
+        now += VIEW_TOUCH_MS / 2;
+        await s.recordView(read); // too soon: not recorded
+        await s.recordView('no-such-comparison'); // nothing to record, no error
+        expect((await s.getComparison(read))!.revision).toBe(rev); // a view changes nothing
+        now = start + 35 * DAY;
+        expect(await s.expireComparisons(now - 30 * DAY)).toEqual([unread]);
+        now = start + 40 * DAY + 60_000;
+        expect(await s.expireComparisons(now - 30 * DAY)).toEqual([read]);
+      });
     });
   });
 }

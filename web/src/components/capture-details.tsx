@@ -1,6 +1,14 @@
 import type { Stage } from '../lib/api.ts';
 import { LazyDetails } from './common.tsx';
-import { busyStages, type CaptureGroup, groupCaptures, loadText, runText, windowText } from '../lib/capture-format.ts';
+import {
+  busyStages,
+  type CaptureGroup,
+  groupCaptures,
+  loadText,
+  readableCaptures,
+  runText,
+  windowText,
+} from '../lib/capture-format.ts';
 
 /** A visible warning when any stage was captured on a busy machine (other load skews its figures). */
 export function BusyCaptureWarning({ stages }: { stages: Stage[] }) {
@@ -80,14 +88,14 @@ function CaptureBlock({ group }: { group: CaptureGroup }) {
 
 /** Per stage: how it was captured (commands, window, versions, machine load), from its capture records. */
 export function CaptureDetails({ stages }: { stages: Stage[] }) {
-  const withCaptures = stages.filter((s) => (s.captures ?? []).length > 0);
+  const withCaptures = stages.filter((s) => readableCaptures(s.captures).length > 0);
   if (withCaptures.length === 0) return null;
   return (
     <LazyDetails className="files capture-details" summary="How the stages were captured">
       {withCaptures.map((s) => (
         <section key={s.id} aria-label={`Capture of ${s.name}`}>
           <h3>{s.name}</h3>
-          {groupCaptures(s.captures ?? []).map((g) => (
+          {groupCaptures(readableCaptures(s.captures)).map((g) => (
             <CaptureBlock key={`${g.record.startedAt}|${g.record.command}`} group={g} />
           ))}
         </section>

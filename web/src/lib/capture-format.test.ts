@@ -2,7 +2,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CaptureRecord } from './api.ts';
-import { busyStages, captureCommandLine, groupCaptures, loadText, runText, windowText } from './capture-format.ts';
+import {
+  busyStages,
+  captureCommandLine,
+  groupCaptures,
+  loadText,
+  readableCaptures,
+  runText,
+  windowText,
+} from './capture-format.ts';
 
 // Real records written by `stagediff capture` for the demo (fixtures/demo).
 const demo = new URL('../../../fixtures/demo/', import.meta.url);
@@ -87,4 +95,27 @@ it('the home page command targets the server it is served from', () => {
   expect(captureCommandLine('https://perf.example.com')).toBe(
     'npx stagediff capture --pprof http://127.0.0.1:6060 --stage baseline --server https://perf.example.com -- wrk -t2 -c32 -d30s --latency http://127.0.0.1:8080/',
   );
+});
+
+describe.skipIf(!have)('records the page cannot read', () => {
+  it('are left out, and never break the busy-machine warning', () => {
+    const good = read(wrkPath);
+    const built = read(vegetaPath);
+    const bad: unknown[] = [
+      { schema: 'stagediff-capture/1', runs: [{}] },
+      { ...good, runs: [{ ...good.runs[0], machine: null }] },
+      { ...good, runs: [{ ...good.runs[0], machine: { ...good.runs[0]!.machine, loadAverage: [1] } }] },
+      { ...good, load: null },
+      { ...good, load: { kind: 'later' } },
+      { ...good, runs: 'x' },
+      null,
+      'text',
+      7,
+    ];
+    expect(readableCaptures([good, ...bad, built])).toEqual([good, built]);
+    expect(readableCaptures('not a list')).toEqual([]);
+    expect(readableCaptures(undefined)).toEqual([]);
+    const stages = [{ name: 'b', captures: bad as CaptureRecord[] }];
+    expect(busyStages(stages)).toEqual([]);
+  });
 });

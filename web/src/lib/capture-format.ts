@@ -77,12 +77,70 @@ export function groupCaptures(records: CaptureRecord[]): CaptureGroup[] {
   return [...groups.values()];
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isText = (v: unknown) => typeof v === 'string';
+const isTextOrNull = (v: unknown) => v === null || typeof v === 'string';
+const isNumber = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+
+function readableRun(r: unknown): boolean {
+  if (!isObject(r) || !isNumber(r.run) || !isObject(r.machine)) return false;
+  const m = r.machine;
+  const la = m.loadAverage;
+  if (!Array.isArray(la) || la.length !== 3 || !la.every(isNumber)) return false;
+  if (!isNumber(m.cpuIdlePercent) || typeof m.busy !== 'boolean') return false;
+  if (
+    r.window !== null &&
+    r.window !== undefined &&
+    (!isObject(r.window) || !isText(r.window.start) || !isText(r.window.end))
+  )
+    return false;
+  if (r.summary !== null && r.summary !== undefined && !isObject(r.summary)) return false;
+  return isTextOrNull(r.error ?? null);
+}
+
+function readableLoad(l: unknown): boolean {
+  if (!isObject(l)) return false;
+  if (l.kind === 'command') return isText(l.command) && isTextOrNull(l.tool) && isTextOrNull(l.version);
+  if (l.kind === 'built-in')
+    return (
+      isText(l.generator) &&
+      isText(l.equivalentCommand) &&
+      isNumber(l.connections) &&
+      isNumber(l.durationSeconds) &&
+      (l.rate === null || isNumber(l.rate))
+    );
+  return false;
+}
+
+/**
+ * The records of a stage this page can read: everything it shows is there with its type. The server
+ * checks records as they arrive; one stored before it did, or by a later version, is left out rather
+ * than allowed to break the page.
+ */
+export function readableCaptures(records: unknown): CaptureRecord[] {
+  if (!Array.isArray(records)) return [];
+  return records.filter(
+    (c): c is CaptureRecord =>
+      isObject(c) &&
+      isText(c.command) &&
+      isTextOrNull(c.pprof) &&
+      Array.isArray(c.profiles) &&
+      c.profiles.every(isText) &&
+      isTextOrNull(c.error ?? null) &&
+      readableLoad(c.load) &&
+      isObject(c.host) &&
+      Array.isArray(c.runs) &&
+      c.runs.every(readableRun),
+  );
+}
+
 /** The stages (by name) with at least one run captured on a busy machine, and how busy. */
 export function busyStages(stages: { name: string; captures?: CaptureRecord[] }[]): { stage: string; idle: number }[] {
   const out: { stage: string; idle: number }[] = [];
   for (const s of stages) {
-    const busy = (s.captures ?? []).flatMap((c) => c.runs.filter((r) => r.machine.busy));
-    if (busy.length > 0) out.push({ stage: s.name, idle: Math.min(...busy.map((r) => r.machine.cpuIdlePercent)) });
+    const busy = readableCaptures(s.captures).flatMap((c) => c.runs.filter((r) => r.machine.busy));
+    if (busy.length > 0)
+      out.push({ stage: s.name, idle: busy.reduce((m, r) => Math.min(m, r.machine.cpuIdlePercent), 100) });
   }
   return out;
 }

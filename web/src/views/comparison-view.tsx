@@ -1,3 +1,4 @@
+import { PanelBoundary } from '../components/panel-boundary.tsx';
 import { lazy, memo, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
 import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
@@ -557,31 +558,33 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           )}
           <Tabs label="Views" tabs={tabs} active={tab} onChange={(t) => setView({ tab: t })} />
           <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
-            {tab === 'flame' && <FlamePanel {...common} base={baseStage} target={targetStage} />}
-            {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
-            {tab === 'trends' && <TrendsPanel {...common} />}
-            {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
-            {tab === 'lines' && (
-              <Suspense fallback={<Loading what="source lines" />}>
-                <LinesPanel {...common} base={baseStage} target={targetStage} />
-              </Suspense>
-            )}
-            {tab === 'load' && (
-              <Suspense fallback={<Loading what="charts" />}>
-                <LoadPanel {...common} />
-              </Suspense>
-            )}
-            {tab === 'runtime' && (
-              <Suspense fallback={<Loading what="charts" />}>
-                <RuntimePanel {...common} base={baseStage} target={targetStage} />
-              </Suspense>
-            )}
-            {tab === 'bench' && <BenchPanel {...common} base={baseStage} target={targetStage} />}
-            {tab === 'gc' && (
-              <Suspense fallback={<Loading what="charts" />}>
-                <GcPanel {...common} />
-              </Suspense>
-            )}
+            <PanelBoundary what={`${tab} view`} resetKey={`${tab}|${baseStage?.id}|${targetStage?.id}`}>
+              {tab === 'flame' && <FlamePanel {...common} base={baseStage} target={targetStage} />}
+              {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
+              {tab === 'trends' && <TrendsPanel {...common} />}
+              {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
+              {tab === 'lines' && (
+                <Suspense fallback={<Loading what="source lines" />}>
+                  <LinesPanel {...common} base={baseStage} target={targetStage} />
+                </Suspense>
+              )}
+              {tab === 'load' && (
+                <Suspense fallback={<Loading what="charts" />}>
+                  <LoadPanel {...common} />
+                </Suspense>
+              )}
+              {tab === 'runtime' && (
+                <Suspense fallback={<Loading what="charts" />}>
+                  <RuntimePanel {...common} base={baseStage} target={targetStage} />
+                </Suspense>
+              )}
+              {tab === 'bench' && <BenchPanel {...common} base={baseStage} target={targetStage} />}
+              {tab === 'gc' && (
+                <Suspense fallback={<Loading what="charts" />}>
+                  <GcPanel {...common} />
+                </Suspense>
+              )}
+            </PanelBoundary>
           </div>
         </section>
       )}
@@ -655,10 +658,18 @@ const StagesSection = memo(function StagesSection({
           ])}
         </div>
       </div>
-      <BusyCaptureWarning stages={stages} />
-      {table && <StageConditionsWarning rows={table.rows} />}
+      <PanelBoundary what="capture warning">
+        <BusyCaptureWarning stages={stages} />
+      </PanelBoundary>
+      {table && (
+        <PanelBoundary what="conditions warning">
+          <StageConditionsWarning rows={table.rows} />
+        </PanelBoundary>
+      )}
       {table ? (
-        <StageTable table={table} gc={gc} bench={bench} />
+        <PanelBoundary what="stage table">
+          <StageTable table={table} gc={gc} bench={bench} />
+        </PanelBoundary>
       ) : tableLoading ? (
         <Loading what="stage table" />
       ) : (
@@ -685,8 +696,14 @@ const StagesSection = memo(function StagesSection({
           </div>
         ))}
       </LazyDetails>
-      <CaptureDetails stages={stages} />
-      {table && <ConditionsDetails rows={table.rows} />}
+      <PanelBoundary what="capture details">
+        <CaptureDetails stages={stages} />
+      </PanelBoundary>
+      {table && (
+        <PanelBoundary what="conditions">
+          <ConditionsDetails rows={table.rows} />
+        </PanelBoundary>
+      )}
     </section>
   );
 });

@@ -1,3 +1,4 @@
+import { readableCaptures } from '../lib/capture-format.ts';
 import { useCallback, useRef, useState } from 'react';
 import type { PickedFile, StageEditorHandlers, UploadItem } from '../components/upload.tsx';
 import { type Comparison, type Stage, api, uploadFile, uploadSources } from '../lib/api.ts';
@@ -175,7 +176,9 @@ export function useStageEditor(
     if (sources) await sendSources(stageId, sources.file, stageFileName(sources.path, root));
     // The records, once their files are in; a record the stage already holds is not added twice.
     const held = new Set(
-      (comparison?.stages.find((s) => s.id === stageId)?.captures ?? []).map((c) => `${c.startedAt}|${c.command}`),
+      readableCaptures(comparison?.stages.find((s) => s.id === stageId)?.captures).map(
+        (c) => `${c.startedAt}|${c.command}`,
+      ),
     );
     await run(async () => {
       for (const { record } of plan.records) {
