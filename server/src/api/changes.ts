@@ -29,6 +29,14 @@ export const Verdict = Type.Object({
   status: VerdictStatus,
   ratio: Nullable(Type.Number({ description: 'target median / base median' })),
   p: Nullable(Type.Number({ description: 'two-sided Mann–Whitney U p-value; null for single-run and missing' })),
+  q: Type.Optional(
+    Nullable(
+      Type.Number({
+        description:
+          'for a function judged among many in one diff: its Benjamini–Hochberg adjusted p across the functions tested, the figure compared with alpha (absent for a figure judged alone)',
+      }),
+    ),
+  ),
   nBase: Type.Integer({ description: 'runs on the base side' }),
   nTarget: Type.Integer({ description: 'runs on the target side' }),
   alpha: Type.Number({ description: 'significance level (benchstat: 0.05)' }),

@@ -1,6 +1,6 @@
 import { memo, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
-import { formatP, verdictWords } from '../../../server/src/api/words.ts';
+import { formatP, formatQ, verdictWords } from '../../../server/src/api/words.ts';
 import type { Diff, DiffRow } from '../lib/api.ts';
 import { fullVerdict } from '../lib/diff-verdicts.ts';
 
@@ -29,15 +29,18 @@ function verdictCell(r: DiffRow, noise: Diff['noise']): { text: string; title: s
   if (!noise || !r.verdict) return null;
   const cum = fullVerdict(r.verdict.cum, noise, r.base.cum, r.target.cum);
   const flat = fullVerdict(r.verdict.flat, noise, r.base.flat, r.target.flat);
+  const pq = (v: typeof cum) => (v.q != null ? `${formatP(v.p)}, ${formatQ(v.q)}` : formatP(v.p));
   const text =
     cum.status === 'significant'
-      ? `significant (${formatP(cum.p)})`
+      ? `significant (${pq(cum)})`
       : cum.status === 'no-change'
-        ? `~ within the noise (${formatP(cum.p)})`
+        ? cum.p === null
+          ? '~ below the test floor'
+          : `~ within the noise (${pq(cum)})`
         : 'not judged';
   return {
     text,
-    title: `cum: ${verdictWords(cum)}; flat: ${verdictWords(flat)} — Mann–Whitney U over the stages' profiles (${noise.normalisation === 'raw' ? 'as recorded' : noise.normalisation})`,
+    title: `cum: ${verdictWords(cum)}; flat: ${verdictWords(flat)} — Mann–Whitney U over the stages' profiles (${noise.normalisation === 'raw' ? 'as recorded' : noise.normalisation}), significant where the Benjamini–Hochberg q across the ${noise.tested} functions tested is ≤ ${noise.alpha}${cum.p === null ? `; this one moves less than ${noise.floor * 100} % of the total across the profiles and was not tested` : ''}`,
   };
 }
 

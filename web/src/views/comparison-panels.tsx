@@ -579,7 +579,8 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     (d: DiffNode) => {
       const c = diffColor(d, { noiseFloor: view.noise, reference, dark });
       if (c === neutralColor(dark)) return c;
-      return tested && d.verdict?.status === 'no-change' ? HATCH : c;
+      // Tested: only a significant change takes the change's colour; the rest, untested ones too, is hatched.
+      return tested && d.verdict?.status !== 'significant' ? HATCH : c;
     },
     [view.noise, reference, dark, tested],
   );
@@ -588,12 +589,17 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
   const hotPathsShown = useDeferredValue(true, false);
   const onNoise = useCallback((v: number) => setView({ noise: v }), [setView]);
   const onSelectRow = useCallback((fn: string) => setView({ fn, zoom: [] }), [setView]);
-  const nameFor = useCallback((d: DiffNode) => {
-    // The marker goes after the name: a narrow frame's truncated label still shows the function.
-    if (d.base === 0 && d.target !== 0) return `${d.name} [new]`;
-    if (d.target === 0 && d.base !== 0) return `${d.name} [removed]`;
-    return d.name;
-  }, []);
+  const nameFor = useCallback(
+    (d: DiffNode) => {
+      // The marker goes after the name: a narrow frame's truncated label still shows the function. When
+      // the runs were tested, new or removed only where the test says the change is significant.
+      if (tested && d.verdict?.status !== 'significant') return d.name;
+      if (d.base === 0 && d.target !== 0) return `${d.name} [new]`;
+      if (d.target === 0 && d.base !== 0) return `${d.name} [removed]`;
+      return d.name;
+    },
+    [tested],
+  );
   const tooltip = useMemo(() => {
     if (!data) return () => '';
     const bName = base?.name ?? 'base';
