@@ -12,6 +12,7 @@ import { total } from '../../src/analysis/flat-cum.ts';
 import { verdict } from '../../src/analysis/significance.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
+import { runFileName } from '../helpers/repeated-runs.ts';
 import { findGo, fixturesDir } from '../helpers/paths.ts';
 import { parseTopAll } from '../helpers/pprof-text.ts';
 
@@ -297,11 +298,13 @@ describe('runs are runs, and too few runs are unjudged', () => {
     const b = await addStage(app, id, auth, 'pooled');
     const files = (stage: string) =>
       [1, 2].flatMap((k) => [`${rr}${stage}/run-${k}/wrk.txt`, `${rr}${stage}/run-${k}/cpu.pb.gz`]);
+    // Named by run (run-1-wrk.txt, run-1-cpu.pb.gz): the names pair each profile with its run.
     for (const [st, name] of [
       [a, 'fast-json'],
       [b, 'pooled'],
     ] as const)
-      for (const f of files(name)) expect((await upload(app, id, st, auth, [f])).statusCode).toBe(200);
+      for (const f of files(name))
+        expect((await upload(app, id, st, auth, [f], [runFileName(f)])).statusCode).toBe(200);
     const before = (await app.inject({ url: `/api/comparisons/${id}/changes?base=${a}&target=${b}` })).json();
     const rps = (c: { figures: { metric: string; verdict: unknown }[] }) =>
       c.figures.find((f) => f.metric === 'rps')!.verdict;
@@ -312,7 +315,7 @@ describe('runs are runs, and too few runs are unjudged', () => {
       expect(r.statusCode).toBe(409);
       const body = r.json();
       expect(body.error.code).toBe('duplicate');
-      expect(body.error.existing.filename).toBe(f.split('/').pop());
+      expect(body.error.existing.filename).toBe(runFileName(f));
       expect(body.results[0].error.message).toMatch(/already holds these exact bytes/);
     }
     const after = (await app.inject({ url: `/api/comparisons/${id}/changes?base=${a}&target=${b}` })).json();
