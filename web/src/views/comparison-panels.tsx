@@ -25,7 +25,7 @@ import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, findWidest } from '../lib/tree.ts';
-import { diffUrl, flamegraphUrl } from '../../../server/src/api/page-requests.ts';
+import { diffUrl, flamegraphUrl, pairChangesUrl } from '../../../server/src/api/page-requests.ts';
 import { type Filters, type ViewState, treeChoice } from '../lib/url-state.ts';
 import { useApi, useFetch } from './use-fetch.ts';
 
@@ -587,6 +587,15 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
   // The hot-path table, below the graph, is rendered in the background after the panel's first commit,
   // so the graph is painted without waiting for its rows.
   const hotPathsShown = useDeferredValue(true, false);
+  // "What changed"'s functions, in its order: the hot paths rank them first.
+  const changes = useFetch<Reply<'changes'>>(
+    hotPathsShown && base && target ? pairChangesUrl(props.comparisonId, base.id, target.id) : null,
+    props.revision,
+  );
+  const origins = useMemo(
+    () => (changes.data?.functions.status === 'ok' ? changes.data.functions.changes.map((c) => c.name) : null),
+    [changes.data],
+  );
   const onNoise = useCallback((v: number) => setView({ noise: v }), [setView]);
   const onSelectRow = useCallback((fn: string) => setView({ fn, zoom: [] }), [setView]);
   const nameFor = useCallback(
@@ -708,9 +717,12 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         !zoomed.error && <Loading what="the zoomed part of the diff" />
       )}
       <h3>Hot paths: functions ranked by change</h3>
-      {hotPathsShown && (
+      {/* Drawn once "what changed" has answered (or failed), so the rows do not reorder under a click. */}
+      {hotPathsShown && changes.data === null && changes.error == null && <Loading what="hot paths" />}
+      {hotPathsShown && (changes.data !== null || changes.error != null) && (
         <HotPathTable
           rows={data.top}
+          origins={origins}
           noise={data.noise}
           unit={data.unit}
           baseTotal={data.baseTotal}
