@@ -4,7 +4,9 @@
  * printed and against `go tool pprof`, read independently of the parsers where that is cheap.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
@@ -291,6 +293,28 @@ describe('runs are runs, and too few runs are unjudged', () => {
   afterAll(async () => app.close());
 
   const rr = `${fixturesDir}repeated-runs/`;
+
+  it('a run is a run: the same wrk output with a byte added is refused (409) naming the run it repeats', async () => {
+    const { id, auth } = await createComparison(app, 'same run');
+    const st = await addStage(app, id, auth, 'pooled');
+    const wrk = `${rr}pooled/run-1/wrk.txt`;
+    expect((await upload(app, id, st, auth, [wrk], ['run-1-wrk.txt'])).statusCode).toBe(200);
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-same-run-'));
+    const copy = join(dir, 'wrk.txt');
+    writeFileSync(copy, `${readFileSync(wrk, 'utf8')}\n`);
+    const r = await upload(app, id, st, auth, [copy], ['run-2-wrk.txt']);
+    expect(r.statusCode).toBe(409);
+    const body = r.json();
+    expect(body.error.code).toBe('duplicate');
+    expect(body.error.existing.filename).toBe('run-1-wrk.txt');
+    expect(body.results[0].error.message).toMatch(
+      /already holds this run as run-1-wrk\.txt: every figure it prints is the same/,
+    );
+    // A different run of the same stage is a run.
+    expect((await upload(app, id, st, auth, [`${rr}pooled/run-2/wrk.txt`], ['run-2-wrk.txt'])).statusCode).toBe(200);
+    const tree = (await app.ctx.store.getComparisonTree(id))!;
+    expect(tree.stages[0]!.artifacts.map((a) => a.filename)).toEqual(['run-1-wrk.txt', 'run-2-wrk.txt']);
+  });
 
   it('2+2 real runs uploaded twice: the duplicates are refused (409) and the verdict stays too-few-runs', async () => {
     const { id, auth } = await createComparison(app, '2+2');
