@@ -98,15 +98,26 @@ describe.skipIf(!available)('significance end to end', () => {
     await hot.waitFor({ timeout: 60_000 });
     await expect.poll(() => hot.locator('tr.in-noise').count()).toBeGreaterThan(15);
     const quiet = hot.locator('tr.in-noise').first();
-    expect(await quiet.getAttribute('title')).toMatch(/^cum: ~ within the noise \(p=\d\.\d{3}, n=5\+5\)/);
-    expect(await quiet.locator('.verdict-words').textContent()).toMatch(/^~ within the noise \(p=\d\.\d{3}\)$/);
+    // Tested functions carry p and their Benjamini–Hochberg q; those moving less than the floor are untested.
+    expect(await quiet.getAttribute('title')).toMatch(
+      /^cum: ~ within the noise \((p=\d\.\d{3}, q=\d\.\d{3}, )?n=5\+5\)/,
+    );
+    expect(await quiet.locator('.verdict-words').textContent()).toMatch(
+      /^~ (within the noise \(p=\d\.\d{3}, q=\d\.\d{3}\)|below the test floor)$/,
+    );
+    // The same build measured twice: no hot path is significant.
+    expect(await hot.locator('tr[data-verdict="significant"]').count()).toBe(0);
     await page.locator('.legend-noise').waitFor();
+    // The legend says how many functions were tested as one family.
+    expect(await page.locator('.legend-noise').textContent()).toMatch(
+      /\d+ functions tested \(of [\d,]+: those whose cost moves by at least 1(\.0)? % of the total across the profiles\); a change is significant where its Benjamini–Hochberg q ≤ 0\.05/,
+    );
     // Frames inside the noise are hatched, apart from the grey of those below the noise floor; the
     // legend names both.
     await page.locator('[data-flame-drawn="1"]').first().waitFor({ timeout: 60_000 });
     expect(Number(await page.locator('.diff-panel .flame-graph').getAttribute('data-hatched'))).toBeGreaterThan(10);
     expect(await page.locator('.legend-stop[data-legend="within-noise"]').textContent()).toContain(
-      'within the noise (p > 0.05)',
+      'not significant (q > 0.05, or not tested)',
     );
     await page.getByText('below noise floor').first().waitFor();
     expect(await page.locator('.noise-banner').count()).toBe(0);

@@ -109,3 +109,38 @@ export function judged(
   if (t.p <= alpha) return { status: 'significant', ...common, p: t.p };
   return { status: byCounts ?? 'no-change', ...common, p: t.p };
 }
+
+/**
+ * Benjamini–Hochberg adjusted p-values (q-values) of a family of tests, in the order given: the i-th
+ * smallest p times m / i, made non-decreasing from the largest down and capped at 1. A test whose q is
+ * ≤ alpha is a discovery of the step-up procedure at false discovery rate alpha.
+ */
+export function benjaminiHochberg(ps: readonly number[]): number[] {
+  const m = ps.length;
+  const order = ps.map((_, i) => i).sort((a, b) => ps[a]! - ps[b]! || a - b);
+  const q = new Array<number>(m).fill(1);
+  let running = 1;
+  for (let r = m - 1; r >= 0; r--) {
+    const i = order[r]!;
+    running = Math.min(running, (ps[i]! * m) / (r + 1));
+    q[i] = Math.min(1, running);
+  }
+  return q;
+}
+
+/**
+ * Verdicts of a family of U tests judged together: each test's own p, and significant only where its
+ * Benjamini–Hochberg q is ≤ alpha (the false discovery rate across the family held at alpha). The run
+ * counts decide as in `judged` (too few runs or one run: no test says anything).
+ */
+export function judgedFamily(
+  tests: readonly { p: number; nBase: number; nTarget: number; ratio: number | null }[],
+  alpha = BENCHSTAT_ALPHA,
+): (Verdict & { q: number | null })[] {
+  const q = benjaminiHochberg(tests.map((t) => t.p));
+  return tests.map((t, i) => {
+    const v = judged(t, alpha);
+    if (v.status !== 'significant' && v.status !== 'no-change') return { ...v, q: null };
+    return { ...v, status: q[i]! <= alpha ? 'significant' : 'no-change', q: q[i]! };
+  });
+}

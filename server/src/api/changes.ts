@@ -33,6 +33,14 @@ export const Verdict = Type.Object({
   status: VerdictStatus,
   ratio: Nullable(Type.Number({ description: 'target median / base median' })),
   p: Nullable(Type.Number({ description: 'two-sided Mann–Whitney U p-value; null for single-run and missing' })),
+  q: Type.Optional(
+    Nullable(
+      Type.Number({
+        description:
+          'for a function judged among many in one diff: its Benjamini–Hochberg adjusted p across the functions tested, the figure compared with alpha (absent for a figure judged alone)',
+      }),
+    ),
+  ),
   nBase: Type.Integer({ description: 'runs on the base side' }),
   nTarget: Type.Integer({ description: 'runs on the target side' }),
   alpha: Type.Number({ description: 'significance level (benchstat: 0.05)' }),
@@ -132,13 +140,14 @@ export type StageSummaryKind = Static<typeof StageSummaryKind>;
 /**
  * The requests a profile's figures are divided by, one rule everywhere (the engine's `requestsForProfile`):
  * for each profile with a duration, in order of preference,
- * 1. `timeline`: a load test with absolute times whose per-second timeline covers the profile's window:
+ * 1. `paired-run`: the load-test run the profile was captured with — by its capture record (the same
+ *    `stagediff capture` run), else by names that say so (`cpu-5.pb.gz` with `wrk-5.txt`, `run-5-…`
+ *    with `run-5-…`: one headline run carries the profile's run number), else the stage's only run:
+ *    that run's req/s × the profile's duration (never upload order);
+ * 2. `timeline`: a load test with absolute times whose per-second timeline covers the profile's window:
  *    the requests of the seconds inside the window (partial seconds pro rata);
- * 2. `paired-run`: the load-test run the profile was captured with (the same `stagediff capture` run; else,
- *    when the stage holds as many runs of its headline tool as profiles of the kind, the i-th in upload
- *    order): that run's req/s × the profile's duration;
- * 3. `stage-rps`: the stage's median req/s × the profile's duration (an estimate: the stage's runs were
- *    not matched to this profile).
+ * 3. `stage-rps`: the stage's median req/s × the profile's duration (an estimate, not measured: the
+ *    stage's runs were not matched to this profile, and the description says why).
  * A stage of several profiles is divided by the sum over its profiles.
  */
 export const DivisorMethod = Type.Union([
@@ -154,6 +163,9 @@ export const ProfileRequests = Type.Object({
   method: Nullable(DivisorMethod),
   /** In words, e.g. "timeline of vegeta-json within the profile's window". */
   description: Nullable(Type.String()),
+  /** The profile's file name, and the load-test file it is divided by (paired-run, timeline), if any. */
+  filename: Type.Optional(Type.String()),
+  run: Type.Optional(Nullable(Type.Object({ artifactId: Type.String(), filename: Type.String() }))),
 });
 export type ProfileRequests = Static<typeof ProfileRequests>;
 

@@ -87,6 +87,11 @@ export function diffUrl(
   );
 }
 
+/** A pair's changes with "what changed"'s functions, in its order (the hot paths rank those first). */
+export function pairChangesUrl(id: string, base: string, target: string): string {
+  return endpointUrl('changes', { id }, { base, target });
+}
+
 /** A pair's figures as the change engine judges them, without the functions (the diff's own business). */
 export function pairFiguresUrl(id: string, base: string, target: string): string {
   return endpointUrl('changes', { id }, { base, target, functions: 'off' });

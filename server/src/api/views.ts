@@ -330,7 +330,13 @@ export const DiffQuery = Type.Object(
 export type DiffQuery = Static<typeof DiffQuery>;
 
 /** A verdict in brief, where thousands of functions carry one. */
-export const VerdictBrief = Type.Object({ status: VerdictStatus, p: Nullable(Type.Number()) });
+export const VerdictBrief = Type.Object({
+  status: VerdictStatus,
+  /** The function's own U-test p. */
+  p: Nullable(Type.Number()),
+  /** Its Benjamini–Hochberg adjusted p across the diff's tested functions (null: not in the tested family). */
+  q: Nullable(Type.Number()),
+});
 export type VerdictBrief = Static<typeof VerdictBrief>;
 
 export const DiffNode = Type.Cyclic(
@@ -344,7 +350,9 @@ export const DiffNode = Type.Cyclic(
       base: Type.Number(),
       target: Type.Number(),
       /** The function's cum tested across the stages' profiles (absent for functions not tested). */
-      verdict: Type.Optional(Nullable(Type.Object({ status: VerdictStatus, p: Nullable(Type.Number()) }))),
+      verdict: Type.Optional(
+        Nullable(Type.Object({ status: VerdictStatus, p: Nullable(Type.Number()), q: Nullable(Type.Number()) })),
+      ),
       children: Type.Array(Type.Ref('DiffNode')),
     }),
   },
@@ -380,6 +388,16 @@ export type DiffRow = Static<typeof DiffRow>;
  */
 export const DiffNoise = Type.Object({
   status: Type.Union([Type.Literal('tested'), Type.Literal('too-few-runs'), Type.Literal('single-run')]),
+  /**
+   * How many functions (or lines) were tested as one family: those whose per-profile cum, over the
+   * profiles of both stages pooled, spreads by at least `floor` of a profile's median total. A verdict is
+   * significant where its Benjamini–Hochberg q across the family is ≤ alpha (false discovery rate alpha).
+   */
+  tested: Type.Integer(),
+  /** The functions considered (the largest NOISE_MAX_FUNCTIONS by cum); those below the floor are not tested. */
+  candidates: Type.Integer(),
+  /** The family's floor: spread of a function's pooled per-profile cum as a fraction of the median total. */
+  floor: Type.Number(),
   normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second'), Type.Literal('raw')]),
   unit: Type.String(),
   nBase: Type.Integer(),

@@ -17,9 +17,18 @@ export function formatN(v: Pick<Verdict, 'nBase' | 'nTarget'>): string {
   return `n=${v.nBase}+${v.nTarget}`;
 }
 
-/** "p=0.008, n=5+5", or "n=1+5" without a p. */
-export function formatPN(v: Pick<Verdict, 'p' | 'nBase' | 'nTarget'>): string {
-  return v.p === null ? formatN(v) : `${formatP(v.p)}, ${formatN(v)}`;
+/** "q=0.004" (a Benjamini–Hochberg adjusted p), or "q<0.001". */
+export function formatQ(q: number): string {
+  return q < 0.001 ? 'q<0.001' : `q=${q.toFixed(3)}`;
+}
+
+/**
+ * "p=0.008, n=5+5", or "n=1+5" without a p; a function judged among many in one diff adds its
+ * adjusted p, the figure compared with alpha: "p=0.002, q=0.004, n=6+6".
+ */
+export function formatPN(v: Pick<Verdict, 'p' | 'nBase' | 'nTarget' | 'q'>): string {
+  if (v.p === null) return formatN(v);
+  return v.q != null ? `${formatP(v.p)}, ${formatQ(v.q)}, ${formatN(v)}` : `${formatP(v.p)}, ${formatN(v)}`;
 }
 
 /** Why a change has no verdict: "2+2 runs: too few to test — record at least 4 per stage", … */

@@ -1,6 +1,6 @@
 import { termText } from '../api/untrusted-text.ts';
 import { openAsBlob, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { Reply } from '../api/endpoints.ts';
 import type { FileResult } from '../api/resources.ts';
 import { endpointUrl } from '../api/routes.ts';
@@ -27,6 +27,15 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
   return body;
 }
 
+/**
+ * The name a file is uploaded under: its basename, with the folder it is in folded in when that folder
+ * names a run (`run-5/cpu.pb.gz` → `run-5-cpu.pb.gz`), so the server pairs it with that run's load test.
+ */
+export function uploadName(path: string): string {
+  const folder = basename(dirname(path));
+  return /^run[-_]?\d+$/i.test(folder) ? `${folder}-${basename(path)}` : basename(path);
+}
+
 export interface StageUpload {
   server: string;
   /** Extend this comparison (needs `token`); without it a new comparison is created. */
@@ -35,7 +44,7 @@ export interface StageUpload {
   title?: string;
   stage: string;
   note?: string;
-  /** Local paths, each sent under `name` (its basename by default). */
+  /** Local paths, each sent under `name` (by default its basename, behind a `run-N` folder it is in). */
   files: { path: string; name?: string }[];
   /** A source archive (.tar.gz or .zip) stored as the stage's sources, replacing any it had. */
   source?: string;
@@ -88,7 +97,7 @@ export async function uploadToStage(u: StageUpload): Promise<UploadResult> {
   let results: FileResult[] = [];
   if (u.files.length > 0) {
     const form = new FormData();
-    for (const f of u.files) form.append('file', await openAsBlob(f.path), f.name ?? basename(f.path));
+    for (const f of u.files) form.append('file', await openAsBlob(f.path), f.name ?? uploadName(f.path));
     const up = await call<Reply<'uploadArtifacts'>>(
       `${server}${endpointUrl('uploadArtifacts', { id, stageId: stage.id })}`,
       { method: 'POST', headers: auth, body: form },

@@ -9,6 +9,7 @@ import { derivedProfileKey } from '../services/models.ts';
 import { ServiceError } from '../services/errors.ts';
 import { clientKey } from '../services/fair-share.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
+import { summaryRuns } from '../model/loadtest.ts';
 import type { Spooled } from '../services/spool.ts';
 import type { Reservation } from '../services/quota.ts';
 import { formatBytes } from '../api/format.ts';
@@ -85,6 +86,37 @@ async function refuseDuplicate(store: Store, comparisonId: string, stageId: stri
     );
 }
 
+/** A value as JSON with object keys sorted, so equal summaries give equal text whatever their key order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * Refuses a load-test run whose parsed figures (requests, errors, rates, latencies, its settings and
+ * start time) equal a run the stage already holds: the same output with a byte changed is the same
+ * run, and counting it twice would shrink the noise as a copy does.
+ */
+async function refuseSameRun(store: Store, comparisonId: string, stageId: string, kind: string, summary: unknown) {
+  if (kind !== 'loadtest') return;
+  const mine = new Set(summaryRuns(summary).map((r) => canonical(r.summary)));
+  for (const a of await store.listArtifacts(comparisonId, stageId)) {
+    if (a.kind !== 'loadtest') continue;
+    const hit = summaryRuns(a.summary).find((r) => mine.has(canonical(r.summary)));
+    if (hit)
+      throw new ServiceError(
+        'duplicate',
+        `the stage already holds this run as ${a.filename}${hit.runInFile !== null ? ` (run ${hit.runInFile})` : ''}: every figure it prints is the same, so it is the same run, not a new one; nothing was stored`,
+        { existing: { artifactId: a.id, filename: a.filename } },
+      );
+  }
+}
+
 /**
  * Stores one file: its bytes are spooled to local disk (streamed, hashed, capped) before anything
  * else, so a slow client never holds a database connection; a worker parses the spooled file under
@@ -121,9 +153,11 @@ async function storeOne(
       }),
     );
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
+    await refuseSameRun(ctx.store, comparisonId, stageId, parsed.kind, parsed.summary);
     ref = await ctx.store.putBlob(ctx.spool.read(spooled), ctx.config.maxUploadBytes);
     // Again just before the row is written: another request may have stored the same bytes meanwhile.
     await refuseDuplicate(ctx.store, comparisonId, stageId, spooled.sha256);
+    await refuseSameRun(ctx.store, comparisonId, stageId, parsed.kind, parsed.summary);
     const a = await ctx.store.addArtifact({
       comparisonId,
       stageId,

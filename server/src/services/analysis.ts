@@ -43,6 +43,7 @@ import { BENCHSTAT_ALPHA, compareBenchmarks } from '../analysis/benchstat.ts';
 import {
   estimate,
   judged,
+  judgedFamily,
   minimumUTestP,
   runsNeeded,
   type Verdict,
@@ -174,6 +175,12 @@ function shareSpread(shares: number[]): ShareSpread | null {
 /** Functions (by their largest cum) whose change a diff tests against the noise. */
 export const NOISE_MAX_FUNCTIONS = 2000;
 
+/**
+ * The floor of a diff's tested family: a function is tested only when its cum, over the profiles of
+ * both stages pooled, spreads by at least this fraction of a profile's median total (see noiseTest).
+ */
+export const NOISE_TEST_FLOOR = 0.01;
+
 /** One function's flat and cum verdicts across the stages' profiles. */
 export interface FunctionNoise {
   flat: VerdictBrief;
@@ -186,10 +193,16 @@ export interface NoiseTest {
   functions: Map<string, FunctionNoise>;
   /** The full cum verdict per tested function (for the change engine's sentences). */
   cum: Map<string, Verdict>;
+  /** The stage total's verdict, tested alone (the root frame's). */
+  total: VerdictBrief;
 }
 
 /** A diff tree with each node's function verdict (iterative: trees can be deep). */
-function withVerdicts(root: PlainDiffNode, functions: Map<string, FunctionNoise> | null): DiffNode {
+function withVerdicts(
+  root: PlainDiffNode,
+  functions: Map<string, FunctionNoise> | null,
+  rootVerdict: VerdictBrief | null = null,
+): DiffNode {
   const copy = (n: PlainDiffNode): DiffNode => ({
     name: n.name,
     value: n.value,
@@ -200,6 +213,8 @@ function withVerdicts(root: PlainDiffNode, functions: Map<string, FunctionNoise>
     children: [],
   });
   const out = copy(root);
+  // The whole profile's root (no call path chosen) is the stage total, tested alone.
+  if (functions && rootVerdict) out.verdict = rootVerdict;
   const stack: [PlainDiffNode, DiffNode][] = [[root, out]];
   while (stack.length > 0) {
     const [src, dst] = stack.pop()!;
@@ -459,14 +474,16 @@ export class AnalysisService {
       const requests = await this.perRequest(tree, sp.stage, sp.artifacts);
       const perProfile: Map<string, { flat: number; cum: number }>[] = [];
       const perSecond: (number | null)[] = [];
+      const totals: number[] = [];
       for (const a of sp.artifacts) {
         const p = filterProfile(await this.stages.profile(a), filters);
         const idx = p.sampleTypes.findIndex((t) => t.type === sp.sampleType);
         const rows = idx < 0 ? [] : flatCum(p, idx, undefined, granularityKeys(p, granularity));
         perProfile.push(new Map(rows.map((r) => [r.name, { flat: r.flat, cum: r.cum }])));
         perSecond.push(p.durationNanos > 0 ? p.durationNanos / 1e9 : null);
+        totals.push(idx < 0 ? 0 : total(p, idx));
       }
-      return { perProfile, perRequest: requests.profiles.map((r) => r.requests), perSecond };
+      return { perProfile, perRequest: requests.profiles.map((r) => r.requests), perSecond, totals };
     };
     const b = await side(base);
     const t = await side(target);
@@ -494,28 +511,80 @@ export class AnalysisService {
       .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
       .slice(0, NOISE_MAX_FUNCTIONS)
       .map(([k]) => k);
+    const nBase = b.perProfile.length;
+    const nTarget = t.perProfile.length;
+    const byCounts = verdictByCounts(nBase, nTarget);
+    // The family tested: functions whose cum, over the profiles of both stages pooled, spreads by at least
+    // NOISE_TEST_FLOOR of a profile's median total and is non-zero in at least as many profiles as the
+    // smaller stage has (fewer could not separate the stages). Which functions pass does not depend on
+    // which stage a profile came from, so under "nothing changed" their U tests stay exact and
+    // Benjamini–Hochberg's bound on false discoveries holds over the family (independent filtering);
+    // functions that never move that much are not tested and cannot be called changes.
+    const values = (s: typeof b, d: number[], name: string, k: 'flat' | 'cum') =>
+      s.perProfile.map((m, i) => (m.get(name)?.[k] ?? 0) / d[i]!);
+    const pooledTotals = [...b.totals.map((x, i) => x / bd[i]!), ...t.totals.map((x, i) => x / td[i]!)];
+    const floorValue = NOISE_TEST_FLOOR * Math.abs(estimate(pooledTotals)?.median ?? 0);
+    const family: { name: string; cum: Verdict; flat: Verdict }[] = [];
+    const untested: string[] = [];
+    for (const name of names) {
+      const bc = values(b, bd, name, 'cum');
+      const tc = values(t, td, name, 'cum');
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = Number.NEGATIVE_INFINITY;
+      let nonZero = 0;
+      for (const xs of [bc, tc])
+        for (const x of xs) {
+          lo = Math.min(lo, x);
+          hi = Math.max(hi, x);
+          if (x !== 0) nonZero++;
+        }
+      if (hi - lo >= floorValue && hi - lo > 0 && nonZero >= Math.min(nBase, nTarget))
+        family.push({
+          name,
+          cum: verdict(bc, tc),
+          flat: verdict(values(b, bd, name, 'flat'), values(t, td, name, 'flat')),
+        });
+      else untested.push(name);
+    }
+    const fromFamily = (k: 'flat' | 'cum') =>
+      judgedFamily(
+        family.map((f) => ({ p: f[k].p ?? 1, nBase: f[k].nBase, nTarget: f[k].nTarget, ratio: f[k].ratio })),
+      );
+    const cumJudged = fromFamily('cum');
+    const flatJudged = fromFamily('flat');
     const functions = new Map<string, FunctionNoise>();
     const cum = new Map<string, Verdict>();
-    const brief = (v: Verdict): VerdictBrief => ({ status: v.status, p: v.p });
-    for (const name of names) {
-      const values = (s: typeof b, d: number[], k: 'flat' | 'cum') =>
-        s.perProfile.map((m, i) => (m.get(name)?.[k] ?? 0) / d[i]!);
-      const vc = verdict(values(b, bd, 'cum'), values(t, td, 'cum'));
+    const brief = (v: Verdict): VerdictBrief => ({ status: v.status, p: v.p, q: v.q ?? null });
+    family.forEach((f, i) => {
+      const vc = { ...cumJudged[i]!, ratio: f.cum.ratio };
+      cum.set(f.name, vc);
+      functions.set(f.name, { flat: brief({ ...flatJudged[i]!, ratio: f.flat.ratio }), cum: brief(vc) });
+    });
+    // Below the floor: within the noise by the family's rule, untested (no p) where the runs allow a test.
+    for (const name of untested) {
+      const v = verdict(values(b, bd, name, 'cum'), values(t, td, name, 'cum'));
+      const vc: Verdict =
+        v.status === 'significant' || v.status === 'no-change' ? { ...v, status: 'no-change', p: null, q: null } : v;
       cum.set(name, vc);
-      functions.set(name, { flat: brief(verdict(values(b, bd, 'flat'), values(t, td, 'flat'))), cum: brief(vc) });
+      functions.set(name, { flat: brief(vc), cum: brief(vc) });
     }
+    // The stage's total is one figure tested alone (benchstat's rule), as the stage table tests it.
+    const totalVerdict = verdict(
+      b.totals.map((x, i) => x / bd[i]!),
+      t.totals.map((x, i) => x / td[i]!),
+    );
     const unit =
       normalisation === 'per-request'
         ? `${base.unit}/request`
         : normalisation === 'per-second'
           ? `${base.unit}/s`
           : base.unit;
-    const nBase = b.perProfile.length;
-    const nTarget = t.perProfile.length;
-    const byCounts = verdictByCounts(nBase, nTarget);
     return {
       noise: {
         status: byCounts === 'single-run' || byCounts === 'too-few-runs' ? byCounts : 'tested',
+        tested: family.length,
+        candidates: names.length,
+        floor: NOISE_TEST_FLOOR,
         normalisation,
         unit,
         nBase,
@@ -526,6 +595,7 @@ export class AnalysisService {
       },
       functions,
       cum,
+      total: brief(totalVerdict),
     };
   }
 
@@ -636,9 +706,19 @@ export class AnalysisService {
             : null,
         noise: noise.noise,
         root: [...root],
-        tree: withVerdicts(d.tree, noise.functions),
+        tree: withVerdicts(d.tree, noise.functions, root.length === 0 ? noise.total : null),
         trim: d.trim,
-        top: d.rows.map((r) => ({ ...r, verdict: noise.functions.get(r.name) ?? null })),
+        top: d.rows.map((r) => {
+          const verdict = noise.functions.get(r.name) ?? null;
+          // Removed or new only when the test says so: an empty side within the noise is a change like any other.
+          const status =
+            noise.noise.status === 'tested' &&
+            (r.status === 'removed' || r.status === 'new') &&
+            verdict?.cum.status !== 'significant'
+              ? 'changed'
+              : r.status;
+          return { ...r, status, verdict };
+        }),
       },
       base,
       target,

@@ -2,21 +2,33 @@ import type { PerRequest, ProfileRequests } from '../api/changes.ts';
 import type { Artifact, StageWithArtifacts } from '../store/index.ts';
 import { type LoadTestRun, summaryRuns } from '../model/loadtest.ts';
 import type { CaptureFile, CaptureRecord } from '../model/capture.ts';
-import { type StageRunSet, stageRps } from './stage-runs.ts';
+import { type RunRef, type StageRunSet, stageRps } from './stage-runs.ts';
 import { type StoredProfileSummary, summaryOf } from './stage-profiles.ts';
 
 /*
  * The per-request divisor, one rule for every view and figure (api/changes.ts `DivisorMethod`): each
  * profile is divided by the requests served during its own window, counted from
- * 1. a load test with absolute times whose per-second timeline covers the window (partial seconds pro
+ * 1. the run it was captured with: the load test of the same `stagediff capture` run (matched by the
+ *    files' sha256 in the stage's capture records); else the headline run whose file name carries the
+ *    profile's run number (`cpu-5.pb.gz` / `wrk-5.txt`, `run-5-cpu.pb.gz` / `run-5-wrk.txt`), when exactly
+ *    one does; else, for a stage of one run and one profile, that run: its req/s × the profile's duration; else
+ * 2. a load test with absolute times whose per-second timeline covers the window (partial seconds pro
  *    rata); else
- * 2. the run it was captured with: the load test of the same `stagediff capture` run (matched by the
- *    files' sha256 in the stage's capture records), else — when the stage holds as many runs of its
- *    headline tool as profiles of the kind — the run at the same position in upload order: that run's
- *    req/s × the profile's duration; else
- * 3. the stage's median req/s × the profile's duration.
- * A profile without a duration (a snapshot) has no divisor. A merged profile is divided by the sum.
+ * 3. the stage's median req/s × the profile's duration, an estimate that says why no run was its own.
+ * Never the order the files were uploaded in (a browser uploads in parallel). A profile without a
+ * duration (a snapshot) has no divisor. A merged profile is divided by the sum.
  */
+
+/**
+ * The run number a file's name says, or null: `run-5` (`run_5`, `run5`) anywhere in the name, else a
+ * word followed by `-5`/`_5` just before the extension (`cpu-5.pb.gz`, `wrk_5.txt`).
+ */
+export function runNumberOf(filename: string): number | null {
+  const run = /(?:^|[^A-Za-z0-9])run[-_ ]?(\d{1,6})(?![0-9])/i.exec(filename);
+  if (run) return Number(run[1]);
+  const tail = /^[A-Za-z][A-Za-z0-9]*[-_](\d{1,6})(?:\.[A-Za-z0-9.]+)?$/.exec(filename);
+  return tail ? Number(tail[1]) : null;
+}
 
 /** The requests a timeline with absolute times served inside [startMs, startMs + durMs), or null. */
 export function requestsInWindow(run: LoadTestRun, startMs: number, durMs: number): number | null {
@@ -76,43 +88,81 @@ export function profileRequests(
   loadTests: { artifact: Artifact; run: LoadTestRun }[],
   runSet: StageRunSet,
 ): ProfileRequests[] {
-  const paired = runSet.used.length === profiles.length ? runSet.used : null;
   const rps = stageRps(runSet);
-  return profiles.map((a, i) => {
+  // Runs a name can point at: the headline runs each alone in its file, by run number (a number two
+  // files share points at neither).
+  const byNumber = new Map<number, RunRef | null>();
+  for (const r of runSet.used) {
+    if (r.runInFile !== null) continue;
+    const n = runNumberOf(r.artifact.filename);
+    if (n !== null) byNumber.set(n, byNumber.has(n) ? null : r);
+  }
+  // One headline run and one profile: a stage of one run (one folder), whatever the names.
+  const only = runSet.used.length === 1 && profiles.length === 1 ? runSet.used[0]! : null;
+  return profiles.map((a) => {
     const s: StoredProfileSummary = summaryOf(a);
     const durMs = (s.durationNanos ?? 0) / 1e6;
-    const none: ProfileRequests = { artifactId: a.id, requests: null, method: null, description: null };
-    if (!(durMs > 0)) return none;
+    const base = { artifactId: a.id, filename: a.filename };
+    const none: ProfileRequests = { ...base, requests: null, method: null, description: null, run: null };
+    if (!(durMs > 0)) return { ...none, description: 'a snapshot (no window): no per-request value' };
+    const runOf = (artifact: Artifact) => ({ artifactId: artifact.id, filename: artifact.filename });
+    const paired = (summary: LoadTestRun['summary'] | null, artifact: Artifact, how: string): ProfileRequests | null =>
+      summary?.rps != null && summary.rps > 0
+        ? {
+            ...base,
+            requests: (summary.rps * durMs) / 1000,
+            method: 'paired-run',
+            description: `${how}: its req/s × the profile's duration`,
+            run: runOf(artifact),
+          }
+        : null;
+    const captured = capturedWith(st, a);
+    if (captured) {
+      const r = paired(
+        summaryRuns(captured.summary)[0]?.summary ?? null,
+        captured,
+        `captured with ${captured.filename}`,
+      );
+      if (r) return r;
+    }
+    const n = runNumberOf(a.filename);
+    const named = n !== null ? byNumber.get(n) : undefined;
+    if (named) {
+      const r = paired(named.summary, named.artifact, `run ${n} by name: ${named.artifact.filename}`);
+      if (r) return r;
+    }
     const startMs = (s.timeNanos ?? 0) / 1e6;
     if (startMs > 0)
       for (const lt of loadTests) {
-        const n = requestsInWindow(lt.run, startMs, durMs);
-        if (n !== null)
+        const c = requestsInWindow(lt.run, startMs, durMs);
+        if (c !== null)
           return {
-            artifactId: a.id,
-            requests: n,
+            ...base,
+            requests: c,
             method: 'timeline',
             description: `timeline of ${lt.run.format} within the profile's window`,
+            run: runOf(lt.artifact),
           };
       }
-    const captured = capturedWith(st, a);
-    const own = captured ? (summaryRuns(captured.summary)[0]?.summary ?? null) : (paired?.[i]?.summary ?? null);
-    const ownRps = own?.rps ?? null;
-    if (ownRps !== null && ownRps > 0)
-      return {
-        artifactId: a.id,
-        requests: (ownRps * durMs) / 1000,
-        method: 'paired-run',
-        description: "its run's rps × the profile's duration",
-      };
+    if (only) {
+      const r = paired(only.summary, only.artifact, `the stage's only run, ${only.artifact.filename}`);
+      if (r) return r;
+    }
+    const why =
+      n === null
+        ? 'no capture record, no run number in its name, no load-test timeline over its window'
+        : named === null
+          ? `no capture record; run ${n} is in the names of several load tests`
+          : `no capture record, no load test named run ${n}, no load-test timeline over its window`;
     if (rps !== null && rps > 0)
       return {
-        artifactId: a.id,
+        ...base,
         requests: (rps * durMs) / 1000,
         method: 'stage-rps',
-        description: `stage rps (${rps.toFixed(1)}/s) × profile duration (${(durMs / 1000).toFixed(2)} s)`,
+        description: `not its own run (${why}): stage rps (${rps.toFixed(1)}/s) × profile duration (${(durMs / 1000).toFixed(2)} s)`,
+        run: null,
       };
-    return none;
+    return { ...none, description: `no per-request value: ${why}` };
   });
 }
 

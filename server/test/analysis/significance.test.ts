@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { mannWhitneyU } from '../../src/analysis/benchstat.ts';
-import { estimate, minimumUTestP, runsNeeded, verdict } from '../../src/analysis/significance.ts';
+import {
+  benjaminiHochberg,
+  estimate,
+  judgedFamily,
+  minimumUTestP,
+  runsNeeded,
+  verdict,
+} from '../../src/analysis/significance.ts';
 import { parse } from '../../src/ingest/gobench.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 import { goFixed, readBenchstatCsv } from './benchstat-reference.ts';
@@ -132,5 +139,36 @@ describe('too few runs: no ordering of the runs could reach alpha', () => {
     expect(verdict([5], [10, 11])).toMatchObject({ status: 'single-run', p: null, ratio: 10.5 / 5 });
     expect(estimate([null])).toBeNull();
     expect(estimate([3])).toMatchObject({ n: 1, median: 3, lo: null, hi: null, ci: null });
+  });
+});
+
+describe('false discovery rate across a family of tests (Benjamini–Hochberg)', () => {
+  it('adjusts p-values step-up: p·m/rank, the running minimum from the largest, capped at 1', () => {
+    // m = 8: p·8/i = 0.008, 0.032, 0.104, 0.082, 0.0672, 0.08, 0.0846, 0.205; minimum from the top down.
+    const ps = [0.041, 0.001, 0.205, 0.039, 0.008, 0.06, 0.074, 0.042];
+    const q = benjaminiHochberg(ps);
+    const want = [0.0672, 0.008, 0.205, 0.0672, 0.032, 0.08, (0.074 * 8) / 7, 0.0672];
+    for (const [i, x] of q.entries()) expect(x).toBeCloseTo(want[i]!, 12);
+    expect(benjaminiHochberg([0.9, 0.95])).toEqual([0.95, 0.95]);
+    expect(benjaminiHochberg([0.6, 0.6, 0.6]).every((x) => x === 0.6)).toBe(true);
+    expect(benjaminiHochberg([])).toEqual([]);
+    expect(benjaminiHochberg([0.5])).toEqual([0.5]);
+  });
+
+  it('judges a family: significant only where q ≤ alpha, run counts deciding as for one test', () => {
+    const apart = { p: 2 / 924, nBase: 6, nTarget: 6, ratio: 0 };
+    // One of 20 at 6+6's smallest p: q = 0.0022 · 20 = 0.043 ≤ 0.05; one of 30: q = 0.065, not significant.
+    const family = (m: number) => [apart, ...Array.from({ length: m - 1 }, () => ({ ...apart, p: 0.5, ratio: 1 }))];
+    expect(judgedFamily(family(20))[0]).toMatchObject({ status: 'significant', p: 2 / 924 });
+    expect(judgedFamily(family(20))[0]!.q).toBeCloseTo((2 / 924) * 20, 12);
+    expect(judgedFamily(family(30))[0]).toMatchObject({ status: 'no-change', p: 2 / 924 });
+    expect(judgedFamily([{ p: 0.1, nBase: 3, nTarget: 3, ratio: 2 }])[0]).toMatchObject({
+      status: 'too-few-runs',
+      q: null,
+    });
+    expect(judgedFamily([{ p: 1, nBase: 1, nTarget: 5, ratio: 2 }])[0]).toMatchObject({
+      status: 'single-run',
+      q: null,
+    });
   });
 });

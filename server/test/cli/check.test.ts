@@ -34,10 +34,17 @@ beforeAll(async () => {
   runsId = c.id;
   for (const stage of ['pooled', 'pooled-slow', 'pooled-rerun']) {
     const st = await addStage(app, c.id, c.auth, stage);
-    // Runs first, then their profiles, each in run order: the server pairs them by upload order.
+    // Runs first, then their profiles, named by run (run-3-cpu.pb.gz): the server pairs them by name.
     for (const what of ['wrk.txt', 'cpu.pb.gz'])
       for (let i = 1; i <= RUNS; i++) {
-        const r = await upload(app, c.id, st, c.auth, [join(fixturesDir, 'regression-runs', stage, `run-${i}`, what)]);
+        const r = await upload(
+          app,
+          c.id,
+          st,
+          c.auth,
+          [join(fixturesDir, 'regression-runs', stage, `run-${i}`, what)],
+          [`run-${i}-${what}`],
+        );
         expect(r.statusCode, r.body).toBe(200);
       }
   }

@@ -62,8 +62,9 @@ export async function upload(
   stageId: string,
   auth: Record<string, string>,
   paths: string[],
+  names?: string[],
 ) {
-  const m = multipart(paths);
+  const m = multipart(paths, names);
   return app.inject({
     method: 'POST',
     url: `/api/comparisons/${id}/stages/${stageId}/artifacts`,

@@ -17,9 +17,14 @@ export const PRINTED_RPS: Record<(typeof REPEATED_STAGES)[number], number[]> = {
   'pooled-rerun': [9220.65, 7240.03, 9391.82, 8944.03, 7623.51],
 };
 
+/** The name a run's file is uploaded under: its folder folded in (`run-3-wrk.txt`), so the name pairs it. */
+export function runFileName(path: string): string {
+  return path.split('/').slice(-2).join('-');
+}
+
 /**
  * A comparison of the recorded stages in order, each with its wrk runs then its CPU profiles, uploaded
- * run by run (upload order pairs each profile with its run).
+ * run by run under names that carry the run (`run-3-cpu.pb.gz` divides by `run-3-wrk.txt`).
  */
 export async function uploadRepeatedRuns(
   app: StagediffApp,
@@ -33,12 +38,12 @@ export async function uploadRepeatedRuns(
     stageIds.push(st);
     const n = opts.runs ?? RUNS;
     for (const w of runFiles(s, 'wrk.txt').slice(0, n)) {
-      const r = await upload(app, id, st, auth, [w]);
+      const r = await upload(app, id, st, auth, [w], [runFileName(w)]);
       if (r.statusCode !== 200) throw new Error(`upload ${w}: ${r.body}`);
     }
     if (opts.profiles !== false)
       for (const p of runFiles(s, 'cpu.pb.gz').slice(0, n)) {
-        const r = await upload(app, id, st, auth, [p]);
+        const r = await upload(app, id, st, auth, [p], [runFileName(p)]);
         if (r.statusCode !== 200) throw new Error(`upload ${p}: ${r.body}`);
       }
   }

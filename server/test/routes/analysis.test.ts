@@ -54,6 +54,11 @@ describe('diff noise across several profiles per stage', () => {
     const d = await diff(0, 1);
     expect(d.noise).toEqual({
       status: 'tested',
+      // Functions whose per-request cum spreads by ≥ 1 % of the median total over the 10 profiles, non-zero
+      // in at least 5 of them; the other 545 of the 835 considered are not tested.
+      tested: 290,
+      candidates: 835,
+      floor: 0.01,
       normalisation: 'per-request',
       unit: 'nanoseconds/request',
       nBase: 5,
@@ -95,6 +100,35 @@ describe('diff noise across several profiles per stage', () => {
     // the re-run — about what α = 0.05 lets through by chance.
     expect(real.significant / real.big).toBeGreaterThan(0.5);
     expect(same.significant / same.big).toBeLessThan(0.1);
+    // The same build recorded twice, both ways round: with the false discovery rate held across the
+    // functions tested, at most one function is significant, none is called removed or new, and no
+    // frame of the tree (the root, the stage total tested alone, included) carries a significant verdict.
+    for (const [b, t] of [
+      [1, 2],
+      [2, 1],
+    ] as const) {
+      const d = await diff(b, t);
+      expect(d.noise.status).toBe('tested');
+      expect(d.noise.tested).toBeGreaterThan(100);
+      const significant = d.top.filter(
+        (r: Row & { verdict: { flat: { status: string } } | null }) =>
+          r.verdict?.cum.status === 'significant' || r.verdict?.flat.status === 'significant',
+      );
+      expect(significant.length).toBeLessThanOrEqual(1);
+      expect(d.top.filter((r: { status: string }) => r.status === 'removed' || r.status === 'new')).toEqual([]);
+      const nodes = [d.tree];
+      let drawnSignificant = 0;
+      let withVerdict = 0;
+      while (nodes.length > 0) {
+        const n = nodes.pop();
+        if (n.verdict) withVerdict++;
+        if (n.verdict?.status === 'significant') drawnSignificant++;
+        for (const c of n.children) nodes.push(c);
+      }
+      expect(withVerdict).toBeGreaterThan(100);
+      expect(drawnSignificant).toBe(0);
+      expect(d.tree.verdict).toMatchObject({ status: 'no-change', q: null });
+    }
     const handler = (await diff(1, 2)).top.find((r: Row) => r.name === 'main.(*service).handleOrders') as Row;
     expect(handler.verdict!.cum).toMatchObject({ status: 'no-change' });
   });

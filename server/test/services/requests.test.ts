@@ -8,10 +8,13 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { ingest } from '../../src/ingest/detect.ts';
+import { parsePprof } from '../../src/ingest/pprof/index.ts';
+import { total } from '../../src/analysis/flat-cum.ts';
 import '../../src/ingest/registry.ts';
 import type { LoadTestRun, LoadTestSummary } from '../../src/model/loadtest.ts';
 import type { Artifact, StageWithArtifacts } from '../../src/store/index.ts';
-import { describeDivisor, profileRequests, requestsInWindow } from '../../src/services/requests.ts';
+import { describeDivisor, profileRequests, requestsInWindow, runNumberOf } from '../../src/services/requests.ts';
+import { uploadName } from '../../src/cli/upload.ts';
 import { stageRunSet } from '../../src/services/stage-runs.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { fixturesDir } from '../helpers/paths.ts';
@@ -86,7 +89,8 @@ describe('requests during one profile', () => {
     expect(both.map((r) => r.method)).toEqual(['stage-rps', 'stage-rps']);
     expect(both[0]).toMatchObject({
       requests: 14_000,
-      description: 'stage rps (7000.0/s) × profile duration (2.00 s)',
+      description:
+        'not its own run (no capture record, no run number in its name, no load-test timeline over its window): stage rps (7000.0/s) × profile duration (2.00 s)',
     });
     // No duration (a heap snapshot): no divisor.
     const snapshot = profile((first + 1000) * 1e6, 0);
@@ -102,42 +106,119 @@ describe('requests during the profiles of a stage of several runs', () => {
   });
   afterAll(async () => app.close());
 
-  it("sums each CPU profile's own run, not the fixed-rate run captured between them", async () => {
+  it("sums each CPU profile's own run by name, whatever order the files came in, not the fixed-rate run between them", async () => {
     const { id, auth } = await createComparison(app, 'runs');
     const st = await addStage(app, id, auth, 'baseline');
     const dir = `${fixturesDir}demo/baseline/`;
-    // As the demo is seeded: run 1 (wrk, then its profile), the fixed-rate vegeta run, runs 2 and 3.
+    // Runs 1–3 and the fixed-rate vegeta run, uploaded profiles first and runs backwards: the names pair them.
     const files = [
-      'run-1/wrk.txt',
-      'run-1/cpu.pb.gz',
-      'fixed-rate/vegeta.jsonl',
-      'run-2/wrk.txt',
-      'run-2/cpu.pb.gz',
-      'run-3/wrk.txt',
       'run-3/cpu.pb.gz',
+      'run-1/cpu.pb.gz',
+      'run-2/cpu.pb.gz',
+      'fixed-rate/vegeta.jsonl',
+      'run-3/wrk.txt',
+      'run-2/wrk.txt',
+      'run-1/wrk.txt',
     ];
-    for (const f of files) expect((await upload(app, id, st, auth, [dir + f])).statusCode).toBe(200);
+    for (const f of files)
+      expect((await upload(app, id, st, auth, [dir + f], [f.replace('/', '-')])).statusCode).toBe(200);
     const tree = (await app.ctx.store.getComparisonTree(id))!;
     const cpu = tree.stages[0]!.artifacts.filter((a) => a.kind === 'profile');
-    expect(cpu).toHaveLength(3);
+    expect(cpu.map((a) => a.filename)).toEqual(['run-3-cpu.pb.gz', 'run-1-cpu.pb.gz', 'run-2-cpu.pb.gz']);
     // Independently: wrk's printed Requests/sec × the profile's own duration, per run.
-    const expected = [1, 2, 3].reduce((sum, k) => {
+    const own = (a: Artifact) => {
+      const k = /run-(\d)/.exec(a.filename)![1];
       const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(readFileSync(`${dir}run-${k}/wrk.txt`, 'utf8'))![1]);
-      const seconds = (cpu[k - 1]!.summary as { durationNanos: number }).durationNanos / 1e9;
-      return sum + rps * seconds;
-    }, 0);
+      return rps * ((a.summary as { durationNanos: number }).durationNanos / 1e9);
+    };
     const r = await app.ctx.analysis.perRequest(tree, tree.stages[0]!, cpu);
     expect(r.measured).toBe(true);
-    expect(r.profiles.map((p) => p.method)).toEqual(['paired-run', 'paired-run', 'paired-run']);
-    expect(r.requests).toBeCloseTo(expected, 6);
-    // The per-request diff divides by that sum.
+    expect(r.profiles.map((p) => [p.filename, p.method, p.run?.filename])).toEqual([
+      ['run-3-cpu.pb.gz', 'paired-run', 'run-3-wrk.txt'],
+      ['run-1-cpu.pb.gz', 'paired-run', 'run-1-wrk.txt'],
+      ['run-2-cpu.pb.gz', 'paired-run', 'run-2-wrk.txt'],
+    ]);
+    for (const [i, a] of cpu.entries()) expect(r.profiles[i]!.requests).toBeCloseTo(own(a), 6);
+    // The per-request diff divides by their sum.
     const d = (
       await app.inject({
         url: `/api/comparisons/${id}/diff?base=${st}&target=${st}&sampleType=cpu&mode=per-request&limit=1`,
       })
     ).json() as { perRequest: { baseRequests: number; method: string } };
-    expect(d.perRequest.baseRequests).toBeCloseTo(expected, 6);
+    expect(d.perRequest.baseRequests).toBeCloseTo(
+      cpu.reduce((x, a) => x + own(a), 0),
+      6,
+    );
     expect(d.perRequest.method).toBe(describeDivisor(r));
-    expect(d.perRequest.method).toBe("3 profiles, each: its run's rps × the profile's duration");
+    expect(d.perRequest.method).toMatch(
+      /^3 profiles, each: run 3 by name: run-3-wrk\.txt: its req\/s × the profile's duration; /,
+    );
+  });
+
+  it('the demo’s six baseline runs uploaded in parallel and shuffled, without capture records, divide as the seeded demo', async () => {
+    const { id, auth } = await createComparison(app, 'picker');
+    const st = await addStage(app, id, auth, 'baseline');
+    const dir = `${fixturesDir}demo/baseline/`;
+    // As a browser's picker sends them: cpu-1…6.pb.gz and wrk-1…6.txt, one request per file, all at once.
+    const files = [1, 2, 3, 4, 5, 6].flatMap((k) => [
+      [`${dir}run-${k}/cpu.pb.gz`, `cpu-${k}.pb.gz`],
+      [`${dir}run-${k}/wrk.txt`, `wrk-${k}.txt`],
+    ]);
+    const shuffled = [5, 10, 0, 7, 2, 11, 4, 9, 1, 6, 3, 8].map((i) => files[i]!);
+    const results = await Promise.all(shuffled.map(([path, name]) => upload(app, id, st, auth, [path!], [name!])));
+    for (const r of results) expect(r.statusCode, r.body).toBe(200);
+    const tree = (await app.ctx.store.getComparisonTree(id))!;
+    const cpu = tree.stages[0]!.artifacts.filter((a) => a.kind === 'profile');
+    const r = await app.ctx.analysis.perRequest(tree, tree.stages[0]!, cpu);
+    expect(r.measured).toBe(true);
+    // CPU per request of each profile: its total (read from the file) over its own run's requests.
+    const usPerRequest = new Map<string, number>();
+    for (const [i, a] of cpu.entries()) {
+      const k = /cpu-(\d)/.exec(a.filename)![1]!;
+      expect(r.profiles[i]).toMatchObject({ method: 'paired-run', run: { filename: `wrk-${k}.txt` } });
+      const p = parsePprof(readFileSync(`${dir}run-${k}/cpu.pb.gz`));
+      const idx = p.sampleTypes.findIndex((t) => t.type === 'cpu');
+      usPerRequest.set(k, total(p, idx) / r.profiles[i]!.requests! / 1000);
+    }
+    // The seeded demo (capture records) reads 379.3 and 452.3 µs/req for runs 5 and 6.
+    expect(usPerRequest.get('5')!.toFixed(1)).toBe('379.3');
+    expect(usPerRequest.get('6')!.toFixed(1)).toBe('452.3');
+    // The same through the API: GET …/changes names each profile's run and divisor.
+    const other = await addStage(app, id, auth, 'again');
+    for (const k of [1, 2, 3, 4])
+      await upload(
+        app,
+        id,
+        other,
+        auth,
+        [`${dir}run-${k}/cpu.pb.gz`, `${dir}run-${k}/wrk.txt`],
+        [`cpu-${k}.pb.gz`, `wrk-${k}.txt`],
+      );
+    const c = (await app.inject({ url: `/api/comparisons/${id}/changes?base=${st}&target=${other}` })).json();
+    const five = c.perRequest.base.profiles.find((p: { filename: string }) => p.filename === 'cpu-5.pb.gz');
+    expect(five).toMatchObject({ method: 'paired-run', run: { filename: 'wrk-5.txt' } });
+    expect(five.description).toBe("run 5 by name: wrk-5.txt: its req/s × the profile's duration");
+  });
+});
+
+describe('run numbers in file names', () => {
+  it('reads run-5 anywhere, or a word-5 before the extension; nothing else', () => {
+    for (const [name, n] of [
+      ['cpu-5.pb.gz', 5],
+      ['wrk-5.txt', 5],
+      ['wrk_12.txt', 12],
+      ['run-5-cpu.pb.gz', 5],
+      ['pooled-run-3-wrk.txt', 3],
+      ['run5-wrk.txt', 5],
+      ['cpu.pb.gz', null],
+      ['wrk.txt', null],
+      ['profile-2026-11-28.pb.gz', null],
+      ['go1.26-cpu.pb.gz', null],
+      ['rerun-wrk.txt', null],
+    ] as const)
+      expect(runNumberOf(name), name).toBe(n);
+    // `stagediff upload` folds a run folder into the name, as the page does.
+    expect(uploadName('/tmp/x/run-5/cpu.pb.gz')).toBe('run-5-cpu.pb.gz');
+    expect(uploadName('/tmp/x/pooled/cpu.pb.gz')).toBe('cpu.pb.gz');
   });
 });

@@ -49,8 +49,12 @@ export const DiffLegend = memo(function DiffLegend(props: {
         <div className="legend-noise small" data-noise-normalisation={diff.noise.normalisation}>
           Noise: {diff.noise.nBase} + {diff.noise.nTarget} profiles; each function's flat and cum{' '}
           {diff.noise.normalisation === 'raw' ? 'as recorded' : diff.noise.normalisation} per profile, Mann–Whitney U
-          test (as benchstat). Frames and rows whose change is within the noise (p &gt; {diff.noise.alpha}) are hatched;
-          hover for p.
+          test (as benchstat).{' '}
+          <span data-tested={diff.noise.tested}>{formatInt(diff.noise.tested)} functions tested</span> (of{' '}
+          {formatInt(diff.noise.candidates)}: those whose cost moves by at least {formatShare(diff.noise.floor)} of the
+          total across the profiles); a change is significant where its Benjamini–Hochberg q ≤ {diff.noise.alpha}, so at
+          most {diff.noise.alpha * 100} % of the significant ones are expected to be chance. Frames and rows not
+          significant are hatched; hover for p and q.
         </div>
       )}
       <div className="legend-scale">
@@ -63,7 +67,7 @@ export const DiffLegend = memo(function DiffLegend(props: {
         {tested && (
           <span className="legend-stop" data-legend="within-noise">
             <span className="swatch" style={hatchStyle(dark)} aria-hidden="true" />
-            within the noise (p &gt; {diff.noise?.alpha})
+            not significant (q &gt; {diff.noise?.alpha}, or not tested)
           </span>
         )}
         <span className="legend-stop">

@@ -1,8 +1,9 @@
-import { memo, useState } from 'react';
+import { memo, useMemo, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
-import { formatP, verdictWords } from '../../../server/src/api/words.ts';
+import { formatP, formatQ, verdictWords } from '../../../server/src/api/words.ts';
 import type { Diff, DiffRow } from '../lib/api.ts';
 import { fullVerdict } from '../lib/diff-verdicts.ts';
+import { type HotPathSort, sortHotPaths } from '../lib/hot-path-sort.ts';
 
 /** The class a change's cell takes: ` more` for an increase, ` less` for a decrease, nothing for none. */
 function moreOrLess(delta: number): string {
@@ -29,15 +30,18 @@ function verdictCell(r: DiffRow, noise: Diff['noise']): { text: string; title: s
   if (!noise || !r.verdict) return null;
   const cum = fullVerdict(r.verdict.cum, noise, r.base.cum, r.target.cum);
   const flat = fullVerdict(r.verdict.flat, noise, r.base.flat, r.target.flat);
+  const pq = (v: typeof cum) => (v.q != null ? `${formatP(v.p)}, ${formatQ(v.q)}` : formatP(v.p));
   const text =
     cum.status === 'significant'
-      ? `significant (${formatP(cum.p)})`
+      ? `significant (${pq(cum)})`
       : cum.status === 'no-change'
-        ? `~ within the noise (${formatP(cum.p)})`
+        ? cum.p === null
+          ? '~ below the test floor'
+          : `~ within the noise (${pq(cum)})`
         : 'not judged';
   return {
     text,
-    title: `cum: ${verdictWords(cum)}; flat: ${verdictWords(flat)} — Mann–Whitney U over the stages' profiles (${noise.normalisation === 'raw' ? 'as recorded' : noise.normalisation})`,
+    title: `cum: ${verdictWords(cum)}; flat: ${verdictWords(flat)} — Mann–Whitney U over the stages' profiles (${noise.normalisation === 'raw' ? 'as recorded' : noise.normalisation}), significant where the Benjamini–Hochberg q across the ${noise.tested} functions tested is ≤ ${noise.alpha}${cum.p === null ? `; this one moves less than ${noise.floor * 100} % of the total across the profiles and was not tested` : ''}`,
   };
 }
 
@@ -130,8 +134,17 @@ const HotPathRow = memo(function HotPathRow({
  * profiles per stage each row says its verdict in words, and rows whose change is inside the noise are
  * marked (flat's and cum's verdicts in the row's title).
  */
+const SORT_LABEL: Record<HotPathSort, string> = {
+  changes: 'What changed first',
+  flat: 'Δ flat',
+  cum: 'Δ cum',
+  abs: '|Δ|',
+};
+
 export const HotPathTable = memo(function HotPathTable(props: {
   rows: DiffRow[];
+  /** The functions "what changed" names, in its order (null: not known yet, or none). */
+  origins?: readonly string[] | null;
   /** How the rows' verdicts were tested (null: one profile per stage, nothing tested). */
   noise: Diff['noise'];
   unit: string;
@@ -143,16 +156,35 @@ export const HotPathTable = memo(function HotPathTable(props: {
   onSelect: (name: string) => void;
   limit?: number;
 }) {
-  const { rows, unit, baseName, targetName, selected, onSelect } = props;
+  const { unit, baseName, targetName, selected, onSelect } = props;
   // Verdicts in words only when the runs were tested (too few runs: the banner above says so once).
   const tested = props.noise?.status === 'tested';
   const [limit, setLimit] = useState(props.limit ?? 25);
+  const [sort, setSort] = useState<HotPathSort>('changes');
+  const rows = useMemo(() => sortHotPaths(props.rows, sort, props.origins ?? null), [props.rows, sort, props.origins]);
   // Keep the selected function visible even when it ranks below the cut.
   const cut = rows.slice(0, limit);
   const selectedRow = rows.findIndex((r) => r.name === selected);
   const shown = selectedRow >= limit ? [...cut, rows[selectedRow] as DiffRow] : cut;
   return (
     <div className="table-scroll">
+      <label className="field inline small hot-path-sort">
+        <span>Rank by</span>
+        <select aria-label="Rank hot paths by" value={sort} onChange={(e) => setSort(e.target.value as HotPathSort)}>
+          {(Object.keys(SORT_LABEL) as HotPathSort[]).map((k) => (
+            <option key={k} value={k}>
+              {SORT_LABEL[k]}
+            </option>
+          ))}
+        </select>
+        <span className="muted">
+          {sort === 'changes'
+            ? `the functions "what changed" names first, then by |Δ cum| (${unit})`
+            : sort === 'abs'
+              ? `|Δ cum| (${unit})`
+              : `${sort === 'flat' ? 'Δ flat' : 'Δ cum'} (${unit}), the largest saving first`}
+        </span>
+      </label>
       <table className="hot-paths" aria-label="Hot-path diff">
         <thead>
           <tr>

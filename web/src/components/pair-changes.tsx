@@ -101,6 +101,35 @@ export const PairChanges = memo(function PairChanges(props: {
           </tbody>
         )}
       </table>
+      {data.perRequest && (
+        <details className="pair-divisors small">
+          <summary>Per-request divisors: which run each profile is divided by</summary>
+          {(
+            [
+              [base.name, data.perRequest.base],
+              [target.name, data.perRequest.target],
+            ] as const
+          ).map(([name, d]) => (
+            <div key={name}>
+              <strong>{name}</strong>
+              {d.profiles.length === 0 ? (
+                <span className="muted"> no profiles</span>
+              ) : (
+                <ul aria-label={`Divisors of ${name}`}>
+                  {d.profiles.map((p) => (
+                    <li key={p.artifactId} data-method={p.method ?? 'none'}>
+                      {p.filename ?? p.artifactId}
+                      {p.run ? ` ÷ ${p.run.filename}` : ''}
+                      {p.requests !== null ? ` (${formatValue(p.requests, 'requests')})` : ''}
+                      {p.description ? ` — ${p.description}` : ''}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          ))}
+        </details>
+      )}
       {cross.length > 0 && (
         <p className="muted small pair-crosscheck">
           Allocated bytes per request, runtime metrics ÷ allocs profile:{' '}

@@ -7,6 +7,9 @@ import { fullVerdict, untestedReason } from './diff-verdicts.ts';
 const noise = (nBase: number, nTarget: number, status: 'tested' | 'too-few-runs' | 'single-run', minP: number) =>
   ({
     status,
+    tested: 304,
+    candidates: 1299,
+    floor: 0.01,
     normalisation: 'per-request',
     unit: 'nanoseconds/request',
     nBase,
@@ -30,12 +33,16 @@ describe('diff verdicts', () => {
   });
   it('words a row’s brief verdict with the diff’s run counts', () => {
     const tested = noise(6, 6, 'tested', 2 / 924);
-    expect(verdictWords(fullVerdict({ status: 'significant', p: 2 / 924 }, tested, 37.6, 0))).toBe(
-      'significant (p=0.002, n=6+6)',
+    expect(verdictWords(fullVerdict({ status: 'significant', p: 2 / 924, q: 0.0036 }, tested, 37.6, 0))).toBe(
+      'significant (p=0.002, q=0.004, n=6+6)',
     );
-    expect(verdictWords(fullVerdict({ status: 'no-change', p: 0.31 }, tested, 10, 11))).toBe(
-      '~ within the noise (p=0.310, n=6+6)',
+    expect(verdictWords(fullVerdict({ status: 'no-change', p: 0.31, q: 0.52 }, tested, 10, 11))).toBe(
+      '~ within the noise (p=0.310, q=0.520, n=6+6)',
     );
-    expect(fullVerdict({ status: 'no-change', p: 0.31 }, tested, 0, 11).ratio).toBe(null);
+    // Below the test floor: not tested, no p.
+    expect(verdictWords(fullVerdict({ status: 'no-change', p: null, q: null }, tested, 10, 11))).toBe(
+      '~ within the noise (n=6+6)',
+    );
+    expect(fullVerdict({ status: 'no-change', p: 0.31, q: 0.52 }, tested, 0, 11).ratio).toBe(null);
   });
 });

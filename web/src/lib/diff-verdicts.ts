@@ -8,10 +8,16 @@ import type { Diff, Verdict } from './api.ts';
 type Noise = NonNullable<Diff['noise']>;
 
 /** A row's or frame's brief verdict with the diff's run counts: a whole verdict the shared words can word. */
-export function fullVerdict(brief: Pick<Verdict, 'status' | 'p'>, noise: Noise, base: number, target: number): Verdict {
+export function fullVerdict(
+  brief: Pick<Verdict, 'status' | 'p' | 'q'>,
+  noise: Noise,
+  base: number,
+  target: number,
+): Verdict {
   return {
     status: brief.status,
     p: brief.p,
+    ...(brief.q != null ? { q: brief.q } : {}),
     ratio: base !== 0 ? target / base : null,
     nBase: noise.nBase,
     nTarget: noise.nTarget,

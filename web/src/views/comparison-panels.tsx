@@ -25,7 +25,7 @@ import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, findWidest } from '../lib/tree.ts';
-import { diffUrl, flamegraphUrl } from '../../../server/src/api/page-requests.ts';
+import { diffUrl, flamegraphUrl, pairChangesUrl } from '../../../server/src/api/page-requests.ts';
 import { type Filters, type ViewState, treeChoice } from '../lib/url-state.ts';
 import { useApi, useFetch } from './use-fetch.ts';
 
@@ -594,21 +594,36 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     (d: DiffNode) => {
       const c = diffColor(d, { noiseFloor: view.noise, reference, dark });
       if (c === neutralColor(dark)) return c;
-      return tested && d.verdict?.status === 'no-change' ? HATCH : c;
+      // Tested: only a significant change takes the change's colour; the rest, untested ones too, is hatched.
+      return tested && d.verdict?.status !== 'significant' ? HATCH : c;
     },
     [view.noise, reference, dark, tested],
   );
   // The hot-path table, below the graph, is rendered in the background after the panel's first commit,
   // so the graph is painted without waiting for its rows.
   const hotPathsShown = useDeferredValue(true, false);
+  // "What changed"'s functions, in its order: the hot paths rank them first.
+  const changes = useFetch<Reply<'changes'>>(
+    hotPathsShown && base && target ? pairChangesUrl(props.comparisonId, base.id, target.id) : null,
+    props.revision,
+  );
+  const origins = useMemo(
+    () => (changes.data?.functions.status === 'ok' ? changes.data.functions.changes.map((c) => c.name) : null),
+    [changes.data],
+  );
   const onNoise = useCallback((v: number) => setView({ noise: v }), [setView]);
   const onSelectRow = useCallback((fn: string) => setView({ fn, zoom: [] }), [setView]);
-  const nameFor = useCallback((d: DiffNode) => {
-    // The marker goes after the name: a narrow frame's truncated label still shows the function.
-    if (d.base === 0 && d.target !== 0) return `${d.name} [new]`;
-    if (d.target === 0 && d.base !== 0) return `${d.name} [removed]`;
-    return d.name;
-  }, []);
+  const nameFor = useCallback(
+    (d: DiffNode) => {
+      // The marker goes after the name: a narrow frame's truncated label still shows the function. When
+      // the runs were tested, new or removed only where the test says the change is significant.
+      if (tested && d.verdict?.status !== 'significant') return d.name;
+      if (d.base === 0 && d.target !== 0) return `${d.name} [new]`;
+      if (d.target === 0 && d.base !== 0) return `${d.name} [removed]`;
+      return d.name;
+    },
+    [tested],
+  );
   const tooltip = useMemo(() => {
     if (!data) return () => '';
     const bName = base?.name ?? 'base';
@@ -717,9 +732,12 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
         !zoomed.error && <Loading what="the zoomed part of the diff" />
       )}
       <h3>Hot paths: functions ranked by change</h3>
-      {hotPathsShown && (
+      {/* Drawn once "what changed" has answered (or failed), so the rows do not reorder under a click. */}
+      {hotPathsShown && changes.data === null && changes.error == null && <Loading what="hot paths" />}
+      {hotPathsShown && (changes.data !== null || changes.error != null) && (
         <HotPathTable
           rows={data.top}
+          origins={origins}
           noise={data.noise}
           unit={data.unit}
           baseTotal={data.baseTotal}
