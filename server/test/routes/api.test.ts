@@ -154,7 +154,10 @@ describe('a three-stage story from real files', () => {
     expect(d.unit).toBe('nanoseconds/request');
     expect(d.perRequest.baseRequests).toBeCloseTo(bReq, 6);
     expect(d.perRequest.targetRequests).toBeCloseTo(tReq, 6);
-    expect(d.perRequest.method).toBe("its run's rps × the profile's duration");
+    // Each side names the run its profile is divided by (the stage's only run, here).
+    expect(d.perRequest.method).toBe(
+      "base: the stage's only run, baseline-latency.txt: its req/s × the profile's duration; target: the stage's only run, fast-json-latency.txt: its req/s × the profile's duration",
+    );
     // By hand, for one function: flat per request in each stage.
     const fn = 'encoding/json.appendString[go.shape.string]';
     const bFlat = flatCum(base, 1).find((r) => r.name === fn)!.flat;
