@@ -20,7 +20,7 @@ const CONTROLS = '\\u0000-\\u001f\\u007f-\\u009f';
 
 /** What a refused name is told (the field is named before it). */
 export const UNSAFE_TEXT_MESSAGE =
-  'must not contain control characters (escape, bell, carriage return…) or bidirectional overrides (U+202A–U+202E, U+2066–U+2069)';
+  'must not contain control characters (NUL, escape, bell, carriage return…) or bidirectional overrides (U+202A–U+202E, U+2066–U+2069)';
 
 const LINE_BREAK = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
 const CONTROL = new RegExp(`[${CONTROLS}]`, 'g');
