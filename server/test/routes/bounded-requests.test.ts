@@ -73,6 +73,7 @@ async function sendOnce(
         }, 5000);
       });
       const it = chunks();
+      let sent = 0;
       const pump = () => {
         // One chunk per turn of the event loop, so an answer that arrives meanwhile is read before
         // the next write meets the closed socket.
@@ -82,7 +83,13 @@ async function sendOnce(
           req.end();
           return;
         }
-        if (req.write(n.value)) setImmediate(pump);
+        sent++;
+        // After the first chunk, a moment for a server that refuses on the headers alone to answer: its
+        // answer then arrives before the bulk of the body meets the closed socket (whose reset would
+        // discard the answer unread).
+        const more = req.write(n.value);
+        if (sent === 1) setTimeout(pump, 300);
+        else if (more) setImmediate(pump);
         else req.once('drain', pump);
       };
       pump();
