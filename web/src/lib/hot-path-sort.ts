@@ -1,3 +1,5 @@
+import type { DiffRow } from '../../../server/src/api/views.ts';
+
 /*
  * The order of the hot-path table (a plain module: the server's tests rank the demo's rows with it).
  */
@@ -5,12 +7,8 @@
 /** How the hot paths are ranked: as "what changed" ranks, by Δ flat, by Δ cum (most saved first), by |Δ cum|. */
 export type HotPathSort = 'changes' | 'flat' | 'cum' | 'abs';
 
-/** What a row needs to be ranked. */
-export interface RankedRow {
-  name: string;
-  deltaFlat: number;
-  deltaCum: number;
-}
+/** What a row needs to be ranked: the contract's diff row, in part. */
+export type RankedRow = Pick<DiffRow, 'name' | 'deltaFlat' | 'deltaCum'>;
 
 /**
  * The rows in the chosen order: `changes` puts the functions "what changed" names first, in its order
