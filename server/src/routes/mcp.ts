@@ -21,6 +21,14 @@ export default async function mcpRoutes(app: FastifyInstance, { ctx }: { ctx: Ap
   const inject = app.inject.bind(app) as unknown as Inject;
 
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
+    // One message per request: a batch would run many tool calls under one in-flight slot (the
+    // protocol's current revision has no batches).
+    if (Array.isArray(req.body))
+      return reply.status(400).send({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'one JSON-RPC message per request: batches are not taken' },
+      });
     const who = clientKey(req.ip);
     const n = inFlight.get(who) ?? 0;
     if (n >= limit) {

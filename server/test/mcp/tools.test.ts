@@ -313,6 +313,19 @@ describe('POST /mcp (Streamable HTTP)', () => {
           (e: Error) => ({ ok: false, text: e.message }),
         ),
     );
+    // A batch would run many calls under one slot: refused whole.
+    const call1 = {
+      jsonrpc: '2.0',
+      method: 'tools/call',
+      params: { name: 'stage_table', arguments: { comparison: 'demo' } },
+    };
+    const batch = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(Array.from({ length: 50 }, (_, k) => ({ ...call1, id: k + 1 }))),
+    });
+    expect(batch.status).toBe(400);
+    expect((await batch.json()).error.message).toMatch(/one JSON-RPC message per request/);
     const other = await httpClient('192.0.2.77');
     const mine = await call(other, 'stage_table', { comparison: 'demo' });
     const results = await Promise.all(calls);
