@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 
-/** A ustar header as tar writes one (here for metadata headers no tool would write 2 million of). */
-function tarHeader(name: string, size: number, type: string): Buffer {
+/** A ustar header (what tar writes), for archives the tools would not make: metadata headers by the million, links. */
+export function tarHeader(name: string, size: number, type = '0', linkname = ''): Buffer {
   const h = Buffer.alloc(512);
   h.write(name, 0, 100, 'utf8');
   h.write('0000644\0', 100);
@@ -10,6 +10,7 @@ function tarHeader(name: string, size: number, type: string): Buffer {
   h.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
   h.write('00000000000\0', 136);
   h.write(type, 156);
+  h.write(linkname, 157);
   h.write('ustar\u000000', 257, 'latin1');
   h.fill(0x20, 148, 156);
   let sum = 0;

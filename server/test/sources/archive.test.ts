@@ -20,6 +20,7 @@ import { SourceArchiveError, readSourceArchive, readTarGzStream } from '../../sr
 import type { SourceLimits } from '../../src/sources/source-set.ts';
 import { SOURCE_LIMITS } from '../../src/config.ts';
 import { type ZipEntry, zipBytes } from '../helpers/zip.ts';
+import { tarHeader } from '../helpers/pax-flood.ts';
 
 const LIMITS: SourceLimits = { ...SOURCE_LIMITS };
 const GiB = 1024 ** 3;
@@ -49,24 +50,6 @@ async function refusal(p: Promise<unknown>): Promise<SourceArchiveError> {
   throw new Error('expected a refusal');
 }
 
-/** A ustar header (what tar writes), for archives the tools would not make. */
-function tarHeader(name: string, size: number, type = '0', linkname = ''): Buffer {
-  const h = Buffer.alloc(512);
-  h.write(name, 0, 100, 'utf8');
-  h.write('0000644\0', 100);
-  h.write('0000000\0', 108);
-  h.write('0000000\0', 116);
-  h.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
-  h.write('00000000000\0', 136);
-  h.write(type, 156);
-  h.write(linkname, 157);
-  h.write('ustar\u000000', 257, 'latin1');
-  h.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const b of h) sum += b;
-  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
-  return h;
-}
 function tarGz(entries: { name: string; data?: Buffer; type?: string; link?: string }[]): string {
   const parts: Buffer[] = [];
   for (const e of entries) {
