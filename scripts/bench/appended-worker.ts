@@ -4,7 +4,6 @@
 import { basename } from 'node:path';
 import { ingest } from '../../server/src/ingest/detect.ts';
 import { IngestError } from '../../server/src/ingest/errors.ts';
-import '../../server/src/ingest/registry.ts';
 
 const file = process.argv[2]!;
 const t0 = performance.now();

@@ -5,7 +5,6 @@ import { basename } from 'node:path';
 import { callTree } from '../../server/src/analysis/call-tree.ts';
 import { total } from '../../server/src/analysis/flat-cum.ts';
 import { ingest } from '../../server/src/ingest/detect.ts';
-import '../../server/src/ingest/registry.ts';
 import { renderFlameSvg } from '../../server/src/render/flamegraph-svg.ts';
 import { svgToPng } from '../../server/src/services/images.ts';
 

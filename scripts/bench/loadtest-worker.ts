@@ -3,7 +3,6 @@
 // the rows seen and its own peak memory. Mode "baseline" loads the same modules and parses nothing.
 import { basename } from 'node:path';
 import { ingest } from '../../server/src/ingest/detect.ts';
-import '../../server/src/ingest/registry.ts';
 import { peakRssBytes } from './rss.ts';
 
 const [mode, file] = process.argv.slice(2);

@@ -54,7 +54,6 @@ async function wrk(url) {
   if (r.status !== 0) throw new Error(`wrk failed: ${r.stderr}`);
   register(); // the parsers are TypeScript
   const { ingest } = await import(join(repoRoot, 'server/src/ingest/detect.ts'));
-  await import(join(repoRoot, 'server/src/ingest/registry.ts'));
   const parsed = await ingest({ name: 'wrk.txt', bytes: Buffer.from(r.stdout) });
   const s = parsed.runs[0].summary;
   return { rps: s.rps, p50: s.latencyMs.p50, p99: s.latencyMs.p99, errors: s.errors, requests: s.requests };

@@ -16,7 +16,6 @@ import { arch, availableParallelism, platform, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ingest } from '../ingest/detect.ts';
-import '../ingest/registry.ts';
 import {
   type CaptureFile,
   type CaptureLoad,

@@ -210,7 +210,6 @@ export async function loadFolders(dirs: string[], title: string): Promise<Loaded
     import('../ingest/detect.ts'),
     import('../services/analysis.ts'),
   ]);
-  await import('../ingest/registry.ts');
   const dataDir = mkdtempSync(join(tmpdir(), 'stagediff-report-'));
   const app = await buildApp(
     loadConfig({

@@ -1,26 +1,17 @@
 import { spawnSync } from 'node:child_process';
 import { basename } from 'node:path';
+import { loadTestImporters } from '../ingest/importers.ts';
+import type { LoadTool } from '../ingest/loadtest/types.ts';
 
 /**
  * What `stagediff capture` knows about the load tools it can run: which tool a command line runs,
  * where that tool writes its result, how long it will run, and how to ask it for its version.
  */
 
-export const KNOWN_TOOLS = [
-  'wrk',
-  'wrk2',
-  'hey',
-  'vegeta',
-  'k6',
-  'ab',
-  'autocannon',
-  'bombardier',
-  'ghz',
-  'locust',
-  'jmeter',
-  'oha',
-] as const;
-export type LoadTool = (typeof KNOWN_TOOLS)[number];
+export type { LoadTool };
+
+/** The tools `capture` recognises in a load command: those whose output an importer reads. */
+export const KNOWN_TOOLS: readonly LoadTool[] = [...new Set(loadTestImporters.map((i) => i.tool))];
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh']);
 
@@ -38,7 +29,8 @@ function words(argv: string[]): string[] {
 export function detectTool(argv: string[]): LoadTool | null {
   for (const w of words(argv)) {
     const b = basename(w);
-    if ((KNOWN_TOOLS as readonly string[]).includes(b)) return b as LoadTool;
+    const tool = KNOWN_TOOLS.find((t) => t === b);
+    if (tool) return tool;
   }
   return null;
 }

@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { type Parsed, ingest } from '../ingest/detect.ts';
-import '../ingest/registry.ts';
 import { FileError } from './flags.ts';
 
 /** Reads and parses one file named on the command line; every failure names the file. */

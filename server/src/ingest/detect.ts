@@ -1,39 +1,18 @@
 import { openSync, readSync, closeSync, readFileSync, statSync } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import type { Profile } from '../model/profile.ts';
-import type { LoadTestRun } from '../model/loadtest.ts';
-import type { BenchmarkRun } from '../model/benchmark.ts';
-import type { GcTrace } from '../model/gctrace.ts';
-import type { TraceModel } from '../model/trace.ts';
-import type { SchedTrace } from '../model/schedtrace.ts';
-import type { MetricsModel } from '../model/metrics.ts';
 import { IngestError } from './errors.ts';
 import { gunzipHead, gunzipText, looksLikeText, utf16Order, utf16ToUtf8 } from './encoding.ts';
 import { type ByteSource, bufferSource, fileSource, readAllBytes } from './source.ts';
-import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
+import { HEAD_BYTES } from './loadtest/types.ts';
+import type { Parsed } from './parsed.ts';
+import { loadTestImporters, wholeFileImporters } from './importers.ts';
 import { readRuns } from './loadtest/runs.ts';
 import * as pprof from './pprof/index.ts';
 import { markTraceDerived } from './pprof/trace-derived.ts';
 import type { PprofLimits } from './pprof/index.ts';
 import * as trace from './trace/index.ts';
-import { appendAll } from '../analysis/extent.ts';
 
-/** What one uploaded file turned out to be. */
-export type Parsed =
-  | { kind: 'profile'; format: Profile['format']; profile: Profile }
-  /** Every run the file holds, in its order (one unless the file appends several runs of one tool). */
-  | { kind: 'loadtest'; format: LoadTestRun['format']; runs: LoadTestRun[] }
-  | { kind: 'benchmark'; format: 'go-bench'; benchmark: BenchmarkRun }
-  | { kind: 'gctrace'; format: 'gctrace'; gctrace: GcTrace }
-  | { kind: 'trace'; format: 'go-trace'; trace: TraceModel }
-  | { kind: 'schedtrace'; format: 'schedtrace'; schedtrace: SchedTrace }
-  | { kind: 'metrics'; format: 'stagediff-metrics'; metrics: MetricsModel };
-
-/** A whole-file importer of a text or JSON format (small enough to read at once, under its limits). */
-export interface WholeFileImporter {
-  detect(head: Buffer, fileName?: string): number;
-  parse(bytes: Buffer, fileName?: string): Parsed;
-}
+export type { Parsed, WholeFileImporter } from './parsed.ts';
 
 /**
  * An input file: its name (a hint only) and one of: its bytes, a path, or a function that opens it
@@ -55,19 +34,6 @@ export interface IngestLimits extends PprofLimits {
 interface Candidate {
   confidence: number;
   parse: () => Promise<Parsed>;
-}
-
-const loadTestImporters: LoadTestImporter[] = [];
-const wholeFileImporters: WholeFileImporter[] = [];
-
-/** Registers load-test importers (each tool group adds its own). */
-export function registerLoadTestImporters(list: readonly LoadTestImporter[]): void {
-  appendAll(loadTestImporters, list);
-}
-
-/** Registers importers that read a whole file (benchmarks, GC traces, folded stacks, .cpuprofile). */
-export function registerWholeFileImporters(list: WholeFileImporter[]): void {
-  appendAll(wholeFileImporters, list);
 }
 
 /** Largest text/JSON file a whole-file importer is handed (they have their own finer limits). */

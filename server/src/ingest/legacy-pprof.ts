@@ -1,5 +1,5 @@
 import { IngestError } from './errors.ts';
-import type { Parsed } from './detect.ts';
+import type { Parsed } from './parsed.ts';
 
 /**
  * Recognises the profile layouts that came before pprof's protobuf, so an upload of one is told

@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { type Parsed, ingest } from '../ingest/detect.ts';
-import '../ingest/registry.ts';
 import { aggregateSamples, encodeProfile } from '../model/profile-codec.ts';
 import { profileModelBytes, storableSampleTypes } from './profile-bytes.ts';
 import { ServiceError } from './errors.ts';

@@ -1,7 +1,6 @@
 import { type Artifact, type CacheKey, type Store, StoreError } from '../store/index.ts';
 import { aggregateSamples, decodeProfile, encodeProfile } from '../model/profile-codec.ts';
 import { type Parsed, ingest } from '../ingest/detect.ts';
-import '../ingest/registry.ts';
 import { CODE_VERSION } from './code-version.ts';
 import { profileModelBytes, storableSampleTypes } from './profile-bytes.ts';
 import type { Metrics } from './metrics.ts';

@@ -2,7 +2,6 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { AppContext } from '../context.ts';
 import { ingest } from '../ingest/detect.ts';
-import '../ingest/registry.ts';
 import { StoreError } from '../store/index.ts';
 import { type CaptureRecord, SOURCES_ARCHIVE, uploadedFiles } from '../model/capture.ts';
 import { artifactSummary } from './analysis.ts';

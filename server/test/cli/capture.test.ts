@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { ingest } from '../../src/ingest/detect.ts';
-import '../../src/ingest/registry.ts';
 import type { CaptureRecord } from '../../src/model/capture.ts';
 import type { Profile } from '../../src/model/profile.ts';
 import { testApp } from '../helpers/app.ts';

@@ -79,3 +79,9 @@ it("keeps k6's own per-request file and hints where a per-request log is missing
   expect(perRequestHint('hey', ['hey', '-o', 'csv', 'http://x/'])).toBeNull();
   expect(perRequestHint('wrk', ['wrk', 'http://x/'])).toBeNull();
 });
+
+it('recognises the tool of every load-test importer, and only those', async () => {
+  const { loadTestImporters } = await import('../../src/ingest/importers.ts');
+  for (const imp of loadTestImporters) expect(detectTool([imp.tool, 'http://x/'])).toBe(imp.tool);
+  expect(detectTool(['curl', 'http://x/'])).toBeNull();
+});

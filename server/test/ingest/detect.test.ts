@@ -5,7 +5,6 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ingest } from '../../src/ingest/detect.ts';
-import '../../src/ingest/registry.ts';
 import { IngestError } from '../../src/ingest/errors.ts';
 import { loadExpected } from '../helpers/loadtest-expected.ts';
 import { fixturesDir, samplePath } from '../helpers/paths.ts';

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import '../../src/ingest/registry.ts';
 import { ingest, type Parsed } from '../../src/ingest/detect.ts';
 import { looksLikeText, utf16Order } from '../../src/ingest/encoding.ts';
 import { fixturesDir } from '../helpers/paths.ts';

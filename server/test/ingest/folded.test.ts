@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import '../../src/ingest/registry.ts';
 import { ingest } from '../../src/ingest/detect.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 import { flatCum, sortByFlat, total } from '../../src/analysis/flat-cum.ts';

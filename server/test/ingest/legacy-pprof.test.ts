@@ -4,7 +4,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import '../../src/ingest/registry.ts';
 import { ingest } from '../../src/ingest/detect.ts';
 import { legacyKind } from '../../src/ingest/legacy-pprof.ts';
 import { fixturesDir } from '../helpers/paths.ts';

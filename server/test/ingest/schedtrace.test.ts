@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import { ingest } from '../../src/ingest/detect.ts';
 import { IngestError } from '../../src/ingest/errors.ts';
 import * as gctrace from '../../src/ingest/gctrace.ts';
-import '../../src/ingest/registry.ts';
 import { detect, parse } from '../../src/ingest/schedtrace.ts';
 import type { SchedTrace } from '../../src/model/schedtrace.ts';
 import { fixturesDir, samplePath } from '../helpers/paths.ts';

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ingest } from '../../src/ingest/detect.ts';
-import '../../src/ingest/registry.ts';
 import { callTree } from '../../src/analysis/call-tree.ts';
 import { flatCum, sortByFlat } from '../../src/analysis/flat-cum.ts';
 import { aggregateSamples, decodeProfile, encodeProfile } from '../../src/model/profile-codec.ts';

@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { ingest } from '../../src/ingest/detect.ts';
-import '../../src/ingest/registry.ts';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
 import { flatCum, total } from '../../src/analysis/flat-cum.ts';
 import type { LoadTestRun } from '../../src/model/loadtest.ts';

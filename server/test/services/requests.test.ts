@@ -10,7 +10,6 @@ import type { StagediffApp } from '../../src/app.ts';
 import { ingest } from '../../src/ingest/detect.ts';
 import { parsePprof } from '../../src/ingest/pprof/index.ts';
 import { total } from '../../src/analysis/flat-cum.ts';
-import '../../src/ingest/registry.ts';
 import type { LoadTestRun, LoadTestSummary } from '../../src/model/loadtest.ts';
 import type { Artifact, StageWithArtifacts } from '../../src/store/index.ts';
 import { describeDivisor, profileRequests, requestsInWindow, runNumberOf } from '../../src/services/requests.ts';

@@ -367,6 +367,7 @@ export function parseAbPercentiles(text: string): LoadTestRun {
 // ---------------------------------------------------------------------------------------------
 
 export const abImporter: LoadTestImporter = {
+  tool: 'ab',
   formats: ['ab', 'ab-gnuplot', 'ab-csv'],
   runStart: /^This is ApacheBench, Version /,
   detect(head: Buffer): number {

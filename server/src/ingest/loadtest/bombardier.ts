@@ -214,6 +214,7 @@ function looksLikeBombardierJson(text: string): boolean {
 }
 
 export const bombardierImporter: LoadTestImporter = {
+  tool: 'bombardier',
   formats: ['bombardier'],
   runStart: /^Bombarding \S+ /,
   detect(head: Buffer): number {

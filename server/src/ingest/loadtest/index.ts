@@ -1,5 +1,5 @@
 /**
- * Every load-test importer, in one list. Detection (`../registry.ts`) asks each for its confidence
+ * Every load-test importer, in one list. Detection (`../detect.ts`, through `../importers.ts`) asks each for its confidence
  * on a file's head and picks the most confident, so the order here only breaks exact ties.
  */
 import { abImporter } from './ab.ts';

@@ -410,6 +410,7 @@ function parseConsole(text: string): LoadTestRun {
 }
 
 export const locustImporter: LoadTestImporter = {
+  tool: 'locust',
   formats: ['locust', 'locust-failures'],
   runStart: /locust\.main: Starting Locust/,
   detect(head) {

@@ -6,7 +6,24 @@ import type { ByteSource } from '../source.ts';
  * hint, its name; it returns a confidence in 0..1 (0 = not this format). `parse` returns the run or
  * throws an IngestError (never anything else for bad input).
  */
+/** The load tools whose output stagediff reads (and `capture` can run): each importer names its tool. */
+export type LoadTool =
+  | 'wrk'
+  | 'wrk2'
+  | 'hey'
+  | 'vegeta'
+  | 'k6'
+  | 'ab'
+  | 'autocannon'
+  | 'bombardier'
+  | 'ghz'
+  | 'locust'
+  | 'jmeter'
+  | 'oha';
+
 export interface LoadTestImporter {
+  /** The tool that writes these formats (the name of its command). */
+  tool: LoadTool;
   /** The formats this importer can return (one importer may cover a tool's several outputs). */
   formats: readonly LoadTestFormat[];
   detect(head: Buffer, fileName?: string): number;

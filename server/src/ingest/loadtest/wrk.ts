@@ -262,6 +262,7 @@ export function wrkRunFromText(w: WrkText, format: LoadTestFormat, tool: string)
 }
 
 export const wrkImporter: LoadTestImporter = {
+  tool: 'wrk',
   formats: ['wrk'],
   runStart: /^Running \S+ test @ /,
   detect(head: Buffer, fileName?: string): number {

@@ -15,7 +15,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import type { LoadTestRun } from '../../../src/model/loadtest.ts';

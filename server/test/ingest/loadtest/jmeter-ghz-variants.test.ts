@@ -7,7 +7,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import type { LoadTestRun } from '../../../src/model/loadtest.ts';
 import { LOADTEST_FIXTURES as FIXTURES, LOADTEST_SAMPLES as SAMPLES } from '../../helpers/loadtest-expected.ts';

@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import type { LoadTestRun } from '../../../src/model/loadtest.ts';

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import type { LoadTestRun } from '../../../src/model/loadtest.ts';
 import { LOADTEST_FIXTURES as FIXTURES } from '../../helpers/loadtest-expected.ts';

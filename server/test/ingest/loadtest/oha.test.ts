@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { heyImporter } from '../../../src/ingest/loadtest/hey.ts';
 import { ohaImporter } from '../../../src/ingest/loadtest/oha.ts';

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import '../../../src/ingest/registry.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import { splitRuns } from '../../../src/ingest/loadtest/common/text.ts';

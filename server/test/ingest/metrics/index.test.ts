@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import { histogramQuantile, parse } from '../../../src/ingest/metrics/index.ts';
-import '../../../src/ingest/registry.ts';
 import type { CaptureRecord } from '../../../src/model/capture.ts';
 import type { MetricsFile, MetricsModel } from '../../../src/model/metrics.ts';
 import { fixturesDir } from '../../helpers/paths.ts';

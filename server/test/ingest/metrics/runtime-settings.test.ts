@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { metricsRuntimeSettings } from '../../../src/ingest/metrics/index.ts';
-import '../../../src/ingest/registry.ts';
 import type { MetricsFile } from '../../../src/model/metrics.ts';
 import { fixturesDir } from '../../helpers/paths.ts';
 

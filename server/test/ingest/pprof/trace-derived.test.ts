@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import '../../../src/ingest/registry.ts';
 import { describeProfile } from '../../../src/analysis/sample-types.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import type { Profile } from '../../../src/model/profile.ts';

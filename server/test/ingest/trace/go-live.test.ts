@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syntheticTracePath } from '../../../../scripts/testdata/index.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
-import '../../../src/ingest/registry.ts';
 import { DERIVED_KINDS } from '../../../src/ingest/trace/index.ts';
 import { findGo } from '../../helpers/paths.ts';
 import { compareWithTop } from '../../helpers/trace-compare.ts';

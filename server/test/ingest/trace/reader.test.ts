@@ -13,7 +13,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SYNTHETIC_TRACE_10M, syntheticTracePath } from '../../../../scripts/testdata/index.ts';
 import { type Parsed, ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
-import '../../../src/ingest/registry.ts';
 import { detect as detectPprof } from '../../../src/ingest/pprof/index.ts';
 import { detect, parseTrace } from '../../../src/ingest/trace/index.ts';
 import { bufferSource } from '../../../src/ingest/source.ts';
@@ -214,7 +213,6 @@ describe('a trace of 10 M events', () => {
     // in a process of its own, so its peak resident memory is its own
     const script = `
       import { ingest } from './server/src/ingest/detect.ts';
-      import './server/src/ingest/registry.ts';
       import { readFileSync } from 'node:fs';
       const p = await ingest({ name: 't', path: process.argv[1] });
       const hwm = Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;

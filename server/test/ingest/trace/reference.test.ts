@@ -8,7 +8,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ingest } from '../../../src/ingest/detect.ts';
-import '../../../src/ingest/registry.ts';
 import { DERIVED_KINDS } from '../../../src/ingest/trace/index.ts';
 import type { TraceModel } from '../../../src/model/trace.ts';
 import { fixturesDir } from '../../helpers/paths.ts';
