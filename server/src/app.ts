@@ -4,26 +4,13 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import compress from '@fastify/compress';
 import etag from '@fastify/etag';
 import helmet from '@fastify/helmet';
-import { join } from 'node:path';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
-import { type Config, storeConfig } from './config.ts';
-import { type Store, openStore } from './store/index.ts';
-import { Metrics } from './services/metrics.ts';
-import { ModelCache } from './services/models.ts';
-import { AnalysisService } from './services/analysis.ts';
-import { AnalysisPool } from './services/analysis-pool.ts';
-import { ResultMemo } from './services/result-memo.ts';
-import { ViewRecorder } from './services/view-record.ts';
-import { Spool } from './services/spool.ts';
-import { GoProxy } from './services/goproxy.ts';
-import { ViewCache } from './services/view-cache.ts';
-import { FairShare } from './services/fair-share.ts';
-import { FilterChecker } from './services/filter-check.ts';
-import { Quota } from './services/quota.ts';
-import { Maintenance } from './services/maintenance.ts';
+import type { Config } from './config.ts';
+import type { Store } from './store/index.ts';
+import { buildContext } from './compose.ts';
 import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
@@ -85,76 +72,15 @@ async function registerHttpPolicies(app: FastifyInstance, config: Config): Promi
 }
 
 /**
- * Builds the Fastify app: routes, schemas, error handling, the web client. Listening is the
- * caller's business (server.ts), so tests drive it with `app.inject`.
+ * Builds the Fastify app over the services `buildContext` wires (compose.ts): routes, schemas, error
+ * handling, HTTP policies, the web client. Listening is the caller's business (server.ts), so tests
+ * drive it with `app.inject`.
  */
 export type StagediffApp = FastifyInstance & { ctx: AppContext };
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<StagediffApp> {
-  const store = opts.store ?? (await openStore(storeConfig(config)));
-  const metrics = new Metrics();
-  const models = new ModelCache(store, metrics, config.maxDecompressedBytes, {
-    maxBytes: (config.analysisMaxHeapMb * 1024 * 1024) / 4,
-  });
-  const analysis = new AnalysisService(store, models);
-  const spool = new Spool(join(config.dataDir, 'spool'));
-  // What a crashed process left half-written (never a file another live process is writing).
-  spool.sweepAbandoned();
-  // The module proxy (SOURCE_GOPROXY): one client for the process; workers ask it over their channel.
-  const goproxy = config.sourceGoproxy ? new GoProxy({ config, store, spool, metrics }) : null;
-  const sourcing = { goVersion: config.sourceGoVersion, platform: config.sourceGoPlatform };
-  if (goproxy) analysis.modules = { files: goproxy, ...sourcing };
-  analysis.sourceView = config.sourceView;
-  const pool = new AnalysisPool(
-    {
-      ...storeConfig(config),
-      maxDecompressedBytes: config.maxDecompressedBytes,
-      sourceView: config.sourceView,
-      ...(goproxy ? { goproxy: sourcing } : {}),
-    },
-    // A store handed in by a caller (tests acting as replicas) may not be reachable from a worker's own connection.
-    opts.store && !config.databaseUrl && store.dialect === 'postgres' ? 0 : config.analysisWorkers,
-    analysis,
-    {
-      timeoutMs: config.analysisTimeoutMs,
-      maxHeapMb: config.analysisMaxHeapMb,
-      queueMax: config.analysisQueueMax,
-      niceness: config.analysisNiceness,
-    },
-    metrics,
-    goproxy,
-  );
-  const memo = new ResultMemo(config.resultMemoMaxBytes);
-  const maintenance = new Maintenance(store, metrics, { retentionDays: config.retentionDays });
-  const ctx: AppContext = {
-    config,
-    store,
-    metrics,
-    analysis,
-    pool,
-    memo,
-    spool,
-    goproxy,
-    views: new ViewCache(
-      store,
-      memo,
-      metrics,
-      `timeout=${config.analysisTimeoutMs},heap=${config.analysisMaxHeapMb},workers=${config.analysisWorkers > 0}`,
-    ),
-    flights: new Map(),
-    fairShare: new FairShare(
-      {
-        clientJobs: config.analysisClientJobs,
-        clientJobsPerMinute: config.analysisClientJobsPerMinute,
-        comparisonJobs: config.analysisComparisonJobs,
-      },
-      metrics,
-    ),
-    filters: new FilterChecker(config.analysisWorkers === 0),
-    quota: new Quota(store, config),
-    maintenance,
-    viewRecorder: new ViewRecorder(store),
-  };
+  const ctx = await buildContext(config, opts.store);
+  const { store, metrics, pool, maintenance, goproxy } = ctx;
 
   const app = Fastify({
     logger:

@@ -1,5 +1,5 @@
 import type { Profile } from '../model/profile.ts';
-import { IngestError } from '../ingest/errors.ts';
+import { IngestError } from '../model/errors.ts';
 import { compareNames } from './names.ts';
 import { type KeyTotals, keyTotals, stackTotals, total } from './flat-cum.ts';
 import { CallPathNotFound } from './call-tree.ts';

@@ -1,5 +1,5 @@
 import type { Label, Profile } from '../model/profile.ts';
-import { IngestError } from '../ingest/errors.ts';
+import { IngestError } from '../model/errors.ts';
 import { minOf } from './extent.ts';
 
 /**

@@ -1,4 +1,3 @@
-import type { Estimate, Verdict, VerdictStatus } from '../api/changes.ts';
 import { BENCHSTAT_ALPHA, BENCHSTAT_CONFIDENCE, choose, mannWhitneyU, summarizeMedian } from './benchstat.ts';
 
 /*
@@ -12,8 +11,31 @@ import { BENCHSTAT_ALPHA, BENCHSTAT_CONFIDENCE, choose, mannWhitneyU, summarizeM
  * `values` one per run in the figure's own unit; `lo`/`hi` null where benchstat prints "± ∞" (fewer than
  * 6 runs); `ci` benchstat's relative half-width (0.05 for "± 5%"), null for "± ∞" or "± ?".
  */
-export type RunEstimate = Estimate;
-export type { Verdict, VerdictStatus };
+export interface RunEstimate {
+  n: number;
+  values: number[];
+  median: number;
+  lo: number | null;
+  hi: number | null;
+  ci: number | null;
+}
+
+/** A verdict's status (the contract's `VerdictStatus`, api/changes.ts, says what each means). */
+export type VerdictStatus = 'significant' | 'no-change' | 'too-few-runs' | 'single-run' | 'missing' | 'not-comparable';
+
+/** The judgement of one figure between two stages (the contract's `Verdict` describes each field). */
+export interface Verdict {
+  status: VerdictStatus;
+  ratio: number | null;
+  p: number | null;
+  q?: number | null;
+  nBase: number;
+  nTarget: number;
+  alpha: number;
+  minP: number | null;
+  runsNeeded: number;
+  reason?: string;
+}
 
 /**
  * The smallest p the two-sided U test can give for nBase runs against nTarget: every run of one side

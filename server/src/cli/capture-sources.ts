@@ -12,7 +12,7 @@ import { SourceIndex, inModule } from '../sources/match.ts';
 import { isSourceFile, modulePathOf, type SourceLimits } from '../sources/source-set.ts';
 import { tarGz } from '../sources/tar-writer.ts';
 
-export { SOURCES_ARCHIVE } from '../model/capture.ts';
+export { SOURCES_ARCHIVE } from '../api/capture-files.ts';
 
 /** The directory of the go.mod governing `dir` (itself or an ancestor), or null. */
 export function findModuleRoot(dir: string): string | null {

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { type ComparisonSource, folderSource, serverSource } from './comparison-source.ts';
+import { type ComparisonSource, serverSource } from './comparison-source.ts';
+import { folderSource } from './capture-folders.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
 import { evaluate, exitCode, failed, formatResults, parseAllowDifferent, parseRule } from './check.ts';
 import { buildReport, renderMarkdown } from './report.ts';

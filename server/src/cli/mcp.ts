@@ -1,5 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { type LoadedFolders, loadFolders } from './comparison-source.ts';
+import { type LoadedFolders, loadFolders } from './capture-folders.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
 import { type McpBackend, httpBackend, injectBackend } from '../mcp/backend.ts';
 import { comparisonId, createMcpServer } from '../mcp/tools.ts';

@@ -1,31 +1,7 @@
-/**
- * Typed ingest errors. Every parser reports bad input through `IngestError`, never through a bare
- * exception, so the CLI can print one line and the API can answer with a 4xx naming the file.
- */
-export type IngestErrorCode =
-  | 'empty'
-  | 'corrupt-gzip'
-  | 'too-large'
-  | 'not-a-profile'
-  | 'invalid-reference'
-  | 'value-count-mismatch'
-  | 'value-out-of-range'
-  | 'concatenated'
-  | 'unsupported'
-  | 'no-run'
-  | 'malformed';
+/** Typed ingest errors (declared in model/errors.ts, beneath ingest and analysis alike). */
+import type { IngestError } from '../model/errors.ts';
 
-export class IngestError extends Error {
-  readonly code: IngestErrorCode;
-  /** 1-based line number in the input, when the problem has one. */
-  readonly line: number | undefined;
-  constructor(code: IngestErrorCode, message: string, line?: number) {
-    super(message);
-    this.name = 'IngestError';
-    this.code = code;
-    this.line = line;
-  }
-}
+export { IngestError, type IngestErrorCode } from '../model/errors.ts';
 
 /** One human line: "FILE: problem (line N)". */
 export function describeIngestError(e: IngestError, fileName: string): string {

@@ -6,10 +6,6 @@
  * One record per `capture` invocation; `runs` holds one entry per repetition (`--runs N`), each with
  * its own files, window and machine state, so a stage has a noise estimate.
  */
-import { isUploaded } from '../api/capture-files.ts';
-
-export { SOURCES_ARCHIVE } from '../api/capture-files.ts';
-
 export interface CaptureRecord {
   schema: 'stagediff-capture/1';
   stage: string;
@@ -135,16 +131,4 @@ export interface CaptureSummary {
   profileSeconds: number | null;
   /** CPU µs per request: CPU time ÷ (rps × profile duration), the server's fallback method. */
   cpuMicrosPerRequest: number | null;
-}
-
-/**
- * The files of a capture that go to a server, in run order: each run's load-test and profile files,
- * with `path` relative to the capture's folder and `name` the artifact's filename. Several runs keep
- * their files in `run-K/`; their names become `run-K-wrk.txt`, `run-K-cpu.pb.gz` …, so the runs of a
- * stage stay apart wherever the capture is uploaded from (capture --server, report --out, the demo).
- */
-export function uploadedFiles(record: Pick<CaptureRecord, 'runs'>): { path: string; name: string }[] {
-  return record.runs.flatMap((run) =>
-    run.files.filter((f) => isUploaded(f.role)).map((f) => ({ path: f.path, name: f.path.replaceAll('/', '-') })),
-  );
 }

@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.ts';
 import type { FileResult } from '../api/resources.ts';
-import type { BlobRef, Store } from '../store/index.ts';
+import type { Store } from '../store/index.ts';
 import { StoreError, TooLargeError } from '../store/index.ts';
 import { IngestError } from '../ingest/errors.ts';
-import { derivedProfileKey } from '../services/models.ts';
+import { addFile } from '../services/add-file.ts';
 import { ServiceError } from '../services/errors.ts';
 import { clientKey } from '../services/fair-share.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
@@ -133,7 +133,6 @@ async function storeOne(
   src: AsyncIterable<Buffer>,
 ): Promise<{ result: FileResult; status: number; retryAfter?: number }> {
   let spooled: Spooled | null = null;
-  let ref: BlobRef | null = null;
   let reservation: Reservation | null = null;
   try {
     spooled = await ctx.spool.write(src, ctx.config.maxUploadBytes);
@@ -154,23 +153,17 @@ async function storeOne(
     );
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
     await refuseSameRun(ctx.store, comparisonId, stageId, parsed.kind, parsed.summary);
-    ref = await ctx.store.putBlob(ctx.spool.read(spooled), ctx.config.maxUploadBytes);
-    // Again just before the row is written: another request may have stored the same bytes meanwhile.
-    await refuseDuplicate(ctx.store, comparisonId, stageId, spooled.sha256);
-    await refuseSameRun(ctx.store, comparisonId, stageId, parsed.kind, parsed.summary);
-    const a = await ctx.store.addArtifact({
-      comparisonId,
-      stageId,
-      kind: parsed.kind,
-      format: parsed.format,
-      filename,
-      summary: parsed.summary,
-      blob: ref,
-    });
-    ref = null;
-    // The compact form, so no later view parses these bytes again (best effort: it is re-derivable).
-    if (parsed.derived)
-      await ctx.store.cachePut(derivedProfileKey(a.sha256), Buffer.from(parsed.derived)).catch(() => undefined);
+    const held = spooled;
+    const a = await addFile(
+      ctx,
+      { comparisonId, stageId },
+      { filename, bytes: () => ctx.spool.read(held), parse: parsed },
+      // Again just before the row is written: another request may have stored the same bytes meanwhile.
+      async () => {
+        await refuseDuplicate(ctx.store, comparisonId, stageId, held.sha256);
+        await refuseSameRun(ctx.store, comparisonId, stageId, parsed.kind, parsed.summary);
+      },
+    );
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'ok', kind: parsed.kind });
     ctx.metrics.inc('stagediff_upload_bytes_total', {}, a.size);
     const { comparisonId: _c, stageId: _s, ...stored } = a;
@@ -181,7 +174,6 @@ async function storeOne(
     const note = parsed.runs > 1 ? { note: `${parsed.runs} runs read from one file` } : {};
     return { result: { filename, ok: true, artifact, runs: parsed.runs, ...note }, status: 200 };
   } catch (e) {
-    if (ref) await ctx.store.releaseBlob(ref).catch(() => undefined);
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'error' });
     return fileError(ctx, filename, e);
   } finally {

@@ -1,10 +1,10 @@
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { AppContext } from '../context.ts';
-import { ingest } from '../ingest/detect.ts';
 import { StoreError } from '../store/index.ts';
-import { type CaptureRecord, SOURCES_ARCHIVE, uploadedFiles } from '../model/capture.ts';
-import { artifactSummary } from './analysis.ts';
+import type { CaptureRecord } from '../model/capture.ts';
+import { SOURCES_ARCHIVE, uploadedFiles } from '../api/capture-files.ts';
+import { addLocalFile } from './add-file.ts';
 import { demoDir } from '../paths.ts';
 import { ServiceError } from './errors.ts';
 import { storeSourceArchive } from './sources.ts';
@@ -98,17 +98,7 @@ export async function seedDemo(
       for (const file of content.files) {
         const path = dir + file.path;
         if (!existsSync(path)) continue;
-        const ref = await ctx.store.putBlob(createReadStream(path), ctx.config.maxUploadBytes);
-        const parsed = await ingest({ name: file.name, path });
-        await ctx.store.addArtifact({
-          comparisonId: DEMO_ID,
-          stageId: stage.id,
-          kind: parsed.kind,
-          format: parsed.format,
-          filename: file.name,
-          summary: artifactSummary(parsed),
-          blob: ref,
-        });
+        await addLocalFile(ctx, { comparisonId: DEMO_ID, stageId: stage.id }, { path, name: file.name });
         files++;
       }
       // Sources are the Lines tab's text, not the story's figures: settings that refuse them (a small
