@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { basename } from 'node:path';
 import { loadTestImporters } from '../ingest/importers.ts';
-import type { LoadTool } from '../ingest/loadtest/types.ts';
+import { type LoadTool, toolOf } from '../ingest/loadtest/types.ts';
 
 /**
  * What `stagediff capture` knows about the load tools it can run: which tool a command line runs,
@@ -11,7 +11,7 @@ import type { LoadTool } from '../ingest/loadtest/types.ts';
 export type { LoadTool };
 
 /** The tools `capture` recognises in a load command: those whose output an importer reads. */
-export const KNOWN_TOOLS: readonly LoadTool[] = [...new Set(loadTestImporters.map((i) => i.tool))];
+export const KNOWN_TOOLS: readonly LoadTool[] = [...new Set(loadTestImporters.flatMap((i) => i.formats.map(toolOf)))];
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh']);
 

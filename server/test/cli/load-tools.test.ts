@@ -82,6 +82,22 @@ it("keeps k6's own per-request file and hints where a per-request log is missing
 
 it('recognises the tool of every load-test importer, and only those', async () => {
   const { loadTestImporters } = await import('../../src/ingest/importers.ts');
-  for (const imp of loadTestImporters) expect(detectTool([imp.tool, 'http://x/'])).toBe(imp.tool);
+  const { toolOf } = await import('../../src/ingest/loadtest/types.ts');
+  const tools = new Set(loadTestImporters.flatMap((i) => i.formats.map(toolOf)));
+  expect([...tools].sort()).toEqual([
+    'ab',
+    'autocannon',
+    'bombardier',
+    'ghz',
+    'hey',
+    'jmeter',
+    'k6',
+    'locust',
+    'oha',
+    'vegeta',
+    'wrk',
+    'wrk2',
+  ]);
+  for (const tool of tools) expect(detectTool([tool, 'http://x/'])).toBe(tool);
   expect(detectTool(['curl', 'http://x/'])).toBeNull();
 });

@@ -367,7 +367,6 @@ export function parseAbPercentiles(text: string): LoadTestRun {
 // ---------------------------------------------------------------------------------------------
 
 export const abImporter: LoadTestImporter = {
-  tool: 'ab',
   formats: ['ab', 'ab-gnuplot', 'ab-csv'],
   runStart: /^This is ApacheBench, Version /,
   detect(head: Buffer): number {

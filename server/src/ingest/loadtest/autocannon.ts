@@ -320,7 +320,6 @@ function looksLikeAutocannonTable(text: string): boolean {
 }
 
 export const autocannonImporter: LoadTestImporter = {
-  tool: 'autocannon',
   formats: ['autocannon'],
   runStart: /^Running .*test @ \S+/,
   detect(head: Buffer): number {

@@ -214,7 +214,6 @@ function looksLikeBombardierJson(text: string): boolean {
 }
 
 export const bombardierImporter: LoadTestImporter = {
-  tool: 'bombardier',
   formats: ['bombardier'],
   runStart: /^Bombarding \S+ /,
   detect(head: Buffer): number {

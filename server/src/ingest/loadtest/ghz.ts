@@ -256,7 +256,6 @@ function kindOf(text: string): Kind | null {
 }
 
 export const ghzImporter: LoadTestImporter = {
-  tool: 'ghz',
   formats: ['ghz'],
   runStart: /^Summary:\s*$/,
   detect(head) {

@@ -446,7 +446,6 @@ function looksLikeHeySummary(text: string): boolean {
 }
 
 export const heyImporter: LoadTestImporter = {
-  tool: 'hey',
   formats: ['hey', 'hey-csv'],
   runStart: /^Summary:\s*$/,
   detect(head: Buffer): number {

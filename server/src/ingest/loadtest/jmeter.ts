@@ -416,7 +416,6 @@ function parseConsole(text: string): LoadTestRun {
 // Importers
 
 export const jmeterCsvImporter: LoadTestImporter = {
-  tool: 'jmeter',
   formats: ['jmeter'],
   detect(head) {
     const t = headText(head).replace(/^\uFEFF/, '');
@@ -428,7 +427,6 @@ export const jmeterCsvImporter: LoadTestImporter = {
 };
 
 export const jmeterXmlImporter: LoadTestImporter = {
-  tool: 'jmeter',
   formats: ['jmeter'],
   detect(head) {
     return /<testResults[\s>]/.test(headText(head).slice(0, 2000)) ? 0.95 : 0;
@@ -437,7 +435,6 @@ export const jmeterXmlImporter: LoadTestImporter = {
 };
 
 export const jmeterReportImporter: LoadTestImporter = {
-  tool: 'jmeter',
   formats: ['jmeter'],
   runStart: /Creating summariser <summary>/,
   detect(head) {

@@ -258,7 +258,6 @@ export function detectK6Console(head: Buffer): number {
 }
 
 export const k6ConsoleImporter: LoadTestImporter = {
-  tool: 'k6',
   formats: ['k6-stdout'],
   runStart: /^\s*execution: local\s*$/,
   detect: (head) => detectK6Console(head),

@@ -654,7 +654,6 @@ function parseK6Summary(text: string): LoadTestRun {
 // Importers
 
 export const k6JsonImporter: LoadTestImporter = {
-  tool: 'k6',
   formats: ['k6-json'],
   detect(head) {
     // BOM kept: a line that starts with one is not a line k6 wrote, and JSON.parse refuses it
@@ -667,7 +666,6 @@ export const k6JsonImporter: LoadTestImporter = {
 };
 
 export const k6CsvImporter: LoadTestImporter = {
-  tool: 'k6',
   formats: ['k6-csv'],
   detect(head) {
     const t = headText(head).replace(/^\uFEFF/, '');
@@ -677,7 +675,6 @@ export const k6CsvImporter: LoadTestImporter = {
 };
 
 export const k6SummaryImporter: LoadTestImporter = {
-  tool: 'k6',
   formats: ['k6-summary'],
   detect(head) {
     const t = headText(head);

@@ -410,7 +410,6 @@ function parseConsole(text: string): LoadTestRun {
 }
 
 export const locustImporter: LoadTestImporter = {
-  tool: 'locust',
   formats: ['locust', 'locust-failures'],
   runStart: /locust\.main: Starting Locust/,
   detect(head) {

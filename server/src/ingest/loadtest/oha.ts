@@ -296,7 +296,6 @@ export function parseOhaJson(text: string): LoadTestRun {
 }
 
 export const ohaImporter: LoadTestImporter = {
-  tool: 'oha',
   formats: ['oha', 'oha-json'],
   runStart: /^Summary:\s*$/,
   detect(head: Buffer): number {

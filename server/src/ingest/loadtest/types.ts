@@ -1,29 +1,21 @@
 import type { LoadTestFormat, LoadTestRun } from '../../model/loadtest.ts';
 import type { ByteSource } from '../source.ts';
 
+/** A load tool, named by the first word of its formats (`vegeta-json`, `vegeta-csv` → vegeta). */
+export type LoadTool = LoadTestFormat extends infer F ? (F extends `${infer T}-${string}` ? T : F) : never;
+
+/** The tool that writes a format. */
+export function toolOf(format: LoadTestFormat): LoadTool {
+  const dash = format.indexOf('-');
+  return (dash < 0 ? format : format.slice(0, dash)) as LoadTool;
+}
+
 /**
  * One load-test importer. `detect` looks only at the head of the file (the first 64 KiB) and, as a
  * hint, its name; it returns a confidence in 0..1 (0 = not this format). `parse` returns the run or
  * throws an IngestError (never anything else for bad input).
  */
-/** The load tools whose output stagediff reads (and `capture` can run): each importer names its tool. */
-export type LoadTool =
-  | 'wrk'
-  | 'wrk2'
-  | 'hey'
-  | 'vegeta'
-  | 'k6'
-  | 'ab'
-  | 'autocannon'
-  | 'bombardier'
-  | 'ghz'
-  | 'locust'
-  | 'jmeter'
-  | 'oha';
-
 export interface LoadTestImporter {
-  /** The tool that writes these formats (the name of its command). */
-  tool: LoadTool;
   /** The formats this importer can return (one importer may cover a tool's several outputs). */
   formats: readonly LoadTestFormat[];
   detect(head: Buffer, fileName?: string): number;

@@ -669,7 +669,6 @@ function firstLine(text: string): string {
 }
 
 export const vegetaJsonImporter: LoadTestImporter = {
-  tool: 'vegeta',
   formats: ['vegeta-json'],
   detect(head) {
     const l = firstLine(headText(head));
@@ -688,7 +687,6 @@ export const vegetaJsonImporter: LoadTestImporter = {
 };
 
 export const vegetaCsvImporter: LoadTestImporter = {
-  tool: 'vegeta',
   formats: ['vegeta-csv'],
   detect(head) {
     return RE_CSV_ROW.test(firstLine(headText(head))) ? 0.9 : 0;
@@ -720,7 +718,6 @@ function reportKind(head: Buffer): 'text' | 'json' | 'hist' | 'hdrplot' | 'plot'
 }
 
 export const vegetaReportImporter: LoadTestImporter = {
-  tool: 'vegeta',
   formats: ['vegeta-report', 'vegeta-hist'],
   runStart: /^Requests\s+\[total/,
   detect(head) {

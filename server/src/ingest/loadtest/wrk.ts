@@ -262,7 +262,6 @@ export function wrkRunFromText(w: WrkText, format: LoadTestFormat, tool: string)
 }
 
 export const wrkImporter: LoadTestImporter = {
-  tool: 'wrk',
   formats: ['wrk'],
   runStart: /^Running \S+ test @ /,
   detect(head: Buffer, fileName?: string): number {

@@ -80,7 +80,6 @@ export function wrk2RunFromText(text: string): LoadTestRun {
 }
 
 export const wrk2Importer: LoadTestImporter = {
-  tool: 'wrk2',
   formats: ['wrk2'],
   runStart: /^Running \S+ test @ /,
   detect(head: Buffer, fileName?: string): number {
