@@ -106,43 +106,21 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     return ingest({ name: f.name.replace(/\.gz$/i, ''), bytes: text }, limits);
   }
   const candidates: Candidate[] = [];
-  const pc = pprof.detect(head, f.name);
-  if (pc > 0) {
-    candidates.push({
-      confidence: pc,
-      parse: async () => {
-        const profile = markTraceDerived(
-          pprof.parsePprof(await allBytes(f, limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes), limits),
-          f.name,
-        );
-        return { kind: 'profile', format: profile.format, profile };
-      },
+  const offer = (confidence: number, parse: () => Promise<Parsed>) => {
+    if (confidence > 0) candidates.push({ confidence, parse });
+  };
+  offer(pprof.detect(head, f.name), async () => {
+    const maxIn = limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes;
+    const profile = markTraceDerived(pprof.parsePprof(await allBytes(f, maxIn), limits), f.name);
+    return { kind: 'profile', format: profile.format, profile };
+  });
+  for (const imp of loadTestImporters)
+    offer(imp.detect(head, f.name), async () => {
+      const runs = await readRuns(imp, () => source(f), f.name);
+      return { kind: 'loadtest', format: runs[0]!.format, runs };
     });
-  }
-  for (const imp of loadTestImporters) {
-    const c = imp.detect(head, f.name);
-    if (c > 0) {
-      candidates.push({
-        confidence: c,
-        parse: async () => {
-          const runs = await readRuns(imp, () => source(f), f.name);
-          return { kind: 'loadtest', format: runs[0]!.format, runs };
-        },
-      });
-    }
-  }
-  for (const imp of wholeFileImporters) {
-    const c = imp.detect(head, f.name);
-    if (c > 0) {
-      candidates.push({
-        confidence: c,
-        parse: async () => {
-          const bytes = await allBytes(f, MAX_WHOLE_FILE_BYTES);
-          return imp.parse(bytes, f.name);
-        },
-      });
-    }
-  }
+  for (const imp of wholeFileImporters)
+    offer(imp.detect(head, f.name), async () => imp.parse(await allBytes(f, MAX_WHOLE_FILE_BYTES), f.name));
   if (candidates.length === 0) {
     throw new IngestError(
       'unsupported',

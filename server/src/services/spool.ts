@@ -4,22 +4,13 @@ import { open, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { TooLargeError } from '../store/index.ts';
+import { processAlive } from '../store/common.ts';
 
 /** This host in spool file names (with the pid: whose file it is). */
 const HOST =
   hostname()
     .replace(/[^A-Za-z0-9-]/g, '-')
     .slice(0, 63) || 'host';
-
-/** Whether a process of this host is running. */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** An upload written to local disk: where, its sha256 and size. Remove it with `discard`. */
 export interface Spooled {
@@ -52,7 +43,7 @@ export class Spool {
         const old = () => Date.now() - statSync(p).mtimeMs > olderThanMs;
         const ours = m && (m[1] === undefined || m[1] === HOST);
         // (A running pid of this host may be a new process that took a dead one's number: age decides then.)
-        const abandoned = ours ? Number(m[2]) !== process.pid && (!running(Number(m[2])) || old()) : old();
+        const abandoned = ours ? Number(m[2]) !== process.pid && (!processAlive(Number(m[2])) || old()) : old();
         if (abandoned) {
           unlinkSync(p);
           n++;

@@ -202,3 +202,13 @@ export function checkSourceSet(input: NewStageSources): void {
     prev = e.path;
   }
 }
+
+/** Whether a process of this host is running (EPERM: it is, under another user). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

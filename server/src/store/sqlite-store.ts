@@ -15,7 +15,7 @@ import {
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { checkMaxBytes, loadMigrations, pieces } from './common.ts';
+import { checkMaxBytes, loadMigrations, pieces, processAlive } from './common.ts';
 import { StoreError } from './errors.ts';
 import { newId, SHA256_HEX } from './secrets.ts';
 import { type Conn, type SqlDialect, SqlStore } from './sql-store.ts';
@@ -52,15 +52,6 @@ function fsyncDir(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -310,7 +301,7 @@ export class SqliteStore extends SqlStore {
       if (this.activeTemps.has(path)) continue;
       const pid = Number(name.split('.')[0]);
       const ours = pid === process.pid;
-      let stale = ours || !Number.isInteger(pid) || !pidAlive(pid);
+      let stale = ours || !Number.isInteger(pid) || !processAlive(pid);
       if (!stale) {
         try {
           stale = statSync(path).mtimeMs < now - PIN_TTL_MS;
