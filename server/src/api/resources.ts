@@ -1,15 +1,21 @@
 import { NAME_PATTERN, NOTE_PATTERN } from './untrusted-text.ts';
 import { CaptureRecordSchema } from './capture-record.ts';
 import Type, { type Static } from 'typebox';
-import type { BenchConfig } from '../model/benchmark.ts';
 import type { CaptureRecord } from '../model/capture.ts';
 import type { GcTraceSummary } from '../model/gctrace.ts';
 import type { LoadTestSummary } from '../model/loadtest.ts';
-import type { MetricsModel, MetricsRuntimeSettings } from '../model/metrics.ts';
-import type { SchedTraceSummary } from '../model/schedtrace.ts';
 import type { TraceSummary } from '../model/trace.ts';
+import type {
+  BenchmarkArtifactSummary,
+  MetricsArtifactSummary,
+  SchedTraceArtifactSummary,
+} from '../model/artifact-summary.ts';
+
 import { Id, Model, Nullable } from './kit.ts';
 import { ProfileKind, SampleTypeInfo } from './views.ts';
+
+/** The stored summaries the API shows as they are (model/artifact-summary.ts). */
+export type { BenchmarkArtifactSummary, MetricsArtifactSummary, SchedTraceArtifactSummary };
 
 /* Comparisons, stages and their files: what the store holds, as the API shows it. */
 
@@ -26,35 +32,12 @@ export const ProfileSummary = Type.Object({
 });
 export type ProfileSummary = Static<typeof ProfileSummary>;
 
-/** Summary stored with a `go test -bench` artifact. */
-export interface BenchmarkArtifactSummary {
-  config: BenchConfig;
-  /** Number of (benchmark, unit) series. */
-  benchmarks: number;
-  names: string[];
-}
-
 /**
  * Summary stored with an execution trace: its figures without the timeline, the first 10 entry
  * functions, and the summary of each profile it yields (`go tool trace -pprof=net|sync|syscall|sched`).
  */
 export type TraceArtifactSummary = Omit<TraceSummary, 'timeline'> & {
   profiles?: Partial<Record<'net' | 'sync' | 'syscall' | 'sched', ProfileSummary>>;
-};
-
-/** Summary stored with a GODEBUG=schedtrace log: its figures and, when it has gc lines, their GC summary. */
-export type SchedTraceArtifactSummary = SchedTraceSummary & { gc: GcTraceSummary | null };
-
-/** Summary stored with a runtime-metric series (`stagediff capture --metrics`). */
-export type MetricsArtifactSummary = Pick<
-  MetricsModel,
-  'source' | 'start' | 'failedScrapes' | 'windowSeconds' | 'highlights'
-> & {
-  /** Scrapes taken, and series recorded. */
-  scrapes: number;
-  series: number;
-  /** GOMAXPROCS, GOGC, GOMEMLIMIT and the Go version as the series state them (absent in older records). */
-  runtimeSettings?: MetricsRuntimeSettings;
 };
 
 /** The summary of any artifact, by its kind. */

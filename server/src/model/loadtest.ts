@@ -158,8 +158,7 @@ export function loadTestArtifactSummary(runs: readonly LoadTestRun[]): LoadTestA
  * The runs behind a stored load-test summary, in the file's order: the summary itself for a file of
  * one run, each of `runs` for a file of several. `runInFile` is 1-based, null for a file of one run.
  */
-export function summaryRuns(summary: unknown): { summary: LoadTestSummary; runInFile: number | null }[] {
-  const s = summary as LoadTestArtifactSummary;
+export function summaryRuns(s: LoadTestArtifactSummary): { summary: LoadTestSummary; runInFile: number | null }[] {
   if (Array.isArray(s.runs) && s.runs.length > 0) return s.runs.map((r, i) => ({ summary: r, runInFile: i + 1 }));
   return [{ summary: s, runInFile: null }];
 }

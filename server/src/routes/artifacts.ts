@@ -10,6 +10,7 @@ import { ServiceError } from '../services/errors.ts';
 import { clientKey } from '../services/fair-share.ts';
 import { apiArtifactSummary } from '../services/stage-profiles.ts';
 import { summaryRuns } from '../model/loadtest.ts';
+import { type KindedSummary, kinded } from '../model/artifact-summary.ts';
 import type { Spooled } from '../services/spool.ts';
 import type { Reservation } from '../services/quota.ts';
 import { formatBytes } from '../api/format.ts';
@@ -102,12 +103,13 @@ function canonical(v: unknown): string {
  * start time) equal a run the stage already holds: the same output with a byte changed is the same
  * run, and counting it twice would shrink the noise as a copy does.
  */
-async function refuseSameRun(store: Store, comparisonId: string, stageId: string, kind: string, summary: unknown) {
-  if (kind !== 'loadtest') return;
-  const mine = new Set(summaryRuns(summary).map((r) => canonical(r.summary)));
+async function refuseSameRun(store: Store, comparisonId: string, stageId: string, parsed: KindedSummary) {
+  if (parsed.kind !== 'loadtest') return;
+  const mine = new Set(summaryRuns(parsed.summary).map((r) => canonical(r.summary)));
   for (const a of await store.listArtifacts(comparisonId, stageId)) {
-    if (a.kind !== 'loadtest') continue;
-    const hit = summaryRuns(a.summary).find((r) => mine.has(canonical(r.summary)));
+    const held = kinded(a);
+    if (held.kind !== 'loadtest') continue;
+    const hit = summaryRuns(held.summary).find((r) => mine.has(canonical(r.summary)));
     if (hit)
       throw new ServiceError(
         'duplicate',
@@ -152,7 +154,7 @@ async function storeOne(
       }),
     );
     ctx.metrics.observe('stagediff_parse_seconds', (performance.now() - t0) / 1000, { kind: parsed.kind });
-    await refuseSameRun(ctx.store, comparisonId, stageId, parsed.kind, parsed.summary);
+    await refuseSameRun(ctx.store, comparisonId, stageId, kinded(parsed));
     const held = spooled;
     const a = await addFile(
       ctx,
@@ -161,7 +163,7 @@ async function storeOne(
       // Again just before the row is written: another request may have stored the same bytes meanwhile.
       async () => {
         await refuseDuplicate(ctx.store, comparisonId, stageId, held.sha256);
-        await refuseSameRun(ctx.store, comparisonId, stageId, parsed.kind, parsed.summary);
+        await refuseSameRun(ctx.store, comparisonId, stageId, kinded(parsed));
       },
     );
     ctx.metrics.inc('stagediff_uploads_total', { outcome: 'ok', kind: parsed.kind });

@@ -2,6 +2,7 @@ import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../sto
 import type { ModuleFiles } from './module-sources.ts';
 import type { Parsed } from '../ingest/detect.ts';
 import { type LoadTestRun, loadTestArtifactSummary } from '../model/loadtest.ts';
+import { type StoredSummary, kinded } from '../model/artifact-summary.ts';
 import type { BenchmarkDiff, BenchmarkRun } from '../model/benchmark.ts';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { Profile, ProfileKind } from '../model/profile.ts';
@@ -68,7 +69,7 @@ import { maxOf, minOf } from '../analysis/extent.ts';
 import { SOURCE_VIEW_LIMITS, type SourceViewLimits } from '../config.ts';
 
 /** The summary kept in the store for any parsed artifact. */
-export function artifactSummary(parsed: Parsed): unknown {
+export function artifactSummary(parsed: Parsed): StoredSummary {
   switch (parsed.kind) {
     case 'profile':
       return storedSummary(parsed.profile);
@@ -444,9 +445,10 @@ export class AnalysisService {
   async perRequest(tree: ComparisonTree, st: StageWithArtifacts, profiles: Artifact[]): Promise<PerRequest> {
     const set = stageRunSet(st, headlineFormat(tree));
     // Only load tests with absolute times can have a timeline covering a profile's window.
-    const timed = st.artifacts.some(
-      (a) => a.kind === 'loadtest' && (a.summary as LoadTestRun['summary']).meta?.startedAt != null,
-    );
+    const timed = st.artifacts.some((a) => {
+      const k = kinded(a);
+      return k.kind === 'loadtest' && k.summary.meta?.startedAt != null;
+    });
     const loadTests = timed ? await this.loadTests(st) : [];
     return perRequest(profileRequests(st, profiles, loadTests, set));
   }
@@ -893,9 +895,10 @@ export class AnalysisService {
         ({ timeline, ...summary } = parsed.trace.summary);
       } else {
         // The trace artifact's own summary (profilesOfKind gave it the derived profile's).
-        const stored = st.artifacts.find((x) => x.id === a.id)?.summary as RuntimeStage['traces'][number]['summary'];
-        if (!stored) continue;
-        summary = stored;
+        const stored = st.artifacts.find((x) => x.id === a.id);
+        const k = stored && kinded(stored);
+        if (k?.kind !== 'trace') continue;
+        summary = k.summary;
       }
       const fetched = captureFileOf(st, a)?.fetchedFrom ?? null;
       traces.push({
@@ -953,13 +956,10 @@ export class AnalysisService {
         divisor: counted[i]?.method ?? null,
       });
     });
-    const schedtraces = st.artifacts
-      .filter((x) => x.kind === 'schedtrace')
-      .map((a) => ({
-        artifactId: a.id,
-        filename: a.filename,
-        summary: a.summary as RuntimeStage['schedtraces'][number]['summary'],
-      }));
+    const schedtraces = st.artifacts.flatMap((a) => {
+      const k = kinded(a);
+      return k.kind === 'schedtrace' ? [{ artifactId: a.id, filename: a.filename, summary: k.summary }] : [];
+    });
     return { stageId: st.id, name: st.name, traces, metrics, schedtraces };
   }
 

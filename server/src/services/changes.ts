@@ -604,7 +604,7 @@ export class ChangeEngine {
     };
     const traceValues = (side: RuntimeStage, f: (typeof RUNTIME_FIGURES)[number]) =>
       side.traces.flatMap((x) => {
-        const s = x.summary as TraceArtifactSummary;
+        const s = x.summary;
         const v = f.value(s);
         if (v === null) return [];
         const n = f.total ? per(v, x.requests, s.spanNanos / 1e9) : v;

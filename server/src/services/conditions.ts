@@ -7,10 +7,9 @@ import type {
   RunConditions,
   StageConditions,
 } from '../api/conditions.ts';
-import type { BenchmarkArtifactSummary, MetricsArtifactSummary, TraceArtifactSummary } from '../api/resources.ts';
 import type { CaptureRecord } from '../model/capture.ts';
 import type { LoadTestSummary } from '../model/loadtest.ts';
-import type { SchedTraceSummary } from '../model/schedtrace.ts';
+import { kinded } from '../model/artifact-summary.ts';
 import type { StageWithArtifacts } from '../store/index.ts';
 import { type StageRunSet, stageLoadRuns } from './stage-runs.ts';
 
@@ -124,26 +123,27 @@ export function stageConditions(st: StageWithArtifacts, set: StageRunSet): Stage
   }
   for (const a of st.artifacts) {
     const c = emptyRun(a.filename, a.id);
-    if (a.kind === 'trace') {
-      const s = a.summary as Partial<TraceArtifactSummary>;
+    const k = kinded(a);
+    if (k.kind === 'trace') {
+      const s = k.summary;
       c.goVersion = traceGo(s.goVersion);
       c.gomaxprocs = finite(s.gomaxprocs);
-    } else if (a.kind === 'metrics') {
-      const r = (a.summary as Partial<MetricsArtifactSummary>).runtimeSettings;
+    } else if (k.kind === 'metrics') {
+      const r = k.summary.runtimeSettings;
       if (!r) continue;
       c.goVersion = text(r.goVersion);
       c.gomaxprocs = finite(r.gomaxprocs);
       c.gogc = text(r.gogc);
       c.gomemlimit = text(r.gomemlimit);
-    } else if (a.kind === 'benchmark') {
-      const cfg = (a.summary as Partial<BenchmarkArtifactSummary>).config;
+    } else if (k.kind === 'benchmark') {
+      const cfg = k.summary.config;
       if (!cfg) continue;
       c.cpu = text(cfg.cpu);
       const goos = text(cfg.goos);
       const goarch = text(cfg.goarch);
       c.os = goos && goarch ? `${goos}/${goarch}` : (goos ?? goarch);
-    } else if (a.kind === 'schedtrace') {
-      c.gomaxprocs = finite((a.summary as Partial<SchedTraceSummary>).gomaxprocs);
+    } else if (k.kind === 'schedtrace') {
+      c.gomaxprocs = finite(k.summary.gomaxprocs);
     } else continue;
     runs.push(c);
   }

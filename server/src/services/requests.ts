@@ -3,7 +3,8 @@ import type { Artifact, StageWithArtifacts } from '../store/index.ts';
 import { type LoadTestRun, summaryRuns } from '../model/loadtest.ts';
 import type { CaptureFile, CaptureRecord } from '../model/capture.ts';
 import { type RunRef, type StageRunSet, stageRps } from './stage-runs.ts';
-import { type StoredProfileSummary, summaryOf } from './stage-profiles.ts';
+import { summaryOf } from './stage-profiles.ts';
+import { type StoredProfileSummary, kinded } from '../model/artifact-summary.ts';
 
 /*
  * The per-request divisor, one rule for every view and figure (api/changes.ts `DivisorMethod`): each
@@ -117,9 +118,10 @@ export function profileRequests(
           }
         : null;
     const captured = capturedWith(st, a);
-    if (captured) {
+    const capturedRun = captured && kinded(captured);
+    if (captured && capturedRun?.kind === 'loadtest') {
       const r = paired(
-        summaryRuns(captured.summary)[0]?.summary ?? null,
+        summaryRuns(capturedRun.summary)[0]?.summary ?? null,
         captured,
         `captured with ${captured.filename}`,
       );

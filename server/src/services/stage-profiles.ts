@@ -2,7 +2,8 @@ import type { ProfileSummary } from '../api/resources.ts';
 import type { Artifact, ComparisonTree, StageWithArtifacts } from '../store/index.ts';
 import { KIND_LABELS } from '../api/labels.ts';
 import type { Parsed } from '../ingest/detect.ts';
-import type { Profile, ProfileKind, ValueType } from '../model/profile.ts';
+import type { Profile, ProfileKind } from '../model/profile.ts';
+import { type StoredProfileSummary, type TraceProfileName, kinded } from '../model/artifact-summary.ts';
 import { mergeProfiles } from '../analysis/merge.ts';
 import { total } from '../analysis/flat-cum.ts';
 import { type FrameFilters, filterProfile } from '../analysis/filter.ts';
@@ -16,16 +17,13 @@ import type { ModelCache } from './models.ts';
  * come from here, so every view and the change engine choose alike.
  */
 
-/** The summary stored with a profile artifact when it was uploaded (see profileSummary). */
-export interface StoredProfileSummary {
-  sampleTypes: ValueType[];
-  defaultSampleType: string;
-  kind: ProfileKind;
-  durationNanos: number;
-  timeNanos: number;
-  numSamples: number;
-  totals: Record<string, number>;
-}
+export type { StoredProfileSummary };
+
+/**
+ * A profile as the views read it: an uploaded profile, or an execution trace's derived profile (the
+ * trace artifact with its summary replaced by that profile's, see traceProfiles).
+ */
+export type ProfileArtifact = Artifact & { summary: StoredProfileSummary };
 
 /** The summary kept in the store for a parsed profile (what the stage view lists without re-parsing). */
 export function profileSummary(p: Profile, totals: Record<string, number>): StoredProfileSummary {
@@ -65,22 +63,21 @@ export function apiProfileSummary(s: StoredProfileSummary): ProfileSummary {
   };
 }
 
+/**
+ * The profile summary of an artifact the views read as a profile: an uploaded profile's, or the derived
+ * profile's a trace artifact carries once profilesOfKind has given it that summary (so not `kinded`).
+ */
 export function summaryOf(a: Artifact): StoredProfileSummary {
   return a.summary as StoredProfileSummary;
 }
 
 /** The four profiles an execution trace yields, by the name `go tool trace -pprof=…` gives each. */
-export const TRACE_PROFILES = ['net', 'sync', 'syscall', 'sched'] as const;
-export type TraceProfileName = (typeof TRACE_PROFILES)[number];
+export const TRACE_PROFILES: readonly TraceProfileName[] = ['net', 'sync', 'syscall', 'sched'];
+export type { TraceProfileName };
 type TraceKind = `trace-${TraceProfileName}`;
 
 export function isTraceKind(kind: ProfileKind): kind is TraceKind {
   return kind === 'trace-net' || kind === 'trace-sync' || kind === 'trace-syscall' || kind === 'trace-sched';
-}
-
-/** The summary stored with an execution trace holds one profile summary per derived profile. */
-export interface StoredTraceProfiles {
-  profiles?: Partial<Record<TraceProfileName, StoredProfileSummary>>;
 }
 
 /**
@@ -88,28 +85,36 @@ export interface StoredTraceProfiles {
  * replaced by that derived profile's (the artifact keeps its id, kind `trace` and bytes; StageProfiles
  * reads the profile out of the parsed trace).
  */
-function traceProfiles(st: StageWithArtifacts, kind: TraceKind): Artifact[] {
+function traceProfiles(st: StageWithArtifacts, kind: TraceKind): ProfileArtifact[] {
   const name = kind.slice('trace-'.length) as TraceProfileName;
   return st.artifacts.flatMap((a) => {
-    const s = a.kind === 'trace' ? (a.summary as StoredTraceProfiles).profiles?.[name] : undefined;
+    const k = kinded(a);
+    const s = k.kind === 'trace' ? k.summary.profiles?.[name] : undefined;
     return s ? [{ ...a, summary: s }] : [];
   });
+}
+
+/** An uploaded profile of this kind (by today's rule, storedProfileKind). */
+function isProfileOf(a: Artifact, kind: ProfileKind): a is ProfileArtifact {
+  const k = kinded(a);
+  return k.kind === 'profile' && storedProfileKind(k.summary) === kind;
 }
 
 /**
  * The profile artifacts of a stage, by kind, in upload order: for a trace kind, the profiles uploaded
  * as such (`go tool trace -pprof` output) and then those derived from the stage's execution traces.
  */
-export function profilesOfKind(st: StageWithArtifacts, kind: ProfileKind): Artifact[] {
-  const uploaded = st.artifacts.filter((a) => a.kind === 'profile' && storedProfileKind(summaryOf(a)) === kind);
+export function profilesOfKind(st: StageWithArtifacts, kind: ProfileKind): ProfileArtifact[] {
+  const uploaded = st.artifacts.filter((a) => isProfileOf(a, kind));
   return isTraceKind(kind) ? [...uploaded, ...traceProfiles(st, kind)] : uploaded;
 }
 
 /** The kinds of a stage's artifacts read as profiles: its profiles', and the trace kinds its traces yield. */
 function artifactKinds(a: Artifact): ProfileKind[] {
-  if (a.kind === 'profile') return [storedProfileKind(summaryOf(a))];
-  if (a.kind !== 'trace') return [];
-  const held = (a.summary as StoredTraceProfiles).profiles ?? {};
+  const k = kinded(a);
+  if (k.kind === 'profile') return [storedProfileKind(k.summary)];
+  if (k.kind !== 'trace') return [];
+  const held = k.summary.profiles ?? {};
   return TRACE_PROFILES.filter((n) => held[n]).map((n) => `trace-${n}` as const);
 }
 
@@ -131,9 +136,10 @@ export function comparisonKinds(tree: ComparisonTree): ProfileKind[] {
  * execution trace's with each derived profile described alike; other kinds as stored.
  */
 export function apiArtifactSummary(a: Pick<Artifact, 'kind' | 'summary'>): unknown {
-  if (a.kind === 'profile') return apiProfileSummary(a.summary as StoredProfileSummary);
-  if (a.kind === 'trace') {
-    const s = a.summary as StoredTraceProfiles & Record<string, unknown>;
+  const k = kinded(a);
+  if (k.kind === 'profile') return apiProfileSummary(k.summary);
+  if (k.kind === 'trace') {
+    const s = k.summary;
     if (!s.profiles) return s;
     const profiles: Partial<Record<TraceProfileName, ProfileSummary>> = {};
     for (const n of TRACE_PROFILES) {
@@ -178,7 +184,7 @@ export interface StageProfile {
   stage: StageWithArtifacts;
   kind: ProfileKind;
   profile: Profile;
-  artifacts: Artifact[];
+  artifacts: ProfileArtifact[];
   sampleType: string;
   sampleIndex: number;
   unit: string;
@@ -251,14 +257,14 @@ export class StageProfiles {
       );
     // Profiles of one kind may still differ in their sample types (a Node heap profile beside Go's):
     // merge those shaped like the first.
-    const shape = (a: Artifact) =>
+    const shape = (a: ProfileArtifact) =>
       summaryOf(a)
         .sampleTypes.map((t) => `${t.type}/${t.unit}`)
         .join(',');
     const sameShape = withType.filter((a) => shape(a) === shape(withType[0]!));
     // Go's heap and allocs endpoints, fetched without a window, write the same snapshot with different
     // defaults: never sum the two. Take those whose own default is the type read, else the first default.
-    const defaultOf = (a: Artifact) => summaryOf(a).defaultSampleType;
+    const defaultOf = (a: ProfileArtifact) => summaryOf(a).defaultSampleType;
     const preferred = sameShape.some((a) => defaultOf(a) === type) ? type : defaultOf(sameShape[0]!);
     const chosen = sameShape.filter((a) => defaultOf(a) === preferred);
     const merged = mergeProfiles(await Promise.all(chosen.map((a) => this.profile(a))));

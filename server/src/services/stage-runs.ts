@@ -2,6 +2,7 @@ import type { StageRun, StageSummaryKind } from '../api/changes.ts';
 import type { Artifact, ComparisonTree, StageWithArtifacts } from '../store/index.ts';
 import { type LoadTestSummary, summaryRuns } from '../model/loadtest.ts';
 import { estimate } from '../analysis/significance.ts';
+import { kinded } from '../model/artifact-summary.ts';
 
 /*
  * Which load-test runs stand for a stage: the stage table's rule, read from the stored summaries alone
@@ -19,9 +20,10 @@ export interface RunRef {
 
 /** The load-test runs of a stage, in upload order and in each file's own order. */
 export function stageLoadRuns(st: StageWithArtifacts): RunRef[] {
-  return st.artifacts
-    .filter((a) => a.kind === 'loadtest')
-    .flatMap((artifact) => summaryRuns(artifact.summary).map((r) => ({ artifact, ...r })));
+  return st.artifacts.flatMap((artifact) => {
+    const k = kinded(artifact);
+    return k.kind === 'loadtest' ? summaryRuns(k.summary).map((r) => ({ artifact, ...r })) : [];
+  });
 }
 
 /**
