@@ -120,6 +120,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       maxHeapMb: config.analysisMaxHeapMb,
       queueMax: config.analysisQueueMax,
       niceness: config.analysisNiceness,
+      moduleWaitMs: config.sourceGoproxyWaitMs,
     },
     metrics,
     goproxy,
