@@ -201,7 +201,9 @@ export class AnalysisPool {
     const first = (await this.submit(id, msg, worker, fetching)) as KeptView;
     if (fetching.length === 0 || !(await anyWithin(fetching, this.limits.moduleWaitMs ?? 0))) return first;
     // (The second time, a fetch still under way is not waited for again.)
-    return (await this.submit(id, msg, worker, [])) as KeptView;
+    const second = (await this.submit(id, msg, worker, [])) as KeptView;
+    const extraCost = (first.extraCost ?? 0) + (second.extraCost ?? 0);
+    return extraCost > 0 ? { ...second, extraCost } : second;
   }
 
   /**
