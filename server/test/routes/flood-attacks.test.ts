@@ -137,6 +137,8 @@ beforeAll(async () => {
     DATA_DIR: mkdtempSync(join(tmp, 'data-')),
     SOURCE_GOPROXY: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     MAX_SOURCE_FILE_BYTES: String(4 * 1024 * 1024),
+    // No bound on uploads per minute: the parse floods (1, 4) run for the whole time, not into 429s.
+    RATE_LIMIT_WRITES: '0',
   });
   base = srv.base;
   const demo = (stage: string, f: string) => join(fixturesDir, 'demo', stage, 'run-1', f);
