@@ -8,6 +8,7 @@
 //     analysis-worker-entry.mjs  the analysis worker process's entry, beside the chunks (the pool
 //                                spawns it by this name, relative to its own module)
 //     filter-thread-entry.mjs    the filter-check thread's entry, found the same way
+//     hash-thread-entry.mjs      the module-zip hashing thread's entry, likewise
 //     migrations/                the SQL migrations, read at start-up
 //     web/, demo/                copies of the web client and of fixtures/demo, so the package is
 //                                self-contained
@@ -81,6 +82,7 @@ async function buildServer() {
       cli: 'server/src/cli/main.ts',
       'analysis-worker': 'server/src/services/analysis-worker.ts',
       'filter-thread': 'server/src/services/filter-thread.ts',
+      'hash-thread': 'server/src/services/hash-thread.ts',
     },
     outdir: out,
     outExtension: { '.js': '.mjs' },
@@ -106,6 +108,11 @@ async function buildServer() {
   writeFileSync(
     join(out, 'filter-thread-entry.mjs'),
     "// The filter-check thread's entry in the compiled build (see scripts/build.mjs).\nprocess.setSourceMapsEnabled(true);\nawait import('./filter-thread.mjs');\n",
+  );
+  // The module-zip hashing thread's entry, likewise (see src/services/hash-thread-entry.mjs).
+  writeFileSync(
+    join(out, 'hash-thread-entry.mjs'),
+    "// The module-zip hashing thread's entry in the compiled build (see scripts/build.mjs).\nprocess.setSourceMapsEnabled(true);\nawait import('./hash-thread.mjs');\n",
   );
   cpSync(join(repo, 'server', 'src', 'store', 'migrations'), join(out, 'migrations'), { recursive: true });
   if (existsSync(join(webDist, 'index.html'))) cpSync(webDist, join(out, 'web'), { recursive: true });

@@ -51,6 +51,7 @@ export async function buildContext(config: Config, given?: Store): Promise<AppCo
       maxHeapMb: config.analysisMaxHeapMb,
       queueMax: config.analysisQueueMax,
       niceness: config.analysisNiceness,
+      moduleWaitMs: config.sourceGoproxyWaitMs,
     },
     metrics,
     goproxy,

@@ -23,6 +23,8 @@ export interface ComputedView {
   /** The answer uncompressed (for a client that takes no stored encoding). */
   body: Buffer;
   tag: string;
+  /** What computing it cost beyond its admission cost (charged to the client that started it). */
+  extraCost: number;
 }
 
 /** What route plugins share: configuration, the store, the analysis layer and metrics. */

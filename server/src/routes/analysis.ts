@@ -76,10 +76,16 @@ export async function cached(
     if (!flight) {
       // Admission is decided before the job exists, so a refusal is this client's alone.
       const admitted = ctx.fairShare.admit(req.ip, c.id, view.cost);
-      flight = compute(ctx, key, view, compressible).finally(() => {
-        admitted.release();
-        ctx.flights.delete(flightKey);
-      });
+      flight = compute(ctx, key, view, compressible)
+        .then((done) => {
+          // Work known only once done (the source view's, by its files' size) is charged to this client after.
+          admitted.charge(done.extraCost);
+          return done;
+        })
+        .finally(() => {
+          admitted.release();
+          ctx.flights.delete(flightKey);
+        });
       ctx.flights.set(flightKey, flight);
     }
   } catch (e) {
@@ -124,7 +130,7 @@ async function compute(
   for (const [e, bytes] of Object.entries(kept.stored) as [Encoding, Uint8Array][]) stored[e] = asBuffer(bytes);
   const done = { stored, body: asBuffer(kept.body), writeFailures: kept.writeFailures, kept: kept.kept !== false };
   ctx.views.kept(at, done);
-  return { stored, body: done.body, tag: resultTag(tree.comparison) };
+  return { stored, body: done.body, tag: resultTag(tree.comparison), extraCost: kept.extraCost ?? 0 };
 }
 
 function asBuffer(b: Uint8Array): Buffer {

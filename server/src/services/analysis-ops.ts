@@ -9,7 +9,7 @@ import { ServiceError } from './errors.ts';
 import { type ImageOp, renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
-import { Unkept } from './view-cache.ts';
+import { Costly, Unkept } from './view-cache.ts';
 import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
 
 /**
@@ -53,9 +53,14 @@ function serialise(op: keyof typeof SCHEMAS, value: unknown): string {
 
 /**
  * Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG or a
- * pprof file in base64), wrapped in Unkept when it must not be cached.
+ * pprof file in base64), wrapped in Unkept when it must not be cached, in Costly when it cost more than
+ * its admission said (the source view, by the size of its files).
  */
-export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: AnalysisOp): Promise<string | Unkept> {
+export async function runOp(
+  svc: AnalysisService,
+  tree: ComparisonTree,
+  a: AnalysisOp,
+): Promise<string | Unkept | Costly> {
   switch (a.op) {
     case 'stageProfile':
       return (await stagePprof(svc.stages, tree, a.stageId, choice(a.query))).toString('base64');
@@ -88,9 +93,9 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? DIFF_DEFAULT_ROWS) });
     }
     case 'source': {
-      const { view, keep } = await sourceView(svc, tree, a.query);
+      const { view, keep, cost } = await sourceView(svc, tree, a.query);
       const text = serialise(a.op, view);
-      return keep ? text : new Unkept(text);
+      return new Costly(keep ? text : new Unkept(text), cost - 1);
     }
     case 'top':
       return serialise(a.op, await svc.top(tree, viewQuery(a.query)));

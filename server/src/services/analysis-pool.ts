@@ -34,6 +34,11 @@ export interface PoolLimits {
   queueMax: number;
   /** How much lower than the server's the workers' CPU priority is (nice steps; 0: the same). */
   niceness?: number;
+  /**
+   * How long a view whose module files are still being fetched waits for them (SOURCE_GOPROXY_WAIT_MS),
+   * outside its worker, before it is answered without them; 0: not at all.
+   */
+  moduleWaitMs?: number;
 }
 
 interface Job {
@@ -47,6 +52,8 @@ interface Job {
   reject: (e: Error) => void;
   /** Runs on a fresh worker after a memory kill on a worker that already held other models. */
   retried: boolean;
+  /** Module fetches the job's view asked for and did not wait for (see run). */
+  fetching?: Promise<unknown>[];
 }
 
 interface Slot {
@@ -184,7 +191,19 @@ export class AnalysisPool {
     if (this.slots.length === 0 || this.closed)
       return keepView(this.inProcess.store, await runOp(this.inProcess, tree, op), keep);
     const id = tree.comparison.id;
-    return (await this.submit(id, { kind: 'op', id: 0, tree, op, keep }, hash(id) % this.slots.length)) as KeptView;
+    const msg: WorkerJob = { kind: 'op', id: 0, tree, op, keep };
+    const worker = hash(id) % this.slots.length;
+    // A source view never waits for the module proxy on its worker (a slow proxy would hold the worker
+    // from everyone): a module file not yet fetched is answered "being fetched" there at once, the
+    // fetch goes on in this process, and the view waits for it here, SOURCE_GOPROXY_WAIT_MS at most,
+    // then is computed once more from the cache. The client's admission is held meanwhile.
+    const fetching: Promise<unknown>[] = [];
+    const first = (await this.submit(id, msg, worker, fetching)) as KeptView;
+    if (fetching.length === 0 || !(await anyWithin(fetching, this.limits.moduleWaitMs ?? 0))) return first;
+    // (The second time, a fetch still under way is not waited for again.)
+    const second = (await this.submit(id, msg, worker, [])) as KeptView;
+    const extraCost = (first.extraCost ?? 0) + (second.extraCost ?? 0);
+    return extraCost > 0 ? { ...second, extraCost } : second;
   }
 
   /**
@@ -229,7 +248,7 @@ export class AnalysisPool {
    * Queues a job on worker i: a view on its comparison's worker (its models are warm there), a parse
    * on the worker its client's parses hold or the least loaded one (a parse needs no warm model).
    */
-  private submit(key: string, msg: WorkerJob, i: number): Promise<unknown> {
+  private submit(key: string, msg: WorkerJob, i: number, fetching?: Promise<unknown>[]): Promise<unknown> {
     const queue = this.queues[i]!;
     // A worker that is idle or still starting takes one job beyond the waiting ones.
     const slot = this.slots[i];
@@ -244,7 +263,14 @@ export class AnalysisPool {
       );
     }
     return new Promise<unknown>((resolve, reject) => {
-      queue.push({ key, msg: { ...msg, id: ++this.seq }, resolve, reject, retried: false });
+      queue.push({
+        key,
+        msg: { ...msg, id: ++this.seq },
+        resolve,
+        reject,
+        retried: false,
+        ...(fetching ? { fetching } : {}),
+      });
       this.pump(i);
     });
   }
@@ -334,7 +360,7 @@ export class AnalysisPool {
     });
     worker.on('message', (m: WorkerReply | { ready: true } | { computed: number } | ModuleFileAsk) => {
       if ('moduleFile' in m) {
-        void this.answerModuleFile(worker, m);
+        void this.answerModuleFile(worker, m, slot.busy);
         return;
       }
       if ('ready' in m) {
@@ -370,11 +396,13 @@ export class AnalysisPool {
   }
 
   /** A worker's source view asks for a module file: the proxy client answers (its bounds apply to all workers). */
-  private async answerModuleFile(worker: ChildProcess, m: ModuleFileAsk): Promise<void> {
+  private async answerModuleFile(worker: ChildProcess, m: ModuleFileAsk, job: Job | null): Promise<void> {
     let answer: ModuleFileAnswer;
     try {
+      // A view's fetch is never waited for here: its worker would wait with it (see run).
+      const outside = job?.fetching !== undefined;
       answer = this.modules
-        ? await this.modules.file(m.moduleFile.req)
+        ? await this.modules.file(m.moduleFile.req, outside ? 0 : undefined)
         : {
             ok: false,
             problem: 'the module proxy is off (SOURCE_GOPROXY)',
@@ -388,6 +416,10 @@ export class AnalysisPool {
         reason: 'source unavailable: the module could not be fetched (asked again later)',
         transient: true,
       };
+    }
+    if (!answer.ok && answer.transient && job?.fetching) {
+      const under = this.modules?.fetching?.(m.moduleFile.req);
+      if (under) job.fetching.push(under);
     }
     if (worker.connected) worker.send({ moduleFileReply: m.moduleFile.rid, answer } satisfies ModuleFileReply);
   }
@@ -495,4 +527,22 @@ function toError(e: Extract<WorkerReply, { ok: false }>['error']): Error {
     default:
       return new Error(`analysis worker: ${e.message}`);
   }
+}
+
+/** Whether any of `promises` settles within `ms` (false at once for 0). */
+async function anyWithin(promises: Promise<unknown>[], ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const settled = Promise.race(
+    promises.map((p) =>
+      p.then(
+        () => true,
+        () => true,
+      ),
+    ),
+  );
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
 }

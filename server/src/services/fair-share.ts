@@ -18,6 +18,12 @@ export type RefusalReason = 'client-jobs' | 'client-rate' | 'comparison-jobs';
 /** An admitted job: release it when the job ends, however it ends (idempotent). */
 export interface Admission {
   release(): void;
+  /**
+   * Charges `cost` more to the client's per-minute budget, for work known only once done (the source
+   * view's, by the size of the files it read). The budget may go into debt, a minute's worth at most:
+   * the client's next views wait until it is paid back.
+   */
+  charge(cost: number): void;
 }
 
 interface Bucket {
@@ -83,6 +89,11 @@ export class FairShare {
     if (comparison !== null) inc(this.comparisonJobs, comparison, 1);
     let released = false;
     return {
+      charge: (more: number) => {
+        if (rate <= 0 || !(more > 0)) return;
+        const b = this.bucket(who);
+        b.tokens = Math.max(-rate, b.tokens - more);
+      },
       release: () => {
         if (released) return;
         released = true;

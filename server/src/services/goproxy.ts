@@ -17,7 +17,7 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.ts';
 import { readModuleZip, SourceArchiveError } from '../sources/archive.ts';
-import { DirHashError, zipHash1 } from '../sources/dirhash.ts';
+import { DirHashError } from '../sources/dirhash.ts';
 import {
   isModulePath,
   isModuleVersion,
@@ -38,6 +38,7 @@ import {
   sumMismatch,
 } from './module-sources.ts';
 import type { Spool, Spooled } from './spool.ts';
+import { HashUnfinished, hashModuleZip } from './zip-hash.ts';
 
 /** Failures remembered at most (the oldest is forgotten first). */
 const MAX_REMEMBERED = 1000;
@@ -150,7 +151,7 @@ export class GoProxy implements ModuleFiles {
     this.now = o.now ?? Date.now;
   }
 
-  async file(req: ModuleFile): Promise<ModuleFileAnswer> {
+  async file(req: ModuleFile, waitMs = this.o.config.sourceGoproxyWaitMs): Promise<ModuleFileAnswer> {
     if (!isModulePath(req.module) || !isModuleVersion(req.version))
       return {
         ok: false,
@@ -179,9 +180,9 @@ export class GoProxy implements ModuleFiles {
       flight = this.fetchModule(req.module, req.version).finally(() => this.flights.delete(id));
       this.flights.set(id, flight);
     }
-    // The view waits SOURCE_GOPROXY_WAIT_MS at most (it holds an analysis worker meanwhile); the fetch
-    // goes on under its own deadline and lands in the cache for the view asked again.
-    const waitMs = this.o.config.sourceGoproxyWaitMs;
+    // The view waits SOURCE_GOPROXY_WAIT_MS at most (a view on a worker waits outside it, in the pool:
+    // AnalysisPool.run); the fetch goes on under its own deadline and lands in the cache for the view
+    // asked again.
     let timer: NodeJS.Timeout | undefined;
     const got = await Promise.race([
       flight,
@@ -206,6 +207,10 @@ export class GoProxy implements ModuleFiles {
     this.o.metrics.inc('stagediff_goproxy_files_total', { from: 'proxy' });
     const b = got.files.get(req.path);
     return b ? { ok: true, text: b.toString('utf8'), from: 'proxy' } : notInModule(req);
+  }
+
+  fetching(req: ModuleFile): Promise<unknown> | null {
+    return this.flights.get(`${req.module}@${req.version}`) ?? null;
   }
 
   private async fetchModule(module: string, version: string): Promise<Fetched> {
@@ -249,13 +254,18 @@ export class GoProxy implements ModuleFiles {
         throw e;
       }
       // go.sum's hash of the zip (every file, not only the kept ones), for stages whose go.sum names
-      // the module; the toolchain is never in a go.sum (and its zip is large): not hashed.
+      // the module; the toolchain is never in a go.sum (and its zip is large): not hashed. On a thread
+      // of its own, under the fetch's deadline: never on the event loop every visitor shares.
       let h1: string | null = null;
       if (module !== TOOLCHAIN_MODULE)
-        h1 = await zipHash1(file, 4 * c.sourceGoproxyMaxModuleBytes).catch((e: unknown) => {
-          if (e instanceof DirHashError) return null;
-          throw e;
-        });
+        h1 = await hashModuleZip(file, 4 * c.sourceGoproxyMaxModuleBytes, c.sourceGoproxyTimeoutMs).catch(
+          (e: unknown) => {
+            if (e instanceof DirHashError) return null;
+            // Not a verdict on the zip: nothing is kept, and the module is fetched again later.
+            if (e instanceof HashUnfinished) throw new Problem(`hashing the zip of ${id}: ${e.message}`, true);
+            throw e;
+          },
+        );
       await keepModule(this.o.store, module, version, files, h1).catch(() => undefined);
       this.o.metrics.inc('stagediff_goproxy_fetches_total', { outcome: 'ok' });
       return { files, h1 };

@@ -22,7 +22,13 @@ export type ModuleFileAnswer =
 
 /** Where the source view gets module files: the proxy client (in the server) or a worker's channel to it. */
 export interface ModuleFiles {
-  file(req: ModuleFile): Promise<ModuleFileAnswer>;
+  /**
+   * The file, waiting for a fetch under way `waitMs` at most (the proxy client's default:
+   * SOURCE_GOPROXY_WAIT_MS); past it, "still being fetched".
+   */
+  file(req: ModuleFile, waitMs?: number): Promise<ModuleFileAnswer>;
+  /** The fetch of the file's module version under way, or null (it is cached, failed, or not asked for). */
+  fetching?(req: ModuleFile): Promise<unknown> | null;
 }
 
 /** Raw bytes of the files of one cached bundle (a file larger than this is a bundle of its own). */

@@ -33,6 +33,20 @@ const CONTEXT = 3;
 const FUNC_LOOKBACK = 300;
 /** Fewer unshown lines than this between shown ones are shown too. */
 const MIN_GAP = 3;
+/** Bytes of source text read that cost one more unit of the client's analysis budget. */
+export const COST_BYTES = 256 * 1024;
+/** Lines aligned that cost one more unit. */
+export const COST_LINES = 1000;
+
+/**
+ * What a source view costs its client (ANALYSIS_CLIENT_JOBS_PER_MINUTE), counted by size: 1 like any
+ * view, and 1 more for each COST_BYTES of source text it read (both sides' files, split into lines)
+ * and each COST_LINES lines it aligned. A view of a usual file costs 1; one of a million-line file
+ * several, so one client's large views cannot take the workers from everyone.
+ */
+export function sourceViewCost(bytes: number, alignedLines: number): number {
+  return 1 + Math.floor(bytes / COST_BYTES) + Math.floor(alignedLines / COST_LINES);
+}
 
 interface Place {
   file: string;
@@ -71,6 +85,8 @@ interface Side {
   /** The module path of the stage's sources ('' when unknown). */
   modulePath: string;
   lines: string[] | null;
+  /** Bytes of the text `lines` came from (0 without text). */
+  bytes: number;
   hasSources: boolean;
   revision: string;
   dirty: boolean | null;
@@ -132,6 +148,7 @@ async function side(
     path: null,
     modulePath: loaded?.sources.modulePath ?? '',
     lines: null,
+    bytes: 0,
     hasSources: loaded !== null,
     revision: loaded?.sources.revision ?? '',
     dirty: loaded?.sources.dirty ?? null,
@@ -149,7 +166,9 @@ async function side(
   if (loaded && inModule(fn, own) && foreign === null) {
     out.path = new SourceIndex(loaded.files.keys()).match(file);
     if (out.path !== null) {
-      out.lines = splitLines(loaded.files.get(out.path)!.toString('utf8'));
+      const bytes = loaded.files.get(out.path)!;
+      out.bytes = bytes.length;
+      out.lines = splitLines(bytes.toString('utf8'));
       out.textFrom = 'sources';
       return out;
     }
@@ -189,6 +208,7 @@ async function side(
     return out;
   }
   out.path = req.path;
+  out.bytes = got.text.length;
   out.lines = splitLines(got.text);
   out.textFrom = 'proxy';
   out.module = { module: req.module, version: req.version, fetched: got.from === 'proxy' };
@@ -304,7 +324,7 @@ export async function sourceView(
   svc: AnalysisService,
   tree: ComparisonTree,
   q: Query<'source'>,
-): Promise<{ view: SourceView; keep: boolean }> {
+): Promise<{ view: SourceView; keep: boolean; cost: number }> {
   const d = (
     await svc.diffResult(tree, {
       base: q.base,
@@ -324,12 +344,15 @@ export async function sourceView(
   const limits = svc.sourceView;
   let rows: SourceRow[] = [];
   let limited: string | null = null;
+  let alignedLines = 0;
   const aligned = base.lines !== null && target.lines !== null && (sampledInText(base) || sampledInText(target));
   if (aligned) {
     // The sampled lines with context; past the row bound, the sampled lines alone; past it still, cut.
     rows = alignedRows(base, target, limits, CONTEXT, true);
+    alignedLines += rows.length;
     if (shownRows(rows) > limits.maxRows) {
       rows = alignedRows(base, target, limits, 0, false);
+      alignedLines += rows.length;
       limited = `context lines left out: the function has more sampled lines than SOURCE_VIEW_MAX_ROWS (${limits.maxRows}) rows`;
     }
   } else {
@@ -386,7 +409,11 @@ export async function sourceView(
     highlightChars: limits.highlightChars,
     limited,
   };
-  return { view, keep: !base.transient && !target.transient };
+  return {
+    view,
+    keep: !base.transient && !target.transient,
+    cost: sourceViewCost(base.bytes + target.bytes, alignedLines),
+  };
 }
 
 /** Rows that show a line (not `elided`). */

@@ -160,6 +160,8 @@ export interface KeptView {
   writeFailures: string[];
   /** False for an answer served but not kept (see Unkept): the next request computes it again. */
   kept?: boolean;
+  /** What the view cost beyond the cost its client was charged on admission (see Costly). */
+  extraCost?: number;
 }
 
 /**
@@ -168,6 +170,18 @@ export interface KeptView {
  */
 export class Unkept {
   constructor(readonly text: string) {}
+}
+
+/**
+ * An operation's answer whose work is known only once done (the source view's, by the size of the
+ * files it read and the lines it aligned): `extraCost` beyond the view's admission cost is charged to
+ * its client's budget after (FairShare's Admission.charge).
+ */
+export class Costly {
+  constructor(
+    readonly result: string | Unkept,
+    readonly extraCost: number,
+  ) {}
 }
 
 /** How a view is to be kept: where in the cache, whether it is compressed, how its text result becomes bytes. */
@@ -185,7 +199,13 @@ export interface KeepSpec {
  * SQLite) holds the server's event loop. A write that fails (a full disk) is reported, never thrown:
  * the answer is served all the same.
  */
-export async function keepView(store: Store, result: string | Unkept, spec: KeepSpec): Promise<KeptView> {
+export async function keepView(store: Store, answer: string | Unkept | Costly, spec: KeepSpec): Promise<KeptView> {
+  const extraCost = answer instanceof Costly && answer.extraCost > 0 ? answer.extraCost : 0;
+  const kept = await keepResult(store, answer instanceof Costly ? answer.result : answer, spec);
+  return extraCost > 0 ? { ...kept, extraCost } : kept;
+}
+
+async function keepResult(store: Store, result: string | Unkept, spec: KeepSpec): Promise<KeptView> {
   const unkept = result instanceof Unkept;
   const body = Buffer.from(unkept ? result.text : result, spec.text);
   const stored: StoredView = spec.compressible ? await compress(body) : { identity: body };

@@ -19,14 +19,23 @@ export class DirHashError extends Error {}
 
 /** The h1 hash of files given by name and bytes. */
 export function hash1(files: Iterable<{ name: string; data: Uint8Array }>): string {
-  const lines: { name: Buffer; line: string }[] = [];
-  for (const f of files) {
-    if (f.name.includes('\n')) throw new DirHashError(`a file name holds a newline: ${JSON.stringify(f.name)}`);
-    lines.push({
-      name: Buffer.from(f.name, 'utf8'),
-      line: `${createHash('sha256').update(f.data).digest('hex')}  ${f.name}\n`,
-    });
-  }
+  const lines: HashLine[] = [];
+  for (const f of files) lines.push(hashLine(f.name, f.data));
+  return hashLines(lines);
+}
+
+interface HashLine {
+  name: Buffer;
+  line: string;
+}
+
+/** One file's line of the hash: its bytes' SHA-256 (the bytes need not be kept after). */
+function hashLine(name: string, data: Uint8Array): HashLine {
+  if (name.includes('\n')) throw new DirHashError(`a file name holds a newline: ${JSON.stringify(name)}`);
+  return { name: Buffer.from(name, 'utf8'), line: `${createHash('sha256').update(data).digest('hex')}  ${name}\n` };
+}
+
+function hashLines(lines: HashLine[]): string {
   lines.sort((a, b) => Buffer.compare(a.name, b.name));
   const h = createHash('sha256');
   for (const l of lines) h.update(l.line, 'utf8');
@@ -60,7 +69,7 @@ export async function zipHash1(file: string, maxBytes: number): Promise<string> 
       throw new DirHashError('the zip is a zip64 archive, which is not hashed');
     if (cdOffset + cdSize > size) throw new DirHashError('the zip has a central directory past its end');
     const cd = await at(cdOffset, cdSize);
-    const files: { name: string; data: Buffer }[] = [];
+    const lines: HashLine[] = [];
     let total = 0;
     let off = 0;
     for (let i = 0; i < count; i++) {
@@ -92,9 +101,10 @@ export async function zipHash1(file: string, maxBytes: number): Promise<string> 
         }
       } else throw new DirHashError(`${name} uses compression method ${method}`);
       if (data.length !== usize) throw new DirHashError(`${name} does not inflate to its declared size`);
-      files.push({ name, data });
+      // Hashed at once: one file's bytes are held at a time, however large the module.
+      lines.push(hashLine(name, data));
     }
-    return hash1(files);
+    return hashLines(lines);
   } finally {
     await fh.close();
   }

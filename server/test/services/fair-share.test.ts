@@ -53,6 +53,30 @@ describe('fair share of the analysis', () => {
     expect(fs.inFlight).toBe(0);
   });
 
+  it('charges work known only once done to the client that started it, a minute of debt at most', () => {
+    let t = 0;
+    const fs = new FairShare({ clientJobs: 0, clientJobsPerMinute: 10, comparisonJobs: 0 }, new Metrics(), () => t);
+    const big = fs.admit('10.0.0.1', 'c1', 1);
+    big.charge(7);
+    big.release();
+    // 10 − 1 − 7 = 2 left: two more views, then the budget is spent.
+    fs.admit('10.0.0.1', 'c1', 1).release();
+    fs.admit('10.0.0.1', 'c1', 1).release();
+    const e = refusal(() => fs.admit('10.0.0.1', 'c1', 1));
+    expect(e.message).toMatch(/ANALYSIS_CLIENT_JOBS_PER_MINUTE=10/);
+    // Another client is not charged.
+    fs.admit('10.0.0.2', 'c1', 1).release();
+    // A charge past the budget is a debt of one minute at most: paid back after a minute, not more.
+    const huge = fs.admit('10.0.0.3', 'c1', 1);
+    huge.charge(1000);
+    huge.release();
+    expect(refusal(() => fs.admit('10.0.0.3', 'c1', 1)).detail.retryAfterSeconds).toBe(66);
+    t += 59_000;
+    expect(refusal(() => fs.admit('10.0.0.3', 'c1', 1)).code).toBe('rate-limited');
+    t += 8_000;
+    fs.admit('10.0.0.3', 'c1', 1).release();
+  });
+
   it('bounds the jobs of one comparison whatever the clients', () => {
     const m = new Metrics();
     const fs = new FairShare({ clientJobs: 0, clientJobsPerMinute: 0, comparisonJobs: 3 }, m);

@@ -16,6 +16,7 @@ import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
 import { findGo, fixturesDir } from '../helpers/paths.ts';
 import { type ListLine, parseList } from '../helpers/pprof-text.ts';
+import { hashThreads } from '../../src/services/zip-hash.ts';
 
 const go = findGo();
 const fx = join(fixturesDir, 'goproxy');
@@ -247,7 +248,10 @@ describe("only what the stage's own go.mod requires, checked against its go.sum"
     const wrong = goSum.replace(/(toml v1\.4\.0 h1:)\S+/, '$1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=');
     expect(wrong).not.toBe(goSum);
     const bad = await comparison(a, [], { goSum: wrong });
+    const threads = hashThreads.started;
     const v = await view(a, bad.id, DEP_FN);
+    // The zip was hashed once, on a thread of its own (not on the server's event loop).
+    expect(hashThreads.started).toBe(threads + 1);
     expect(v.base).toMatchObject({ textFrom: 'none', module: null });
     expect(v.base.problem).toBe(
       `source unavailable: the zip of ${TOML}@v1.4.0 does not match the hash in the stage's go.sum`,
@@ -258,6 +262,7 @@ describe("only what the stage's own go.mod requires, checked against its go.sum"
     const w = await view(a, good.id, DEP_FN);
     expect(w.base).toMatchObject({ textFrom: 'proxy', problem: null, module: { module: TOML, version: 'v1.4.0' } });
     expectList(w, 'base', parseList(listAnswer('dep')));
+    expect(hashThreads.started).toBe(threads + 1);
     // A go.sum that does not list the module: refused too (the go command would not build it).
     const none = await comparison(a, [], { goSum: 'example.com/other v1.0.0 h1:AAAA=\n' });
     expect((await view(a, none.id, DEP_FN)).base.problem).toBe(
