@@ -11,6 +11,7 @@ import {
 } from '../components/token-paste.tsx';
 import { StageEditor } from '../components/upload.tsx';
 import { ApiError, type Body, type StageTable as StageTableData, api, apiUrl } from '../lib/api.ts';
+import { largestChangeTarget } from '../lib/default-pair.ts';
 import { copyText } from '../lib/export-files.ts';
 import { gcSummaries, hasGcTrace } from '../lib/gc-summary.ts';
 import { navigate } from '../lib/navigation.ts';
@@ -127,10 +128,15 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [chosen, setChosen] = useState(() => opened.base !== '' || opened.target !== '');
   const tabsHeld = visibleTabs(stages);
   const shownTab = tabsHeld.some((t) => t.key === view.tab) ? view.tab : (tabsHeld[0]?.key ?? 'flame');
+  const eligible = stagesWithWhatTheViewNeeds(stages, shownTab, kind);
+  // Unchosen, the page opens on the pair with the largest significant change of the stage table, once
+  // the table says which (until then the panels wait rather than draw a pair they would leave).
+  const preferred = chosen ? null : largestChangeTarget(table.data);
+  const pairSettled = chosen || table.data !== null || table.error !== null || !table.loading;
   const { base, target } = resolveStages(
-    chosen ? view : { base: '', target: '' },
+    chosen ? view : { base: '', target: preferred !== null && eligible.has(preferred) ? preferred : '' },
     stageIds,
-    stagesWithWhatTheViewNeeds(stages, shownTab, kind),
+    eligible,
   );
   const goneFromLink = stages.length > 0 ? resolveStages(opened, stageIds).gone : [];
   const [goneNoticeClosed, setGoneNoticeClosed] = useState(false);
@@ -167,8 +173,8 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   }, [changes]);
   // Pin the stages shown into the address, so a shared link keeps showing them if stages are added later.
   useEffect(() => {
-    if (stages.length > 0 && (view.base !== base || view.target !== target)) setView({ base, target });
-  }, [stages.length, base, target, view.base, view.target, setView]);
+    if (stages.length > 0 && pairSettled && (view.base !== base || view.target !== target)) setView({ base, target });
+  }, [stages.length, pairSettled, base, target, view.base, view.target, setView]);
 
   // Keyboard: "/" focuses the search box, Esc resets the zoom (and leaves the field).
   useEffect(() => {
@@ -332,7 +338,12 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
         />
       )}
 
-      {stages.length > 0 && (
+      {stages.length > 0 && !pairSettled && (
+        <section className="card" aria-label="Analysis">
+          <Loading what="the pair to open on" />
+        </section>
+      )}
+      {stages.length > 0 && pairSettled && (
         <section className="card" aria-label="Analysis">
           {goneFromLink.length > 0 && !goneNoticeClosed && (
             <p className="callout gone-stages" role="status">

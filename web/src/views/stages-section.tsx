@@ -122,6 +122,7 @@ export const StagesSection = memo(function StagesSection({
           return {
             stageId: s.id,
             name: s.name,
+            note: s.note,
             sentences: i === 0 ? (table ? ownFigures(rowOf(s.id)) : null) : c && 'data' in c ? c.data.sentences : null,
             error: c && 'error' in c ? c.error : null,
           };
