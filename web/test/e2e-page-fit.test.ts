@@ -8,14 +8,31 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { FigureKey, StageTable } from '../src/lib/api.ts';
+import type { FigureKey, StageChanges, StageTable } from '../src/lib/api.ts';
 import { CHROMIUM, REPO } from './harness.ts';
 import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
 const enabled = existsSync(CHROMIUM) && existsSync(join(REPO, 'fixtures/demo/manifest.json'));
 const env = e2eEnvironment(enabled, { seedDemo: true });
 /** The demo's request handler: sampled in every stage, with its source stored with each. */
-const FN = 'main.(*service).serveOrders';
+const HANDLER = 'main.(*service).serveOrders';
+
+/**
+ * The function whose lines the test reads: the request handler, or (should the demo's code be named
+ * otherwise) the first of the program's own functions the pair's changes name, whichever the source view
+ * shows aligned from both stages' sources.
+ */
+async function linesFunction(base: string, target: string): Promise<string> {
+  const ch = await get<StageChanges>(`/api/comparisons/demo/changes?base=${base}&target=${target}`);
+  const names = [HANDLER, ...(ch.functions?.changes ?? []).map((c) => c.name).filter((n) => n.startsWith('main.'))];
+  for (const fn of names) {
+    const v = await get<{ aligned: boolean; rows: unknown[] }>(
+      `/api/comparisons/demo/source?base=${base}&target=${target}&fn=${encodeURIComponent(fn)}`,
+    );
+    if (v.aligned && v.rows.length > 10) return fn;
+  }
+  throw new Error('no function of the pair has its lines in both stages');
+}
 const VIEWPORTS = [
   { width: 1440, height: 900 },
   { width: 390, height: 844 },
@@ -88,6 +105,7 @@ describe.skipIf(!enabled)('the demo page at a desktop and a phone width', () => 
     expect(changes.length).toBeGreaterThan(0);
     const largest = changes.reduce((a, b) => (b.size > a.size ? b : a));
     const previous = table.rows[table.rows.findIndex((r) => r.stageId === largest.stageId) - 1]!;
+    const fn = await linesFunction(previous.stageId, largest.stageId);
 
     for (const vp of VIEWPORTS) {
       const problems: string[] = [];
@@ -150,7 +168,7 @@ describe.skipIf(!enabled)('the demo page at a desktop and a phone width', () => 
       // The Lines tab of the request handler: both versions, never cut; verdicts in the shared words.
       const lines = new URL(page.url());
       lines.searchParams.set('tab', 'lines');
-      lines.searchParams.set('fn', FN);
+      lines.searchParams.set('fn', fn);
       await page.goto(lines.href);
       const source = page.locator('.source-table');
       await source.waitFor({ timeout: 120_000 });
