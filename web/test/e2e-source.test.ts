@@ -104,17 +104,25 @@ describe.skipIf(!existsSync(CHROMIUM))('a function in two versions, side by side
       const sig = page.locator('.source-table tr[data-base-line="18"][data-target-line="23"]');
       expect(await sig.count()).toBe(1);
       expect((await sig.locator('td.src-text').first().textContent())?.startsWith('func appendJSONString')).toBe(true);
-      // A removed line keeps its old cost: v1's line 27, as -list gives it.
-      const removed = page.locator('.source-table tr.src-removed[data-base-line="27"] td');
-      expect(await removed.nth(2).textContent()).toBe(
-        formatValue(listed('v1', 'appendJSONString', 27).cum, 'nanoseconds'),
+      // A removed line keeps its old cost: v1's line 27, as -list gives it; an added line shows its new
+      // one: v2's line 35. Side by side, in the line's own row; stacked (a phone), on the line under it.
+      const removedCum = formatValue(listed('v1', 'appendJSONString', 27).cum, 'nanoseconds');
+      const addedCum = formatValue(listed('v2', 'appendJSONString', 35).cum, 'nanoseconds');
+      expect(await page.locator('.source-table').getAttribute('data-layout')).toBe(
+        width === 1440 ? 'side-by-side' : 'stacked',
       );
-      // An added line shows its new one: v2's line 35.
-      const added = page.locator('.source-table tr.src-added[data-target-line="35"] td');
-      // (after the base side's one gap cell: number, flat, cum)
-      expect(await added.nth(3).textContent()).toBe(
-        formatValue(listed('v2', 'appendJSONString', 35).cum, 'nanoseconds'),
-      );
+      if (width === 1440) {
+        const removed = page.locator('.source-table tr.src-removed[data-base-line="27"] td');
+        expect(await removed.nth(2).textContent()).toBe(removedCum);
+        const added = page.locator('.source-table tr.src-added[data-target-line="35"] td');
+        // (after the base side's one gap cell: number, flat, cum)
+        expect(await added.nth(3).textContent()).toBe(addedCum);
+      } else {
+        const removed = page.locator('.source-table tr.src-removed[data-base-line="27"] + tr.src-figures');
+        expect(await removed.textContent()).toContain(`v1: cum ${removedCum}`);
+        const added = page.locator('.source-table tr.src-added[data-target-line="35"] + tr.src-figures');
+        expect(await added.textContent()).toContain(`v2: cum ${addedCum}`);
+      }
       // Highlighted by tokens; hostile text is text: shown verbatim, never run, no element made of it.
       expect(await page.locator('.source-table .tok-keyword').count()).toBeGreaterThan(5);
       const hostile = page.locator('.source-table tr[data-target-line="38"] td.src-text').last();

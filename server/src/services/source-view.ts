@@ -10,6 +10,7 @@ import type { Query } from '../api/endpoints.ts';
 import type { DiffRow, SourceRow, SourceSide, SourceView } from '../api/views.ts';
 import { inModule, packageOf, SourceIndex } from '../sources/match.ts';
 import { goSumHashes, requiredModules } from '../sources/go-mod.ts';
+import { functionEnd } from '../sources/go-extent.ts';
 import { alignWindows, splitLines } from '../sources/line-diff.ts';
 import {
   foreignFile,
@@ -31,6 +32,8 @@ import { choice, compileFilters } from './view-queries.ts';
 const CONTEXT = 3;
 /** How far above its first sampled line the function's `func` line is looked for. */
 const FUNC_LOOKBACK = 300;
+/** How far below its `func` line the function's closing brace is looked for. */
+const FUNC_LOOKAHEAD = 3000;
 /** Fewer unshown lines than this between shown ones are shown too. */
 const MIN_GAP = 3;
 /** Bytes of source text read that cost one more unit of the client's analysis budget. */
@@ -264,16 +267,20 @@ function ownPackage(fn: string, modulePath: string): boolean {
 /**
  * The lines of a side worth showing, flagged (index = line − 1): each sampled line with `context` lines
  * either side, and with `lookback` the function's `func` line and everything down to its first sampled
- * line; gaps of a few lines are shown rather than left out. Null without text or samples in it.
+ * line — with `whole` too, everything down to the function's closing brace (the whole function, when its
+ * end is found below its last sampled line); gaps of a few lines are shown rather than left out. Null
+ * without text or samples in it.
  */
-function shownLines(s: Side, context: number, lookback: boolean): Uint8Array | null {
+function shownLines(s: Side, context: number, lookback: boolean, whole = false): Uint8Array | null {
   if (!s.lines || s.figures.size === 0) return null;
   const n = s.lines.length;
   const show = new Uint8Array(n);
   let first = Number.POSITIVE_INFINITY;
+  let lastSampled = 0;
   for (const l of s.figures.keys()) {
     if (l < 1 || l > n) continue;
     if (l < first) first = l;
+    if (l > lastSampled) lastSampled = l;
     for (let i = Math.max(1, l - context); i <= Math.min(n, l + context); i++) show[i - 1] = 1;
   }
   if (first === Number.POSITIVE_INFINITY) return null;
@@ -281,6 +288,8 @@ function shownLines(s: Side, context: number, lookback: boolean): Uint8Array | n
     for (let l = first; l >= Math.max(1, first - FUNC_LOOKBACK); l--)
       if (/^func\b/.test(s.lines[l - 1]!)) {
         show.fill(1, l - 1, first);
+        const end = whole ? functionEnd(s.lines, l, FUNC_LOOKAHEAD) : null;
+        if (end !== null && end >= lastSampled) show.fill(1, l - 1, end);
         break;
       }
   // A gap shorter than MIN_GAP lines is shown: its `elided` row would take as much room.
@@ -347,9 +356,14 @@ export async function sourceView(
   let alignedLines = 0;
   const aligned = base.lines !== null && target.lines !== null && (sampledInText(base) || sampledInText(target));
   if (aligned) {
-    // The sampled lines with context; past the row bound, the sampled lines alone; past it still, cut.
-    rows = alignedRows(base, target, limits, CONTEXT, true);
+    // The whole function; past the row bound, the sampled lines with context; past it, the sampled
+    // lines alone; past it still, cut.
+    rows = alignedRows(base, target, limits, CONTEXT, true, true);
     alignedLines += rows.length;
+    if (shownRows(rows) > limits.maxRows) {
+      rows = alignedRows(base, target, limits, CONTEXT, true);
+      alignedLines += rows.length;
+    }
     if (shownRows(rows) > limits.maxRows) {
       rows = alignedRows(base, target, limits, 0, false);
       alignedLines += rows.length;
@@ -439,7 +453,8 @@ function elidedRow(base: number, target: number): SourceRow {
 }
 
 /**
- * Both versions aligned over the lines shown (sampled lines with `context` either side), each stretch
+ * Both versions aligned over the lines shown (sampled lines with `context` either side, or with `whole`
+ * each version's whole function), each stretch
  * between them one `elided` row: the work and the answer grow with the sampled lines, not the files.
  */
 function alignedRows(
@@ -448,11 +463,12 @@ function alignedRows(
   limits: SourceViewLimits,
   context: number,
   lookback: boolean,
+  whole = false,
 ): SourceRow[] {
   const a = base.lines!;
   const b = target.lines!;
-  const showA = shownLines(base, context, lookback) ?? new Uint8Array(a.length);
-  const showB = shownLines(target, context, lookback) ?? new Uint8Array(b.length);
+  const showA = shownLines(base, context, lookback, whole) ?? new Uint8Array(a.length);
+  const showB = shownLines(target, context, lookback, whole) ?? new Uint8Array(b.length);
   const sameKey = base.file === target.file;
   const rows: SourceRow[] = [];
   for (const r of alignWindows(a, b, showA, showB, limits.maxAlignLines)) {

@@ -5,7 +5,7 @@
  * versions are aligned by their text.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -139,6 +139,44 @@ describe('the source view of two versions', () => {
       .map((r: { target: { line: number } }) => r.target.line);
     expect(bl).toEqual([...bl].sort((a, b) => a - b));
     expect(tl).toEqual([...tl].sort((a, b) => a - b));
+  });
+
+  it('shows each version of the function whole: every line from its func line to its closing brace', async () => {
+    // v2's main.go with ten comment lines before encode's closing brace (below its last sampled line,
+    // so every sampled line keeps its number): the function now ends well past the sampled lines' context.
+    const dir = mkdtempSync(join(tmp, 'long-'));
+    const text = readFileSync(join(lineView, 'v2', 'main.go'), 'utf8').split('\n');
+    const start = text.findIndex((l) => l.startsWith('func encode(')) + 1;
+    const close = text.findIndex((l, i) => i >= start && l === '}');
+    text.splice(close, 0, ...Array.from({ length: 10 }, (_, k) => `\t// a line of the function's own, ${k + 1}`));
+    writeFileSync(join(dir, 'main.go'), text.join('\n'));
+    writeFileSync(join(dir, 'go.mod'), readFileSync(join(lineView, 'v2', 'go.mod')));
+    execFileSync('tar', ['-czf', join(dir, 'src.tar.gz'), '-C', dir, 'go.mod', 'main.go']);
+    const long = await addStage(app, c.id, c.auth, 'v2-long');
+    expect((await upload(app, c.id, long, c.auth, [join(lineView, 'v2', 'cpu.pb.gz')])).statusCode).toBe(200);
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/api/comparisons/${c.id}/stages/${long}/sources?filename=src.tar.gz`,
+      headers: { ...c.auth, 'content-type': 'application/octet-stream' },
+      payload: readFileSync(join(dir, 'src.tar.gz')),
+    });
+    expect(put.statusCode).toBe(200);
+    const v = await view('main.encode', 'v2-long');
+    expect(v.aligned).toBe(true);
+    const end = close + 11;
+    const lastSampled = Math.max(
+      ...v.rows
+        .filter((r: { target: { flat: number; cum: number } | null }) => r.target?.cum || r.target?.flat)
+        .map((r: { target: { line: number } }) => r.target.line),
+    );
+    expect(end - lastSampled).toBeGreaterThan(10);
+    const shown = v.rows
+      .filter((r: { target: unknown }) => r.target)
+      .map((r: { target: { line: number } }) => r.target.line);
+    for (let l = start; l <= end; l++) expect(shown, `line ${l}`).toContain(l);
+    // …and not past it: the next function's lines stay out.
+    expect(shown).not.toContain(end + 2);
+    expect(v.rows.find((r: { target: { line: number } | null }) => r.target?.line === end).targetText).toBe('}');
   });
 
   it('without sources on one side, lists the file:line rows with their figures', async () => {

@@ -133,7 +133,18 @@ function VerdictCell({
 }) {
   const verdicts = row[side];
   const cls = `num verdicts${className ? ` ${className}` : ''}`;
-  const shown = figures.filter((k) => verdicts && verdicts[k].status !== 'missing');
+  // Regressions first, then improvements, then the rest in the table's order: the lines a reader acts on lead.
+  const rank = (k: FigureKey) => {
+    const v = verdicts?.[k];
+    if (v?.status !== 'significant') return 2;
+    return better(k, v.ratio) ? 1 : 0;
+  };
+  const shown = figures
+    .filter((k) => verdicts && verdicts[k].status !== 'missing')
+    .sort((a, b) => rank(a) - rank(b) || figures.indexOf(a) - figures.indexOf(b));
+  const benchShown = [...(bench ?? [])].sort(
+    (a, b) => (a.significant ? (a.better ? 1 : 0) : 2) - (b.significant ? (b.better ? 1 : 0) : 2),
+  );
   const kind = side === 'vsPrevious' ? 'prev' : 'base';
   if (shown.length === 0 && !bench?.length)
     return (
@@ -149,13 +160,14 @@ function VerdictCell({
           row={row}
           side={side}
           k={k}
-          className={k === 'allocPerRequest' ? 'phone-hide' : undefined}
+          // A phone keeps every significant change and QPS; a change within the noise waits for a wider screen.
+          className={k !== 'rps' && rank(k) === 2 ? 'phone-hide' : undefined}
         />
       ))}
-      {bench?.map((b, i) => (
+      {benchShown.map((b, i) => (
         <span
           key={b.unit}
-          className={`verdict ${b.significant ? (b.better ? 'good' : 'bad') : 'muted'}${i > 0 ? ' phone-hide' : ''}`}
+          className={`verdict ${b.significant ? (b.better ? 'good' : 'bad') : 'muted'}${i > 0 && !b.significant ? ' phone-hide' : ''}`}
           data-figure={`bench:${b.unit}`}
           title={b.title}
         >
@@ -291,7 +303,7 @@ function GcCells({ gc, stageId }: { gc: StageTableGc; stageId: string }) {
  * verdicts vs previous/baseline, plus a GC column group (p99 stop-the-world pause, GC CPU %) when some
  * stage has a GC trace (`gc` not null) and benchmark verdicts in the vs-previous cell (`bench`: per stage
  * id, vs the previous stage). On a phone only stage, QPS, P99 and the vs-previous verdicts stay (CSS:
- * `.phone-hide`).
+ * `.phone-hide`): of those, QPS and every significant change, regressions first.
  */
 export function StageTable({
   table,
@@ -461,32 +473,70 @@ export function HowToRead({ alpha, runsNeeded }: { alpha: number; runsNeeded: nu
   );
 }
 
-/** "What changed" per stage: the change engine's sentences against the previous stage (null: loading). */
+/** A sentence of a figure the stage table shows: the headline figures of a change. */
+const HEADLINE = /^(QPS|P50|P95|P99|Errors?|Error rate|CPU per request|Allocated per request) /;
+/** Most sentences a stage leads with; the rest are folded. */
+const MAX_LEAD = 8;
+
+/**
+ * A stage's sentences split in two: the lead — the engine's named changes (functions removed, added or
+ * changed, which it words first) through its headline figures — and the rest (runtime, scheduling, GC…),
+ * folded. The order is the engine's.
+ */
+export function leadOf(sentences: readonly string[]): { lead: string[]; rest: string[] } {
+  let last = -1;
+  for (const [i, t] of sentences.entries()) if (HEADLINE.test(t)) last = i;
+  const n = Math.min(last >= 0 ? last + 1 : 3, MAX_LEAD);
+  return { lead: sentences.slice(0, n), rest: sentences.slice(n) };
+}
+
+/**
+ * "What changed" per stage: its key action, then the change engine's sentences against the previous
+ * stage (null: loading), the named changes and headline figures first and the rest folded.
+ */
 export function WhatChangedList({
   items,
 }: {
-  items: { stageId: string; name: string; sentences: string[] | null; error?: string | null }[];
+  items: { stageId: string; name: string; note?: string; sentences: string[] | null; error?: string | null }[];
 }) {
   return (
     <ol className="what-changed" aria-label="What changed">
-      {items.map((it) => (
-        <li key={it.stageId} data-stage-id={it.stageId}>
-          <strong>{it.name}</strong>
-          {it.error ? (
-            <span className="bad small"> {it.error}</span>
-          ) : it.sentences === null ? (
-            <span className="muted"> computing…</span>
-          ) : it.sentences.length === 0 ? (
-            <span className="muted"> nothing to compare with the previous stage</span>
-          ) : (
-            <ul>
-              {it.sentences.map((s) => (
-                <li key={s}>{s}</li>
-              ))}
-            </ul>
-          )}
-        </li>
-      ))}
+      {items.map((it) => {
+        const { lead, rest } = leadOf(it.sentences ?? []);
+        return (
+          <li key={it.stageId} data-stage-id={it.stageId}>
+            <strong>{it.name}</strong>
+            {it.note ? <span className="muted what-changed-note"> — {it.note}</span> : null}
+            {it.error ? (
+              <span className="bad small"> {it.error}</span>
+            ) : it.sentences === null ? (
+              <span className="muted"> computing…</span>
+            ) : it.sentences.length === 0 ? (
+              <span className="muted"> nothing to compare with the previous stage</span>
+            ) : (
+              <>
+                <ul>
+                  {lead.map((s) => (
+                    <li key={s}>{s}</li>
+                  ))}
+                </ul>
+                {rest.length > 0 && (
+                  <details className="what-changed-more">
+                    <summary>
+                      {rest.length} more {rest.length === 1 ? 'change' : 'changes'}
+                    </summary>
+                    <ul>
+                      {rest.map((s) => (
+                        <li key={s}>{s}</li>
+                      ))}
+                    </ul>
+                  </details>
+                )}
+              </>
+            )}
+          </li>
+        );
+      })}
     </ol>
   );
 }

@@ -1,60 +1,25 @@
-import { PanelBoundary } from '../components/panel-boundary.tsx';
-import { lazy, memo, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
-import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
-import { ConditionsDetails, StageConditionsWarning } from '../components/conditions.tsx';
-import { ErrorBox, LazyDetails, Loading, Select, Tabs } from '../components/common.tsx';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { ErrorBox, Loading, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
-import {
-  type BenchLine,
-  benchLines,
-  HowToRead,
-  StageTable,
-  type StageTableGc,
-  WhatChangedList,
-} from '../components/stage-table.tsx';
+import { PanelBoundary } from '../components/panel-boundary.tsx';
+import { type BenchLine, benchLines } from '../components/stage-table.tsx';
 import {
   dropEditTokenFromAddress,
   editTokenInAddress,
   ShareEditAccess,
   TokenPaste,
 } from '../components/token-paste.tsx';
-import { ArtifactList, StageEditor } from '../components/upload.tsx';
-import {
-  ApiError,
-  type Body,
-  type Comparison,
-  type Stage,
-  type StageRow,
-  type StageTable as StageTableData,
-  type ProfileKind,
-  type SampleTypeInfo,
-  api,
-  apiUrl,
-  getJson,
-} from '../lib/api.ts';
-import { copyText, downloadText, slug } from '../lib/export-files.ts';
+import { StageEditor } from '../components/upload.tsx';
+import { ApiError, type Body, type StageTable as StageTableData, api, apiUrl } from '../lib/api.ts';
+import { largestChangeTarget } from '../lib/default-pair.ts';
+import { copyText } from '../lib/export-files.ts';
 import { gcSummaries, hasGcTrace } from '../lib/gc-summary.ts';
 import { navigate } from '../lib/navigation.ts';
-import { KIND_LABELS, hasProfile, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
-import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
+import { KIND_LABELS, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
 import { forget, getToken, renameRecent, saveToken } from '../lib/tokens.ts';
-import {
-  FILTER_KEYS,
-  type FilterKey,
-  GRANULARITIES,
-  GRANULARITY_LABELS,
-  MODE_LABELS,
-  MODES,
-  applyViewPatch,
-  filtersToSend,
-  parseViewState,
-  resolveStages,
-  serializeViewState,
-  type Tab,
-  type ViewState,
-} from '../lib/url-state.ts';
+import { filtersToSend, resolveStages, type ViewState } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
+import { DescriptionEditor, NoSuchComparison, StorageUsage, TitleEditor } from './comparison-header.tsx';
 import {
   DiffPanel,
   FlamePanel,
@@ -64,10 +29,14 @@ import {
   flameGraphUrl,
   pairDiffUrl,
 } from './comparison-panels.tsx';
-import { loadSearchEngine, searchEngineReady, searchTermProblem } from '../lib/tree.ts';
+import { stagesWithWhatTheViewNeeds, visibleTabs } from './comparison-tabs.ts';
+import { StagesSection } from './stages-section.tsx';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
-import { type ChangesByStage, useStageChanges } from './use-stage-changes.ts';
+import { useFilterCheck } from './use-filter-check.ts';
+import { useStageChanges } from './use-stage-changes.ts';
 import { useStageEditor } from './use-stage-editor.ts';
+import { useViewState } from './use-view-state.ts';
+import { ViewControls } from './view-controls.tsx';
 
 // ECharts is only needed on the load-test tab: keep it out of the first bundle.
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
@@ -75,145 +44,6 @@ const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.Gc
 const RuntimePanel = lazy(() => import('./runtime-panel.tsx').then((m) => ({ default: m.RuntimePanel })));
 // The Lines tab highlights Go with refractor (Prism's grammars): its own chunk, not the first script's.
 const LinesPanel = lazy(() => import('./lines-panel.tsx').then((m) => ({ default: m.LinesPanel })));
-
-const TAB_DEFS: { key: Tab; label: string }[] = [
-  { key: 'flame', label: 'Flamegraphs' },
-  { key: 'diff', label: 'Diff' },
-  { key: 'trends', label: 'Trajectory' },
-  { key: 'sandwich', label: 'Sandwich' },
-  { key: 'lines', label: 'Lines' },
-  { key: 'load', label: 'Load tests' },
-  { key: 'runtime', label: 'Runtime' },
-  { key: 'bench', label: 'Benchmarks' },
-  { key: 'gc', label: 'GC' },
-];
-
-/** The view state, read from and written to the query string (replaceState: the address bar is the link). */
-function useViewState(): [ViewState, (patch: Partial<ViewState>) => void] {
-  const [state, setState] = useState(() => parseViewState(location.search));
-  useEffect(() => {
-    const onPop = () => setState(parseViewState(location.search));
-    window.addEventListener('popstate', onPop);
-    return () => window.removeEventListener('popstate', onPop);
-  }, []);
-  const update = useCallback((patch: Partial<ViewState>) => {
-    setState((s) => {
-      const next = applyViewPatch(s, patch);
-      const url = `${location.pathname}${serializeViewState(next)}`;
-      history.replaceState(null, '', url);
-      return next;
-    });
-  }, []);
-  return [state, update];
-}
-
-/** A filter expression the server refused: which, the value it refused, and its message. */
-interface FilterProblem {
-  param: FilterKey;
-  value: string;
-  message: string;
-}
-
-/**
- * Asks the server whether the view's filters are valid Go expressions within its limits (only it can
- * say: Go's syntax is not JavaScript's), so a refused one is shown at its field and not sent.
- */
-function useFilterCheck(view: ViewState): FilterProblem | null {
-  const any = FILTER_KEYS.some((k) => view[k] !== '');
-  const url = any
-    ? apiUrl('checkFilters', {
-        params: {},
-        query: Object.fromEntries(FILTER_KEYS.map((k) => [k, view[k]])),
-      })
-    : null;
-  const [problem, setProblem] = useState<FilterProblem | null>(null);
-  useEffect(() => {
-    if (url === null) {
-      setProblem(null);
-      return;
-    }
-    const ctrl = new AbortController();
-    const sent = new URL(url, window.location.origin).searchParams;
-    getJson<unknown>(url, ctrl.signal).then(
-      () => !ctrl.signal.aborted && setProblem(null),
-      (e: unknown) => {
-        if (ctrl.signal.aborted) return;
-        const param = e instanceof ApiError ? (FILTER_KEYS as readonly string[]).find((k) => k === e.param) : undefined;
-        // Anything else (the network, the server) is for the panels' own requests to report.
-        setProblem(
-          param ? { param: param as FilterKey, value: sent.get(param) ?? '', message: (e as Error).message } : null,
-        );
-      },
-    );
-    return () => ctrl.abort();
-  }, [url]);
-  return problem;
-}
-
-/** The tabs worth showing: profile views, load tests, runtime, benchmarks, GC — each when some stage has such a file. */
-function visibleTabs(stages: Stage[]): typeof TAB_DEFS {
-  const has = (kind: string) => stages.some((s) => s.artifacts.some((a) => a.kind === kind));
-  const shown = TAB_DEFS.filter((t) => {
-    if (t.key === 'load') return has('loadtest');
-    if (t.key === 'bench') return has('benchmark');
-    if (t.key === 'gc') return has('gctrace');
-    if (t.key === 'runtime') return has('trace') || has('metrics');
-    // an execution trace gives profiles of its own kinds (trace-net, -sync, -syscall, -sched)
-    return has('profile') || has('trace');
-  });
-  // Nothing uploaded yet: the flamegraph tab explains what each stage lacks.
-  return shown.length > 0 ? shown : TAB_DEFS.filter((t) => t.key === 'flame');
-}
-
-/**
- * The stages that have what a tab shows: a profile of the kind read (profile tabs), load tests,
- * benchmarks or GC traces. The default pair is the last two of them.
- */
-function stagesWithWhatTheViewNeeds(stages: Stage[], tab: Tab, kind: ProfileKind | null): Set<string> {
-  const holds = (s: Stage) => {
-    if (tab === 'load') return s.artifacts.some((a) => a.kind === 'loadtest');
-    if (tab === 'bench') return s.artifacts.some((a) => a.kind === 'benchmark');
-    if (tab === 'gc') return s.artifacts.some((a) => a.kind === 'gctrace');
-    return hasProfile(s, kind);
-  };
-  return new Set(stages.filter(holds).map((s) => s.id));
-}
-
-/** An address naming no comparison: say so, and the way home (a retry would only ask again). */
-function NoSuchComparison({ id }: { id: string }) {
-  return (
-    <div className="page not-found">
-      <h1>No such comparison</h1>
-      <p>
-        There is no comparison at <code>/c/{id}</code>: the link may be incomplete or mistyped, or the comparison was
-        deleted.
-      </p>
-      <p>
-        <Link href="/" className="button primary">
-          Go home
-        </Link>{' '}
-        <Link href="/c/demo">or open the demo comparison</Link>
-      </p>
-    </div>
-  );
-}
-
-/** The first stage's own figures in words: "QPS 7,972 req/s, P99 9.27 ms, CPU per request 208 µs/req (medians of 6 runs)". */
-function ownFigures(row: StageRow | undefined): string[] {
-  if (!row) return [];
-  const f = row.figures;
-  const lat = presentLatencyColumns([row]);
-  const tail = lat.includes('p95') ? 'p95' : lat.includes('p99') ? 'p99' : null;
-  const parts = [
-    ...(f.rps ? [`QPS ${formatValue(f.rps.median, 'req/s')}`] : []),
-    ...(tail && f[tail] ? [`${tail.toUpperCase()} ${formatValue(f[tail].median, 'ms')}`] : []),
-    ...(f.cpuPerRequest ? [`CPU per request ${formatValue(f.cpuPerRequest.median, 'nanoseconds/request')}`] : []),
-    ...(f.allocPerRequest ? [`allocated per request ${formatValue(f.allocPerRequest.median, 'bytes/request')}`] : []),
-    ...(row.errors ? [`${formatInt(row.errors)} errors`] : []),
-  ];
-  if (parts.length === 0) return [];
-  return [`${parts.join(', ')}${row.summary === 'median' ? ` (medians of ${row.loadTests} runs)` : ''}`];
-}
 
 /**
  * Starts the requests the first view of comparison `id` draws from: the comparison, its stage table, and
@@ -298,10 +128,15 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [chosen, setChosen] = useState(() => opened.base !== '' || opened.target !== '');
   const tabsHeld = visibleTabs(stages);
   const shownTab = tabsHeld.some((t) => t.key === view.tab) ? view.tab : (tabsHeld[0]?.key ?? 'flame');
+  const eligible = stagesWithWhatTheViewNeeds(stages, shownTab, kind);
+  // Unchosen, the page opens on the pair with the largest significant change of the stage table, once
+  // the table says which (until then the panels wait rather than draw a pair they would leave).
+  const preferred = chosen ? null : largestChangeTarget(table.data);
+  const pairSettled = chosen || table.data !== null || table.error !== null || !table.loading;
   const { base, target } = resolveStages(
-    chosen ? view : { base: '', target: '' },
+    chosen ? view : { base: '', target: preferred !== null && eligible.has(preferred) ? preferred : '' },
     stageIds,
-    stagesWithWhatTheViewNeeds(stages, shownTab, kind),
+    eligible,
   );
   const goneFromLink = stages.length > 0 ? resolveStages(opened, stageIds).gone : [];
   const [goneNoticeClosed, setGoneNoticeClosed] = useState(false);
@@ -338,8 +173,8 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   }, [changes]);
   // Pin the stages shown into the address, so a shared link keeps showing them if stages are added later.
   useEffect(() => {
-    if (stages.length > 0 && (view.base !== base || view.target !== target)) setView({ base, target });
-  }, [stages.length, base, target, view.base, view.target, setView]);
+    if (stages.length > 0 && pairSettled && (view.base !== base || view.target !== target)) setView({ base, target });
+  }, [stages.length, pairSettled, base, target, view.base, view.target, setView]);
 
   // Keyboard: "/" focuses the search box, Esc resets the zoom (and leaves the field).
   useEffect(() => {
@@ -503,7 +338,12 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
         />
       )}
 
-      {stages.length > 0 && (
+      {stages.length > 0 && !pairSettled && (
+        <section className="card" aria-label="Analysis">
+          <Loading what="the pair to open on" />
+        </section>
+      )}
+      {stages.length > 0 && pairSettled && (
         <section className="card" aria-label="Analysis">
           {goneFromLink.length > 0 && !goneNoticeClosed && (
             <p className="callout gone-stages" role="status">
@@ -592,414 +432,5 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
         <Link href="/">← all comparisons</Link>
       </p>
     </div>
-  );
-}
-
-/** The stage table's two export formats, each copied or downloaded. */
-const STAGE_TABLE_EXPORTS = [
-  { label: 'Markdown', ext: 'md', mime: 'text/markdown', text: stageTableMarkdown },
-  { label: 'CSV', ext: 'csv', mime: 'text/csv', text: stageTableCsv },
-] as const;
-
-/**
- * The stage table, "what changed", the files and the capture records: a memoised component, so a change
- * of the view (a zoom, a search, another tab) does not render them again.
- */
-const StagesSection = memo(function StagesSection({
-  title,
-  stages,
-  table,
-  tableLoading,
-  tableError,
-  reloadTable,
-  gc,
-  bench,
-  changes,
-  flash,
-}: {
-  title: string;
-  stages: Stage[];
-  table: StageTableData | null;
-  tableLoading: boolean;
-  tableError: unknown;
-  reloadTable: () => void;
-  gc: StageTableGc | null;
-  bench: Map<string, BenchLine[]> | null;
-  changes: ChangesByStage;
-  flash: (text: string) => void;
-}) {
-  const rowOf = (stageId: string) => table?.rows.find((r) => r.stageId === stageId);
-  return (
-    <section aria-labelledby="stages-h" className="card">
-      <div className="section-head">
-        <h2 id="stages-h">Stages</h2>
-        <div className="actions">
-          {STAGE_TABLE_EXPORTS.flatMap((f) => [
-            <button
-              key={`copy-${f.ext}`}
-              type="button"
-              disabled={!table}
-              onClick={async () => {
-                if (!table) return;
-                await copyText(f.text(table));
-                flash(`${f.label} copied`);
-              }}
-            >
-              {`Copy ${f.label}`}
-            </button>,
-            <button
-              key={`download-${f.ext}`}
-              type="button"
-              disabled={!table}
-              onClick={() => table && downloadText(`${slug(title)}-stages.${f.ext}`, f.text(table), f.mime)}
-            >
-              {`Download ${f.label}`}
-            </button>,
-          ])}
-        </div>
-      </div>
-      <PanelBoundary what="capture warning">
-        <BusyCaptureWarning stages={stages} />
-      </PanelBoundary>
-      {table && (
-        <PanelBoundary what="conditions warning">
-          <StageConditionsWarning rows={table.rows} />
-        </PanelBoundary>
-      )}
-      {table ? (
-        <PanelBoundary what="stage table">
-          <StageTable table={table} gc={gc} bench={bench} />
-        </PanelBoundary>
-      ) : tableLoading ? (
-        <Loading what="stage table" />
-      ) : (
-        <ErrorBox error={tableError} onRetry={reloadTable} />
-      )}
-      {table && <HowToRead alpha={table.alpha} runsNeeded={table.runsNeeded} />}
-      <h3>What changed</h3>
-      <WhatChangedList
-        items={stages.map((s, i) => {
-          const c = changes.get(s.id);
-          return {
-            stageId: s.id,
-            name: s.name,
-            sentences: i === 0 ? (table ? ownFigures(rowOf(s.id)) : null) : c && 'data' in c ? c.data.sentences : null,
-            error: c && 'error' in c ? c.error : null,
-          };
-        })}
-      />
-      <LazyDetails className="files" summary="Raw files">
-        {stages.map((s) => (
-          <div key={s.id}>
-            <strong>{s.name}</strong>
-            <ArtifactList artifacts={s.artifacts} label={`Files of ${s.name}`} />
-          </div>
-        ))}
-      </LazyDetails>
-      <PanelBoundary what="capture details">
-        <CaptureDetails stages={stages} />
-      </PanelBoundary>
-      {table && (
-        <PanelBoundary what="conditions">
-          <ConditionsDetails rows={table.rows} />
-        </PanelBoundary>
-      )}
-    </section>
-  );
-});
-
-/** What the view controls read of the view: everything but the zoom, the focused function and the noise floor. */
-const NOT_READ_BY_CONTROLS: ReadonlySet<string> = new Set<keyof ViewState>(['zoom', 'fn', 'noise']);
-
-type ViewControlsProps = {
-  view: ViewState;
-  setView: (patch: Partial<ViewState>) => void;
-  tab: Tab;
-  base: string;
-  target: string;
-  stageOptions: { value: string; label: string }[];
-  kinds: ProfileKind[];
-  kind: ProfileKind | null;
-  sampleTypes: SampleTypeInfo[];
-  defaultType: string | undefined;
-  filterProblem: FilterProblem | null;
-  searchRef: React.RefObject<HTMLInputElement | null>;
-  /** The reader chose a stage (the pair stops following the defaults). */
-  onPick: () => void;
-};
-
-/** Same controls: the same props, and the same view but for what the controls do not read (a zoom is not theirs). */
-function sameControls(a: ViewControlsProps, b: ViewControlsProps): boolean {
-  for (const k of Object.keys(a) as (keyof ViewControlsProps)[]) if (k !== 'view' && a[k] !== b[k]) return false;
-  for (const k of Object.keys(a.view) as (keyof ViewState)[])
-    if (!NOT_READ_BY_CONTROLS.has(k) && a.view[k] !== b.view[k]) return false;
-  return true;
-}
-
-/** The stage pickers, profile choices, search and pprof's filters; not rendered again by a zoom. */
-const ViewControls = memo(function ViewControls(props: ViewControlsProps) {
-  const {
-    view,
-    setView,
-    tab,
-    base,
-    target,
-    stageOptions,
-    kinds,
-    kind,
-    sampleTypes,
-    defaultType,
-    filterProblem,
-    onPick,
-  } = props;
-  const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
-  const filterError = (k: FilterKey) =>
-    filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
-  return (
-    <fieldset className="controls" aria-label="View controls">
-      <Select
-        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Base stage' : 'Left stage'}
-        value={base}
-        options={stageOptions}
-        onChange={(v) => {
-          onPick();
-          // The focused function stays; the frame of it zoomed into is looked up again.
-          setView({ base: v, target, zoom: [] });
-        }}
-      />
-      <Select
-        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Target stage' : 'Right stage'}
-        value={target}
-        options={stageOptions}
-        onChange={(v) => {
-          onPick();
-          setView({ base, target: v });
-        }}
-      />
-      {profileTab && (
-        <>
-          {kinds.length > 0 && (
-            <Select
-              label="Profile"
-              value={kind ?? ''}
-              options={kinds.map((k) => ({ value: k, label: KIND_LABELS[k] }))}
-              // Sample types belong to a kind: a new kind starts at its own default.
-              onChange={(v) => setView({ kind: v || '', sampleType: '' })}
-            />
-          )}
-          <Select
-            label="Sample type"
-            value={view.sampleType}
-            options={[
-              { value: '', label: `default${defaultType ? ` (${defaultType})` : ''}` },
-              ...sampleTypes.map((t) => ({ value: t.type, label: `${t.type} (${t.unit})` })),
-            ]}
-            onChange={(v) => setView({ sampleType: v })}
-          />
-          {tab === 'diff' && (
-            <Select
-              label="Diff mode"
-              value={view.mode}
-              options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))}
-              onChange={(v) => setView({ mode: v })}
-            />
-          )}
-          <Select
-            label="Rows by"
-            value={view.granularity}
-            options={GRANULARITIES.map((g) => ({ value: g, label: GRANULARITY_LABELS[g] }))}
-            // A focused frame is named at one granularity: it does not carry over.
-            onChange={(v) => setView({ granularity: v, fn: '' })}
-          />
-          <SearchField inputRef={props.searchRef} value={view.search} onChange={(v) => setView({ search: v })} />
-          {FILTER_FIELDS.map((f) => (
-            <RegexField
-              key={f.key}
-              label={f.label}
-              hint={f.hint}
-              placeholder={f.placeholder}
-              value={view[f.key]}
-              error={filterError(f.key)}
-              onChange={(v) => setView({ [f.key]: v })}
-            />
-          ))}
-        </>
-      )}
-    </fieldset>
-  );
-}, sameControls);
-
-function DescriptionEditor({ value, onSave }: { value: string; onSave: (v: string) => void }) {
-  const [v, setV] = useState(value);
-  return (
-    <label className="field description-field">
-      <span>Description</span>
-      <textarea
-        rows={2}
-        value={v}
-        onChange={(e) => setV(e.target.value)}
-        onBlur={() => v.trim() !== value && onSave(v.trim())}
-      />
-    </label>
-  );
-}
-
-function TitleEditor({ value, onSave }: { value: string; onSave: (v: string) => void }) {
-  const [v, setV] = useState(value);
-  return (
-    <h1>
-      <input
-        className="title-input"
-        aria-label="Comparison title"
-        value={v}
-        onChange={(e) => setV(e.target.value)}
-        onBlur={() => v.trim() && v.trim() !== value && onSave(v.trim())}
-        onKeyDown={(e) => e.key === 'Enter' && (e.target as HTMLInputElement).blur()}
-      />
-    </h1>
-  );
-}
-
-/**
- * A field's message, in place: under the field, over what follows it (the toolbar does not move when it
- * comes or goes), and kept inside the window (shifted left where the field is near the right edge).
- */
-function FieldMessage({ id, tone, children }: { id: string; tone: 'error' | 'note'; children: React.ReactNode }) {
-  const ref = useRef<HTMLSpanElement>(null);
-  useLayoutEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.style.left = '0px';
-    const over = el.getBoundingClientRect().right - (document.documentElement.clientWidth - 8);
-    if (over > 0) el.style.left = `${-over}px`;
-  });
-  return (
-    <span ref={ref} id={id} className={`field-message ${tone}`} role={tone === 'error' ? 'alert' : 'status'}>
-      {children}
-    </span>
-  );
-}
-
-/** The shared flamegraph search; typing is debounced so both graphs re-render once per pause. */
-function SearchField(props: {
-  inputRef: React.RefObject<HTMLInputElement | null>;
-  value: string;
-  onChange: (v: string) => void;
-}) {
-  const [v, setV] = useState(props.value);
-  const [last, setLast] = useState(props.value);
-  if (props.value !== last) {
-    setLast(props.value);
-    setV(props.value);
-  }
-  const { onChange } = props;
-  useEffect(() => {
-    if (v === props.value) return;
-    const t = setTimeout(() => onChange(v), 180);
-    return () => clearTimeout(t);
-  }, [v, props.value, onChange]);
-  // A term that is not a valid expression is searched as the text typed; say so, once the engine that
-  // judges it has loaded.
-  const [engineReady, setEngineReady] = useState(searchEngineReady);
-  useEffect(() => {
-    if (props.value && !engineReady) void loadSearchEngine().then(() => setEngineReady(true));
-  }, [props.value, engineReady]);
-  const problem = engineReady ? searchTermProblem(props.value) : null;
-  const messageId = useId();
-  return (
-    <label className="field">
-      <span>Search</span>
-      <input
-        ref={props.inputRef}
-        type="search"
-        value={v}
-        placeholder="regex or text  ( / )"
-        aria-keyshortcuts="/"
-        aria-describedby={problem ? messageId : undefined}
-        data-search-problem={problem ? '1' : undefined}
-        onChange={(e) => setV(e.target.value)}
-        onKeyDown={(e) => e.key === 'Enter' && onChange(v)}
-      />
-      {problem && v === props.value && (
-        <FieldMessage id={messageId} tone="note">
-          Not a regular expression ({problem.replace(/^error parsing regexp: /, '')}): searching for the text as typed.
-        </FieldMessage>
-      )}
-    </label>
-  );
-}
-
-/**
- * pprof's filters. Each is a Go regular expression matched against a frame's function name, its source
- * file and its binary's file, as `go tool pprof -focus/-ignore/-hide/-show` match them.
- */
-const FILTER_FIELDS: { key: FilterKey; label: string; hint: string; placeholder?: string }[] = [
-  { key: 'focus', label: 'Focus', hint: 'keep only samples with a matching frame (function, file or binary)' },
-  { key: 'ignore', label: 'Ignore', hint: 'drop samples with a matching frame (function, file or binary)' },
-  { key: 'hide', label: 'Hide', hint: 'remove matching frames; their time moves to the caller' },
-  { key: 'show', label: 'Show', hint: 'keep only matching frames; the others’ time moves to the caller' },
-  {
-    key: 'tagfocus',
-    label: 'Tag focus',
-    hint: 'keep samples whose labels match: KEY=REGEXP,… (pprof.Do labels) or a range such as 1kb:64kb',
-    placeholder: 'key=regexp or range',
-  },
-  {
-    key: 'tagignore',
-    label: 'Tag ignore',
-    hint: 'drop samples whose labels match (as Tag focus)',
-    placeholder: 'key=regexp or range',
-  },
-  { key: 'tagshow', label: 'Tag show', hint: 'keep only labels whose key matches (figures unchanged)' },
-  { key: 'taghide', label: 'Tag hide', hint: 'remove labels whose key matches (figures unchanged)' },
-];
-
-/** A Go regex filter field that applies on Enter or blur and shows the server's objection in place. */
-function RegexField(props: {
-  label: string;
-  hint: string;
-  placeholder?: string | undefined;
-  value: string;
-  error: string | null;
-  onChange: (v: string) => void;
-}) {
-  const [v, setV] = useState(props.value);
-  const [last, setLast] = useState(props.value);
-  if (props.value !== last) {
-    setLast(props.value);
-    setV(props.value);
-  }
-  const messageId = useId();
-  return (
-    <label className="field" title={props.hint}>
-      <span>{props.label}</span>
-      <input
-        value={v}
-        placeholder={props.placeholder ?? 'Go regexp'}
-        aria-invalid={props.error ? true : undefined}
-        aria-description={props.hint}
-        aria-describedby={props.error ? messageId : undefined}
-        onChange={(e) => setV(e.target.value)}
-        onBlur={() => v !== props.value && props.onChange(v)}
-        onKeyDown={(e) => e.key === 'Enter' && props.onChange(v)}
-      />
-      {props.error && (
-        <FieldMessage id={messageId} tone="error">
-          {props.error}
-        </FieldMessage>
-      )}
-    </label>
-  );
-}
-
-/** Storage the comparison's files take, and the server's bound on it (MAX_COMPARISON_BYTES). */
-type Usage = Comparison['usage'];
-
-function StorageUsage({ usage }: { usage: Usage }) {
-  return (
-    <span className="storage-usage" title="storage the comparison's files take on this server">
-      {' · '}files {formatBytes(usage.bytes)}
-      {usage.maxBytes !== null && ` of ${formatBytes(usage.maxBytes)}`}
-    </span>
   );
 }

@@ -1,8 +1,9 @@
+import { useEffect, useState } from 'react';
 import { formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { verdictWords } from '../../../server/src/api/words.ts';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import type { Reply, Stage } from '../lib/api.ts';
-import { fullVerdict } from '../lib/diff-verdicts.ts';
+import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { goTokens } from '../lib/highlight.ts';
 import { functionOf } from '../lib/lines.ts';
 import { hasProfile } from '../lib/profile-kinds.ts';
@@ -46,11 +47,27 @@ function elidedWords(r: SourceRow, aligned: boolean): string {
   return b === t ? `… ${n(b, 'line')} …` : `… ${n(b, 'line')} of the base, ${n(t, 'line')} of the target …`;
 }
 
+/** A line's verdict in the shared words; empty where the line was not tested (see `untestedReason`). */
 function verdictOf(row: SourceRow, noise: SourceView['noise']): string {
   if (row.verdict && noise)
     return verdictWords(fullVerdict(row.verdict.cum, noise, row.base?.cum ?? 0, row.target?.cum ?? 0));
-  if (row.change === 'removed' || row.change === 'added') return '';
-  return noise?.status ?? '';
+  return '';
+}
+
+/** Below this width the two versions are stacked (one column of code) rather than side by side. */
+const STACKED_QUERY = '(max-width: 900px)';
+
+/** Whether the window is narrow enough to stack the two versions. */
+function useStacked(): boolean {
+  const [stacked, setStacked] = useState(() => window.matchMedia(STACKED_QUERY).matches);
+  useEffect(() => {
+    const m = window.matchMedia(STACKED_QUERY);
+    const on = () => setStacked(m.matches);
+    m.addEventListener('change', on);
+    on();
+    return () => m.removeEventListener('change', on);
+  }, []);
+  return stacked;
 }
 
 const GO_VERSION_FROM: Record<NonNullable<SourceView['base']['goVersion']>['from'], string> = {
@@ -83,6 +100,7 @@ function sideNote(s: SourceView['base']): string {
 export function LinesPanel(props: PanelProps & { base: Stage | undefined; target: Stage | undefined }) {
   const { base, target, view } = props;
   const fn = functionOf(view.fn, view.granularity);
+  const stacked = useStacked();
   const ok = !!fn && hasProfile(base, props.kind) && hasProfile(target, props.kind);
   const { data, error, loading, reload } = useApi(
     'source',
@@ -111,6 +129,7 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
   const u = data.unit;
   const noise = data.noise;
   const hl = data.highlightChars;
+  const untested = untestedReason(noise);
   return (
     <div className="lines-panel">
       <h3>
@@ -127,70 +146,12 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
         <li data-text-from={data.target.textFrom}>{sideNote(data.target)}</li>
         {data.limited ? <li className="source-limited">{data.limited}</li> : null}
       </ul>
+      {untested ? <p className="muted small lines-untested">Lines not judged: {untested}.</p> : null}
       <div className="table-scroll">
-        {data.aligned ? (
-          <table className="source-table">
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">flat</th>
-                <th scope="col">cum</th>
-                <th scope="col">{base?.name}</th>
-                <th scope="col">#</th>
-                <th scope="col">flat</th>
-                <th scope="col">cum</th>
-                <th scope="col">{target?.name}</th>
-                <th scope="col">Δflat</th>
-                <th scope="col">Δcum</th>
-                <th scope="col">verdict</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.rows.map((r, i) =>
-                r.change === 'elided' ? (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: a gap has no line of its own; rows never reorder
-                  <tr key={`elided-${i}`} className="src-elided">
-                    <td colSpan={11}>{elidedWords(r, true)}</td>
-                  </tr>
-                ) : (
-                  <tr
-                    key={`${r.base?.line ?? '-'}:${r.target?.line ?? '-'}`}
-                    className={`src-${r.change}`}
-                    data-base-line={r.base?.line}
-                    data-target-line={r.target?.line}
-                  >
-                    {r.base ? (
-                      <>
-                        <td className="src-num">{r.base.line}</td>
-                        <td>{r.base.flat ? formatValue(r.base.flat, u) : ''}</td>
-                        <td>{r.base.cum ? formatValue(r.base.cum, u) : ''}</td>
-                        <td className="src-text">
-                          <Code text={r.baseText} highlight={hl} clipped={r.clipped} />
-                        </td>
-                      </>
-                    ) : (
-                      <td colSpan={4} className="src-gap" />
-                    )}
-                    {r.target ? (
-                      <>
-                        <td className="src-num">{r.target.line}</td>
-                        <td>{r.target.flat ? formatValue(r.target.flat, u) : ''}</td>
-                        <td>{r.target.cum ? formatValue(r.target.cum, u) : ''}</td>
-                        <td className="src-text">
-                          <Code text={r.targetText} highlight={hl} clipped={r.clipped} />
-                        </td>
-                      </>
-                    ) : (
-                      <td colSpan={4} className="src-gap" />
-                    )}
-                    <td>{r.deltaFlat ? formatSignedValue(r.deltaFlat, u) : ''}</td>
-                    <td>{r.deltaCum ? formatSignedValue(r.deltaCum, u) : ''}</td>
-                    <td className="small">{verdictOf(r, noise)}</td>
-                  </tr>
-                ),
-              )}
-            </tbody>
-          </table>
+        {data.aligned && stacked ? (
+          <StackedTable data={data} baseName={base?.name ?? ''} targetName={target?.name ?? ''} judged={!untested} />
+        ) : data.aligned ? (
+          <SideBySideTable data={data} baseName={base?.name ?? ''} targetName={target?.name ?? ''} judged={!untested} />
         ) : (
           <table className="lines-table">
             <thead>
@@ -238,5 +199,187 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
         )}
       </div>
     </div>
+  );
+}
+
+type TableProps = { data: SourceView; baseName: string; targetName: string; judged: boolean };
+
+/** A line's figure, or nothing for none. */
+function fig(v: number | undefined, u: string): string {
+  return v ? formatValue(v, u) : '';
+}
+
+/**
+ * Both versions side by side, each line with its figures in its stage, then the changes and the
+ * verdict: a fixed layout over the panel's width, long lines wrapped rather than cut.
+ */
+function SideBySideTable({ data, baseName, targetName, judged }: TableProps) {
+  const u = data.unit;
+  const hl = data.highlightChars;
+  const cols = judged ? 11 : 10;
+  return (
+    <table className="source-table side-by-side-source" data-layout="side-by-side">
+      <colgroup>
+        <col className="c-num" />
+        <col className="c-fig" />
+        <col className="c-fig" />
+        <col className="c-code" />
+        <col className="c-num" />
+        <col className="c-fig" />
+        <col className="c-fig" />
+        <col className="c-code" />
+        <col className="c-fig" />
+        <col className="c-fig" />
+        {judged ? <col className="c-verdict" /> : null}
+      </colgroup>
+      <thead>
+        <tr>
+          <th scope="col">#</th>
+          <th scope="col">flat</th>
+          <th scope="col">cum</th>
+          <th scope="col" className="src-head">
+            {baseName}
+          </th>
+          <th scope="col">#</th>
+          <th scope="col">flat</th>
+          <th scope="col">cum</th>
+          <th scope="col" className="src-head">
+            {targetName}
+          </th>
+          <th scope="col">Δflat</th>
+          <th scope="col">Δcum</th>
+          {judged ? <th scope="col">verdict</th> : null}
+        </tr>
+      </thead>
+      <tbody>
+        {data.rows.map((r, i) =>
+          r.change === 'elided' ? (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a gap has no line of its own; rows never reorder
+            <tr key={`elided-${i}`} className="src-elided">
+              <td colSpan={cols}>{elidedWords(r, true)}</td>
+            </tr>
+          ) : (
+            <tr
+              key={`${r.base?.line ?? '-'}:${r.target?.line ?? '-'}`}
+              className={`src-${r.change}`}
+              data-base-line={r.base?.line}
+              data-target-line={r.target?.line}
+            >
+              {r.base ? (
+                <>
+                  <td className="src-num">{r.base.line}</td>
+                  <td>{fig(r.base.flat, u)}</td>
+                  <td>{fig(r.base.cum, u)}</td>
+                  <td className="src-text">
+                    <Code text={r.baseText} highlight={hl} clipped={r.clipped} />
+                  </td>
+                </>
+              ) : (
+                <td colSpan={4} className="src-gap" />
+              )}
+              {r.target ? (
+                <>
+                  <td className="src-num">{r.target.line}</td>
+                  <td>{fig(r.target.flat, u)}</td>
+                  <td>{fig(r.target.cum, u)}</td>
+                  <td className="src-text">
+                    <Code text={r.targetText} highlight={hl} clipped={r.clipped} />
+                  </td>
+                </>
+              ) : (
+                <td colSpan={4} className="src-gap" />
+              )}
+              <td>{r.deltaFlat ? formatSignedValue(r.deltaFlat, u) : ''}</td>
+              <td>{r.deltaCum ? formatSignedValue(r.deltaCum, u) : ''}</td>
+              {judged ? <td className="small src-verdict">{verdictOf(r, data.noise)}</td> : null}
+            </tr>
+          ),
+        )}
+      </tbody>
+    </table>
+  );
+}
+
+/** A side's figures of a line in words: "cum 1.2ms, flat 0.4ms" (nothing for none). */
+function sideFigures(f: SourceRow['base'], u: string): string {
+  if (!f || (!f.flat && !f.cum)) return '';
+  return [f.cum ? `cum ${formatValue(f.cum, u)}` : '', f.flat ? `flat ${formatValue(f.flat, u)}` : '']
+    .filter(Boolean)
+    .join(', ');
+}
+
+/**
+ * The two versions stacked, for a narrow screen: one column of code, as a unified diff reads — a line
+ * both versions share once, a removed line (−) above the added one (+) — each line with its figures in
+ * both stages, the change and the verdict on a line of their own below it.
+ */
+function StackedTable({ data, baseName, targetName, judged }: TableProps) {
+  const u = data.unit;
+  const hl = data.highlightChars;
+  return (
+    <table className="source-table stacked-source" data-layout="stacked">
+      <thead>
+        <tr>
+          <th scope="col">#</th>
+          <th scope="col" className="src-head">
+            {baseName} → {targetName}
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {data.rows.flatMap((r, i) => {
+          if (r.change === 'elided')
+            return [
+              // biome-ignore lint/suspicious/noArrayIndexKey: a gap has no line of its own; rows never reorder
+              <tr key={`elided-${i}`} className="src-elided">
+                <td colSpan={2}>{elidedWords(r, true)}</td>
+              </tr>,
+            ];
+          const key = `${r.base?.line ?? '-'}:${r.target?.line ?? '-'}`;
+          const mark = r.change === 'removed' ? '−' : r.change === 'added' ? '+' : '';
+          const num =
+            r.change === 'same' && r.base && r.target && r.base.line !== r.target.line
+              ? `${r.base.line}→${r.target.line}`
+              : String((r.target ?? r.base)?.line ?? '');
+          const b = sideFigures(r.base, u);
+          const t = sideFigures(r.target, u);
+          const change = [
+            r.deltaCum ? `Δcum ${formatSignedValue(r.deltaCum, u)}` : '',
+            r.deltaFlat ? `Δflat ${formatSignedValue(r.deltaFlat, u)}` : '',
+            judged ? verdictOf(r, data.noise) : '',
+          ]
+            .filter(Boolean)
+            .join(' · ');
+          const figures = [
+            b ? `${baseName}: ${b}` : r.base ? `${baseName}: —` : '',
+            t ? `${targetName}: ${t}` : r.target ? `${targetName}: —` : '',
+          ]
+            .filter(Boolean)
+            .join(' · ');
+          const out = [
+            <tr key={key} className={`src-${r.change}`} data-base-line={r.base?.line} data-target-line={r.target?.line}>
+              <td className="src-num">
+                {mark}
+                {num}
+              </td>
+              <td className="src-text">
+                <Code text={r.targetText ?? r.baseText} highlight={hl} clipped={r.clipped} />
+              </td>
+            </tr>,
+          ];
+          if (b || t)
+            out.push(
+              <tr key={`${key}-figures`} className="src-figures">
+                <td />
+                <td>
+                  {figures}
+                  {change ? <span className="src-change"> · {change}</span> : null}
+                </td>
+              </tr>,
+            );
+          return out;
+        })}
+      </tbody>
+    </table>
   );
 }
