@@ -216,10 +216,34 @@ export const StageRow = Type.Object({
 });
 export type StageRow = Static<typeof StageRow>;
 
+/**
+ * A change point of one figure over the stages in order (E-Divisive with a t-test, as Apache Otava
+ * computes it, over each stage's median): the figure's level shifts between `previousStageId` and
+ * `stageId`. Only comparisons of at least `CHANGE_POINT_MIN_STAGES` stages with the figure get them.
+ */
+export const ChangePointMark = Type.Object({
+  figure: FigureKey,
+  /** The first stage after the change, and the one before it (the pair whose diff shows it). */
+  stageId: Type.String(),
+  stageName: Type.String(),
+  previousStageId: Type.String(),
+  previousStageName: Type.String(),
+  pValue: Type.Number(),
+  /** Means of the stage medians between the neighbouring change points (or the ends), before and after. */
+  meanBefore: Type.Number(),
+  meanAfter: Type.Number(),
+  changePercent: Type.Number(),
+  /** Whether the shift is for the better, by the figure's own sense (QPS higher, latency and cost lower). */
+  direction: Type.Union([Type.Literal('better'), Type.Literal('worse')]),
+});
+export type ChangePointMark = Static<typeof ChangePointMark>;
+
 export const StageTable = Type.Object({
   alpha: Type.Number(),
   runsNeeded: Type.Integer(),
   rows: Type.Array(StageRow),
+  /** Change points of QPS, P99 and CPU per request over the stages (empty below the minimum of stages). */
+  changePoints: Type.Array(ChangePointMark),
 });
 export type StageTable = Static<typeof StageTable>;
 

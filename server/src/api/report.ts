@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import {
   BenchmarkChanges,
+  ChangePointMark,
   Change,
   FigureVerdicts,
   FunctionChanges,
@@ -15,7 +16,7 @@ import { Nullable } from './kit.ts';
 import { DiffRow, ProfileKind } from './views.ts';
 
 /*
- * `stagediff report --format json` (schema "stagediff-report/4"), published as docs/report-schema.json.
+ * `stagediff report --format json` (schema "stagediff-report/5"), published as docs/report-schema.json.
  * Every figure and verdict in it is the change engine's (GET …/changes, GET …/stage-table, GET …/diff);
  * the report only selects and arranges them. Numbers are in the unit each object names, ratios are
  * target / base, percentages (ratio − 1) × 100, null where a side has no figure.
@@ -41,7 +42,7 @@ const StageRef = Type.Object({ id: Type.String(), name: Type.String(), note: Typ
 
 export const Report = Type.Object(
   {
-    schema: Type.Literal('stagediff-report/4'),
+    schema: Type.Literal('stagediff-report/5'),
     comparison: Type.Object({ id: Type.String(), title: Type.String(), url: Nullable(Type.String()) }),
     base: StageRef,
     target: StageRef,
@@ -74,6 +75,8 @@ export const Report = Type.Object(
         conditions: Type.Array(ConditionValues),
       }),
     ),
+    /** Change points of QPS, P99 and CPU per request over all the comparison's stages (the stage table's). */
+    changePoints: Type.Array(ChangePointMark),
     /** The functions of the diff flamegraph, ranked by |Δ flat| (the diff's own order). */
     topFunctions: Nullable(
       Type.Object({

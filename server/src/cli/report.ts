@@ -4,6 +4,7 @@ import { formatChange, formatMs, formatRatio, formatSignedValue, formatValue } f
 import { ciText } from '../api/benchstat-format.ts';
 import { changeStyle, formatPN, noVerdictReason, verdictWords } from '../api/words.ts';
 import { endpointUrl } from '../api/routes.ts';
+import { FIGURES } from '../api/labels.ts';
 import { mdCode, mdDetails, mdTable, mdText } from '../render/markdown.ts';
 import type { PairData } from './pair.ts';
 
@@ -37,7 +38,7 @@ export function buildReport(
   const image = (name: 'diffSvg' | 'diffPng') =>
     imageQuery ? links.image(endpointUrl(name, { id: d.comparison.id }, imageQuery as never)) : null;
   return {
-    schema: 'stagediff-report/4',
+    schema: 'stagediff-report/5',
     comparison: { id: d.comparison.id, title: d.comparison.title, url: links.share },
     base: c.base,
     target: c.target,
@@ -64,6 +65,7 @@ export function buildReport(
       vsPrevious: r.vsPrevious,
       conditions: r.conditions.summary,
     })),
+    changePoints: d.table.changePoints,
     topFunctions: d.diff
       ? {
           kind: d.diff.kind,
@@ -279,6 +281,17 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
 
   out.push('### Stages');
   out.push(stageTableMd(r));
+  if (r.changePoints.length > 0) {
+    out.push('#### Change points');
+    out.push(
+      r.changePoints
+        .map((p) => {
+          const f = FIGURES[p.figure];
+          return `- ${p.direction === 'worse' ? '🔴' : '🟢'} **${mdText(f.label)}** shifts between ${mdText(p.previousStageName)} and ${mdText(p.stageName)}: ${formatValue(p.meanBefore, f.unit)} → ${formatValue(p.meanAfter, f.unit)} (${formatChange(p.meanAfter / p.meanBefore)}, p=${p.pValue.toPrecision(2)}, E-Divisive over the stages' medians)`;
+        })
+        .join('\n'),
+    );
+  }
 
   if (r.topFunctions) {
     const t = r.topFunctions;

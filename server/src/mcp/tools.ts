@@ -164,6 +164,16 @@ function tableAnswer(c: Comparison, table: StageTable) {
       vsPrevious:
         i === 0 ? [] : keys.map((k) => rowChange(k, table.rows[i - 1]!, row)).filter((f): f is McpFigure => f !== null),
     })),
+    changePoints: table.changePoints.map((p) => ({
+      metric: FIGURES[p.figure].metric,
+      unit: FIGURES[p.figure].unit,
+      between: [p.previousStageName, p.stageName],
+      meanBefore: p.meanBefore,
+      meanAfter: p.meanAfter,
+      changePercent: p.changePercent,
+      p: p.pValue,
+      direction: p.direction,
+    })),
   };
 }
 
@@ -220,7 +230,7 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
     {
       title: 'Stage table',
       description:
-        "Every stage's figures (median of its runs with benchstat's 95 % interval) and each change against the previous stage with its verdict, p and n.",
+        "Every stage's figures (median of its runs with benchstat's 95 % interval), each change against the previous stage with its verdict, p and n, and — over six stages or more — the change points of QPS, P99 and CPU per request (E-Divisive over the stages' medians).",
       inputSchema: { comparison: ID },
       outputSchema: {
         comparison: z.object({ id: z.string(), title: z.string() }),
@@ -237,6 +247,18 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
             vsPrevious: z.array(Figure),
           }),
         ),
+        changePoints: z.array(
+          z.object({
+            metric: z.string(),
+            unit: z.string(),
+            between: z.tuple([z.string(), z.string()]),
+            meanBefore: z.number(),
+            meanAfter: z.number(),
+            changePercent: z.number(),
+            p: z.number(),
+            direction: z.enum(['better', 'worse']),
+          }),
+        ),
       },
     },
     ({ comparison }) =>
@@ -249,6 +271,10 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
           (s) =>
             `${s.name}: ${s.vsPrevious.length === 0 ? 'first stage' : s.vsPrevious.map((f) => f.reading).join('; ')}`,
         );
+        for (const p of answer.changePoints)
+          lines.push(
+            `change point of ${p.metric} between ${p.between[0]} and ${p.between[1]}: ${p.changePercent >= 0 ? '+' : ''}${p.changePercent.toFixed(1)} % (${p.direction}, p=${p.p.toPrecision(2)})`,
+          );
         return ok(lines.join('\n'), answer);
       }),
   );

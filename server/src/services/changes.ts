@@ -1,3 +1,4 @@
+import { stageChangePoints } from './stage-change-points.ts';
 import {
   type BenchmarkChanges,
   type Change,
@@ -288,7 +289,12 @@ export class ChangeEngine {
         conditionsVsBaseline: pairs[i]!.baseline?.warning ?? null,
       };
     });
-    return { alpha: BENCHSTAT_ALPHA, runsNeeded: runsNeeded(BENCHSTAT_ALPHA), rows };
+    return {
+      alpha: BENCHSTAT_ALPHA,
+      runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+      rows,
+      changePoints: stageChangePoints(rows),
+    };
   }
 
   /** Everything the engine judges about base → target (stage ids or names). */

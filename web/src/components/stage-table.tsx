@@ -1,6 +1,15 @@
-import { DASH, formatChange, formatInt, formatMs, formatShare } from '../../../server/src/api/format.ts';
+import { DASH, formatChange, formatInt, formatMs, formatShare, formatValue } from '../../../server/src/api/format.ts';
+import { FIGURES } from '../../../server/src/api/labels.ts';
 import { formatN, verdictText } from '../../../server/src/api/words.ts';
-import type { Estimate, FigureKey, StageChanges, StageRow, StageTable as StageTableData } from '../lib/api.ts';
+import type {
+  ChangePointMark,
+  Estimate,
+  FigureKey,
+  StageChanges,
+  StageRow,
+  StageTable as StageTableData,
+} from '../lib/api.ts';
+import { DEFAULT_VIEW, serializeViewState } from '../lib/url-state.ts';
 import type { GcStageSummary } from '../lib/gc-summary.ts';
 import {
   FIGURE_TEXT,
@@ -324,112 +333,156 @@ export function StageTable({
   // On a phone the tail latency stays: P99 where there is one.
   const phoneLat = lat.includes('p99') ? 'p99' : lat[lat.length - 1];
   const before = 5 + lat.length + perRequest.length;
+  const marks = table.changePoints ?? [];
   return (
-    <div className="table-scroll stage-table-wrap">
-      <table className="stage-table" aria-label="Stage table">
-        <thead>
-          {gc && (
-            <tr className="group-row phone-hide">
-              <td colSpan={before} />
-              <th scope="colgroup" colSpan={2} className="gc-col">
-                GC
-              </th>
-            </tr>
-          )}
-          <tr>
-            <th scope="col">Stage</th>
-            <th scope="col" className="phone-hide">
-              Key action
-            </th>
-            <th scope="col" className="num">
-              QPS
-            </th>
-            {lat.map((k) => (
-              <th key={k} scope="col" className={k === phoneLat ? 'num' : 'num phone-hide'}>
-                {FIGURE_TEXT[k].label}
-              </th>
-            ))}
-            <th scope="col" className="num phone-hide">
-              Errors
-            </th>
-            {perRequest.map((k) => (
-              <th
-                key={k}
-                scope="col"
-                className="num phone-hide"
-                title={
-                  k === 'cpuPerRequest'
-                    ? 'CPU time per request: each CPU profile’s total over the requests served during its window'
-                    : 'bytes allocated per request: each allocations profile’s total over the requests served during its window'
-                }
-              >
-                {FIGURE_TEXT[k].label}
-              </th>
-            ))}
-            <th scope="col" className="num">
-              vs previous
-            </th>
-            <th scope="col" className="num phone-hide">
-              vs baseline
-            </th>
+    <>
+      <div className="table-scroll stage-table-wrap">
+        <table className="stage-table" aria-label="Stage table">
+          <thead>
             {gc && (
-              <>
-                <th scope="col" className="num gc-col phone-hide" title="p99 stop-the-world GC pause">
-                  STW p99
+              <tr className="group-row phone-hide">
+                <td colSpan={before} />
+                <th scope="colgroup" colSpan={2} className="gc-col">
+                  GC
                 </th>
-                <th scope="col" className="num phone-hide" title="GC CPU share">
-                  GC CPU
-                </th>
-              </>
+              </tr>
             )}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r, i) => (
-            <tr key={r.stageId} data-stage-id={r.stageId} data-summary={r.summary}>
-              <th scope="row" title={r.note || undefined}>
-                {r.name}
-                {r.conditionsVsPrevious && (
-                  <span className="badge warn" title={r.conditionsVsPrevious}>
-                    {' '}
-                    conditions differ
-                  </span>
-                )}
+            <tr>
+              <th scope="col">Stage</th>
+              <th scope="col" className="phone-hide">
+                Key action
               </th>
-              <td className="note phone-hide">{r.note || <span className="muted">{DASH}</span>}</td>
-              <FigureCell row={r} k="rps">
-                {rows.length > 1 && (
-                  <span className="phone-hide trend">
-                    <Sparkline
-                      values={rpsValues}
-                      highlight={i}
-                      width={76}
-                      height={18}
-                      label={`QPS across stages, ${r.name} marked`}
-                    />
-                  </span>
-                )}
-              </FigureCell>
+              <th scope="col" className="num">
+                QPS
+              </th>
               {lat.map((k) => (
-                <FigureCell key={k} row={r} k={k} className={k === phoneLat ? undefined : 'phone-hide'} />
+                <th key={k} scope="col" className={k === phoneLat ? 'num' : 'num phone-hide'}>
+                  {FIGURE_TEXT[k].label}
+                </th>
               ))}
-              <td
-                className={r.errors ? 'num bad phone-hide' : 'num phone-hide'}
-                data-field="errors"
-                data-value={r.errors ?? ''}
-              >
-                {formatInt(r.errors)}
-              </td>
+              <th scope="col" className="num phone-hide">
+                Errors
+              </th>
               {perRequest.map((k) => (
-                <FigureCell key={k} row={r} k={k} className="phone-hide" />
+                <th
+                  key={k}
+                  scope="col"
+                  className="num phone-hide"
+                  title={
+                    k === 'cpuPerRequest'
+                      ? 'CPU time per request: each CPU profile’s total over the requests served during its window'
+                      : 'bytes allocated per request: each allocations profile’s total over the requests served during its window'
+                  }
+                >
+                  {FIGURE_TEXT[k].label}
+                </th>
               ))}
-              <VerdictCell row={r} side="vsPrevious" figures={judged} bench={bench?.get(r.stageId) ?? null} />
-              <VerdictCell row={r} side="vsBaseline" figures={judged} bench={null} className="phone-hide" />
-              {gc && <GcCells gc={gc} stageId={r.stageId} />}
+              <th scope="col" className="num">
+                vs previous
+              </th>
+              <th scope="col" className="num phone-hide">
+                vs baseline
+              </th>
+              {gc && (
+                <>
+                  <th scope="col" className="num gc-col phone-hide" title="p99 stop-the-world GC pause">
+                    STW p99
+                  </th>
+                  <th scope="col" className="num phone-hide" title="GC CPU share">
+                    GC CPU
+                  </th>
+                </>
+              )}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((r, i) => (
+              <tr key={r.stageId} data-stage-id={r.stageId} data-summary={r.summary}>
+                <th scope="row" title={r.note || undefined}>
+                  {r.name}
+                  {r.conditionsVsPrevious && (
+                    <span className="badge warn" title={r.conditionsVsPrevious}>
+                      {' '}
+                      conditions differ
+                    </span>
+                  )}
+                  {marks.some((m) => m.stageId === r.stageId) && (
+                    <span
+                      className="badge"
+                      title="a change point of the series starts at this stage (listed below the table)"
+                    >
+                      {' '}
+                      change point
+                    </span>
+                  )}
+                </th>
+                <td className="note phone-hide">{r.note || <span className="muted">{DASH}</span>}</td>
+                <FigureCell row={r} k="rps">
+                  {rows.length > 1 && (
+                    <span className="phone-hide trend">
+                      <Sparkline
+                        values={rpsValues}
+                        highlight={i}
+                        width={76}
+                        height={18}
+                        label={`QPS across stages, ${r.name} marked`}
+                      />
+                    </span>
+                  )}
+                </FigureCell>
+                {lat.map((k) => (
+                  <FigureCell key={k} row={r} k={k} className={k === phoneLat ? undefined : 'phone-hide'} />
+                ))}
+                <td
+                  className={r.errors ? 'num bad phone-hide' : 'num phone-hide'}
+                  data-field="errors"
+                  data-value={r.errors ?? ''}
+                >
+                  {formatInt(r.errors)}
+                </td>
+                {perRequest.map((k) => (
+                  <FigureCell key={k} row={r} k={k} className="phone-hide" />
+                ))}
+                <VerdictCell row={r} side="vsPrevious" figures={judged} bench={bench?.get(r.stageId) ?? null} />
+                <VerdictCell row={r} side="vsBaseline" figures={judged} bench={null} className="phone-hide" />
+                {gc && <GcCells gc={gc} stageId={r.stageId} />}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {marks.length > 0 && <ChangePoints marks={marks} />}
+    </>
+  );
+}
+
+/**
+ * The change points of QPS, P99 and CPU per request over the stages, each with a link to the diff of
+ * the two stages around it (the page opened on that pair's Diff tab).
+ */
+function ChangePoints({ marks }: { marks: readonly ChangePointMark[] }) {
+  return (
+    <div className="change-points">
+      <h4>Change points</h4>
+      <ul>
+        {marks.map((m) => {
+          const f = FIGURES[m.figure];
+          const href = serializeViewState({ ...DEFAULT_VIEW, tab: 'diff', base: m.previousStageId, target: m.stageId });
+          return (
+            <li key={`${m.figure}-${m.stageId}`} data-figure={m.figure} data-stage-id={m.stageId}>
+              <span className={m.direction === 'worse' ? 'bad' : 'good'}>
+                {f.label} {m.direction === 'worse' ? 'worsens' : 'improves'}
+              </span>{' '}
+              between <b>{m.previousStageName}</b> and <b>{m.stageName}</b>: {formatValue(m.meanBefore, f.unit)} →{' '}
+              {formatValue(m.meanAfter, f.unit)} ({formatChange(m.meanAfter / m.meanBefore)}, p=
+              {m.pValue.toPrecision(2)}) · <a href={href}>diff of the two stages</a>
+            </li>
+          );
+        })}
+      </ul>
+      <p className="muted">
+        E-Divisive with a t-test over the stages' medians (as Apache Otava computes it), p ≤ 0.001.
+      </p>
     </div>
   );
 }

@@ -20,6 +20,7 @@ export type CaptureRun = CaptureRecord['runs'][number];
 export type CreatedComparison = Reply<'createComparison'>;
 export type { FileResult };
 export type {
+  ChangePointMark,
   StageTable,
   StageRow,
   StageChanges,
