@@ -13,6 +13,7 @@ import { type ByteSource, bufferSource, fileSource, readAllBytes } from './sourc
 import { HEAD_BYTES, type LoadTestImporter } from './loadtest/types.ts';
 import { readRuns } from './loadtest/runs.ts';
 import * as pprof from './pprof/index.ts';
+import * as otlp from './otlp/index.ts';
 import { markTraceDerived } from './pprof/trace-derived.ts';
 import type { PprofLimits } from './pprof/index.ts';
 import * as trace from './trace/index.ts';
@@ -140,6 +141,18 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
     return ingest({ name: f.name.replace(/\.gz$/i, ''), bytes: text }, limits);
   }
   const candidates: Candidate[] = [];
+  // An OTLP profiles payload, plain or gzip'd: told from pprof (also protobuf) by its first fields.
+  const oc = otlp.detect(inner ?? head);
+  if (oc > 0) {
+    candidates.push({
+      confidence: oc,
+      parse: async () => {
+        const maxIn = limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes;
+        const profile = otlp.parseOtlp(await allBytes(f, maxIn), limits);
+        return { kind: 'profile', format: profile.format, profile };
+      },
+    });
+  }
   const pc = pprof.detect(head, f.name);
   if (pc > 0) {
     candidates.push({
