@@ -16,8 +16,10 @@ import { arch, availableParallelism, platform, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ingest } from '../ingest/detect.ts';
+import { BuildInfoError, readGoBuildInfo } from '../ingest/go-buildinfo.ts';
 import '../ingest/registry.ts';
 import {
+  type CaptureBuild,
   type CaptureFile,
   type CaptureLoad,
   type CaptureRecord,
@@ -76,6 +78,8 @@ interface Options {
   out: string | null;
   /** The module whose sources are kept with the stage (a folder in it), or null for none. */
   source: { dir: string; explicit: boolean } | null;
+  /** `--binary PATH`: the service binary's build information, read once before the runs. */
+  build: CaptureBuild | null;
   server: string | null;
   comparison: string | null;
   token: string | null;
@@ -128,6 +132,7 @@ function parseOptions(args: string[]): Options {
     trace: 'string',
     'force-trace': 'boolean',
     metrics: 'string',
+    binary: 'string',
   });
   if (f.positionals.length > 0)
     throw new UsageError(`unexpected "${f.positionals[0]}": put the load command after "--"`);
@@ -165,6 +170,16 @@ function parseOptions(args: string[]): Options {
     throw new UsageError(
       `--metrics must be an http(s) URL (a Prometheus text endpoint or /debug/vars), got "${metrics}"`,
     );
+  const binary = stringFlag(f, 'binary');
+  let build: CaptureBuild | null = null;
+  if (binary !== undefined) {
+    try {
+      build = { binary, ...readGoBuildInfo(binary) };
+    } catch (e) {
+      const why = e instanceof BuildInfoError ? e.message : `cannot read it: ${(e as Error).message}`;
+      throw new UsageError(`--binary ${why.startsWith(binary) ? why : `${binary}: ${why}`}`);
+    }
+  }
   const warmup = positiveNumber(stringFlag(f, 'warmup'), 'warmup', 1)!;
   const pause = stringFlag(f, 'pause') === '0' ? 0 : positiveNumber(stringFlag(f, 'pause'), 'pause', 1)!;
   const waitQuiet =
@@ -227,6 +242,7 @@ function parseOptions(args: string[]): Options {
     waitQuiet,
     out: stringFlag(f, 'out') ?? null,
     source: sourceOption(stringFlag(f, 'source')),
+    build,
     server,
     comparison,
     token,
@@ -594,6 +610,7 @@ export async function captureCommand(args: string[]): Promise<number> {
     traceSeconds: o.trace,
     metrics: o.metrics,
     load,
+    build: o.build,
     host: {
       os: platform(),
       arch: arch(),
