@@ -110,6 +110,17 @@ export const CaptureRecordSchema = Type.Object({
     node: Type.String(),
     stagediff: Type.String(),
   }),
+  build: Type.Optional(
+    Nullable(
+      Type.Object({
+        binary: Type.String(),
+        goVersion: Type.String(),
+        path: Type.String(),
+        mainModule: TextOrNull,
+        settings: Type.Array(Type.String(), { maxItems: 1000 }),
+      }),
+    ),
+  ),
   startedAt: Time,
   endedAt: TextOrNull,
   runs: Type.Array(CaptureRunSchema, { maxItems: 100 }),

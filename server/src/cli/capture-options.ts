@@ -3,6 +3,8 @@ import { type LoadTool, detectTool, loadDurationSeconds } from './load-tools.ts'
 import { shellJoin } from './command-line.ts';
 import { findModuleRoot } from './capture-sources.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
+import { BuildInfoError, readGoBuildInfo } from '../ingest/go-buildinfo.ts';
+import type { CaptureBuild } from '../model/capture.ts';
 
 /** `stagediff capture`'s options: its flags read and checked (a usage error names the flag), and the load to run. */
 
@@ -36,6 +38,8 @@ export interface Options {
   out: string | null;
   /** The module whose sources are kept with the stage (a folder in it), or null for none. */
   source: { dir: string; explicit: boolean } | null;
+  /** `--binary PATH`: the service binary's build information, read once before the runs. */
+  build: CaptureBuild | null;
   server: string | null;
   comparison: string | null;
   token: string | null;
@@ -88,6 +92,7 @@ export function parseOptions(args: string[]): Options {
     trace: 'string',
     'force-trace': 'boolean',
     metrics: 'string',
+    binary: 'string',
   });
   if (f.positionals.length > 0)
     throw new UsageError(`unexpected "${f.positionals[0]}": put the load command after "--"`);
@@ -125,6 +130,16 @@ export function parseOptions(args: string[]): Options {
     throw new UsageError(
       `--metrics must be an http(s) URL (a Prometheus text endpoint or /debug/vars), got "${metrics}"`,
     );
+  const binary = stringFlag(f, 'binary');
+  let build: CaptureBuild | null = null;
+  if (binary !== undefined) {
+    try {
+      build = { binary, ...readGoBuildInfo(binary) };
+    } catch (e) {
+      const why = e instanceof BuildInfoError ? e.message : `cannot read it: ${(e as Error).message}`;
+      throw new UsageError(`--binary ${why.startsWith(binary) ? why : `${binary}: ${why}`}`);
+    }
+  }
   const warmup = positiveNumber(stringFlag(f, 'warmup'), 'warmup', 1)!;
   const pause = stringFlag(f, 'pause') === '0' ? 0 : positiveNumber(stringFlag(f, 'pause'), 'pause', 1)!;
   const waitQuiet =
@@ -187,6 +202,7 @@ export function parseOptions(args: string[]): Options {
     waitQuiet,
     out: stringFlag(f, 'out') ?? null,
     source: sourceOption(stringFlag(f, 'source')),
+    build,
     server,
     comparison,
     token,

@@ -28,6 +28,15 @@ export class FetchError extends Error {
 /** Aborted on SIGINT/SIGTERM, so a profile that still has seconds to run does not hold up the exit. */
 export const interrupt = new AbortController();
 
+/**
+ * Go runs one CPU profile at a time: net/http/pprof answers 500 "cpu profiling already in use" while
+ * another is running — in practice a continuous profiler (Parca, Pyroscope, an agent) scraping the
+ * service. Said as what it is and what to do, not as an HTTP error.
+ */
+function cpuInUse(url: string): string {
+  return `${url}: the service's CPU profiler is already in use — another profiler (a continuous profiler such as Parca or Pyroscope, or an agent) is taking CPU profiles of it, and Go runs one at a time. Pause that profiler's CPU scrapes while capturing, or capture without cpu (--profiles heap,allocs,mutex,block,goroutine) and take the CPU profile of the same window from that profiler`;
+}
+
 /** GETs one pprof endpoint into `file`; a non-profile answer (HTML, text, an error page) is an error. */
 export async function fetchProfile(url: string, file: string, timeoutMs: number): Promise<void> {
   let res: Response;
@@ -40,6 +49,7 @@ export async function fetchProfile(url: string, file: string, timeoutMs: number)
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) {
     const text = body.toString('utf8').trim().split('\n')[0]?.slice(0, 200) ?? '';
+    if (res.status === 500 && /cpu profiling already in use/i.test(text)) throw new FetchError(cpuInUse(url), 500);
     const hint = res.status === 404 ? ' (is net/http/pprof registered on this address?)' : '';
     throw new FetchError(`${url}: HTTP ${res.status}${text ? `: ${text}` : ''}${hint}`, res.status);
   }

@@ -77,6 +77,7 @@ export async function captureCommand(args: string[]): Promise<number> {
     traceSeconds: o.trace,
     metrics: o.metrics,
     load,
+    build: o.build,
     host: {
       os: platform(),
       arch: arch(),

@@ -8,6 +8,7 @@ const USAGE = `usage:
   stagediff upload --server URL [--comparison ID --token TOKEN] [--title T] --stage NAME [--note N] [--source ARCHIVE] FILE...
   stagediff capture --pprof URL --stage NAME [--note N] [--runs N] [--profiles cpu,heap,allocs,mutex,block,goroutine]
                    [--seconds S] [--warmup S] [--wait-quiet S] [--trace S [--force-trace]] [--metrics URL] [--source DIR|none]
+                   [--binary PATH]
                    [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
   stagediff report (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]

@@ -8,6 +8,7 @@ import type { Parsed } from './parsed.ts';
 import { loadTestImporters, wholeFileImporters } from './importers.ts';
 import { readRuns } from './loadtest/runs.ts';
 import * as pprof from './pprof/index.ts';
+import * as otlp from './otlp/index.ts';
 import { markTraceDerived } from './pprof/trace-derived.ts';
 import type { PprofLimits } from './pprof/index.ts';
 import * as trace from './trace/index.ts';
@@ -109,6 +110,12 @@ export async function ingest(f: InputFile, limits: Partial<IngestLimits> = {}): 
   const offer = (confidence: number, parse: () => Promise<Parsed>) => {
     if (confidence > 0) candidates.push({ confidence, parse });
   };
+  // An OTLP profiles payload, plain or gzip'd: told from pprof (also protobuf) by its first fields.
+  offer(otlp.detect(inner ?? head), async () => {
+    const maxIn = limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes;
+    const profile = otlp.parseOtlp(await allBytes(f, maxIn), limits);
+    return { kind: 'profile', format: profile.format, profile };
+  });
   offer(pprof.detect(head, f.name), async () => {
     const maxIn = limits.maxInputBytes ?? pprof.defaultPprofLimits.maxInputBytes;
     const profile = markTraceDerived(pprof.parsePprof(await allBytes(f, maxIn), limits), f.name);

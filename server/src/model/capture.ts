@@ -37,6 +37,11 @@ export interface CaptureRecord {
     /** Host name (`os.hostname()`). */
     hostname?: string;
   };
+  /**
+   * `--binary PATH`: the service binary's Go build information (`go version -m`), read from the binary;
+   * absent or null when not given. `settings` are its `build` lines as KEY=VALUE (`-pgo=…`, `GOAMD64=…`).
+   */
+  build?: CaptureBuild | null;
   startedAt: string;
   endedAt: string | null;
   runs: CaptureRun[];
@@ -44,6 +49,17 @@ export interface CaptureRecord {
   warnings: string[];
   /** Why the capture stopped early, or null when every run completed. */
   error: string | null;
+}
+
+/** A service binary's build, as `stagediff capture --binary` read it. */
+export interface CaptureBuild {
+  /** The binary's path as given. */
+  binary: string;
+  goVersion: string;
+  /** The main package's import path. */
+  path: string;
+  mainModule: string | null;
+  settings: string[];
 }
 
 /** The load: an external command (any tool stagediff reads) or the built-in generator. */

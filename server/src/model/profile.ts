@@ -46,7 +46,7 @@ export interface Frame {
   inlined?: true;
 }
 
-export type ProfileFormat = 'pprof' | 'folded' | 'cpuprofile' | 'speedscope' | 'perf-script';
+export type ProfileFormat = 'pprof' | 'otlp' | 'folded' | 'cpuprofile' | 'speedscope' | 'perf-script';
 
 /**
  * What a profile measures and over what span. Profiles of different kinds are never merged, and a

@@ -7,6 +7,7 @@ import type {
   RunConditions,
   StageConditions,
 } from '../api/conditions.ts';
+import { comparableBuildSettings } from '../ingest/go-buildinfo.ts';
 import type { CaptureRecord } from '../model/capture.ts';
 import type { LoadTestSummary } from '../model/loadtest.ts';
 import { kinded } from '../model/artifact-summary.ts';
@@ -158,6 +159,11 @@ export function stageConditions(st: StageWithArtifacts, set: StageRunSet): Stage
     c.os = os && arch ? `${os}/${GO_ARCH[arch] ?? arch}` : os;
     c.kernel = text(h.kernel);
     c.host = text(h.hostname);
+    const b = rec.build;
+    if (b && typeof b === 'object') {
+      c.goVersion = text(b.goVersion);
+      c.build = comparableBuildSettings(b);
+    }
     runs.push(c);
   });
   return { runs, summary: summarise(runs) };

@@ -8,6 +8,13 @@ describe('what it reads', () => {
       expect(all).toContain(tool);
     for (const f of ['speedscope', 'perf script', 'console summary', 'UTF-16', 'legacy pprof'])
       expect(all).toContain(f);
-    expect(Object.keys(PROFILE_FORMATS).sort()).toEqual(['cpuprofile', 'folded', 'perf-script', 'pprof', 'speedscope']);
+    expect(Object.keys(PROFILE_FORMATS).sort()).toEqual([
+      'cpuprofile',
+      'folded',
+      'otlp',
+      'perf-script',
+      'pprof',
+      'speedscope',
+    ]);
   });
 });
