@@ -26,6 +26,7 @@ import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.t
 import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { FIGURES } from '../api/labels.ts';
+import type { RuntimeMetric, TraceMetric } from '../api/options.ts';
 import { noVerdictReason } from '../api/words.ts';
 import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
@@ -64,7 +65,7 @@ interface StageValues {
  * seconds when a trace of either stage has no requests), so traces of different lengths compare.
  */
 const RUNTIME_FIGURES: {
-  metric: string;
+  metric: TraceMetric;
   label: string;
   unit: string;
   total: boolean;
@@ -128,7 +129,7 @@ const RUNTIME_FIGURES: {
  * normalised like the trace totals, and the window's scheduling-latency p99 as measured.
  */
 const METRICS_FIGURES: {
-  metric: string;
+  metric: RuntimeMetric;
   label: string;
   unit: string;
   total: boolean;

@@ -4,17 +4,8 @@ import { formatValue } from '../api/format.ts';
 import { renderFlameSvg } from '../render/flamegraph-svg.ts';
 import type { AnalysisService } from './analysis.ts';
 import type { Query } from '../api/endpoints.ts';
-import {
-  FILTER_NAMES,
-  TAG_FILTER_NAMES,
-  callPath,
-  choice,
-  compileFilters,
-  diffQuery,
-  filterArgs,
-  granularityOf,
-  treeQuery,
-} from './view-queries.ts';
+import { FILTERS } from '../api/options.ts';
+import { callPath, choice, compileFilters, diffQuery, filterArgs, granularityOf, treeQuery } from './view-queries.ts';
 import { findStage } from './stage-profiles.ts';
 
 /** The image endpoints, as analysis operations. */
@@ -26,7 +17,7 @@ export type ImageOp =
 
 function filterWords(q: Parameters<typeof filterArgs>[0] & { root?: string | string[] }): string {
   const f = filterArgs(q);
-  const parts = ([...FILTER_NAMES, ...TAG_FILTER_NAMES] as const).filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
+  const parts = FILTERS.filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
   const root = callPath(q.root);
   if (root.length > 0) parts.push(`subtree ${root.join(' → ')}`);
   return parts.length ? ` · ${parts.join(' ')}` : '';
