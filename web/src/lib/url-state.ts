@@ -10,9 +10,9 @@ import type { TreeChoice } from '../../../server/src/api/page-requests.ts';
 import type { DiffModeParam, Granularity, ProfileKind } from './api.ts';
 import { isProfileKind } from './profile-kinds.ts';
 
-/** Tabs of the comparison page. */
-export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'lines', 'load', 'runtime', 'bench', 'gc'] as const;
-export type Tab = (typeof TABS)[number];
+import { TABS, type Tab } from './tabs.ts';
+
+export { TABS, type Tab };
 
 /** The diff modes as the picker names them; `auto` lets the server choose (per request when it can). */
 export const MODE_LABELS: Record<DiffModeParam, string> = {
@@ -114,7 +114,7 @@ export function parseViewState(search: string | URLSearchParams): ViewState {
   const q = typeof search === 'string' ? new URLSearchParams(search) : search;
   const state: ViewState = { ...DEFAULT_VIEW };
   const tab = q.get('tab');
-  if (tab && (TABS as readonly string[]).includes(tab)) state.tab = tab as Tab;
+  if (tab && isOneOf(TABS, tab)) state.tab = tab;
   const mode = q.get('mode');
   if (mode && isOneOf(MODES, mode)) state.mode = mode;
   const granularity = q.get('granularity');

@@ -1,5 +1,17 @@
 import { PanelBoundary } from '../components/panel-boundary.tsx';
-import { lazy, memo, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import {
+  lazy,
+  memo,
+  type ReactNode,
+  Suspense,
+  useCallback,
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react';
 import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
 import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
 import { ConditionsDetails, StageConditionsWarning } from '../components/conditions.tsx';
@@ -36,8 +48,9 @@ import {
 import { copyText, downloadText, slug } from '../lib/export-files.ts';
 import { gcSummaries, hasGcTrace } from '../lib/gc-summary.ts';
 import { navigate } from '../lib/navigation.ts';
-import { KIND_LABELS, hasProfile, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
+import { KIND_LABELS, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
 import { presentLatencyColumns, stageTableCsv, stageTableMarkdown } from '../lib/stage-table-export.ts';
+import { stagesWithWhatTheTabNeeds, tabSpec, visibleTabs } from '../lib/tabs.ts';
 import { forget, getToken, renameRecent, saveToken } from '../lib/tokens.ts';
 import {
   FILTER_KEYS,
@@ -59,6 +72,7 @@ import {
   DiffPanel,
   FlamePanel,
   MAX_ROOT_URL,
+  type PanelProps,
   SandwichPanel,
   TrendsPanel,
   flameGraphUrl,
@@ -76,17 +90,35 @@ const RuntimePanel = lazy(() => import('./runtime-panel.tsx').then((m) => ({ def
 // The Lines tab highlights Go with refractor (Prism's grammars): its own chunk, not the first script's.
 const LinesPanel = lazy(() => import('./lines-panel.tsx').then((m) => ({ default: m.LinesPanel })));
 
-const TAB_DEFS: { key: Tab; label: string }[] = [
-  { key: 'flame', label: 'Flamegraphs' },
-  { key: 'diff', label: 'Diff' },
-  { key: 'trends', label: 'Trajectory' },
-  { key: 'sandwich', label: 'Sandwich' },
-  { key: 'lines', label: 'Lines' },
-  { key: 'load', label: 'Load tests' },
-  { key: 'runtime', label: 'Runtime' },
-  { key: 'bench', label: 'Benchmarks' },
-  { key: 'gc', label: 'GC' },
-];
+type TabPanelProps = PanelProps & { base: Stage | undefined; target: Stage | undefined };
+/** Each tab's panel, by its slug (lib/tabs.ts TAB_TABLE lists the tabs); the lazy ones load with their tab. */
+const TAB_PANELS: Record<Tab, (p: TabPanelProps) => ReactNode> = {
+  flame: (p) => <FlamePanel {...p} />,
+  diff: (p) => <DiffPanel {...p} />,
+  trends: ({ base: _b, target: _t, ...p }) => <TrendsPanel {...p} />,
+  sandwich: (p) => <SandwichPanel {...p} />,
+  lines: (p) => (
+    <Suspense fallback={<Loading what="source lines" />}>
+      <LinesPanel {...p} />
+    </Suspense>
+  ),
+  load: ({ base: _b, target: _t, ...p }) => (
+    <Suspense fallback={<Loading what="charts" />}>
+      <LoadPanel {...p} />
+    </Suspense>
+  ),
+  runtime: (p) => (
+    <Suspense fallback={<Loading what="charts" />}>
+      <RuntimePanel {...p} />
+    </Suspense>
+  ),
+  bench: (p) => <BenchPanel {...p} />,
+  gc: ({ base: _b, target: _t, ...p }) => (
+    <Suspense fallback={<Loading what="charts" />}>
+      <GcPanel {...p} />
+    </Suspense>
+  ),
+};
 
 /** The view state, read from and written to the query string (replaceState: the address bar is the link). */
 function useViewState(): [ViewState, (patch: Partial<ViewState>) => void] {
@@ -148,35 +180,6 @@ function useFilterCheck(view: ViewState): FilterProblem | null {
     return () => ctrl.abort();
   }, [url]);
   return problem;
-}
-
-/** The tabs worth showing: profile views, load tests, runtime, benchmarks, GC — each when some stage has such a file. */
-function visibleTabs(stages: Stage[]): typeof TAB_DEFS {
-  const has = (kind: string) => stages.some((s) => s.artifacts.some((a) => a.kind === kind));
-  const shown = TAB_DEFS.filter((t) => {
-    if (t.key === 'load') return has('loadtest');
-    if (t.key === 'bench') return has('benchmark');
-    if (t.key === 'gc') return has('gctrace');
-    if (t.key === 'runtime') return has('trace') || has('metrics');
-    // an execution trace gives profiles of its own kinds (trace-net, -sync, -syscall, -sched)
-    return has('profile') || has('trace');
-  });
-  // Nothing uploaded yet: the flamegraph tab explains what each stage lacks.
-  return shown.length > 0 ? shown : TAB_DEFS.filter((t) => t.key === 'flame');
-}
-
-/**
- * The stages that have what a tab shows: a profile of the kind read (profile tabs), load tests,
- * benchmarks or GC traces. The default pair is the last two of them.
- */
-function stagesWithWhatTheViewNeeds(stages: Stage[], tab: Tab, kind: ProfileKind | null): Set<string> {
-  const holds = (s: Stage) => {
-    if (tab === 'load') return s.artifacts.some((a) => a.kind === 'loadtest');
-    if (tab === 'bench') return s.artifacts.some((a) => a.kind === 'benchmark');
-    if (tab === 'gc') return s.artifacts.some((a) => a.kind === 'gctrace');
-    return hasProfile(s, kind);
-  };
-  return new Set(stages.filter(holds).map((s) => s.id));
 }
 
 /** An address naming no comparison: say so, and the way home (a retry would only ask again). */
@@ -301,7 +304,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const { base, target } = resolveStages(
     chosen ? view : { base: '', target: '' },
     stageIds,
-    stagesWithWhatTheViewNeeds(stages, shownTab, kind),
+    stagesWithWhatTheTabNeeds(stages, shownTab, kind),
   );
   const goneFromLink = stages.length > 0 ? resolveStages(opened, stageIds).gone : [];
   const [goneNoticeClosed, setGoneNoticeClosed] = useState(false);
@@ -372,7 +375,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   // Tabs only for the kinds of files the stages hold (a link naming a hidden tab shows the first tab).
   const tabs = visibleTabs(stages);
   const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
-  const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
+  const profileTab = tabSpec(tab).profile;
   const filters = filtersToSend(view, filterProblem);
   const common = { comparisonId: id, revision: comparison.revision, view, setView, filters, dark, stages, kind };
   // The chosen sample type (or the kind's default), and whether it accumulates since the process started.
@@ -559,31 +562,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           <Tabs label="Views" tabs={tabs} active={tab} onChange={(t) => setView({ tab: t })} />
           <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
             <PanelBoundary what={`${tab} view`} resetKey={`${tab}|${baseStage?.id}|${targetStage?.id}`}>
-              {tab === 'flame' && <FlamePanel {...common} base={baseStage} target={targetStage} />}
-              {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
-              {tab === 'trends' && <TrendsPanel {...common} />}
-              {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
-              {tab === 'lines' && (
-                <Suspense fallback={<Loading what="source lines" />}>
-                  <LinesPanel {...common} base={baseStage} target={targetStage} />
-                </Suspense>
-              )}
-              {tab === 'load' && (
-                <Suspense fallback={<Loading what="charts" />}>
-                  <LoadPanel {...common} />
-                </Suspense>
-              )}
-              {tab === 'runtime' && (
-                <Suspense fallback={<Loading what="charts" />}>
-                  <RuntimePanel {...common} base={baseStage} target={targetStage} />
-                </Suspense>
-              )}
-              {tab === 'bench' && <BenchPanel {...common} base={baseStage} target={targetStage} />}
-              {tab === 'gc' && (
-                <Suspense fallback={<Loading what="charts" />}>
-                  <GcPanel {...common} />
-                </Suspense>
-              )}
+              {TAB_PANELS[tab]({ ...common, base: baseStage, target: targetStage })}
             </PanelBoundary>
           </div>
         </section>
@@ -752,13 +731,13 @@ const ViewControls = memo(function ViewControls(props: ViewControlsProps) {
     filterProblem,
     onPick,
   } = props;
-  const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
+  const profileTab = tabSpec(tab).profile;
   const filterError = (k: FilterKey) =>
     filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
   return (
     <fieldset className="controls" aria-label="View controls">
       <Select
-        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Base stage' : 'Left stage'}
+        label={tabSpec(tab).directed ? 'Base stage' : 'Left stage'}
         value={base}
         options={stageOptions}
         onChange={(v) => {
@@ -768,7 +747,7 @@ const ViewControls = memo(function ViewControls(props: ViewControlsProps) {
         }}
       />
       <Select
-        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Target stage' : 'Right stage'}
+        label={tabSpec(tab).directed ? 'Target stage' : 'Right stage'}
         value={target}
         options={stageOptions}
         onChange={(v) => {
