@@ -6,6 +6,7 @@ import { Literals, Model, Nullable, StageRef } from './kit.ts';
 import {
   DEFAULT_DIFF_MODE,
   DEFAULT_FUNCTIONS,
+  DEFAULT_GRANULARITY,
   DIFF_MODE_PARAMS,
   DIFF_MODES,
   FUNCTIONS_OPTIONS,
@@ -64,11 +65,14 @@ const FilterParams = {
  */
 export const Granularity = Literals(GRANULARITIES);
 export type Granularity = Static<typeof Granularity>;
-/** Which profiles a view reads: their kind (default: CPU when the comparison has it) and sample type. */
+/**
+ * Which profiles a view reads: their kind (default: CPU when the comparison has it) and sample type, and
+ * what its rows stand for (filled in by validation: functions unless said).
+ */
 const ProfileSelect = {
   kind: Type.Optional(ProfileKind),
   sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  granularity: Type.Optional(Granularity),
+  granularity: Literals(GRANULARITIES, { default: DEFAULT_GRANULARITY }),
 };
 const MinFraction = Type.Number({
   minimum: 0,

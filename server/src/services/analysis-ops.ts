@@ -3,7 +3,6 @@ import type { ComparisonTree } from '../store/index.ts';
 import { compareNames } from '../analysis/names.ts';
 import type { TSchema } from 'typebox';
 import { type EndpointName, type Params, type Query, SCHEMAS, type Schemas } from '../api/endpoints.ts';
-import { DIFF_DEFAULT_ROWS } from '../api/views.ts';
 import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
@@ -11,7 +10,7 @@ import { renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
 import { Unkept } from './view-cache.ts';
-import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
+import { choice, compileFilters, diffQuery, treeQuery } from './view-queries.ts';
 
 /**
  * What an analysis operation carries: its endpoint's name, its query exactly as the contract declares it
@@ -64,7 +63,7 @@ export const VIEWS = viewTable({
         base: a.query.base,
         target: a.query.target,
         ...(a.query.kind ? { kind: a.query.kind } : {}),
-        functions: a.query.functions ?? 'auto',
+        functions: a.query.functions,
       }),
     ),
   flamegraph: async (svc, tree, a) =>
@@ -77,7 +76,7 @@ export const VIEWS = viewTable({
       q.sort === 'cum'
         ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
         : d.top;
-    return serialise('diff', { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? DIFF_DEFAULT_ROWS) });
+    return serialise('diff', { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit) });
   },
   source: async (svc, tree, a) => {
     const { view, keep } = await sourceView(svc, tree, a.query);
@@ -88,12 +87,12 @@ export const VIEWS = viewTable({
   trajectory: async (svc, tree, a) =>
     serialise(
       'trajectory',
-      await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10, granularity: granularityOf(a.query) }),
+      await svc.trajectory(tree, { ...choice(a.query), n: a.query.n, granularity: a.query.granularity }),
     ),
   sandwich: async (svc, tree, a) =>
     serialise('sandwich', await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn })),
   search: async (svc, tree, a) =>
-    serialise('search', await svc.search(tree, a.query, compileFilters(a.query), granularityOf(a.query))),
+    serialise('search', await svc.search(tree, a.query, compileFilters(a.query), a.query.granularity)),
   timeline: async (svc, tree) => serialise('timeline', await svc.timeline(tree)),
   folded: async (svc, tree, a) => svc.folded(tree, viewQuery(a.query)),
   benchmarks: async (svc, tree, a) => serialise('benchmarks', await svc.benchmarks(tree, a.query.base, a.query.target)),
@@ -130,5 +129,5 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
 }
 
 function viewQuery(q: Query<'top'>) {
-  return { stage: q.stage, ...choice(q), filters: compileFilters(q), granularity: granularityOf(q) };
+  return { stage: q.stage, ...choice(q), filters: compileFilters(q), granularity: q.granularity };
 }

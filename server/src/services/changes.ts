@@ -26,7 +26,7 @@ import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.t
 import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { FIGURES } from '../api/labels.ts';
-import type { RuntimeMetric, TraceMetric } from '../api/options.ts';
+import { DEFAULT_GRANULARITY, type RuntimeMetric, type TraceMetric } from '../api/options.ts';
 import { noVerdictReason } from '../api/words.ts';
 import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
@@ -401,6 +401,7 @@ export class ChangeEngine {
       mode: 'auto',
       minFraction: ORIGIN_MIN_FRACTION / 4,
       filters: {},
+      granularity: DEFAULT_GRANULARITY,
     });
     let view = d.view;
     let normalisation: FunctionChanges['normalisation'] = view.mode === 'per-request' ? 'per-request' : 'absolute';
@@ -416,6 +417,7 @@ export class ChangeEngine {
             mode: 'per-request',
             minFraction: ORIGIN_MIN_FRACTION / 4,
             filters: {},
+            granularity: DEFAULT_GRANULARITY,
           })
         ).view;
         normalisation = 'per-request';

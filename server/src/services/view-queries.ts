@@ -1,6 +1,5 @@
 import type { FrameFilters } from '../analysis/filter.ts';
 import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
-import type { Granularity } from '../analysis/granularity.ts';
 import { FilterSyntaxError, compileFrameFilters } from '../analysis/filter-compile.ts';
 import { type FilterName, NAME_FILTERS, TAG_FILTERS } from '../api/options.ts';
 import type { Query } from '../api/endpoints.ts';
@@ -67,11 +66,6 @@ export function compileFilters(q: { [K in keyof FilterArgs]?: string | string[] 
   }
 }
 
-/** The granularity a query asks for (functions unless said). */
-export function granularityOf(q: { granularity?: Granularity }): Granularity {
-  return q.granularity ?? 'functions';
-}
-
 /** The kind and sample type a query asks for (absent ones left out). */
 export function choice(q: { kind?: ProfileKind; sampleType?: string }) {
   return { ...(q.kind ? { kind: q.kind } : {}), ...(q.sampleType ? { sampleType: q.sampleType } : {}) };
@@ -98,9 +92,9 @@ export function diffQuery(q: Query<'diff'> | Query<'diffSvg'>): DiffQuery {
     base: q.base,
     target: q.target,
     ...choice(q),
-    mode: q.mode ?? 'auto',
+    mode: q.mode,
     ...treeQuery(q),
     filters: compileFilters(q),
-    granularity: granularityOf(q),
+    granularity: q.granularity,
   };
 }
