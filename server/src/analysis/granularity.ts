@@ -6,7 +6,6 @@ import { type FrameKeys, functionKeys } from './frame-keys.ts';
  * aggregate: a function (the default), a source line of a function, or a source file.
  */
 export type Granularity = 'functions' | 'lines' | 'files';
-export const GRANULARITIES: readonly Granularity[] = ['functions', 'lines', 'files'];
 
 /**
  * Go's path.Clean (what pprof applies to every file name with filepath.Clean on a Unix host): the

@@ -343,7 +343,17 @@ type Field<N extends EndpointName, K extends string> =
   Schemas[N] extends Record<K, infer S extends TSchema> ? Static<S> : never;
 
 /** Query parameters that have a default wherever they appear (validation fills them in). */
-type Defaulted = 'mode' | 'minFraction' | 'maxNodes' | 'limit' | 'sort' | 'n' | 'functions' | 'width' | 'noise';
+type Defaulted =
+  | 'mode'
+  | 'granularity'
+  | 'minFraction'
+  | 'maxNodes'
+  | 'limit'
+  | 'sort'
+  | 'n'
+  | 'functions'
+  | 'width'
+  | 'noise';
 
 /** The query of endpoint N as the server reads it, defaults filled in. */
 export type Query<N extends EndpointName> = Field<N, 'querystring'>;

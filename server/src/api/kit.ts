@@ -1,4 +1,4 @@
-import Type, { type TSchema, type TUnion, type TNull } from 'typebox';
+import Type, { type TLiteral, type TNull, type TSchema, type TSchemaOptions, type TUnion } from 'typebox';
 
 /*
  * Small building blocks of the API contract's schemas. Everything the contract declares is JSON Schema
@@ -9,6 +9,17 @@ import Type, { type TSchema, type TUnion, type TNull } from 'typebox';
 /** `T | null`: a figure the source may not have. */
 export function Nullable<T extends TSchema>(t: T): TUnion<[T, TNull]> {
   return Type.Union([t, Type.Null()]);
+}
+
+/** One of a list of strings (a list of options.ts): `{anyOf: [{const}, …]}`, in the list's order. */
+export function Literals<const T extends readonly string[]>(
+  values: T,
+  options?: TSchemaOptions,
+): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }> {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  ) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
 }
 
 /** Opaque ids in URLs: random, URL-safe, at most 64 characters. */

@@ -5,11 +5,11 @@
  */
 import type { FigureKey } from './changes.ts';
 import type { ChangeStyle } from './words.ts';
-import type { ProfileKind } from './views.ts';
+import { type FigureMetric, PROFILE_KINDS, type ProfileKind, isOneOf } from './options.ts';
 
 export interface FigureText {
   /** The name `stagediff check --fail-on` and the report's `metric` use. */
-  metric: string;
+  metric: FigureMetric;
   /** In sentences ("CPU per request −16 % …"). */
   label: string;
   /** In a table's column head. */
@@ -74,9 +74,9 @@ export const KIND_LABELS: Record<ProfileKind, string> = {
   other: 'other',
 };
 
-/** Whether `s` names a profile kind (a key of KIND_LABELS). */
+/** Whether `s` names a profile kind (options.ts PROFILE_KINDS). */
 export function isProfileKind(s: string): s is ProfileKind {
-  return Object.hasOwn(KIND_LABELS, s);
+  return isOneOf(PROFILE_KINDS, s);
 }
 
 /**

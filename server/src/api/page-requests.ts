@@ -5,40 +5,35 @@
  * fetches them while the page's script loads. Plain functions over routes.ts: the web bundle imports it.
  */
 import { isProfileKind } from './labels.ts';
+import {
+  DEFAULT_DIFF_MODE,
+  DEFAULT_GRANULARITY,
+  DIFF_MODE_PARAMS,
+  FILTERS,
+  type FilterName,
+  GRANULARITIES,
+  isOneOf,
+} from './options.ts';
 import { endpointUrl } from './routes.ts';
-import type { DiffModeParam, Granularity } from './views.ts';
 
 /** Server-side trimming: frames below this fraction of the tree's root are left out (the server counts them). */
 export const TREE_MIN_FRACTION = 0.0005;
 /** Most frames the page asks the server for in one tree (it raises the threshold above TREE_MIN_FRACTION to stay within). */
 export const TREE_MAX_NODES = 20_000;
 
-/** pprof's filters, in pprof's order (the query's order too). */
-export const FILTER_PARAMS = [
-  'focus',
-  'ignore',
-  'hide',
-  'show',
-  'tagfocus',
-  'tagignore',
-  'tagshow',
-  'taghide',
-] as const;
-export type FilterParam = (typeof FILTER_PARAMS)[number];
-
 /** What a tree is drawn from: the kind, sample type and granularity chosen ('' or `functions`: the default), the filters. */
 export interface TreeChoice {
   kind: string;
   sampleType: string;
   granularity: string;
-  filters: Readonly<Record<FilterParam, string>>;
+  filters: Readonly<Record<FilterName, string>>;
 }
 
 function profileParams(c: TreeChoice) {
   return {
     kind: c.kind,
     sampleType: c.sampleType,
-    granularity: c.granularity === 'functions' ? '' : c.granularity,
+    granularity: c.granularity === DEFAULT_GRANULARITY ? '' : c.granularity,
   };
 }
 
@@ -77,7 +72,7 @@ export function diffUrl(
       base,
       target,
       ...profileParams(c),
-      mode: c.mode === 'auto' ? '' : c.mode,
+      mode: c.mode === DEFAULT_DIFF_MODE ? '' : c.mode,
       minFraction: TREE_MIN_FRACTION,
       maxNodes: TREE_MAX_NODES,
       root: root.length > 0 ? root : undefined,
@@ -97,20 +92,6 @@ export function pairFiguresUrl(id: string, base: string, target: string): string
   return endpointUrl('changes', { id }, { base, target, functions: 'off' });
 }
 
-// The values an address may give `mode` and `granularity`, each once (a Record's keys: the compiler
-// checks the lists against the schema's unions).
-const MODE_KEYS: Record<DiffModeParam, true> = {
-  auto: true,
-  absolute: true,
-  share: true,
-  normalize: true,
-  'per-request': true,
-};
-/** The diff modes, `auto` (the server chooses) first. */
-export const DIFF_MODES = Object.keys(MODE_KEYS) as DiffModeParam[];
-const GRANULARITY_KEYS: Record<Granularity, true> = { functions: true, lines: true, files: true };
-/** What rows and frames stand for, as go tool pprof's -functions, -lines, -files. */
-export const GRANULARITIES = Object.keys(GRANULARITY_KEYS) as Granularity[];
 /** A preloaded URL longer than this is left to the page (a deep zoom path): the page's head stays small. */
 const MAX_PRELOAD_URL = 2000;
 
@@ -138,15 +119,15 @@ export function firstViewRequests(pathname: string, search: string): string[] {
   // Without both stages named, the page picks the pair from the comparison's stages.
   if ((tab !== 'flame' && tab !== 'diff') || !base || !target) return urls;
   const kind = q.get('kind') ?? '';
-  const granularity = q.get('granularity') ?? 'functions';
-  const mode = q.get('mode') ?? 'auto';
+  const granularity = q.get('granularity') ?? DEFAULT_GRANULARITY;
+  const mode = q.get('mode') ?? DEFAULT_DIFF_MODE;
   if (kind && !isProfileKind(kind)) return urls;
-  if (!(GRANULARITIES as string[]).includes(granularity) || !(DIFF_MODES as string[]).includes(mode)) return urls;
+  if (!isOneOf(GRANULARITIES, granularity) || !isOneOf(DIFF_MODE_PARAMS, mode)) return urls;
   const choice: TreeChoice = {
     kind,
     sampleType: q.get('sampleType') ?? '',
     granularity,
-    filters: Object.fromEntries(FILTER_PARAMS.map((k) => [k, q.get(k) ?? ''])) as Record<FilterParam, string>,
+    filters: Object.fromEntries(FILTERS.map((k) => [k, q.get(k) ?? ''])) as Record<FilterName, string>,
   };
   // The zoom path; a focused function without one is zoomed into where the whole tree has it widest,
   // which only the page can tell.

@@ -2,39 +2,22 @@ import Type, { type Static } from 'typebox';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { LoadTestSummary, PercentilePoint, TimelineBucket } from '../model/loadtest.ts';
 import { Verdict, VerdictStatus } from './changes.ts';
-import { Model, Nullable, StageRef } from './kit.ts';
+import { Literals, Model, Nullable, StageRef } from './kit.ts';
+import {
+  DEFAULT_DIFF_MODE,
+  DEFAULT_FUNCTIONS,
+  DEFAULT_GRANULARITY,
+  DIFF_MODE_PARAMS,
+  DIFF_MODES,
+  FUNCTIONS_OPTIONS,
+  GRANULARITIES,
+  PROFILE_KINDS,
+} from './options.ts';
 
 /* The analysis views of a comparison: their query parameters and their answers. */
 
-/** Profile kinds (model/profile.ts): a view is always of one kind; profiles of different kinds never merge. */
-export const PROFILE_KINDS = [
-  'cpu',
-  'wall',
-  'allocs',
-  'heap',
-  'mutex',
-  'block',
-  'goroutine',
-  'trace-net',
-  'trace-sync',
-  'trace-syscall',
-  'trace-sched',
-  'other',
-] as const;
-export const ProfileKind = Type.Union([
-  Type.Literal('cpu'),
-  Type.Literal('wall'),
-  Type.Literal('allocs'),
-  Type.Literal('heap'),
-  Type.Literal('mutex'),
-  Type.Literal('block'),
-  Type.Literal('goroutine'),
-  Type.Literal('trace-net'),
-  Type.Literal('trace-sync'),
-  Type.Literal('trace-syscall'),
-  Type.Literal('trace-sched'),
-  Type.Literal('other'),
-]);
+/** Profile kinds (options.ts PROFILE_KINDS): a view is always of one kind; profiles of different kinds never merge. */
+export const ProfileKind = Literals(PROFILE_KINDS);
 export type ProfileKind = Static<typeof ProfileKind>;
 
 /** A sample type as the UI presents it: what it measures, and whether it accumulates since the process started. */
@@ -80,13 +63,16 @@ const FilterParams = {
  * it and binary, as pprof keys them: `file (function at line N) [binary's full path]`, so the base's and
  * the target's rows of a file stay apart when their binaries ran from different paths, as in pprof).
  */
-export const Granularity = Type.Union([Type.Literal('functions'), Type.Literal('lines'), Type.Literal('files')]);
+export const Granularity = Literals(GRANULARITIES);
 export type Granularity = Static<typeof Granularity>;
-/** Which profiles a view reads: their kind (default: CPU when the comparison has it) and sample type. */
+/**
+ * Which profiles a view reads: their kind (default: CPU when the comparison has it) and sample type, and
+ * what its rows stand for (filled in by validation: functions unless said).
+ */
 const ProfileSelect = {
   kind: Type.Optional(ProfileKind),
   sampleType: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  granularity: Type.Optional(Granularity),
+  granularity: Literals(GRANULARITIES, { default: DEFAULT_GRANULARITY }),
 };
 const MinFraction = Type.Number({
   minimum: 0,
@@ -250,23 +236,9 @@ export type Sandwich = Static<typeof Sandwich>;
  * profiles' windows; `auto` (the default) is per-request when every profile of both stages has its own
  * load run, else absolute.
  */
-export const DiffMode = Type.Union([
-  Type.Literal('absolute'),
-  Type.Literal('share'),
-  Type.Literal('normalize'),
-  Type.Literal('per-request'),
-]);
+export const DiffMode = Literals(DIFF_MODES);
 export type DiffMode = Static<typeof DiffMode>;
-export const DiffModeParam = Type.Union(
-  [
-    Type.Literal('auto'),
-    Type.Literal('absolute'),
-    Type.Literal('share'),
-    Type.Literal('normalize'),
-    Type.Literal('per-request'),
-  ],
-  { default: 'auto' },
-);
+export const DiffModeParam = Literals(DIFF_MODE_PARAMS, { default: DEFAULT_DIFF_MODE });
 export type DiffModeParam = Static<typeof DiffModeParam>;
 
 /** Longest search term (as the filters' expressions). */
@@ -673,7 +645,7 @@ export const ChangesQuery = Type.Object(
     target: StageRef,
     kind: Type.Optional(ProfileKind),
     /** Rank the functions that changed: `auto` skips profiles above the automatic size limit. */
-    functions: Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], { default: 'auto' }),
+    functions: Literals(FUNCTIONS_OPTIONS, { default: DEFAULT_FUNCTIONS }),
   },
   { additionalProperties: false },
 );

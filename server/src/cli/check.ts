@@ -1,5 +1,6 @@
 import type { Change } from '../api/changes.ts';
 import { CONDITION_KEYS, type ConditionKey } from '../api/conditions.ts';
+import { METRICS, RUNTIME_METRICS, TRACE_METRICS, isOneOf } from '../api/options.ts';
 import { formatChange, formatRatio, formatValue } from '../api/format.ts';
 import { verdictWords } from '../api/words.ts';
 import { termText } from '../api/untrusted-text.ts';
@@ -10,7 +11,7 @@ import { maxOf } from '../analysis/extent.ts';
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
  * falls by more than N %, and only when the server judges the change significant. METRIC is `rps`
  * (or `qps`), `p50`, `p95`, `p99`, `cpu-per-request`, or `bench:UNIT` (every benchmark in that unit,
- * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`), or a runtime row (TRACE_METRICS, RUNTIME_METRICS).
+ * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`), or a runtime row (options.ts TRACE_METRICS, RUNTIME_METRICS).
  * A runtime row is gated only by a rule that names it, by the same test: its percentage is the change of
  * the row as the engine normalised it (per request, else per second of window, for both stages alike).
  */
@@ -22,21 +23,8 @@ export interface Rule {
   percent: number;
 }
 
-const METRICS = ['rps', 'p50', 'p95', 'p99', 'error-rate', 'cpu-per-request', 'alloc-per-request'];
-/** The runtime rows (api/changes.ts RuntimeChanges): from execution traces, and from runtime metrics. */
-const TRACE_METRICS = [
-  'sched-wait-mean',
-  'sched-wait-p99',
-  'gc-stw',
-  'blocked-channel',
-  'blocked-select',
-  'blocked-sync',
-  'blocked-network',
-  'syscall',
-  'goroutines-created',
-];
-const RUNTIME_METRICS = ['gc-cpu', 'allocated-bytes', 'sched-latency-p99'];
-const KNOWN = [...METRICS, ...TRACE_METRICS, ...RUNTIME_METRICS];
+/** The figures, runtime rows included, that a rule may name (options.ts METRICS). */
+const KNOWN: readonly string[] = METRICS;
 
 export function parseRule(text: string): Rule {
   const m = /^(.+):([+-])(\d+(?:\.\d+)?)%$/.exec(text.trim());
@@ -139,9 +127,9 @@ export function evaluate(rules: Rule[], d: PairData, allow: readonly ConditionKe
         change: null,
         message: rule.metric.startsWith('bench:')
           ? `no go test -bench output in ${rule.metric.slice(6)} on both stages`
-          : TRACE_METRICS.includes(rule.metric)
+          : isOneOf(TRACE_METRICS, rule.metric)
             ? 'needs an execution trace in both stages (stagediff capture --trace S)'
-            : RUNTIME_METRICS.includes(rule.metric)
+            : isOneOf(RUNTIME_METRICS, rule.metric)
               ? 'needs runtime metrics in both stages (stagediff capture --metrics URL)'
               : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
                 ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`

@@ -7,7 +7,8 @@ import { evaluate, exitCode, failed, formatResults, parseAllowDifferent, parseRu
 import { buildReport, renderMarkdown } from './report.ts';
 import { readPair } from './pair.ts';
 import { apiPath } from './comparison-source.ts';
-import { KIND_LABELS, isProfileKind } from '../api/labels.ts';
+import { isProfileKind } from '../api/labels.ts';
+import { PROFILE_KINDS } from '../api/options.ts';
 
 const SOURCE_FLAGS = {
   server: 'string',
@@ -52,7 +53,7 @@ function pairFromFlags(
   const sampleType = stringFlag(f, 'sample-type');
   const kind = stringFlag(f, 'kind');
   if (kind !== undefined && !isProfileKind(kind))
-    throw new UsageError(`--kind must be one of ${Object.keys(KIND_LABELS).join(', ')}; got "${kind}"`);
+    throw new UsageError(`--kind must be one of ${PROFILE_KINDS.join(', ')}; got "${kind}"`);
   return readPair(src, {
     ...(base ? { base } : {}),
     ...(target ? { target } : {}),

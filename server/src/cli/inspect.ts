@@ -14,15 +14,16 @@ import { DERIVED_KINDS, type DerivedKind } from '../ingest/trace/index.ts';
 import { traceReferenceNote } from '../api/words.ts';
 import type { TraceModel } from '../model/trace.ts';
 import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
-import { GRANULARITIES, type Granularity, granularityKeys } from '../analysis/granularity.ts';
+import { type Granularity, granularityKeys } from '../analysis/granularity.ts';
+import { DEFAULT_GRANULARITY, GRANULARITIES, isOneOf } from '../api/options.ts';
 import { appendAll } from '../analysis/extent.ts';
 
 /** `--granularity functions|lines|files` (pprof's -functions, -lines, -files); functions by default. */
 export function parseGranularity(v: string | undefined): Granularity {
-  if (v === undefined) return 'functions';
-  if (!(GRANULARITIES as readonly string[]).includes(v))
+  if (v === undefined) return DEFAULT_GRANULARITY;
+  if (!isOneOf(GRANULARITIES, v))
     throw new UsageError(`--granularity must be one of ${GRANULARITIES.join(', ')}, got "${v}"`);
-  return v as Granularity;
+  return v;
 }
 
 /** Picks a sample type by name (or the profile's default), refusing unknown names clearly. */

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Change, StageRow, StageTable, Verdict } from '../api/changes.ts';
 import { type ClientQuery, type Reply, endpointUrl } from '../api/endpoints.ts';
 import { formatValue } from '../api/format.ts';
-import { FIGURES, KIND_LABELS } from '../api/labels.ts';
+import { FIGURES } from '../api/labels.ts';
+import { DIFF_MODE_PARAMS, GRANULARITIES, PROFILE_KINDS } from '../api/options.ts';
 import { evaluate, parseRule } from '../cli/check.ts';
 import { readPair } from '../cli/pair.ts';
 import type { FigureKey } from '../api/changes.ts';
@@ -23,7 +24,7 @@ export const MCP_SERVER_NAME = 'stagediff';
 
 const ID = z.string().min(1).max(200).describe('a comparison id, or its share link (https://host/c/ID)');
 const STAGE = z.string().min(1).max(200).describe('a stage name or id');
-const KINDS = Object.keys(KIND_LABELS) as [string, ...string[]];
+const KINDS = PROFILE_KINDS;
 
 const Estimate = z.object({ median: z.number(), lo: z.number().nullable(), hi: z.number().nullable(), n: z.number() });
 const Figure = z.object({
@@ -364,8 +365,8 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
         target: STAGE,
         kind: z.enum(KINDS).optional(),
         sampleType: z.string().min(1).max(100).optional(),
-        granularity: z.enum(['functions', 'lines', 'files']).optional(),
-        mode: z.enum(['auto', 'absolute', 'share', 'normalize', 'per-request']).optional(),
+        granularity: z.enum(GRANULARITIES).optional(),
+        mode: z.enum(DIFF_MODE_PARAMS).optional(),
         sort: z.enum(['flat', 'cum']).optional(),
         focus: z.string().max(512).optional(),
         ignore: z.string().max(512).optional(),

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext, ComputedView } from '../context.ts';
-import { SCHEMAS } from '../api/endpoints.ts';
+import { type Params, type Query, SCHEMAS } from '../api/endpoints.ts';
 import { MODEL_VERSION } from '../services/models.ts';
-import type { AnalysisOp } from '../services/analysis-ops.ts';
+import { type AnalysisOp, type AnalysisOpName, type OpOf, VIEW_NAMES } from '../services/analysis-ops.ts';
 import type { FilterChecker } from '../services/filter-check.ts';
 import { acceptedEncodings, type Encoding, type KeptView, type StoredView } from '../services/view-cache.ts';
 import { type CanonicalView, canonicalView } from '../services/view-keys.ts';
@@ -159,73 +159,66 @@ const LOCKED_DOWN = {
   'x-content-type-options': 'nosniff',
 };
 
+/**
+ * What a view's request adds besides its query: headers, and the operation when it is not simply the
+ * endpoint's name and query (a stage's download names its stage). Views absent here are just that.
+ */
+type ViewRequest<N extends AnalysisOpName> = (
+  req: FastifyRequest<{ Params: Params<N>; Querystring: Query<N> }>,
+  reply: FastifyReply,
+) => OpOf<N>;
+const VIEW_REQUESTS: { [N in AnalysisOpName]?: ViewRequest<N> } = {
+  // The flamegraph and diff flamegraph as standalone images (for PR comments, job summaries, wikis):
+  // the JSON views' query parameters plus `width` (px) and, for the diff, `noise` (the fraction of the
+  // larger total under which a change stays grey, the web view's noise floor). Cached like the views.
+  flamegraphSvg: lockedDown('flamegraphSvg'),
+  flamegraphPng: lockedDown('flamegraphPng'),
+  diffSvg: lockedDown('diffSvg'),
+  diffPng: lockedDown('diffPng'),
+  // A stage's merged profile, and the diff of two stages, as pprof files to open in go tool pprof.
+  // Never re-encoded: @fastify/compress, seeing a gzip file, would pass it through labelled gzip.
+  stageProfile: (req, reply) => {
+    reply.header('content-disposition', `attachment; filename="${downloadName(req.params.stageId, req.query.kind)}"`);
+    return { op: 'stageProfile', stageId: req.params.stageId, query: req.query };
+  },
+  diffProfile: (req, reply) => {
+    reply.header(
+      'content-disposition',
+      `attachment; filename="${downloadName(`${req.query.base}-vs-${req.query.target}`, req.query.kind)}"`,
+    );
+    return { op: 'diffProfile', query: req.query };
+  },
+};
+
+function lockedDown<N extends 'flamegraphSvg' | 'flamegraphPng' | 'diffSvg' | 'diffPng'>(op: N): ViewRequest<N> {
+  return (req, reply) => {
+    reply.headers(LOCKED_DOWN);
+    return { op, query: req.query } as unknown as OpOf<N>;
+  };
+}
+
 export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ctx: AppContext }) {
   // Filters are checked off the event loop (and remembered); a bad one is a 400 naming its parameter.
   route(app, 'checkFilters', async (req) => ctx.filters.check(req.query));
   // Answers go out as the view cache keeps them (already compressed): no compression per request.
   const stored = { compress: false } as const;
-  // The views: each computed by an analysis operation of the same name, cached as described above.
-  for (const op of ['stageTable', 'timeline', 'gc'] as const)
-    route(app, op, async (req, reply) => cached(ctx, req, reply, req.params.id, { op }), stored);
-  for (const op of [
-    'changes',
-    'flamegraph',
-    'diff',
-    'source',
-    'top',
-    'trajectory',
-    'sandwich',
-    'search',
-    'folded',
-    'benchmarks',
-    'runtime',
-  ] as const)
-    route(
-      app,
-      op,
-      async (req, reply) => cached(ctx, req, reply, req.params.id, { op, query: req.query } as AnalysisOp),
-      stored,
-    );
-
-  // The flamegraph and diff flamegraph as standalone images (for PR comments, job summaries, wikis):
-  // the JSON views' query parameters plus `width` (px) and, for the diff, `noise` (the fraction of the
-  // larger total under which a change stays grey, the web view's noise floor). Cached like the views.
-  for (const op of ['flamegraphSvg', 'flamegraphPng'] as const)
+  // The views (services/analysis-ops.ts VIEWS): each computed by the analysis operation of its name,
+  // cached as described above.
+  for (const op of VIEW_NAMES) {
+    const request = VIEW_REQUESTS[op] as ViewRequest<AnalysisOpName> | undefined;
+    const plain = 'querystring' in SCHEMAS[op];
     route(
       app,
       op,
       async (req, reply) => {
-        reply.headers(LOCKED_DOWN);
-        return cached(ctx, req, reply, req.params.id, { op, query: req.query });
+        const requested = request
+          ? request(req as never, reply)
+          : ((plain ? { op, query: req.query } : { op }) as AnalysisOp);
+        return cached(ctx, req, reply, req.params.id, requested as AnalysisOp);
       },
       stored,
     );
-  for (const op of ['diffSvg', 'diffPng'] as const)
-    route(
-      app,
-      op,
-      async (req, reply) => {
-        reply.headers(LOCKED_DOWN);
-        return cached(ctx, req, reply, req.params.id, { op, query: req.query });
-      },
-      stored,
-    );
-
-  // A stage's merged profile, and the diff of two stages, as pprof files to open in go tool pprof.
-  // Never re-encoded: @fastify/compress, seeing a gzip file, would pass it through labelled gzip.
-  route(
-    app,
-    'stageProfile',
-    async (req, reply) => {
-      reply.header('content-disposition', `attachment; filename="${downloadName(req.params.stageId, req.query.kind)}"`);
-      return cached(ctx, req, reply, req.params.id, {
-        op: 'stageProfile',
-        stageId: req.params.stageId,
-        query: req.query,
-      });
-    },
-    stored,
-  );
+  }
   // The same merged CPU profile under the name go build reads by itself (default.pgo): a stage's
   // measured load as the input of the next build's profile-guided optimisation.
   route(
@@ -238,18 +231,6 @@ export default async function analysisRoutes(app: FastifyInstance, { ctx }: { ct
         stageId: req.params.stageId,
         query: { kind: 'cpu' },
       });
-    },
-    stored,
-  );
-  route(
-    app,
-    'diffProfile',
-    async (req, reply) => {
-      reply.header(
-        'content-disposition',
-        `attachment; filename="${downloadName(`${req.query.base}-vs-${req.query.target}`, req.query.kind)}"`,
-      );
-      return cached(ctx, req, reply, req.params.id, { op: 'diffProfile', query: req.query });
     },
     stored,
   );

@@ -1,41 +1,38 @@
 import fastJsonStringify from 'fast-json-stringify';
 import type { ComparisonTree } from '../store/index.ts';
 import { compareNames } from '../analysis/names.ts';
-import { type Query, SCHEMAS } from '../api/endpoints.ts';
-import { DIFF_DEFAULT_ROWS } from '../api/views.ts';
+import type { TSchema } from 'typebox';
+import { type EndpointName, type Params, type Query, SCHEMAS, type Schemas } from '../api/endpoints.ts';
 import type { AnalysisService } from './analysis.ts';
 import { ChangeEngine } from './changes.ts';
 import { ServiceError } from './errors.ts';
-import { type ImageOp, renderImageOp } from './images.ts';
+import { renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
 import { Costly, Unkept } from './view-cache.ts';
-import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
+import { choice, compileFilters, diffQuery, treeQuery } from './view-queries.ts';
 
 /**
- * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
- * its query exactly as the contract declares it (defaults filled in by validation).
+ * What an analysis operation carries: its endpoint's name, its query exactly as the contract declares it
+ * (defaults filled in by validation) when the endpoint has one, and the stage a stage's download names.
+ * Plain data, so a request can cross to a worker.
  */
-export type AnalysisOp =
-  | { op: 'stageTable' }
-  | { op: 'timeline' }
-  | { op: 'gc' }
-  | { op: 'changes'; query: Query<'changes'> }
-  | { op: 'flamegraph'; query: Query<'flamegraph'> }
-  | { op: 'diff'; query: Query<'diff'> }
-  | { op: 'source'; query: Query<'source'> }
-  | { op: 'top'; query: Query<'top'> }
-  | { op: 'trajectory'; query: Query<'trajectory'> }
-  | { op: 'sandwich'; query: Query<'sandwich'> }
-  | { op: 'search'; query: Query<'search'> }
-  | { op: 'folded'; query: Query<'folded'> }
-  | { op: 'benchmarks'; query: Query<'benchmarks'> }
-  | { op: 'runtime'; query: Query<'runtime'> }
-  | { op: 'stageProfile'; stageId: string; query: Query<'stageProfile'> }
-  | { op: 'diffProfile'; query: Query<'diffProfile'> }
-  | ImageOp;
+export type OpOf<N extends EndpointName> = { op: N } & (Schemas[N] extends { querystring: TSchema }
+  ? { query: Query<N> }
+  : unknown) &
+  ('stageId' extends keyof Params<N> ? { stageId: string } : unknown);
 
-export type AnalysisOpName = AnalysisOp['op'];
+/** Computes one view: its answer's text (JSON, folded stacks, an SVG, or a PNG or pprof file in base64). */
+type ViewHandler<N extends EndpointName> = (
+  svc: AnalysisService,
+  tree: ComparisonTree,
+  a: OpOf<N>,
+) => Promise<string | Unkept | Costly>;
+
+/** The table below, keyed by the endpoints' names: each entry typed by its own name's contract. */
+function viewTable<N extends EndpointName>(views: { [K in N]: ViewHandler<K> }): { [K in N]: ViewHandler<K> } {
+  return views;
+}
 
 /*
  * Each view's answer is serialised with its response schema (fast-json-stringify, as the routes'
@@ -52,6 +49,76 @@ function serialise(op: keyof typeof SCHEMAS, value: unknown): string {
 }
 
 /**
+ * The analysis views, each declared once: the endpoint's name (api/routes.ts, api/endpoints.ts) and the
+ * handler computing its answer. The operation type, the routes (routes/analysis.ts) and the workers'
+ * dispatch are derived from this table; a view added to the contract and not here has no route (the
+ * routes test compares the two).
+ */
+export const VIEWS = viewTable({
+  stageTable: async (svc, tree) => serialise('stageTable', await new ChangeEngine(svc).stageTable(tree)),
+  changes: async (svc, tree, a) =>
+    serialise(
+      'changes',
+      await new ChangeEngine(svc).changes(tree, {
+        base: a.query.base,
+        target: a.query.target,
+        ...(a.query.kind ? { kind: a.query.kind } : {}),
+        functions: a.query.functions,
+      }),
+    ),
+  flamegraph: async (svc, tree, a) =>
+    serialise('flamegraph', await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) })),
+  diff: async (svc, tree, a) => {
+    const q = a.query;
+    const d = (await svc.diffResult(tree, diffQuery(q))).view;
+    // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
+    const rows =
+      q.sort === 'cum'
+        ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
+        : d.top;
+    return serialise('diff', { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit) });
+  },
+  source: async (svc, tree, a) => {
+    const { view, keep, cost } = await sourceView(svc, tree, a.query);
+    const text = serialise('source', view);
+    return new Costly(keep ? text : new Unkept(text), cost - 1);
+  },
+  top: async (svc, tree, a) => serialise('top', await svc.top(tree, viewQuery(a.query))),
+  trajectory: async (svc, tree, a) =>
+    serialise(
+      'trajectory',
+      await svc.trajectory(tree, { ...choice(a.query), n: a.query.n, granularity: a.query.granularity }),
+    ),
+  sandwich: async (svc, tree, a) =>
+    serialise('sandwich', await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn })),
+  search: async (svc, tree, a) =>
+    serialise('search', await svc.search(tree, a.query, compileFilters(a.query), a.query.granularity)),
+  timeline: async (svc, tree) => serialise('timeline', await svc.timeline(tree)),
+  folded: async (svc, tree, a) => svc.folded(tree, viewQuery(a.query)),
+  benchmarks: async (svc, tree, a) => serialise('benchmarks', await svc.benchmarks(tree, a.query.base, a.query.target)),
+  gc: async (svc, tree) => serialise('gc', await svc.gc(tree)),
+  runtime: async (svc, tree, a) =>
+    serialise('runtime', await new ChangeEngine(svc).runtime(tree, { base: a.query.base, target: a.query.target })),
+  flamegraphSvg: renderImageOp,
+  flamegraphPng: renderImageOp,
+  diffSvg: renderImageOp,
+  diffPng: renderImageOp,
+  stageProfile: async (svc, tree, a) =>
+    (await stagePprof(svc.stages, tree, a.stageId, choice(a.query))).toString('base64'),
+  diffProfile: async (svc, tree, a) =>
+    (await diffPprof(svc.stages, tree, { base: a.query.base, target: a.query.target, ...choice(a.query) })).toString(
+      'base64',
+    ),
+});
+
+/** The analysis operations' names: the views of the table above. */
+export type AnalysisOpName = keyof typeof VIEWS;
+/** One analysis operation, as a request becomes (routes/analysis.ts) and a worker runs it. */
+export type AnalysisOp = { [N in AnalysisOpName]: OpOf<N> }[AnalysisOpName];
+/** Every view's name, in the table's order. */
+export const VIEW_NAMES = Object.keys(VIEWS) as AnalysisOpName[];
+
+/**
  * Runs one operation; the result is the answer's text (JSON, folded stacks, an SVG, or a PNG or a
  * pprof file in base64), wrapped in Unkept when it must not be cached, in Costly when it cost more than
  * its admission said (the source view, by the size of its files).
@@ -61,73 +128,11 @@ export async function runOp(
   tree: ComparisonTree,
   a: AnalysisOp,
 ): Promise<string | Unkept | Costly> {
-  switch (a.op) {
-    case 'stageProfile':
-      return (await stagePprof(svc.stages, tree, a.stageId, choice(a.query))).toString('base64');
-    case 'diffProfile':
-      return (
-        await diffPprof(svc.stages, tree, { base: a.query.base, target: a.query.target, ...choice(a.query) })
-      ).toString('base64');
-    case 'stageTable':
-      return serialise(a.op, await new ChangeEngine(svc).stageTable(tree));
-    case 'changes':
-      return serialise(
-        a.op,
-        await new ChangeEngine(svc).changes(tree, {
-          base: a.query.base,
-          target: a.query.target,
-          ...(a.query.kind ? { kind: a.query.kind } : {}),
-          functions: a.query.functions ?? 'auto',
-        }),
-      );
-    case 'flamegraph':
-      return serialise(a.op, await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) }));
-    case 'diff': {
-      const q = a.query;
-      const d = (await svc.diffResult(tree, diffQuery(q))).view;
-      // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
-      const rows =
-        q.sort === 'cum'
-          ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
-          : d.top;
-      return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? DIFF_DEFAULT_ROWS) });
-    }
-    case 'source': {
-      const { view, keep, cost } = await sourceView(svc, tree, a.query);
-      const text = serialise(a.op, view);
-      return new Costly(keep ? text : new Unkept(text), cost - 1);
-    }
-    case 'top':
-      return serialise(a.op, await svc.top(tree, viewQuery(a.query)));
-    case 'trajectory':
-      return serialise(
-        a.op,
-        await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10, granularity: granularityOf(a.query) }),
-      );
-    case 'sandwich':
-      return serialise(a.op, await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }));
-    case 'search':
-      return serialise(a.op, await svc.search(tree, a.query, compileFilters(a.query), granularityOf(a.query)));
-    case 'timeline':
-      return serialise(a.op, await svc.timeline(tree));
-    case 'folded':
-      return svc.folded(tree, viewQuery(a.query));
-    case 'benchmarks':
-      return serialise(a.op, await svc.benchmarks(tree, a.query.base, a.query.target));
-    case 'gc':
-      return serialise(a.op, await svc.gc(tree));
-    case 'runtime':
-      return serialise(a.op, await new ChangeEngine(svc).runtime(tree, { base: a.query.base, target: a.query.target }));
-    case 'flamegraphSvg':
-    case 'flamegraphPng':
-    case 'diffSvg':
-    case 'diffPng':
-      return renderImageOp(svc, tree, a);
-    default:
-      throw new ServiceError('invalid-request', 'unknown analysis operation');
-  }
+  // (An operation crosses to a worker as data: a name outside the table is refused, not looked up.)
+  if (!Object.hasOwn(VIEWS, a.op)) throw new ServiceError('invalid-request', 'unknown analysis operation');
+  return (VIEWS[a.op] as ViewHandler<AnalysisOpName>)(svc, tree, a as OpOf<AnalysisOpName>);
 }
 
 function viewQuery(q: Query<'top'>) {
-  return { stage: q.stage, ...choice(q), filters: compileFilters(q), granularity: granularityOf(q) };
+  return { stage: q.stage, ...choice(q), filters: compileFilters(q), granularity: q.granularity };
 }

@@ -231,8 +231,8 @@ function withVerdicts(
 export interface ViewQuery extends ProfileChoice {
   stage: string;
   filters: FrameFilters;
-  /** What rows and nodes stand for (functions unless said). */
-  granularity?: Granularity;
+  /** What rows and nodes stand for (the query's, filled in: functions unless said). */
+  granularity: Granularity;
 }
 
 /**
@@ -251,7 +251,7 @@ export interface DiffQuery extends ProfileChoice, TreeQuery {
   target: string;
   mode: DiffModeParam;
   filters: FrameFilters;
-  granularity?: Granularity;
+  granularity: Granularity;
 }
 
 /** Runs a tree's computation, a root path through no sample refused as not found, naming the path. */
@@ -307,7 +307,7 @@ export class AnalysisService {
   async flamegraph(tree: ComparisonTree, q: ViewQuery & TreeQuery): Promise<Flamegraph> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
     const root = q.root ?? [];
-    const granularity = q.granularity ?? 'functions';
+    const { granularity } = q;
     const { tree: t, trim } = atCallPath(
       () =>
         callTree(sp.profile, sp.sampleIndex, q.minFraction, {
@@ -334,7 +334,7 @@ export class AnalysisService {
 
   async top(tree: ComparisonTree, q: ViewQuery): Promise<Top> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    const granularity = q.granularity ?? 'functions';
+    const { granularity } = q;
     const keys = granularityKeys(sp.profile, granularity);
     return {
       stageId: sp.stage.id,
@@ -349,12 +349,12 @@ export class AnalysisService {
 
   async folded(tree: ComparisonTree, q: ViewQuery): Promise<string> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    return toFolded(sp.profile, sp.sampleIndex, granularityKeys(sp.profile, q.granularity ?? 'functions'));
+    return toFolded(sp.profile, sp.sampleIndex, granularityKeys(sp.profile, q.granularity));
   }
 
   async sandwich(tree: ComparisonTree, q: ViewQuery & { fn: string }): Promise<Sandwich> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
-    const s = sandwich(sp.profile, sp.sampleIndex, q.fn, granularityKeys(sp.profile, q.granularity ?? 'functions'));
+    const s = sandwich(sp.profile, sp.sampleIndex, q.fn, granularityKeys(sp.profile, q.granularity));
     return {
       ...s,
       kind: sp.kind,
@@ -470,7 +470,7 @@ export class AnalysisService {
     base: StageProfile,
     target: StageProfile,
     filters: FrameFilters,
-    granularity: Granularity = 'functions',
+    granularity: Granularity,
   ): Promise<NoiseTest> {
     const side = async (sp: StageProfile) => {
       const requests = await this.perRequest(tree, sp.stage, sp.artifacts);
@@ -640,7 +640,7 @@ export class AnalysisService {
       }
     }
     const root = q.root ?? [];
-    const granularity = q.granularity ?? 'functions';
+    const { granularity } = q;
     const d = atCallPath(
       () =>
         diffProfiles(base.profile, target.profile, {
@@ -731,9 +731,9 @@ export class AnalysisService {
   /** The top functions' cost at every stage: the part of the story no single diff shows. */
   async trajectory(
     tree: ComparisonTree,
-    q: ProfileChoice & { n: number; granularity?: Granularity },
+    q: ProfileChoice & { n: number; granularity: Granularity },
   ): Promise<Trajectory> {
-    const g = q.granularity ?? 'functions';
+    const g = q.granularity;
     type StagePoints = {
       rows: Map<string, { flat: number; cum: number }>;
       total: number;

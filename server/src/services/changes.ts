@@ -27,6 +27,7 @@ import { type ChangeTreeNode, changeOrigins } from '../analysis/change-origins.t
 import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { FIGURES } from '../api/labels.ts';
+import { DEFAULT_GRANULARITY, type RuntimeMetric, type TraceMetric } from '../api/options.ts';
 import { noVerdictReason } from '../api/words.ts';
 import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
@@ -65,7 +66,7 @@ interface StageValues {
  * seconds when a trace of either stage has no requests), so traces of different lengths compare.
  */
 const RUNTIME_FIGURES: {
-  metric: string;
+  metric: TraceMetric;
   label: string;
   unit: string;
   total: boolean;
@@ -129,7 +130,7 @@ const RUNTIME_FIGURES: {
  * normalised like the trace totals, and the window's scheduling-latency p99 as measured.
  */
 const METRICS_FIGURES: {
-  metric: string;
+  metric: RuntimeMetric;
   label: string;
   unit: string;
   total: boolean;
@@ -406,6 +407,7 @@ export class ChangeEngine {
       mode: 'auto',
       minFraction: ORIGIN_MIN_FRACTION / 4,
       filters: {},
+      granularity: DEFAULT_GRANULARITY,
     });
     let view = d.view;
     let normalisation: FunctionChanges['normalisation'] = view.mode === 'per-request' ? 'per-request' : 'absolute';
@@ -421,6 +423,7 @@ export class ChangeEngine {
             mode: 'per-request',
             minFraction: ORIGIN_MIN_FRACTION / 4,
             filters: {},
+            granularity: DEFAULT_GRANULARITY,
           })
         ).view;
         normalisation = 'per-request';

@@ -1,9 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import { ServiceError } from './errors.ts';
-import { compileFilters, FILTER_NAMES, type FilterArgs, filterArgs, TAG_FILTER_NAMES } from './view-queries.ts';
+import { FILTERS } from '../api/options.ts';
+import { compileFilters, type FilterArgs, filterArgs } from './view-queries.ts';
 
 /** Every expression a query may carry: pprof's name filters and its tag filters. */
-const NAMES = [...FILTER_NAMES, ...TAG_FILTER_NAMES] as const;
+const NAMES = FILTERS;
 import type { FilterCheckReply, FilterCheckRequest } from './filter-thread.ts';
 
 /** A checked expression set: valid, or refused with the message and parameter (`transient`: not a verdict on it). */

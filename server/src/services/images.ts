@@ -4,17 +4,8 @@ import { formatValue } from '../api/format.ts';
 import { renderFlameSvg } from '../render/flamegraph-svg.ts';
 import type { AnalysisService } from './analysis.ts';
 import type { Query } from '../api/endpoints.ts';
-import {
-  FILTER_NAMES,
-  TAG_FILTER_NAMES,
-  callPath,
-  choice,
-  compileFilters,
-  diffQuery,
-  filterArgs,
-  granularityOf,
-  treeQuery,
-} from './view-queries.ts';
+import { FILTERS } from '../api/options.ts';
+import { callPath, choice, compileFilters, diffQuery, filterArgs, treeQuery } from './view-queries.ts';
 import { findStage } from './stage-profiles.ts';
 
 /** The image endpoints, as analysis operations. */
@@ -26,7 +17,7 @@ export type ImageOp =
 
 function filterWords(q: Parameters<typeof filterArgs>[0] & { root?: string | string[] }): string {
   const f = filterArgs(q);
-  const parts = ([...FILTER_NAMES, ...TAG_FILTER_NAMES] as const).filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
+  const parts = FILTERS.filter((k) => f[k]).map((k) => `${k}=${f[k]}`);
   const root = callPath(q.root);
   if (root.length > 0) parts.push(`subtree ${root.join(' → ')}`);
   return parts.length ? ` · ${parts.join(' ')}` : '';
@@ -54,13 +45,13 @@ export async function renderImageOp(svc: AnalysisService, tree: ComparisonTree, 
       ...choice(q),
       ...treeQuery(q),
       filters: compileFilters(q),
-      granularity: granularityOf(q),
+      granularity: q.granularity,
     });
     svg = renderFlameSvg(f.tree, {
       title: `${title} — ${findStage(tree, q.stage).name}`,
       subtitle: `${f.sampleType} · total ${formatValue(f.total, f.unit)}${filterWords(q)}`,
       unit: f.unit,
-      width: q.width ?? 1200,
+      width: q.width,
     });
   } else {
     const q = a.query;
@@ -69,7 +60,7 @@ export async function renderImageOp(svc: AnalysisService, tree: ComparisonTree, 
       title: `${title} — ${findStage(tree, q.base, 'base').name} → ${findStage(tree, q.target, 'target').name}`,
       subtitle: `${d.sampleType} · ${d.mode === 'per-request' ? 'per request' : d.mode} · base ${formatValue(d.tree.base, d.unit)} → target ${formatValue(d.tree.target, d.unit)}${filterWords(q)}`,
       unit: d.unit,
-      width: q.width ?? 1200,
+      width: q.width,
       diff: { reference: Math.max(Math.abs(d.tree.base), Math.abs(d.tree.target)), noiseFloor: q.noise ?? 0.001 },
     });
   }

@@ -339,7 +339,7 @@ export async function sourceView(
       base: q.base,
       target: q.target,
       ...choice(q),
-      mode: q.mode ?? 'auto',
+      mode: q.mode,
       root: [],
       minFraction: 0,
       maxNodes: 1,

@@ -1,5 +1,6 @@
 import type { AnalysisOp } from './analysis-ops.ts';
-import { FILTER_NAMES, TAG_FILTER_NAMES, filterArgs } from './view-queries.ts';
+import { FILTERS } from '../api/options.ts';
+import { filterArgs } from './view-queries.ts';
 import { ServiceError } from './errors.ts';
 
 /** Steps of the diff image's noise floor: the slider of the diff view moves by these. */
@@ -32,7 +33,7 @@ function onGrid(v: number, step: number): number {
 export function canonicalView(op: AnalysisOp, maxWidth: number): CanonicalView {
   if (!('query' in op)) return { op, key: op.op, cost: 1 };
   const q: Record<string, unknown> = { ...op.query };
-  for (const name of [...FILTER_NAMES, ...TAG_FILTER_NAMES]) delete q[name];
+  for (const name of FILTERS) delete q[name];
   Object.assign(q, filterArgs(op.query as Parameters<typeof filterArgs>[0]));
   let cost = 1;
   if (IMAGE_OPS.has(op.op)) {

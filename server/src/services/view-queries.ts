@@ -1,7 +1,7 @@
 import type { FrameFilters } from '../analysis/filter.ts';
 import { GoRegexpError, type GoRegexp, MAX_PATTERN_LENGTH, compileGoRegexp } from '../analysis/go-regexp.ts';
-import type { Granularity } from '../analysis/granularity.ts';
-import { TagFilterError, compileTagFilter } from '../analysis/tag-filter.ts';
+import { FilterSyntaxError, compileFrameFilters } from '../analysis/filter-compile.ts';
+import { type FilterName, NAME_FILTERS, TAG_FILTERS } from '../api/options.ts';
 import type { Query } from '../api/endpoints.ts';
 import { DEFAULT_MAX_TREE_NODES } from '../api/views.ts';
 import type { ProfileKind } from '../model/profile.ts';
@@ -14,21 +14,7 @@ import { ServiceError } from './errors.ts';
  */
 
 /** Filter regular expressions as sent by a client (Go syntax; compiled where the work happens). */
-export interface FilterArgs {
-  focus?: string;
-  ignore?: string;
-  hide?: string;
-  show?: string;
-  tagfocus?: string;
-  tagignore?: string;
-  tagshow?: string;
-  taghide?: string;
-}
-
-/** pprof's filter parameters, in the order pprof applies them. */
-export const FILTER_NAMES = ['focus', 'ignore', 'hide', 'show'] as const;
-/** pprof's tag (label) filters, applied after the others. */
-export const TAG_FILTER_NAMES = ['tagfocus', 'tagignore', 'tagshow', 'taghide'] as const;
+export type FilterArgs = Partial<Record<FilterName, string>>;
 
 /**
  * The filters of a query, one expression each: a name filter given several times means its values
@@ -36,12 +22,12 @@ export const TAG_FILTER_NAMES = ['tagfocus', 'tagignore', 'tagshow', 'taghide'] 
  */
 export function filterArgs(q: { [K in keyof FilterArgs]?: string | string[] }): FilterArgs {
   const out: FilterArgs = {};
-  for (const name of FILTER_NAMES) {
+  for (const name of NAME_FILTERS) {
     const v = q[name];
     const src = Array.isArray(v) ? v.filter((x) => x !== '').join('|') : v;
     if (src) out[name] = src;
   }
-  for (const name of TAG_FILTER_NAMES) {
+  for (const name of TAG_FILTERS) {
     const v = q[name];
     const src = Array.isArray(v) ? v.find((x) => x !== '') : v;
     if (src) out[name] = src;
@@ -67,38 +53,17 @@ export function filterRegexp(name: string, src: string | undefined): GoRegexp | 
   }
 }
 
-/** Compiles the filters a client sent; a bad expression is refused naming its parameter. */
+/**
+ * Compiles the filters a client sent (analysis/filter-compile.ts, the compiler the CLI shares); a bad
+ * expression is refused naming its parameter.
+ */
 export function compileFilters(q: { [K in keyof FilterArgs]?: string | string[] }): FrameFilters {
-  const args = filterArgs(q);
-  const f: FrameFilters = {};
-  for (const name of FILTER_NAMES) {
-    const re = filterRegexp(name, args[name]);
-    if (re) f[name] = re;
+  try {
+    return compileFrameFilters(filterArgs(q), { maxLength: MAX_PATTERN_LENGTH });
+  } catch (e) {
+    if (!(e instanceof FilterSyntaxError)) throw e;
+    throw new ServiceError('invalid-filter', e.message, { param: e.param });
   }
-  for (const name of ['tagfocus', 'tagignore'] as const) {
-    const src = args[name];
-    if (!src) continue;
-    if (src.length > MAX_PATTERN_LENGTH)
-      throw new ServiceError('invalid-filter', `${name} is longer than ${MAX_PATTERN_LENGTH} characters`, {
-        param: name,
-      });
-    try {
-      f[name] = compileTagFilter(src, MAX_PATTERN_LENGTH);
-    } catch (e) {
-      if (!(e instanceof TagFilterError)) throw e;
-      throw new ServiceError('invalid-filter', `${name}: ${e.message}`, { param: name });
-    }
-  }
-  for (const name of ['tagshow', 'taghide'] as const) {
-    const re = filterRegexp(name, args[name]);
-    if (re) f[name] = re;
-  }
-  return f;
-}
-
-/** The granularity a query asks for (functions unless said). */
-export function granularityOf(q: { granularity?: Granularity }): Granularity {
-  return q.granularity ?? 'functions';
 }
 
 /** The kind and sample type a query asks for (absent ones left out). */
@@ -127,9 +92,9 @@ export function diffQuery(q: Query<'diff'> | Query<'diffSvg'>): DiffQuery {
     base: q.base,
     target: q.target,
     ...choice(q),
-    mode: q.mode ?? 'auto',
+    mode: q.mode,
     ...treeQuery(q),
     filters: compileFilters(q),
-    granularity: granularityOf(q),
+    granularity: q.granularity,
   };
 }

@@ -1,10 +1,18 @@
-import { DIFF_MODES, FILTER_PARAMS, GRANULARITIES, type TreeChoice } from '../../../server/src/api/page-requests.ts';
+import {
+  DEFAULT_DIFF_MODE,
+  DEFAULT_GRANULARITY,
+  DIFF_MODE_PARAMS,
+  FILTERS,
+  GRANULARITIES,
+  isOneOf,
+} from '../../../server/src/api/options.ts';
+import type { TreeChoice } from '../../../server/src/api/page-requests.ts';
 import type { DiffModeParam, Granularity, ProfileKind } from './api.ts';
 import { isProfileKind } from './profile-kinds.ts';
 
-/** Tabs of the comparison page. */
-export const TABS = ['flame', 'diff', 'trends', 'sandwich', 'lines', 'load', 'runtime', 'bench', 'gc'] as const;
-export type Tab = (typeof TABS)[number];
+import { TABS, type Tab } from './tabs.ts';
+
+export { TABS, type Tab };
 
 /** The diff modes as the picker names them; `auto` lets the server choose (per request when it can). */
 export const MODE_LABELS: Record<DiffModeParam, string> = {
@@ -14,7 +22,7 @@ export const MODE_LABELS: Record<DiffModeParam, string> = {
   normalize: 'normalize',
   'per-request': 'per request',
 };
-export const MODES = DIFF_MODES;
+export const MODES = DIFF_MODE_PARAMS;
 
 /** What rows and frames stand for, as go tool pprof's -functions, -lines, -files. */
 export const GRANULARITY_LABELS: Record<Granularity, string> = {
@@ -67,8 +75,8 @@ export const DEFAULT_VIEW: ViewState = {
   target: '',
   kind: '',
   sampleType: '',
-  mode: 'auto',
-  granularity: 'functions',
+  mode: DEFAULT_DIFF_MODE,
+  granularity: DEFAULT_GRANULARITY,
   focus: '',
   ignore: '',
   hide: '',
@@ -95,7 +103,7 @@ export function applyViewPatch(state: ViewState, patch: Partial<ViewState>): Vie
 }
 
 /** The filter fields, in pprof's order. */
-export const FILTER_KEYS = FILTER_PARAMS;
+export const FILTER_KEYS = FILTERS;
 
 const STRING_KEYS = ['base', 'target', 'sampleType', ...FILTER_KEYS, 'search', 'fn'] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
@@ -106,12 +114,11 @@ export function parseViewState(search: string | URLSearchParams): ViewState {
   const q = typeof search === 'string' ? new URLSearchParams(search) : search;
   const state: ViewState = { ...DEFAULT_VIEW };
   const tab = q.get('tab');
-  if (tab && (TABS as readonly string[]).includes(tab)) state.tab = tab as Tab;
+  if (tab && isOneOf(TABS, tab)) state.tab = tab;
   const mode = q.get('mode');
-  if (mode && (MODES as readonly string[]).includes(mode)) state.mode = mode as DiffModeParam;
+  if (mode && isOneOf(MODES, mode)) state.mode = mode;
   const granularity = q.get('granularity');
-  if (granularity && (GRANULARITIES as readonly string[]).includes(granularity))
-    state.granularity = granularity as Granularity;
+  if (granularity && isOneOf(GRANULARITIES, granularity)) state.granularity = granularity;
   const kind = q.get('kind');
   if (kind && isProfileKind(kind)) state.kind = kind;
   for (const key of STRING_KEYS) {

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, type ReactNode, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ErrorBox, Loading, Tabs } from '../components/common.tsx';
 import { Link } from '../components/link.tsx';
 import { PanelBoundary } from '../components/panel-boundary.tsx';
@@ -10,26 +10,27 @@ import {
   TokenPaste,
 } from '../components/token-paste.tsx';
 import { StageEditor } from '../components/upload.tsx';
-import { ApiError, type Body, type StageTable as StageTableData, api, apiUrl } from '../lib/api.ts';
+import { ApiError, type Body, type Stage, type StageTable as StageTableData, api, apiUrl } from '../lib/api.ts';
 import { largestChangeTarget } from '../lib/default-pair.ts';
 import { copyText } from '../lib/export-files.ts';
 import { gcSummaries, hasGcTrace } from '../lib/gc-summary.ts';
 import { navigate } from '../lib/navigation.ts';
 import { KIND_LABELS, heldKinds, profilesOf, resolveKind, sampleTypesOf } from '../lib/profile-kinds.ts';
 import { forget, getToken, renameRecent, saveToken } from '../lib/tokens.ts';
-import { filtersToSend, resolveStages, type ViewState } from '../lib/url-state.ts';
+import { stagesWithWhatTheTabNeeds, tabSpec, visibleTabs } from '../lib/tabs.ts';
+import { filtersToSend, resolveStages, type Tab, type ViewState } from '../lib/url-state.ts';
 import { BenchPanel } from './bench-panel.tsx';
 import { DescriptionEditor, NoSuchComparison, StorageUsage, TitleEditor } from './comparison-header.tsx';
 import {
   DiffPanel,
   FlamePanel,
   MAX_ROOT_URL,
+  type PanelProps,
   SandwichPanel,
   TrendsPanel,
   flameGraphUrl,
   pairDiffUrl,
 } from './comparison-panels.tsx';
-import { stagesWithWhatTheViewNeeds, visibleTabs } from './comparison-tabs.ts';
 import { StagesSection } from './stages-section.tsx';
 import { prefetchJson, useApi, useFetch } from './use-fetch.ts';
 import { useFilterCheck } from './use-filter-check.ts';
@@ -44,6 +45,36 @@ const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.Gc
 const RuntimePanel = lazy(() => import('./runtime-panel.tsx').then((m) => ({ default: m.RuntimePanel })));
 // The Lines tab highlights Go with refractor (Prism's grammars): its own chunk, not the first script's.
 const LinesPanel = lazy(() => import('./lines-panel.tsx').then((m) => ({ default: m.LinesPanel })));
+
+type TabPanelProps = PanelProps & { base: Stage | undefined; target: Stage | undefined };
+/** Each tab's panel, by its slug (lib/tabs.ts TAB_TABLE lists the tabs); the lazy ones load with their tab. */
+const TAB_PANELS: Record<Tab, (p: TabPanelProps) => ReactNode> = {
+  flame: (p) => <FlamePanel {...p} />,
+  diff: (p) => <DiffPanel {...p} />,
+  trends: ({ base: _b, target: _t, ...p }) => <TrendsPanel {...p} />,
+  sandwich: (p) => <SandwichPanel {...p} />,
+  lines: (p) => (
+    <Suspense fallback={<Loading what="source lines" />}>
+      <LinesPanel {...p} />
+    </Suspense>
+  ),
+  load: ({ base: _b, target: _t, ...p }) => (
+    <Suspense fallback={<Loading what="charts" />}>
+      <LoadPanel {...p} />
+    </Suspense>
+  ),
+  runtime: (p) => (
+    <Suspense fallback={<Loading what="charts" />}>
+      <RuntimePanel {...p} />
+    </Suspense>
+  ),
+  bench: (p) => <BenchPanel {...p} />,
+  gc: ({ base: _b, target: _t, ...p }) => (
+    <Suspense fallback={<Loading what="charts" />}>
+      <GcPanel {...p} />
+    </Suspense>
+  ),
+};
 
 /**
  * Starts the requests the first view of comparison `id` draws from: the comparison, its stage table, and
@@ -128,7 +159,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const [chosen, setChosen] = useState(() => opened.base !== '' || opened.target !== '');
   const tabsHeld = visibleTabs(stages);
   const shownTab = tabsHeld.some((t) => t.key === view.tab) ? view.tab : (tabsHeld[0]?.key ?? 'flame');
-  const eligible = stagesWithWhatTheViewNeeds(stages, shownTab, kind);
+  const eligible = stagesWithWhatTheTabNeeds(stages, shownTab, kind);
   // Unchosen, the page opens on the pair with the largest significant change of the stage table, once
   // the table says which (until then the panels wait rather than draw a pair they would leave).
   const preferred = chosen ? null : largestChangeTarget(table.data);
@@ -207,7 +238,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   // Tabs only for the kinds of files the stages hold (a link naming a hidden tab shows the first tab).
   const tabs = visibleTabs(stages);
   const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
-  const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
+  const profileTab = tabSpec(tab).profile;
   const filters = filtersToSend(view, filterProblem);
   const common = { comparisonId: id, revision: comparison.revision, view, setView, filters, dark, stages, kind };
   // The chosen sample type (or the kind's default), and whether it accumulates since the process started.
@@ -399,31 +430,7 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
           <Tabs label="Views" tabs={tabs} active={tab} onChange={(t) => setView({ tab: t })} />
           <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="tab-panel">
             <PanelBoundary what={`${tab} view`} resetKey={`${tab}|${baseStage?.id}|${targetStage?.id}`}>
-              {tab === 'flame' && <FlamePanel {...common} base={baseStage} target={targetStage} />}
-              {tab === 'diff' && <DiffPanel {...common} base={baseStage} target={targetStage} />}
-              {tab === 'trends' && <TrendsPanel {...common} />}
-              {tab === 'sandwich' && <SandwichPanel {...common} target={targetStage} base={baseStage} />}
-              {tab === 'lines' && (
-                <Suspense fallback={<Loading what="source lines" />}>
-                  <LinesPanel {...common} base={baseStage} target={targetStage} />
-                </Suspense>
-              )}
-              {tab === 'load' && (
-                <Suspense fallback={<Loading what="charts" />}>
-                  <LoadPanel {...common} />
-                </Suspense>
-              )}
-              {tab === 'runtime' && (
-                <Suspense fallback={<Loading what="charts" />}>
-                  <RuntimePanel {...common} base={baseStage} target={targetStage} />
-                </Suspense>
-              )}
-              {tab === 'bench' && <BenchPanel {...common} base={baseStage} target={targetStage} />}
-              {tab === 'gc' && (
-                <Suspense fallback={<Loading what="charts" />}>
-                  <GcPanel {...common} />
-                </Suspense>
-              )}
+              {TAB_PANELS[tab]({ ...common, base: baseStage, target: targetStage })}
             </PanelBoundary>
           </div>
         </section>

@@ -1,3 +1,4 @@
+import { tabSpec } from '../lib/tabs.ts';
 import { memo, useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
 import { Select } from '../components/common.tsx';
 import type { ProfileKind, SampleTypeInfo } from '../lib/api.ts';
@@ -58,13 +59,13 @@ export const ViewControls = memo(function ViewControls(props: ViewControlsProps)
     filterProblem,
     onPick,
   } = props;
-  const profileTab = tab !== 'bench' && tab !== 'gc' && tab !== 'runtime';
+  const profileTab = tabSpec(tab).profile;
   const filterError = (k: FilterKey) =>
     filterProblem && filterProblem.param === k && filterProblem.value === view[k] ? filterProblem.message : null;
   return (
     <fieldset className="controls" aria-label="View controls">
       <Select
-        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Base stage' : 'Left stage'}
+        label={tabSpec(tab).directed ? 'Base stage' : 'Left stage'}
         value={base}
         options={stageOptions}
         onChange={(v) => {
@@ -74,7 +75,7 @@ export const ViewControls = memo(function ViewControls(props: ViewControlsProps)
         }}
       />
       <Select
-        label={tab === 'diff' || tab === 'bench' || tab === 'runtime' ? 'Target stage' : 'Right stage'}
+        label={tabSpec(tab).directed ? 'Target stage' : 'Right stage'}
         value={target}
         options={stageOptions}
         onChange={(v) => {
