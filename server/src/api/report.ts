@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox';
 import {
   BenchmarkChanges,
   Change,
+  CodeChange,
   FigureVerdicts,
   FunctionChanges,
   PerRequest,
@@ -15,7 +16,7 @@ import { Nullable } from './kit.ts';
 import { DiffRow, ProfileKind } from './views.ts';
 
 /*
- * `stagediff report --format json` (schema "stagediff-report/4"), published as docs/report-schema.json.
+ * `stagediff report --format json` (schema "stagediff-report/5"), published as docs/report-schema.json.
  * Every figure and verdict in it is the change engine's (GET …/changes, GET …/stage-table, GET …/diff);
  * the report only selects and arranges them. Numbers are in the unit each object names, ratios are
  * target / base, percentages (ratio − 1) × 100, null where a side has no figure.
@@ -41,7 +42,7 @@ const StageRef = Type.Object({ id: Type.String(), name: Type.String(), note: Typ
 
 export const Report = Type.Object(
   {
-    schema: Type.Literal('stagediff-report/4'),
+    schema: Type.Literal('stagediff-report/5'),
     comparison: Type.Object({ id: Type.String(), title: Type.String(), url: Nullable(Type.String()) }),
     base: StageRef,
     target: StageRef,
@@ -89,10 +90,12 @@ export const Report = Type.Object(
     gc: StageChanges.properties.gc,
     /** What the runtime did (GET …/changes' `runtime`); absent when neither stage has a trace or metrics. */
     runtime: Type.Optional(RuntimeChanges),
+    /** The code change (GET …/changes `code`): present when a stage has sources. */
+    code: Type.Optional(CodeChange),
     benchmarks: Nullable(BenchmarkChanges),
     images: Type.Object({ diffSvg: Nullable(Type.String()), diffPng: Nullable(Type.String()) }),
     notes: Type.Array(Type.String()),
   },
-  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:4', title: 'stagediff report' },
+  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:5', title: 'stagediff report' },
 );
 export type Report = Static<typeof Report>;

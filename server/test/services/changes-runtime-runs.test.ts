@@ -241,7 +241,7 @@ describe('stagediff report and check read the runtime rows from the same engine'
     ]);
     expect(js.status, js.stderr).toBe(0);
     const r = JSON.parse(js.stdout);
-    expect(r.schema).toBe('stagediff-report/4');
+    expect(r.schema).toBe('stagediff-report/5');
     expect(r.runtime.normalisation).toBe('per-request');
     const g = r.runtime.figures.find((f: { metric: string }) => f.metric === 'goroutines-created');
     expect([g.verdict.status, g.verdict.p]).toEqual(['significant', 2 / 70]);

@@ -177,7 +177,7 @@ describe('stagediff check and report on wrk against k6', () => {
     const j = await runCli(['report', ...pair(), '--format', 'json']);
     expect(j.status, j.stderr).toBe(0);
     const rep = JSON.parse(j.stdout);
-    expect(rep.schema).toBe('stagediff-report/4');
+    expect(rep.schema).toBe('stagediff-report/5');
     expect(rep.conditions.loadComparable).toBe(false);
     expect(rep.summary.notComparable).toBeGreaterThanOrEqual(2);
     expect(rep.summary.improvements + rep.summary.regressions).toBe(0);

@@ -1,3 +1,4 @@
+import { CodeChanges } from '../components/code-change.tsx';
 import { PanelBoundary } from '../components/panel-boundary.tsx';
 import { lazy, memo, Suspense, useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { formatBytes, formatInt, formatValue } from '../../../server/src/api/format.ts';
@@ -688,6 +689,14 @@ const StagesSection = memo(function StagesSection({
           };
         })}
       />
+      <PanelBoundary what="code change">
+        <CodeChanges
+          items={stages.slice(1).map((s) => {
+            const c = changes.get(s.id);
+            return { stageId: s.id, name: s.name, code: c && 'data' in c ? c.data.code : undefined };
+          })}
+        />
+      </PanelBoundary>
       <LazyDetails className="files" summary="Raw files">
         {stages.map((s) => (
           <div key={s.id}>
