@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { LoadTestSummary, PercentilePoint, TimelineBucket } from '../model/loadtest.ts';
-import { Verdict, VerdictStatus } from './changes.ts';
+import { ProfileRequests, Verdict, VerdictStatus } from './changes.ts';
 import { Model, Nullable, StageRef } from './kit.ts';
 
 /* The analysis views of a comparison: their query parameters and their answers. */
@@ -116,6 +116,49 @@ const CallPath = Type.Union(
 );
 const TreeSelect = { root: Type.Optional(CallPath), maxNodes: MaxNodes };
 
+/**
+ * The unit of a single stage's views (flamegraph, sandwich, trajectory): the page's one mode control,
+ * the diff's modes read for one stage. `auto` (the default): per request when every profile of the stage
+ * has its own load run (the diff's rule, services/requests.ts), else absolute; `absolute` (and
+ * `normalize`, which scales one stage to another and so leaves a single stage as it is) is the profile
+ * as go tool pprof shows it; `per-request` divides by the requests served during the profiles' windows;
+ * `share` by the stage's total.
+ */
+export const ViewModeParam = Type.Union(
+  [
+    Type.Literal('auto'),
+    Type.Literal('absolute'),
+    Type.Literal('share'),
+    Type.Literal('normalize'),
+    Type.Literal('per-request'),
+  ],
+  { default: 'auto' },
+);
+export type ViewModeParam = Static<typeof ViewModeParam>;
+/** What a single stage's values were divided by, when per request. */
+export const ViewPerRequest = Type.Object({
+  /** Requests served during the profiles' windows, summed over the profiles merged. */
+  requests: Type.Number(),
+  /** In words, how they were counted (one line for all the profiles). */
+  method: Type.String(),
+  /** True when every profile's requests come from its own load run. */
+  measured: Type.Boolean(),
+  /**
+   * Each profile's divisor (its run and requests) and its own total of the sample type as recorded,
+   * before filters (so total ÷ requests is the profile's figure per request, as the stage table's).
+   */
+  profiles: Type.Array(Type.Object({ ...ProfileRequests.properties, total: Nullable(Type.Number()) })),
+});
+export type ViewPerRequest = Static<typeof ViewPerRequest>;
+/** The unit fields of a single stage's view. */
+export const ViewUnitFields = {
+  /** How the values are counted: as recorded, per request, or as a share of the stage's total. */
+  mode: Type.Union([Type.Literal('absolute'), Type.Literal('per-request'), Type.Literal('share')]),
+  /** Why this mode, when the request said `auto` or `normalize`. */
+  modeReason: Nullable(Type.String()),
+  perRequest: Nullable(ViewPerRequest),
+};
+
 export const FilterQuery = Type.Object(FilterParams, { additionalProperties: false });
 export type FilterQuery = Static<typeof FilterQuery>;
 /** The filters as they will apply: one expression per filter. */
@@ -143,7 +186,14 @@ export const FlameNode = Type.Cyclic(
 export type FlameNode = Static<typeof FlameNode>;
 
 export const FlamegraphQuery = Type.Object(
-  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, ...TreeSelect, ...FilterParams },
+  {
+    stage: StageRef,
+    ...ProfileSelect,
+    mode: Type.Optional(ViewModeParam),
+    minFraction: MinFraction,
+    ...TreeSelect,
+    ...FilterParams,
+  },
   { additionalProperties: false },
 );
 export type FlamegraphQuery = Static<typeof FlamegraphQuery>;
@@ -167,8 +217,10 @@ export const Flamegraph = Type.Object({
   kind: ProfileKind,
   granularity: Granularity,
   sampleType: Type.String(),
+  /** The values' unit: the sample type's, per request ("nanoseconds/request") or `fraction` (share). */
   unit: Type.String(),
   total: Type.Number(),
+  ...ViewUnitFields,
   /** The sample types of this kind, for the picker. */
   sampleTypes: Type.Array(SampleTypeInfo),
   /** The profiles merged into the view. */
@@ -215,7 +267,13 @@ export const DiffProfileQuery = Type.Object(
 );
 
 export const SandwichQuery = Type.Object(
-  { stage: StageRef, ...ProfileSelect, fn: Type.String({ minLength: 1, maxLength: 100000 }), ...FilterParams },
+  {
+    stage: StageRef,
+    ...ProfileSelect,
+    mode: Type.Optional(ViewModeParam),
+    fn: Type.String({ minLength: 1, maxLength: 100000 }),
+    ...FilterParams,
+  },
   { additionalProperties: false },
 );
 // One cyclic definition holding both trees: a schema may define the recursive node only once.
@@ -228,10 +286,14 @@ export const Sandwich = Type.Cyclic(
     }),
     Sandwich: Type.Object({
       name: Type.String(),
+      stageId: Type.String(),
       kind: ProfileKind,
       sampleType: Type.String(),
       unit: Type.String(),
       total: Type.Number(),
+      /** The profiles merged into the view. */
+      profiles: Type.Array(Type.String()),
+      ...ViewUnitFields,
       flat: Type.Number(),
       cum: Type.Number(),
       /** Who calls the function: rooted at it, each child one caller further up. */

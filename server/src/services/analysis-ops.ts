@@ -10,6 +10,7 @@ import { type ImageOp, renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
 import { Unkept } from './view-cache.ts';
+import { flamegraphInUnit, sandwichInUnit } from './view-unit.ts';
 import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
 
 /**
@@ -76,7 +77,15 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
         }),
       );
     case 'flamegraph':
-      return serialise(a.op, await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) }));
+      return serialise(
+        a.op,
+        await flamegraphInUnit(
+          svc,
+          tree,
+          await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) }),
+          a.query.mode ?? 'auto',
+        ),
+      );
     case 'diff': {
       const q = a.query;
       const d = (await svc.diffResult(tree, diffQuery(q))).view;
@@ -100,7 +109,15 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
         await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10, granularity: granularityOf(a.query) }),
       );
     case 'sandwich':
-      return serialise(a.op, await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }));
+      return serialise(
+        a.op,
+        await sandwichInUnit(
+          svc,
+          tree,
+          await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }),
+          a.query.mode ?? 'auto',
+        ),
+      );
     case 'search':
       return serialise(a.op, await svc.search(tree, a.query, compileFilters(a.query), granularityOf(a.query)));
     case 'timeline':

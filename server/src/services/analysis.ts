@@ -64,6 +64,7 @@ import {
   TRACE_PROFILES,
 } from './stage-profiles.ts';
 import { headlineFormat, stageRunSet } from './stage-runs.ts';
+import type { Recorded } from './view-unit.ts';
 import { maxOf, minOf } from '../analysis/extent.ts';
 import { SOURCE_VIEW_LIMITS, type SourceViewLimits } from '../config.ts';
 
@@ -303,7 +304,7 @@ export class AnalysisService {
     this.stages = new StageProfiles(models);
   }
 
-  async flamegraph(tree: ComparisonTree, q: ViewQuery & TreeQuery): Promise<Flamegraph> {
+  async flamegraph(tree: ComparisonTree, q: ViewQuery & TreeQuery): Promise<Recorded<Flamegraph>> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
     const root = q.root ?? [];
     const granularity = q.granularity ?? 'functions';
@@ -351,11 +352,13 @@ export class AnalysisService {
     return toFolded(sp.profile, sp.sampleIndex, granularityKeys(sp.profile, q.granularity ?? 'functions'));
   }
 
-  async sandwich(tree: ComparisonTree, q: ViewQuery & { fn: string }): Promise<Sandwich> {
+  async sandwich(tree: ComparisonTree, q: ViewQuery & { fn: string }): Promise<Recorded<Sandwich>> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
     const s = sandwich(sp.profile, sp.sampleIndex, q.fn, granularityKeys(sp.profile, q.granularity ?? 'functions'));
     return {
       ...s,
+      stageId: sp.stage.id,
+      profiles: sp.artifacts.map((a) => a.id),
       kind: sp.kind,
       sampleType: sp.sampleType,
       unit: sp.unit,
