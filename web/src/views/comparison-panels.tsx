@@ -6,6 +6,7 @@ import { DiffLegend } from '../components/diff-legend.tsx';
 import { FlameGraph, HATCH, flameGraphSvg } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
 import { Trajectory } from '../components/trajectory.tsx';
+import { UnitNote } from '../components/unit-note.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
 import {
   ApiError,
@@ -161,7 +162,7 @@ export function flameGraphUrl(
   filters: Filters,
   root: readonly string[] = [],
 ): string {
-  return flamegraphUrl(comparisonId, stageId, treeChoice(view, filters), root);
+  return flamegraphUrl(comparisonId, stageId, { ...treeChoice(view, filters), mode: view.mode }, root);
 }
 
 /** The diff request of a pair (shared with the prefetch in the comparison view); `limit`: hot-path rows. */
@@ -478,7 +479,10 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         </h3>
         {data && (
           <span className="muted small">
-            {KIND_LABELS[data.kind]} · {data.sampleType} · total {formatValue(data.total, data.unit)}
+            {KIND_LABELS[data.kind]} · {data.sampleType} · total{' '}
+            <span className="view-total" data-unit={data.unit}>
+              {formatValue(data.total, data.unit)}
+            </span>
           </span>
         )}
         {data && <FlameExport scope={scope} name={`flamegraph-${stage?.name ?? side}`} dark={dark} />}
@@ -487,6 +491,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         )}
         {data && stage && data.kind === 'cpu' && <PgoDownload comparisonId={props.comparisonId} stage={stage} />}
       </div>
+      {data && stage && <UnitNote data={data} stage={stage.name} />}
       {!hasProfile(stage, props.kind) ? (
         <Empty>{noProfile(props.kind)}</Empty>
       ) : data && data.total === 0 ? (
@@ -783,7 +788,13 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
     view.fn && hasProfile(stage, props.kind)
       ? {
           params: { id: props.comparisonId },
-          query: { stage: stage.id, ...profileQuery(view), fn: view.fn, ...props.filters },
+          query: {
+            stage: stage.id,
+            ...profileQuery(view),
+            ...(view.mode !== 'auto' ? { mode: view.mode } : {}),
+            fn: view.fn,
+            ...props.filters,
+          },
         }
       : null,
     props.revision,
@@ -819,7 +830,8 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
   return (
     <div className="sandwich">
       {head}
-      <p>
+      <UnitNote data={data} stage={stage.name} />
+      <p className="sandwich-figures" data-unit={data.unit}>
         <code className="fn-name">{data.name}</code>: flat {formatValue(data.flat, data.unit)} (
         {formatShare(data.total ? data.flat / data.total : 0)}), cum {formatValue(data.cum, data.unit)} (
         {formatShare(data.total ? data.cum / data.total : 0)}).
