@@ -35,6 +35,7 @@ import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from 
 import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
 import { appendAll } from '../analysis/extent.ts';
+import { modeNotes } from './mode-notes.ts';
 
 /**
  * The change engine: every judgement of a stage, and of a pair of stages, is made here and only here.
@@ -334,6 +335,10 @@ export class ChangeEngine {
       runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
       figures,
       perRequest,
+      modeNotes: modeNotes([
+        { side: 'base', stage: base, divisor: perRequest.base },
+        { side: 'target', stage: target, divisor: perRequest.target },
+      ]),
       functions,
       benchmarks,
       gc,
