@@ -633,7 +633,7 @@ export const SourceView = Type.Object({
 export type SourceView = Static<typeof SourceView>;
 
 export const TrajectoryQuery = Type.Object(
-  { ...ProfileSelect, n: Type.Integer({ minimum: 1, maximum: 100, default: 10 }) },
+  { ...ProfileSelect, mode: Type.Optional(ViewModeParam), n: Type.Integer({ minimum: 1, maximum: 100, default: 10 }) },
   { additionalProperties: false },
 );
 export const ShareSpread = Type.Object({
@@ -650,15 +650,24 @@ export const TrajectoryPoint = Type.Object({
   flat: Type.Number(),
   cum: Type.Number(),
   total: Type.Number(),
-  /** The function's cum share of each of the stage's profiles, when it holds several. */
+  /**
+   * The function's cum across each of the stage's profiles, when it holds several: each profile's share
+   * of its total, or, per request, each profile's cum over its own requests.
+   */
   spread: Nullable(ShareSpread),
 });
 export type TrajectoryPoint = Static<typeof TrajectoryPoint>;
 export const Trajectory = Type.Object({
   kind: Nullable(ProfileKind),
   sampleType: Nullable(Type.String()),
+  /** The points' unit: the sample type's, per request ("nanoseconds/request") or `fraction` (share). */
   unit: Type.String(),
-  stages: Type.Array(Type.Object({ stageId: Type.String(), name: Type.String() })),
+  /** How the points are counted (the page's one mode control, as a flamegraph's). */
+  mode: ViewUnitFields.mode,
+  /** Why this mode, when the request said `auto` or `normalize`. */
+  modeReason: ViewUnitFields.modeReason,
+  /** Each stage, and the requests its points are divided by when per request (else null). */
+  stages: Type.Array(Type.Object({ stageId: Type.String(), name: Type.String(), requests: Nullable(Type.Number()) })),
   functions: Type.Array(Type.Object({ name: Type.String(), points: Type.Array(Nullable(TrajectoryPoint)) })),
 });
 export type Trajectory = Static<typeof Trajectory>;

@@ -10,7 +10,7 @@ import { type ImageOp, renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
 import { Unkept } from './view-cache.ts';
-import { flamegraphInUnit, sandwichInUnit } from './view-unit.ts';
+import { flamegraphInUnit, sandwichInUnit, trajectoryInUnit } from './view-unit.ts';
 import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
 
 /**
@@ -106,7 +106,13 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
     case 'trajectory':
       return serialise(
         a.op,
-        await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10, granularity: granularityOf(a.query) }),
+        await trajectoryInUnit(
+          svc,
+          tree,
+          await svc.trajectory(tree, { ...choice(a.query), n: a.query.n ?? 10, granularity: granularityOf(a.query) }),
+          a.query.mode ?? 'auto',
+          granularityOf(a.query),
+        ),
       );
     case 'sandwich':
       return serialise(

@@ -24,7 +24,6 @@ import type {
   ShareSpread,
   Timeline,
   Top,
-  Trajectory,
   VerdictBrief,
 } from '../api/views.ts';
 import { flatCum, percentageBase, sortByFlat, stackTotals, total } from '../analysis/flat-cum.ts';
@@ -64,7 +63,7 @@ import {
   TRACE_PROFILES,
 } from './stage-profiles.ts';
 import { headlineFormat, stageRunSet } from './stage-runs.ts';
-import type { Recorded } from './view-unit.ts';
+import type { Recorded, RecordedTrajectory } from './view-unit.ts';
 import { maxOf, minOf } from '../analysis/extent.ts';
 import { SOURCE_VIEW_LIMITS, type SourceViewLimits } from '../config.ts';
 
@@ -733,7 +732,7 @@ export class AnalysisService {
   async trajectory(
     tree: ComparisonTree,
     q: ProfileChoice & { n: number; granularity?: Granularity },
-  ): Promise<Trajectory> {
+  ): Promise<RecordedTrajectory> {
     const g = q.granularity ?? 'functions';
     type StagePoints = {
       rows: Map<string, { flat: number; cum: number }>;

@@ -1,5 +1,9 @@
 import type { Artifact, ComparisonTree } from '../store/index.ts';
-import type { Flamegraph, Sandwich, ViewModeParam, ViewPerRequest } from '../api/views.ts';
+import { maxOf, minOf } from '../analysis/extent.ts';
+import { flatCum } from '../analysis/flat-cum.ts';
+import { type Granularity, granularityKeys } from '../analysis/granularity.ts';
+import { estimate } from '../analysis/significance.ts';
+import type { Flamegraph, Sandwich, Trajectory, ViewModeParam, ViewPerRequest } from '../api/views.ts';
 import type { ProfileKind } from '../model/profile.ts';
 import type { AnalysisService } from './analysis.ts';
 import { ServiceError } from './errors.ts';
@@ -149,5 +153,112 @@ export async function sandwichInUnit(
     total: s.total / d,
     flat: s.flat / d,
     cum: s.cum / d,
+  };
+}
+
+/** The trajectory as computed: every stage's points as recorded. */
+export type RecordedTrajectory = Omit<Trajectory, 'mode' | 'modeReason' | 'stages'> & {
+  stages: { stageId: string; name: string }[];
+};
+
+/**
+ * The trajectory in the unit asked for: each stage's points divided by that stage's requests (per
+ * request), by its total (share), or as recorded. `auto` is per request when every stage holding the
+ * kind has its own run for each of its profiles, else as recorded.
+ */
+export async function trajectoryInUnit(
+  svc: AnalysisService,
+  tree: ComparisonTree,
+  t: RecordedTrajectory,
+  asked: ViewModeParam,
+  granularity: Granularity = 'functions',
+): Promise<Trajectory> {
+  const as = (mode: Trajectory['mode'], modeReason: string | null, requests: (number | null)[] | null) => ({
+    ...t,
+    mode,
+    modeReason,
+    stages: t.stages.map((s, i) => ({ ...s, requests: requests?.[i] ?? null })),
+  });
+  if (asked === 'absolute' || t.kind === null) return as('absolute', null, null);
+  if (asked === 'normalize')
+    return as('absolute', 'normalize scales one stage to another: each stage reads as recorded', null);
+  const scale = (divisors: (number | null)[]) =>
+    t.functions.forEach((f) => {
+      f.points = f.points.map((p, i) => {
+        const d = divisors[i] ?? null;
+        return p && d ? { ...p, flat: p.flat / d, cum: p.cum / d, total: p.total / d } : p;
+      });
+    });
+  if (asked === 'share') {
+    const totals = t.stages.map((_, i) => t.functions.find((f) => f.points[i])?.points[i]?.total ?? null);
+    scale(totals.map((x) => (x ? x : null)));
+    return { ...as('share', null, null), unit: 'fraction' };
+  }
+  const kind = t.kind;
+  const divisors: {
+    name: string;
+    requests: number | null;
+    measured: boolean;
+    held: boolean;
+    why: string;
+    profiles: { artifact: Artifact; requests: number | null }[];
+  }[] = [];
+  for (const ref of t.stages) {
+    const st = findStage(tree, ref.stageId);
+    const held = profilesOfKind(st, kind).length > 0;
+    const artifacts = profilesOfKind(st, kind);
+    const d = held ? await svc.perRequest(tree, st, artifacts) : null;
+    divisors.push({
+      name: st.name,
+      requests: d?.requests ?? null,
+      measured: d?.measured ?? false,
+      held,
+      why: d ? describeDivisor(d) : '',
+      profiles: artifacts.map((artifact, i) => ({ artifact, requests: d?.profiles[i]?.requests ?? null })),
+    });
+  }
+  const missing = divisors.find((d) => d.held && !(d.requests !== null && d.requests > 0));
+  if (asked === 'per-request' && missing)
+    throw new ServiceError(
+      'no-requests',
+      `per-request needs a load test in stage "${missing.name}" and its profiles to have a window (${missing.why})`,
+      { param: 'mode' },
+    );
+  const estimated = divisors.find((d) => d.held && !d.measured);
+  if (asked === 'auto' && (missing || estimated)) {
+    const d = (missing ?? estimated)!;
+    return as(
+      'absolute',
+      `not every profile of stage "${d.name}" has its own load run (${d.why}): absolute (as go tool pprof)`,
+      null,
+    );
+  }
+  const requests = divisors.map((d) => (d.held ? d.requests : null));
+  scale(requests);
+  // The spread across a stage's profiles, per request too: each profile's cum over its own requests.
+  for (const [i, d] of divisors.entries()) {
+    if (d.profiles.length < 2 || !t.functions.some((f) => f.points[i]?.spread)) continue;
+    const perProfile: Map<string, number>[] = [];
+    for (const { artifact, requests: r } of d.profiles) {
+      const p = await svc.stages.profile(artifact);
+      const idx = p.sampleTypes.findIndex((x) => x.type === t.sampleType);
+      const rows = idx < 0 || !r ? [] : flatCum(p, idx, undefined, granularityKeys(p, granularity));
+      perProfile.push(new Map(rows.map((row) => [row.name, row.cum / r!])));
+    }
+    for (const f of t.functions) {
+      const point = f.points[i];
+      if (!point?.spread) continue;
+      const xs = perProfile.map((m) => m.get(f.name) ?? 0);
+      const e = estimate(xs);
+      point.spread = e ? { n: e.n, min: minOf(xs), max: maxOf(xs), median: e.median, lo: e.lo, hi: e.hi } : null;
+    }
+  }
+  return {
+    ...as(
+      'per-request',
+      asked === 'auto' ? 'every profile of every stage has its own load run: per request' : null,
+      requests,
+    ),
+    unit: `${t.unit}/request`,
   };
 }

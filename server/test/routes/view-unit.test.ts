@@ -96,6 +96,30 @@ describe('flamegraph and sandwich units', () => {
     expect(s.cum * s.perRequest.requests).toBeCloseTo(a.cum, 0);
   });
 
+  it("the demo's trajectory reads per request, each stage over its own runs, the spread per profile too", async () => {
+    const runs = baselineRuns();
+    const t = (await get('demo/trajectory?kind=cpu&n=100')).body;
+    expect(t.mode).toBe('per-request');
+    expect(t.unit).toBe('nanoseconds/request');
+    expect(t.stages.map((s: { name: string }) => s.name)).toEqual(['baseline', 'fast-json', 'pooled', 'async-log']);
+    expect(t.stages[0].requests / sum(runs.map((r) => r.requests))).toBeCloseTo(1, 12);
+    const a = (await get('demo/trajectory?kind=cpu&n=100&mode=absolute')).body;
+    expect(a.mode).toBe('absolute');
+    expect(a.stages.every((s: { requests: number | null }) => s.requests === null)).toBe(true);
+    const serve = t.functions.find((f: { name: string }) => f.name === SERVE);
+    const serveAbs = a.functions.find((f: { name: string }) => f.name === SERVE);
+    expect(serve).toBeTruthy();
+    for (const [i, p] of serve.points.entries())
+      expect((p.cum * t.stages[i].requests) / serveAbs.points[i].cum).toBeCloseTo(1, 12);
+    // The baseline's six profiles, each its cum over its own run's requests.
+    const own = runs.map((r) => r.cum / r.requests);
+    expect(serve.points[0].spread.n).toBe(6);
+    expect(serve.points[0].spread.min / Math.min(...own)).toBeCloseTo(1, 9);
+    expect(serve.points[0].spread.max / Math.max(...own)).toBeCloseTo(1, 9);
+    // As recorded, the spread stays the profiles' shares.
+    expect(serveAbs.points[0].spread.max).toBeLessThanOrEqual(1);
+  });
+
   it('a stage without load runs reads as recorded, and refuses per-request naming mode', async () => {
     const { id, auth } = await createComparison(app, 'no runs');
     const st = await addStage(app, id, auth, 'profile only');
@@ -108,5 +132,8 @@ describe('flamegraph and sandwich units', () => {
     expect(refused.status).toBe(400);
     expect(JSON.stringify(refused.body)).toMatch(/mode/);
     expect(JSON.stringify(refused.body)).toMatch(/profile only/);
+    const traj = (await get(`${id}/trajectory`)).body;
+    expect(traj.mode).toBe('absolute');
+    expect((await get(`${id}/trajectory?mode=per-request`)).status).toBe(400);
   });
 });

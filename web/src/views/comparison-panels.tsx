@@ -5,7 +5,7 @@ import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { DiffLegend } from '../components/diff-legend.tsx';
 import { FlameGraph, HATCH, flameGraphSvg } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
-import { Trajectory } from '../components/trajectory.tsx';
+import { Trajectory, printedUnit } from '../components/trajectory.tsx';
 import { UnitNote } from '../components/unit-note.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
 import {
@@ -763,17 +763,27 @@ export function TrendsPanel(props: PanelProps) {
   const any = stages.some((s) => hasProfile(s, props.kind));
   const { data, error, loading, reload } = useApi(
     'trajectory',
-    any ? { params: { id: props.comparisonId }, query: { ...profileQuery(view), n: 12 } } : null,
+    any
+      ? {
+          params: { id: props.comparisonId },
+          query: { ...profileQuery(view), ...(view.mode !== 'auto' ? { mode: view.mode } : {}), n: 12 },
+        }
+      : null,
     props.revision,
   );
   if (!any) return <Empty>No stage has a profile yet.</Empty>;
   if (!data) return loading ? <Loading what="trajectory" /> : <ErrorBox error={error} onRetry={reload} />;
   return (
     <>
-      <p className="muted small">
-        Cumulative share of {data.kind ? `${KIND_LABELS[data.kind]} · ` : ''}
-        {data.sampleType} ({data.unit}) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}. Click a
-        function to focus it.
+      <p className="muted small trajectory-unit" data-unit={data.unit} data-unit-mode={data.mode}>
+        Cumulative {data.mode === 'per-request' ? 'cost per request' : data.mode === 'share' ? 'share' : 'cost'} of{' '}
+        {data.kind ? `${KIND_LABELS[data.kind]} · ` : ''}
+        {data.sampleType} (
+        {data.mode === 'per-request'
+          ? printedUnit(data.functions[0]?.points.find((p) => p)?.cum ?? 0, data.unit)
+          : data.unit}
+        ) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}.
+        {data.modeReason ? ` Chosen automatically: ${data.modeReason}.` : ''} Click a function to focus it.
       </p>
       <Trajectory data={data} selected={view.fn} onSelect={(fn) => setView({ fn, zoom: [] })} />
     </>

@@ -796,7 +796,7 @@ const ViewControls = memo(function ViewControls(props: ViewControlsProps) {
             ]}
             onChange={(v) => setView({ sampleType: v })}
           />
-          {(tab === 'diff' || tab === 'flame' || tab === 'sandwich' || tab === 'lines') && (
+          {(tab === 'diff' || tab === 'flame' || tab === 'sandwich' || tab === 'lines' || tab === 'trends') && (
             // One control for every tab's unit: the diff's mode, read by the flamegraphs, sandwich and lines too.
             <Select
               label={tab === 'diff' ? 'Diff mode' : 'Unit'}
