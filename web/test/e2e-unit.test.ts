@@ -99,6 +99,16 @@ describe.skipIf(!enabled)('one unit on every tab', () => {
     expect(sw.cum / expected).toBeCloseTo(1, 9);
     expect(await figures.first().textContent()).toContain(`cum ${formatValue(sw.cum, 'nanoseconds/request')}`);
     await shot(page, 'unit-02-sandwich-per-request');
+
+    // The Trajectory: each stage's cost per request, its spread across the stage's profiles per request too.
+    await page.goto(`${env.server.url}/c/demo?tab=trends&kind=cpu`);
+    const note = page.locator('.trajectory-unit');
+    await note.waitFor({ timeout: 60_000 });
+    expect(await note.getAttribute('data-unit-mode')).toBe('per-request');
+    expect(await note.textContent()).toMatch(/cost per request .*\([mµn]?s\/req\)/);
+    const values = page.locator('.traj-values').first();
+    expect((await values.textContent())?.match(/[mµn]?s\/req/g)?.length).toBeGreaterThanOrEqual(4);
+    expect(await page.locator('line.traj-whisker').count()).toBeGreaterThan(0);
     expect(problems).toEqual([]);
     await page.close();
   }, 180_000);
