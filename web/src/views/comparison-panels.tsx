@@ -491,7 +491,6 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         )}
         {data && stage && data.kind === 'cpu' && <PgoDownload comparisonId={props.comparisonId} stage={stage} />}
       </div>
-      {data && stage && <UnitNote data={data} stage={stage.name} />}
       {!hasProfile(stage, props.kind) ? (
         <Empty>{noProfile(props.kind)}</Empty>
       ) : data && data.total === 0 ? (
@@ -532,6 +531,8 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
       ) : (
         <ErrorBox error={error} onRetry={reload} />
       )}
+      {/* Under the graph: keyboard focus goes from the head's links straight into the tree. */}
+      {data && stage && <UnitNote data={data} stage={stage.name} />}
     </div>
   );
 }
