@@ -453,6 +453,29 @@ export const CodeChange = Type.Object({
 });
 export type CodeChange = Static<typeof CodeChange>;
 
+/**
+ * A profile that lost its own run: the run it was captured with (its capture record names the file) or
+ * the run its name points at is not in the stage any more, so its requests are an estimate and the
+ * pair's per-request figures, diff and tabs read absolute (`auto`). What a deletion of a load test did.
+ */
+export const ModeNote = Type.Object({
+  kind: Type.Union([
+    /** The capture record names the load test the profile was taken with; that file was deleted from the stage. */
+    Type.Literal('run-deleted'),
+    /** The profile's name says run N; no load test of the stage is run N (deleted, or never uploaded). */
+    Type.Literal('run-missing'),
+  ]),
+  side: Type.Union([Type.Literal('base'), Type.Literal('target')]),
+  stage: Type.String(),
+  profile: Type.Object({ artifactId: Type.String(), filename: Type.String() }),
+  /** The load test the profile was paired with: the capture record's file path, or the run its name says. */
+  run: Type.String(),
+  /** The pair's mode now (`auto`): absolute while any profile lacks its own run. */
+  mode: Type.Union([Type.Literal('per-request'), Type.Literal('absolute')]),
+  message: Type.String(),
+});
+export type ModeNote = Static<typeof ModeNote>;
+
 /** GET …/changes: everything the engine judges about one base → target pair. */
 export const StageChanges = Type.Object({
   base: Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() }),
@@ -462,6 +485,8 @@ export const StageChanges = Type.Object({
   /** Load-test figures and the per-request figures, in FIGURE_KEYS order. */
   figures: Type.Array(Change),
   perRequest: Type.Object({ base: PerRequest, target: PerRequest }),
+  /** Profiles that lost their own run (a deleted load test), and what that did to the pair's mode. */
+  modeNotes: Type.Array(ModeNote),
   functions: FunctionChanges,
   benchmarks: Nullable(BenchmarkChanges),
   /** GC figures of each side's GODEBUG=gctrace=1 logs (first trace of each), with the STW p99 change. */

@@ -37,14 +37,24 @@ function profileParams(c: TreeChoice) {
   };
 }
 
-/** One stage's flamegraph, trimmed for drawing; with `root`, the subtree of the frame at that call path. */
-export function flamegraphUrl(id: string, stage: string, c: TreeChoice, root: readonly string[] = []): string {
+/**
+ * One stage's flamegraph, trimmed for drawing, in the unit of the page's mode (`auto` or absent: the server
+ * chooses, per request when the stage's profiles have their runs); with `root`, the subtree of the frame at
+ * that call path.
+ */
+export function flamegraphUrl(
+  id: string,
+  stage: string,
+  c: TreeChoice & { mode?: string },
+  root: readonly string[] = [],
+): string {
   return endpointUrl(
     'flamegraph',
     { id },
     {
       stage,
       ...profileParams(c),
+      mode: !c.mode || c.mode === 'auto' ? '' : c.mode,
       minFraction: TREE_MIN_FRACTION,
       maxNodes: TREE_MAX_NODES,
       root: root.length > 0 ? root : undefined,
@@ -135,8 +145,8 @@ export function firstViewRequests(pathname: string, search: string): string[] {
   const trees: string[] = [];
   if (tab === 'flame')
     for (const stage of new Set([base, target])) {
-      trees.push(flamegraphUrl(id, stage, choice));
-      if (zoom.length > 0) trees.push(flamegraphUrl(id, stage, choice, zoom));
+      trees.push(flamegraphUrl(id, stage, { ...choice, mode }));
+      if (zoom.length > 0) trees.push(flamegraphUrl(id, stage, { ...choice, mode }, zoom));
     }
   else {
     const c = { ...choice, mode };

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { LoadTestSummary, PercentilePoint, TimelineBucket } from '../model/loadtest.ts';
-import { Verdict, VerdictStatus } from './changes.ts';
+import { ProfileRequests, Verdict, VerdictStatus } from './changes.ts';
 import { Literals, Model, Nullable, StageRef } from './kit.ts';
 import {
   DEFAULT_DIFF_MODE,
@@ -102,6 +102,49 @@ const CallPath = Type.Union(
 );
 const TreeSelect = { root: Type.Optional(CallPath), maxNodes: MaxNodes };
 
+/**
+ * The unit of a single stage's views (flamegraph, sandwich, trajectory): the page's one mode control,
+ * the diff's modes read for one stage. `auto` (the default): per request when every profile of the stage
+ * has its own load run (the diff's rule, services/requests.ts), else absolute; `absolute` (and
+ * `normalize`, which scales one stage to another and so leaves a single stage as it is) is the profile
+ * as go tool pprof shows it; `per-request` divides by the requests served during the profiles' windows;
+ * `share` by the stage's total.
+ */
+export const ViewModeParam = Type.Union(
+  [
+    Type.Literal('auto'),
+    Type.Literal('absolute'),
+    Type.Literal('share'),
+    Type.Literal('normalize'),
+    Type.Literal('per-request'),
+  ],
+  { default: 'auto' },
+);
+export type ViewModeParam = Static<typeof ViewModeParam>;
+/** What a single stage's values were divided by, when per request. */
+export const ViewPerRequest = Type.Object({
+  /** Requests served during the profiles' windows, summed over the profiles merged. */
+  requests: Type.Number(),
+  /** In words, how they were counted (one line for all the profiles). */
+  method: Type.String(),
+  /** True when every profile's requests come from its own load run. */
+  measured: Type.Boolean(),
+  /**
+   * Each profile's divisor (its run and requests) and its own total of the sample type as recorded,
+   * before filters (so total ÷ requests is the profile's figure per request, as the stage table's).
+   */
+  profiles: Type.Array(Type.Object({ ...ProfileRequests.properties, total: Nullable(Type.Number()) })),
+});
+export type ViewPerRequest = Static<typeof ViewPerRequest>;
+/** The unit fields of a single stage's view. */
+export const ViewUnitFields = {
+  /** How the values are counted: as recorded, per request, or as a share of the stage's total. */
+  mode: Type.Union([Type.Literal('absolute'), Type.Literal('per-request'), Type.Literal('share')]),
+  /** Why this mode, when the request said `auto` or `normalize`. */
+  modeReason: Nullable(Type.String()),
+  perRequest: Nullable(ViewPerRequest),
+};
+
 export const FilterQuery = Type.Object(FilterParams, { additionalProperties: false });
 export type FilterQuery = Static<typeof FilterQuery>;
 /** The filters as they will apply: one expression per filter. */
@@ -129,7 +172,14 @@ export const FlameNode = Type.Cyclic(
 export type FlameNode = Static<typeof FlameNode>;
 
 export const FlamegraphQuery = Type.Object(
-  { stage: StageRef, ...ProfileSelect, minFraction: MinFraction, ...TreeSelect, ...FilterParams },
+  {
+    stage: StageRef,
+    ...ProfileSelect,
+    mode: Type.Optional(ViewModeParam),
+    minFraction: MinFraction,
+    ...TreeSelect,
+    ...FilterParams,
+  },
   { additionalProperties: false },
 );
 export type FlamegraphQuery = Static<typeof FlamegraphQuery>;
@@ -153,8 +203,10 @@ export const Flamegraph = Type.Object({
   kind: ProfileKind,
   granularity: Granularity,
   sampleType: Type.String(),
+  /** The values' unit: the sample type's, per request ("nanoseconds/request") or `fraction` (share). */
   unit: Type.String(),
   total: Type.Number(),
+  ...ViewUnitFields,
   /** The sample types of this kind, for the picker. */
   sampleTypes: Type.Array(SampleTypeInfo),
   /** The profiles merged into the view. */
@@ -201,7 +253,13 @@ export const DiffProfileQuery = Type.Object(
 );
 
 export const SandwichQuery = Type.Object(
-  { stage: StageRef, ...ProfileSelect, fn: Type.String({ minLength: 1, maxLength: 100000 }), ...FilterParams },
+  {
+    stage: StageRef,
+    ...ProfileSelect,
+    mode: Type.Optional(ViewModeParam),
+    fn: Type.String({ minLength: 1, maxLength: 100000 }),
+    ...FilterParams,
+  },
   { additionalProperties: false },
 );
 // One cyclic definition holding both trees: a schema may define the recursive node only once.
@@ -214,10 +272,14 @@ export const Sandwich = Type.Cyclic(
     }),
     Sandwich: Type.Object({
       name: Type.String(),
+      stageId: Type.String(),
       kind: ProfileKind,
       sampleType: Type.String(),
       unit: Type.String(),
       total: Type.Number(),
+      /** The profiles merged into the view. */
+      profiles: Type.Array(Type.String()),
+      ...ViewUnitFields,
       flat: Type.Number(),
       cum: Type.Number(),
       /** Who calls the function: rooted at it, each child one caller further up. */
@@ -543,7 +605,7 @@ export const SourceView = Type.Object({
 export type SourceView = Static<typeof SourceView>;
 
 export const TrajectoryQuery = Type.Object(
-  { ...ProfileSelect, n: Type.Integer({ minimum: 1, maximum: 100, default: 10 }) },
+  { ...ProfileSelect, mode: Type.Optional(ViewModeParam), n: Type.Integer({ minimum: 1, maximum: 100, default: 10 }) },
   { additionalProperties: false },
 );
 export const ShareSpread = Type.Object({
@@ -560,15 +622,24 @@ export const TrajectoryPoint = Type.Object({
   flat: Type.Number(),
   cum: Type.Number(),
   total: Type.Number(),
-  /** The function's cum share of each of the stage's profiles, when it holds several. */
+  /**
+   * The function's cum across each of the stage's profiles, when it holds several: each profile's share
+   * of its total, or, per request, each profile's cum over its own requests.
+   */
   spread: Nullable(ShareSpread),
 });
 export type TrajectoryPoint = Static<typeof TrajectoryPoint>;
 export const Trajectory = Type.Object({
   kind: Nullable(ProfileKind),
   sampleType: Nullable(Type.String()),
+  /** The points' unit: the sample type's, per request ("nanoseconds/request") or `fraction` (share). */
   unit: Type.String(),
-  stages: Type.Array(Type.Object({ stageId: Type.String(), name: Type.String() })),
+  /** How the points are counted (the page's one mode control, as a flamegraph's). */
+  mode: ViewUnitFields.mode,
+  /** Why this mode, when the request said `auto` or `normalize`. */
+  modeReason: ViewUnitFields.modeReason,
+  /** Each stage, and the requests its points are divided by when per request (else null). */
+  stages: Type.Array(Type.Object({ stageId: Type.String(), name: Type.String(), requests: Nullable(Type.Number()) })),
   functions: Type.Array(Type.Object({ name: Type.String(), points: Type.Array(Nullable(TrajectoryPoint)) })),
 });
 export type Trajectory = Static<typeof Trajectory>;

@@ -10,6 +10,7 @@ import { renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
 import { Costly, Unkept } from './view-cache.ts';
+import { flamegraphInUnit, sandwichInUnit, trajectoryInUnit } from './view-unit.ts';
 import { choice, compileFilters, diffQuery, treeQuery } from './view-queries.ts';
 
 /**
@@ -67,7 +68,15 @@ export const VIEWS = viewTable({
       }),
     ),
   flamegraph: async (svc, tree, a) =>
-    serialise('flamegraph', await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) })),
+    serialise(
+      'flamegraph',
+      await flamegraphInUnit(
+        svc,
+        tree,
+        await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) }),
+        a.query.mode ?? 'auto',
+      ),
+    ),
   diff: async (svc, tree, a) => {
     const q = a.query;
     const d = (await svc.diffResult(tree, diffQuery(q))).view;
@@ -87,10 +96,24 @@ export const VIEWS = viewTable({
   trajectory: async (svc, tree, a) =>
     serialise(
       'trajectory',
-      await svc.trajectory(tree, { ...choice(a.query), n: a.query.n, granularity: a.query.granularity }),
+      await trajectoryInUnit(
+        svc,
+        tree,
+        await svc.trajectory(tree, { ...choice(a.query), n: a.query.n, granularity: a.query.granularity }),
+        a.query.mode ?? 'auto',
+        a.query.granularity,
+      ),
     ),
   sandwich: async (svc, tree, a) =>
-    serialise('sandwich', await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn })),
+    serialise(
+      'sandwich',
+      await sandwichInUnit(
+        svc,
+        tree,
+        await svc.sandwich(tree, { ...viewQuery(a.query), fn: a.query.fn }),
+        a.query.mode ?? 'auto',
+      ),
+    ),
   search: async (svc, tree, a) =>
     serialise('search', await svc.search(tree, a.query, compileFilters(a.query), a.query.granularity)),
   timeline: async (svc, tree) => serialise('timeline', await svc.timeline(tree)),

@@ -25,7 +25,6 @@ import type {
   ShareSpread,
   Timeline,
   Top,
-  Trajectory,
   VerdictBrief,
 } from '../api/views.ts';
 import { flatCum, percentageBase, sortByFlat, stackTotals, total } from '../analysis/flat-cum.ts';
@@ -65,6 +64,7 @@ import {
   TRACE_PROFILES,
 } from './stage-profiles.ts';
 import { headlineFormat, stageRunSet } from './stage-runs.ts';
+import type { Recorded, RecordedTrajectory } from './view-unit.ts';
 import { maxOf, minOf } from '../analysis/extent.ts';
 import { SOURCE_VIEW_LIMITS, type SourceViewLimits } from '../config.ts';
 
@@ -304,7 +304,7 @@ export class AnalysisService {
     this.stages = new StageProfiles(models);
   }
 
-  async flamegraph(tree: ComparisonTree, q: ViewQuery & TreeQuery): Promise<Flamegraph> {
+  async flamegraph(tree: ComparisonTree, q: ViewQuery & TreeQuery): Promise<Recorded<Flamegraph>> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
     const root = q.root ?? [];
     const { granularity } = q;
@@ -352,11 +352,13 @@ export class AnalysisService {
     return toFolded(sp.profile, sp.sampleIndex, granularityKeys(sp.profile, q.granularity));
   }
 
-  async sandwich(tree: ComparisonTree, q: ViewQuery & { fn: string }): Promise<Sandwich> {
+  async sandwich(tree: ComparisonTree, q: ViewQuery & { fn: string }): Promise<Recorded<Sandwich>> {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
     const s = sandwich(sp.profile, sp.sampleIndex, q.fn, granularityKeys(sp.profile, q.granularity));
     return {
       ...s,
+      stageId: sp.stage.id,
+      profiles: sp.artifacts.map((a) => a.id),
       kind: sp.kind,
       sampleType: sp.sampleType,
       unit: sp.unit,
@@ -732,7 +734,7 @@ export class AnalysisService {
   async trajectory(
     tree: ComparisonTree,
     q: ProfileChoice & { n: number; granularity: Granularity },
-  ): Promise<Trajectory> {
+  ): Promise<RecordedTrajectory> {
     const g = q.granularity;
     type StagePoints = {
       rows: Map<string, { flat: number; cum: number }>;

@@ -38,6 +38,7 @@ import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
 import { appendAll } from '../analysis/extent.ts';
 import { codeChange, type FunctionDiff } from './code-change.ts';
+import { modeNotes } from './mode-notes.ts';
 
 /**
  * The change engine: every judgement of a stage, and of a pair of stages, is made here and only here.
@@ -344,6 +345,10 @@ export class ChangeEngine {
       runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
       figures,
       perRequest,
+      modeNotes: modeNotes([
+        { side: 'base', stage: base, divisor: perRequest.base },
+        { side: 'target', stage: target, divisor: perRequest.target },
+      ]),
       functions,
       benchmarks,
       gc,

@@ -190,15 +190,23 @@ describe('a three-stage story from real files', () => {
 
   it('flamegraph, top, folded, trajectory, sandwich, timeline', async () => {
     const f = (
-      await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu&minFraction=0.01` })
+      await app.inject({
+        url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu&mode=absolute&minFraction=0.01`,
+      })
     ).json();
     expect(f.tree.name).toBe('root');
     expect(f.tree.value).toBe(7010000000);
     expect(f.trim.prunedNodes).toBeGreaterThan(0);
     const full = (
-      await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu` })
+      await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu&mode=absolute` })
     ).json();
     expect(full.trim.prunedNodes).toBe(0);
+    // By default (mode auto) the stage's one profile, taken with its one run, reads per request.
+    const perRequest = (
+      await app.inject({ url: `/api/comparisons/${id}/flamegraph?stage=${stages[0]}&sampleType=cpu` })
+    ).json();
+    expect(perRequest.mode).toBe('per-request');
+    expect(perRequest.total).toBe(7010000000 / perRequest.perRequest.requests);
     const top = (await app.inject({ url: `/api/comparisons/${id}/top?stage=${stages[0]}&sampleType=cpu` })).json();
     const ref = JSON.parse(readFileSync(samplePath('pprof/expected/go_httpserver_before_cpu.json'), 'utf8'));
     expect(top.rows.slice(0, 10)).toEqual(ref.top10_by_flat);
@@ -213,7 +221,7 @@ describe('a three-stage story from real files', () => {
     expect(tr.functions[0].points).toHaveLength(3);
     const sw = (
       await app.inject({
-        url: `/api/comparisons/${id}/sandwich?stage=${stages[0]}&sampleType=cpu&fn=${encodeURIComponent('encoding/json.Marshal')}`,
+        url: `/api/comparisons/${id}/sandwich?stage=${stages[0]}&sampleType=cpu&mode=absolute&fn=${encodeURIComponent('encoding/json.Marshal')}`,
       })
     ).json();
     expect(sw.cum).toBe(
@@ -268,7 +276,7 @@ describe('a three-stage story from real files', () => {
   });
 
   it('serves cached results until the comparison changes, then recomputes', async () => {
-    const url = `/api/comparisons/${id}/flamegraph?stage=${stages[1]}&sampleType=cpu`;
+    const url = `/api/comparisons/${id}/flamegraph?stage=${stages[1]}&sampleType=cpu&mode=absolute`;
     const first = (await app.inject({ url })).json();
     const hitsBefore =
       /stagediff_result_cache_hits_total (\d+)/.exec((await app.inject({ url: '/metrics' })).body)?.[1] ?? '0';

@@ -34,7 +34,20 @@ export const PairChanges = memo(function PairChanges(props: {
   if (!data) return loading ? <Loading what="figures" /> : <ErrorBox error={error} onRetry={reload} />;
   const figures = data.figures.filter((c) => c.base !== null || c.target !== null);
   const runtime = data.runtime;
-  const banner = <ConditionsBanner warning={data.conditions.warning} loadComparable={data.conditions.loadComparable} />;
+  const banner = (
+    <>
+      <ConditionsBanner warning={data.conditions.warning} loadComparable={data.conditions.loadComparable} />
+      {data.modeNotes.length > 0 && (
+        <div className="warnings mode-notes" role="note" aria-label="Profiles without their run">
+          {data.modeNotes.map((n) => (
+            <p key={`${n.side}-${n.profile.artifactId}`} data-note-kind={n.kind} data-mode={n.mode}>
+              ⚠ {n.message}
+            </p>
+          ))}
+        </div>
+      )}
+    </>
+  );
   if (figures.length === 0 && !runtime) return banner;
   const row = (c: Change, what: string) => {
     const t = verdictText(c.verdict, changeStyle(c));

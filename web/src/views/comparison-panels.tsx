@@ -5,7 +5,8 @@ import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { DiffLegend } from '../components/diff-legend.tsx';
 import { FlameGraph, HATCH, flameGraphSvg } from '../components/flame-graph.tsx';
 import { HotPathTable } from '../components/hot-path-table.tsx';
-import { Trajectory } from '../components/trajectory.tsx';
+import { Trajectory, printedUnit } from '../components/trajectory.tsx';
+import { UnitNote } from '../components/unit-note.tsx';
 import { PairChanges } from '../components/pair-changes.tsx';
 import {
   ApiError,
@@ -161,7 +162,7 @@ export function flameGraphUrl(
   filters: Filters,
   root: readonly string[] = [],
 ): string {
-  return flamegraphUrl(comparisonId, stageId, treeChoice(view, filters), root);
+  return flamegraphUrl(comparisonId, stageId, { ...treeChoice(view, filters), mode: view.mode }, root);
 }
 
 /** The diff request of a pair (shared with the prefetch in the comparison view); `limit`: hot-path rows. */
@@ -478,7 +479,10 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
         </h3>
         {data && (
           <span className="muted small">
-            {KIND_LABELS[data.kind]} · {data.sampleType} · total {formatValue(data.total, data.unit)}
+            {KIND_LABELS[data.kind]} · {data.sampleType} · total{' '}
+            <span className="view-total" data-unit={data.unit}>
+              {formatValue(data.total, data.unit)}
+            </span>
           </span>
         )}
         {data && <FlameExport scope={scope} name={`flamegraph-${stage?.name ?? side}`} dark={dark} />}
@@ -527,6 +531,8 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
       ) : (
         <ErrorBox error={error} onRetry={reload} />
       )}
+      {/* Under the graph: keyboard focus goes from the head's links straight into the tree. */}
+      {data && stage && <UnitNote data={data} stage={stage.name} />}
     </div>
   );
 }
@@ -758,17 +764,27 @@ export function TrendsPanel(props: PanelProps) {
   const any = stages.some((s) => hasProfile(s, props.kind));
   const { data, error, loading, reload } = useApi(
     'trajectory',
-    any ? { params: { id: props.comparisonId }, query: { ...profileQuery(view), n: 12 } } : null,
+    any
+      ? {
+          params: { id: props.comparisonId },
+          query: { ...profileQuery(view), ...(view.mode !== 'auto' ? { mode: view.mode } : {}), n: 12 },
+        }
+      : null,
     props.revision,
   );
   if (!any) return <Empty>No stage has a profile yet.</Empty>;
   if (!data) return loading ? <Loading what="trajectory" /> : <ErrorBox error={error} onRetry={reload} />;
   return (
     <>
-      <p className="muted small">
-        Cumulative share of {data.kind ? `${KIND_LABELS[data.kind]} · ` : ''}
-        {data.sampleType} ({data.unit}) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}. Click a
-        function to focus it.
+      <p className="muted small trajectory-unit" data-unit={data.unit} data-unit-mode={data.mode}>
+        Cumulative {data.mode === 'per-request' ? 'cost per request' : data.mode === 'share' ? 'share' : 'cost'} of{' '}
+        {data.kind ? `${KIND_LABELS[data.kind]} · ` : ''}
+        {data.sampleType} (
+        {data.mode === 'per-request'
+          ? printedUnit(data.functions[0]?.points.find((p) => p)?.cum ?? 0, data.unit)
+          : data.unit}
+        ) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}.
+        {data.modeReason ? ` Chosen automatically: ${data.modeReason}.` : ''} Click a function to focus it.
       </p>
       <Trajectory data={data} selected={view.fn} onSelect={(fn) => setView({ fn, zoom: [] })} />
     </>
@@ -783,7 +799,13 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
     view.fn && hasProfile(stage, props.kind)
       ? {
           params: { id: props.comparisonId },
-          query: { stage: stage.id, ...profileQuery(view), fn: view.fn, ...props.filters },
+          query: {
+            stage: stage.id,
+            ...profileQuery(view),
+            ...(view.mode !== 'auto' ? { mode: view.mode } : {}),
+            fn: view.fn,
+            ...props.filters,
+          },
         }
       : null,
     props.revision,
@@ -819,7 +841,8 @@ function OneSandwich(props: PanelProps & { stage: Stage | undefined; side: strin
   return (
     <div className="sandwich">
       {head}
-      <p>
+      <UnitNote data={data} stage={stage.name} />
+      <p className="sandwich-figures" data-unit={data.unit}>
         <code className="fn-name">{data.name}</code>: flat {formatValue(data.flat, data.unit)} (
         {formatShare(data.total ? data.flat / data.total : 0)}), cum {formatValue(data.cum, data.unit)} (
         {formatShare(data.total ? data.cum / data.total : 0)}).

@@ -103,9 +103,10 @@ export const ViewControls = memo(function ViewControls(props: ViewControlsProps)
             ]}
             onChange={(v) => setView({ sampleType: v })}
           />
-          {tab === 'diff' && (
+          {(tab === 'diff' || tab === 'flame' || tab === 'sandwich' || tab === 'lines' || tab === 'trends') && (
+            // One control for every tab's unit: the diff's mode, read by the flamegraphs, sandwich and lines too.
             <Select
-              label="Diff mode"
+              label={tab === 'diff' ? 'Diff mode' : 'Unit'}
               value={view.mode}
               options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m] }))}
               onChange={(v) => setView({ mode: v })}
