@@ -49,50 +49,8 @@ function followable(part: number): boolean {
   return part === PART_SYNC || part === PART_CHANNEL || part === PART_SELECT;
 }
 
-/** One goroutine's states over the trace: segment i starts at time[i] in part[i]; `by` is who woke a wait. */
-class Timeline {
-  time = new Float64Array(8);
-  part = new Int8Array(8);
-  by = new Int32Array(8);
-  n = 0;
-  /** Its mark-assist intervals (start, end, …). */
-  assist: number[] = [];
-  assistOpen = -1;
-
-  push(time: number, part: number): void {
-    if (this.n === this.time.length) {
-      const cap = this.n * 2;
-      const t = new Float64Array(cap);
-      t.set(this.time);
-      this.time = t;
-      const p = new Int8Array(cap);
-      p.set(this.part);
-      this.part = p;
-      const b = new Int32Array(cap);
-      b.set(this.by);
-      this.by = b;
-    }
-    this.time[this.n] = time;
-    this.part[this.n] = part;
-    this.by[this.n] = NONE;
-    this.n++;
-  }
-
-  /** Index of the last segment starting at or before `t`; -1 when none. */
-  at(t: number): number {
-    let lo = 0;
-    let hi = this.n - 1;
-    let r = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.time[mid]! <= t) {
-        r = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    return r;
-  }
-}
+/** Entries per chunk of the state columns. */
+const CHUNK = 1 << 16;
 
 /** Thrown when a trace has more goroutine states than the request analysis may keep. */
 export class TooManyStates extends Error {}
@@ -122,29 +80,39 @@ export interface PathSplit {
 export const PATH_MAX_DEPTH = 8;
 export const PATH_MAX_STEPS = 20_000;
 
+/** Assist intervals kept at most (start and end of each). */
+const MAX_ASSIST = 2_000_000;
+
 /**
  * Every goroutine's states over a trace, recorded as the events stream by (bounded by `maxStates`
- * segments in all), and the critical path of an interval of one goroutine through them: its own
+ * states in all, 21 bytes each, in columns of fixed chunks: no object per goroutine or state), and the
+ * critical path of an interval of one goroutine through them, walked backwards from its end: its own
  * running, runnable, syscall and blocked time, except that a wait another goroutine ended (a mutex
  * unlocked, a channel sent to or closed, a select's case made ready, a sync.Cond signalled) is followed
  * into that goroutine over the wait — its running, runnable and blocked time counts instead, and its
  * own such waits are followed in turn, up to PATH_MAX_DEPTH goroutines deep and PATH_MAX_STEPS
- * segments per walk.
+ * states per walk. A state is its start time, its part, the state before it of the same goroutine,
+ * and, for a wait, the goroutine that ended it with the state that goroutine was in then.
  */
 export class GoroutineStates {
-  private readonly gs = new Map<number, Timeline>();
-  private states = 0;
+  private readonly time: Float64Array[] = [];
+  private readonly part: Int8Array[] = [];
+  private readonly prev: Int32Array[] = [];
+  private readonly by: Int32Array[] = [];
+  private readonly byAt: Int32Array[] = [];
+  private n = 0;
+  /** Each live goroutine's latest state. */
+  private readonly tail = new Map<number, number>();
+  private readonly assists = new Map<number, number[]>();
+  private readonly assistOpen = new Map<number, number>();
+  private assistCount = 0;
   private end = 0;
 
   constructor(private readonly maxStates: number) {}
 
-  private timeline(g: number): Timeline {
-    let t = this.gs.get(g);
-    if (!t) {
-      t = new Timeline();
-      this.gs.set(g, t);
-    }
-    return t;
+  /** The latest state of goroutine `g` (an index for `path`); -1 when none. */
+  latest(g: number): number {
+    return this.tail.get(g) ?? -1;
   }
 
   /**
@@ -154,45 +122,79 @@ export class GoroutineStates {
   transition(time: number, g: number, from: number, to: number, reason: string, actor: number): void {
     this.end = time;
     if (from === to) return;
-    const tl = this.timeline(g);
-    if (from === G_WAITING && tl.n > 0 && actor !== g) tl.by[tl.n - 1] = actor;
+    const last = this.tail.get(g) ?? -1;
+    if (from === G_WAITING && last >= 0 && actor !== g && actor !== NONE && actor < 2 ** 31) {
+      const c = last >>> 16;
+      const k = last & (CHUNK - 1);
+      this.by[c]![k] = actor;
+      this.byAt[c]![k] = this.tail.get(actor) ?? -1;
+    }
     let part: number;
     if (to === G_RUNNING) part = PART_RUNNING;
     else if (to === G_RUNNABLE) part = PART_RUNNABLE;
     else if (to === G_SYSCALL) part = PART_SYSCALL;
     else if (to === G_WAITING) part = blockPart(reason);
     else part = PART_UNKNOWN;
-    if (++this.states > this.maxStates) throw new TooManyStates(`more than ${this.maxStates} goroutine states`);
-    tl.push(time, part);
-    if (part === PART_UNKNOWN && tl.assistOpen >= 0) {
-      tl.assist.push(tl.assistOpen, time);
-      tl.assistOpen = -1;
+    if (this.n >= this.maxStates) throw new TooManyStates(`more than ${this.maxStates} goroutine states`);
+    const i = this.n++;
+    const c = i >>> 16;
+    const k = i & (CHUNK - 1);
+    if (k === 0) {
+      this.time.push(new Float64Array(CHUNK));
+      this.part.push(new Int8Array(CHUNK));
+      this.prev.push(new Int32Array(CHUNK));
+      this.by.push(new Int32Array(CHUNK).fill(NONE));
+      this.byAt.push(new Int32Array(CHUNK).fill(-1));
     }
+    this.time[c]![k] = time;
+    this.part[c]![k] = part;
+    this.prev[c]![k] = last;
+    if (part === PART_UNKNOWN) {
+      this.tail.delete(g);
+      this.assist(time, g, false);
+    } else this.tail.set(g, i);
   }
 
   /** A mark-assist range of goroutine `g` begins (or is active) / ends at `time`. */
   assist(time: number, g: number, begin: boolean): void {
-    const tl = this.timeline(g);
-    if (begin) tl.assistOpen = time;
-    else if (tl.assistOpen >= 0) {
-      tl.assist.push(tl.assistOpen, time);
-      tl.assistOpen = -1;
+    if (begin) {
+      this.assistOpen.set(g, time);
+      return;
     }
+    const open = this.assistOpen.get(g);
+    if (open === undefined) return;
+    this.assistOpen.delete(g);
+    if (this.assistCount >= MAX_ASSIST) return;
+    this.assistCount++;
+    let l = this.assists.get(g);
+    if (!l) {
+      l = [];
+      this.assists.set(g, l);
+    }
+    l.push(open, time);
+  }
+
+  /** Drops every state kept (the analysis gave up: its memory goes back at once). */
+  clear(): void {
+    this.time.length = 0;
+    this.part.length = 0;
+    this.prev.length = 0;
+    this.by.length = 0;
+    this.byAt.length = 0;
+    this.n = 0;
+    this.tail.clear();
+    this.assists.clear();
+    this.assistOpen.clear();
   }
 
   /** The trace's last event time (open states end there). */
   finish(time: number): void {
     this.end = Math.max(this.end, time);
-    for (const tl of this.gs.values()) {
-      if (tl.assistOpen >= 0) {
-        tl.assist.push(tl.assistOpen, this.end);
-        tl.assistOpen = -1;
-      }
-    }
+    for (const g of [...this.assistOpen.keys()]) this.assist(this.end, g, false);
   }
 
-  /** The critical path of goroutine `g` over [start, end). */
-  path(g: number, start: number, end: number, maxGoroutines = 8): PathSplit {
+  /** The critical path of goroutine `g` over [start, end); `at` is a state of g at or after `end` (`latest`). */
+  path(g: number, at: number, start: number, end: number, maxGoroutines = 8): PathSplit {
     const out: PathSplit = {
       parts: new Array<number>(PART_COUNT).fill(0),
       gcAssistNanos: 0,
@@ -202,7 +204,7 @@ export class GoroutineStates {
     };
     const others = new Map<number, number[]>();
     const budget = { steps: PATH_MAX_STEPS };
-    this.walk(g, start, end, 0, out, others, budget);
+    this.walk(g, at, start, end, 0, out, others, budget);
     const list = [...others].map(([goroutine, parts]) => ({ goroutine, parts }));
     const total = (p: number[]) => p.reduce((a, b) => a + b, 0);
     list.sort((a, b) => total(b.parts) - total(a.parts) || a.goroutine - b.goroutine);
@@ -212,6 +214,7 @@ export class GoroutineStates {
 
   private walk(
     g: number,
+    at: number,
     a: number,
     b: number,
     depth: number,
@@ -219,7 +222,6 @@ export class GoroutineStates {
     others: Map<number, number[]>,
     budget: { steps: number },
   ): void {
-    const tl = this.gs.get(g);
     const add = (part: number, d: number) => {
       if (d <= 0) return;
       out.parts[part]! += d;
@@ -233,33 +235,35 @@ export class GoroutineStates {
         p[part]! += d;
       }
     };
-    if (!tl || tl.n === 0) {
-      add(PART_UNKNOWN, b - a);
-      return;
-    }
-    let i = tl.at(a);
-    if (i < 0) {
-      add(PART_UNKNOWN, Math.min(b, tl.time[0]!) - a);
-      i = 0;
-    }
-    for (; i < tl.n && tl.time[i]! < b; i++) {
-      const s = Math.max(tl.time[i]!, a);
-      const e = Math.min(i + 1 < tl.n ? tl.time[i + 1]! : this.end, b);
-      if (e <= s) continue;
-      const part = tl.part[i]!;
-      const by = tl.by[i]!;
-      if (followable(part) && by !== NONE && by !== g && depth < PATH_MAX_DEPTH && budget.steps > 0) {
-        budget.steps--;
-        this.walk(by, s, e, depth + 1, out, others, budget);
-        continue;
+    const assists = this.assists.get(g);
+    let i = at;
+    let later = Number.POSITIVE_INFINITY;
+    while (i >= 0) {
+      const c = i >>> 16;
+      const k = i & (CHUNK - 1);
+      const t = this.time[c]![k]!;
+      const e = Math.min(later, b);
+      const s = Math.max(t, a);
+      if (e > s) {
+        const part = this.part[c]![k]!;
+        const by = this.by[c]![k]!;
+        const byAt = this.byAt[c]![k]!;
+        const follow = followable(part) && by !== NONE && by !== g && byAt >= 0;
+        if (follow && depth < PATH_MAX_DEPTH && budget.steps > 0) {
+          budget.steps--;
+          this.walk(by, byAt, s, e, depth + 1, out, others, budget);
+        } else {
+          if (follow || --budget.steps < 0) out.truncated = true;
+          add(part, e - s);
+          if (part === PART_RUNNING && assists) out.gcAssistNanos += overlap(assists, s, e);
+        }
       }
-      if (followable(part) && by !== NONE && by !== g) out.truncated = true;
-      if (--budget.steps < 0) out.truncated = true;
-      add(part, e - s);
-      if (part === PART_RUNNING) out.gcAssistNanos += overlap(tl.assist, s, e);
+      if (t <= a) return;
+      later = t;
+      i = this.prev[c]![k]!;
     }
-    const last = tl.n > 0 ? Math.max(tl.time[tl.n - 1]!, this.end) : a;
-    if (b > last) add(PART_UNKNOWN, b - Math.max(a, last));
+    // before the goroutine's first state in the trace
+    add(PART_UNKNOWN, Math.min(later, b) - a);
   }
 }
 

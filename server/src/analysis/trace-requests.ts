@@ -9,7 +9,10 @@ import {
 } from '../ingest/trace/format.ts';
 import type { Generation } from '../ingest/trace/generation.ts';
 import type { OrderedEvent } from '../ingest/trace/order.ts';
-import { GoroutineStates, overlap, PART_COUNT, PART_NAMES, type PathSplit } from './critical-path.ts';
+import { GoroutineStates, overlap, PART_COUNT, PART_NAMES, type PathSplit, TooManyStates } from './critical-path.ts';
+
+/** Goroutines whose entry function is remembered, at most. */
+const MAX_ENTRIES = 1_000_000;
 
 /**
  * How the requests of a trace were found:
@@ -38,9 +41,20 @@ export interface TracedRequest {
 
 export interface TraceRequests {
   method: RequestMethod;
+  /** Why there are no requests although the trace may have some: it had too many goroutine states; else "". */
+  tooLarge: string;
   requests: TracedRequest[];
   /** Requests found past the `maxRequests` bound, not analysed. */
   omitted: number;
+}
+
+/** A request found: its goroutine, span, name, and the goroutine's state at its end (GoroutineStates). */
+interface Found {
+  g: number;
+  start: number;
+  end: number;
+  name: string;
+  at: number;
 }
 
 interface Conn {
@@ -65,6 +79,8 @@ const SERVER_HANDLER = 'net/http.serverHandler.ServeHTTP';
 interface StackClass {
   kind: 0 | 1 | 2;
   handler: string;
+  /** The stack's root function (a goroutine's entry). */
+  root: string;
 }
 
 /**
@@ -77,13 +93,16 @@ export class RequestCollector {
   private first = -1;
   private last = 0;
   private readonly openTasks = new Map<number, { g: number; start: number; name: string }>();
-  private readonly taskRequests: { g: number; start: number; end: number; name: string }[] = [];
-  private readonly httpRequests: { g: number; start: number; end: number; name: string }[] = [];
+  private readonly taskRequests: Found[] = [];
+  private readonly httpRequests: Found[] = [];
   private readonly conns = new Map<number, Conn>();
   private readonly stackClass = new WeakMap<Generation, Map<number, StackClass>>();
   private readonly stw: number[] = [];
   private stwOpen = -1;
   private omitted = 0;
+  private tooLarge = '';
+  /** Entry function of each goroutine whose stack was seen. */
+  readonly entries = new Map<number, string>();
 
   constructor(
     maxStates: number,
@@ -93,6 +112,7 @@ export class RequestCollector {
   }
 
   event(e: OrderedEvent, t: Transition | null): void {
+    if (this.tooLarge !== '') return;
     if (this.first < 0) this.first = e.time;
     this.last = e.time;
     if (t) {
@@ -108,7 +128,14 @@ export class RequestCollector {
       const open = this.openTasks.get(e.args[0]);
       if (open) {
         this.openTasks.delete(e.args[0]);
-        if (open.g === e.g) this.add(this.taskRequests, { g: e.g, start: open.start, end: e.time, name: open.name });
+        if (open.g === e.g)
+          this.add(this.taskRequests, {
+            g: e.g,
+            start: open.start,
+            end: e.time,
+            name: open.name,
+            at: this.states.latest(e.g),
+          });
       }
       return;
     }
@@ -123,7 +150,7 @@ export class RequestCollector {
     }
   }
 
-  private add(list: { g: number; start: number; end: number; name: string }[], r: (typeof list)[number]): void {
+  private add(list: Found[], r: Found): void {
     if (list.length >= this.maxRequests) this.omitted++;
     else list.push(r);
   }
@@ -136,13 +163,14 @@ export class RequestCollector {
     }
     let c = m.get(stack);
     if (c) return c;
-    c = { kind: 0, handler: '' };
+    c = { kind: 0, handler: '', root: '' };
     const pcs = e.gen.stacks.get(stack);
     if (pcs) {
       const fns = pcs.map((pc) => {
         const f = e.gen.frames.get(pc);
         return f && f.fn !== 0 ? (e.gen.strings.get(f.fn) ?? '') : '';
       });
+      c.root = fns[fns.length - 1] ?? '';
       const serve = fns.indexOf(SERVE);
       if (serve > 0 && fns[serve - 1] === PEEK) c.kind = 1;
       else if (serve >= 0) {
@@ -162,11 +190,28 @@ export class RequestCollector {
 
   private goroutine(e: OrderedEvent, t: Transition): void {
     const g = t.id;
-    this.states.transition(e.time, g, t.from, t.to, t.reason, e.g);
+    if (this.tooLarge === '') {
+      try {
+        this.states.transition(e.time, g, t.from, t.to, t.reason, e.g);
+      } catch (err) {
+        if (!(err instanceof TooManyStates)) throw err;
+        this.tooLarge = `${err.message} (TRACE_MAX_REQUEST_STATES)`;
+        this.states.clear();
+        this.conns.clear();
+        this.entries.clear();
+        this.taskRequests.length = 0;
+        this.httpRequests.length = 0;
+        return;
+      }
+    }
     const conn = this.conns.get(g);
     if (t.to === G_NOT_EXIST) {
       this.conns.delete(g);
       return;
+    }
+    if (t.stack !== 0 && !this.entries.has(g) && this.entries.size < MAX_ENTRIES) {
+      const root = this.classify(e, t.stack).root;
+      if (root !== '') this.entries.set(g, root);
     }
     if (conn && t.from === G_WAITING && t.to === G_RUNNABLE && conn.idleWait) {
       conn.idleWait = false;
@@ -182,7 +227,8 @@ export class RequestCollector {
       this.conns.set(g, k);
     }
     if (c.kind === 1) {
-      if (k.start >= 0) this.add(this.httpRequests, { g, start: k.start, end: e.time, name: k.handler });
+      if (k.start >= 0)
+        this.add(this.httpRequests, { g, start: k.start, end: e.time, name: k.handler, at: this.states.latest(g) });
       k.start = -1;
       if (!k.idle) k.startCandidate = e.time;
       k.idle = true;
@@ -200,6 +246,7 @@ export class RequestCollector {
 
   /** The requests found and their critical paths. */
   finish(): TraceRequests {
+    if (this.tooLarge !== '') return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted };
     this.states.finish(this.last);
     const tasks = this.taskRequests.length > 0;
     const found = (tasks ? this.taskRequests : this.httpRequests).sort((a, b) => a.start - b.start || a.g - b.g);
@@ -209,10 +256,10 @@ export class RequestCollector {
       startNanos: r.start - this.first,
       endNanos: r.end - this.first,
       name: r.name,
-      path: this.states.path(r.g, r.start, r.end),
+      path: this.states.path(r.g, r.at, r.start, r.end),
       stwNanos: overlap(this.stw, r.start, r.end),
     }));
-    return { method, requests, omitted: this.omitted };
+    return { method, tooLarge: '', requests, omitted: this.omitted };
   }
 }
 

@@ -8,6 +8,7 @@ import type { LoadTestSummary } from '../model/loadtest.ts';
 import type { MetricsModel, MetricsRuntimeSettings } from '../model/metrics.ts';
 import type { SchedTraceSummary } from '../model/schedtrace.ts';
 import type { TraceSummary } from '../model/trace.ts';
+import type { TraceRequestFigures } from '../model/trace-requests.ts';
 import { Id, Model, Nullable } from './kit.ts';
 import { ProfileKind, SampleTypeInfo } from './views.ts';
 
@@ -40,6 +41,8 @@ export interface BenchmarkArtifactSummary {
  */
 export type TraceArtifactSummary = Omit<TraceSummary, 'timeline'> & {
   profiles?: Partial<Record<'net' | 'sync' | 'syscall' | 'sched', ProfileSummary>>;
+  /** Its requests and their parts (model/trace-requests.ts); absent or null in records made before. */
+  requests?: TraceRequestFigures | null;
 };
 
 /** Summary stored with a GODEBUG=schedtrace log: its figures and, when it has gc lines, their GC summary. */

@@ -10,6 +10,7 @@ import type { RegionsSummary } from '../../src/analysis/trace-regions.ts';
 import { RequestCollector, type TraceRequests } from '../../src/analysis/trace-requests.ts';
 import { type Transition, transitionOf } from '../../src/ingest/trace/events.ts';
 import { defaultTraceLimits, readTrace } from '../../src/ingest/trace/reader.ts';
+import { parseTrace } from '../../src/ingest/trace/index.ts';
 import { fileSource } from '../../src/ingest/source.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 
@@ -84,5 +85,28 @@ describe('a plain net/http service (the demo under wrk)', () => {
       (q) => q.path.parts[part('network')]! - sum(q.path.others.map((o) => o.parts[part('network')]!)),
     );
     expect(own.filter((v) => v >= 1_000_000)).toEqual([]);
+  });
+});
+
+describe('the request figures a parsed trace carries', () => {
+  it('has the annotated requests, their latency distribution and the tail next to the median', async () => {
+    const m = await parseTrace(fileSource(`${fixturesDir}traces/requests/lockwait-go1.26.trace`));
+    const r = m.requests!;
+    expect([r.method, r.status, r.name, r.duration.count]).toEqual(['tasks', 'ok', 'request', 14]);
+    const raw = await requestsOf(`${fixturesDir}traces/requests/lockwait-go1.26.trace`);
+    const spans = raw.requests.map((q) => q.endNanos - q.startNanos).sort((a, b) => a - b);
+    expect(r.duration.p50Nanos).toBe(spans[6]);
+    expect(r.duration.p99Nanos).toBe(spans[13]);
+    expect(r.tail.durationNanos).toBe(spans[13]);
+    expect(r.slowest[0]!.durationNanos).toBe(spans[13]);
+    // the slowest request's path names the goroutines it went through by their entry function
+    expect(r.slowest.flatMap((s) => s.others.map((o) => o.entry))).toContain('main.holder');
+  });
+
+  it('gives a typed answer, not a hang, past TRACE_MAX_REQUEST_STATES; the other figures stay', async () => {
+    const m = await parseTrace(fileSource(`${fixturesDir}traces/demo-go1.26-pooled.trace`), { maxRequestStates: 1000 });
+    expect(m.requests!.status).toBe('too-large');
+    expect(m.requests!.reason).toMatch(/more than 1000 goroutine states \(TRACE_MAX_REQUEST_STATES\)/);
+    expect(m.summary.events).toBeGreaterThan(100_000);
   });
 });
