@@ -10,7 +10,7 @@ import { maxOf } from '../analysis/extent.ts';
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
  * falls by more than N %, and only when the server judges the change significant. METRIC is `rps`
  * (or `qps`), `p50`, `p95`, `p99`, `cpu-per-request`, or `bench:UNIT` (every benchmark in that unit,
- * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`), or a runtime row (TRACE_METRICS, RUNTIME_METRICS).
+ * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`), or a runtime row (TRACE_METRICS, RUNTIME_METRICS, REQUEST_METRICS).
  * A runtime row is gated only by a rule that names it, by the same test: its percentage is the change of
  * the row as the engine normalised it (per request, else per second of window, for both stages alike).
  */
@@ -36,7 +36,16 @@ const TRACE_METRICS = [
   'goroutines-created',
 ];
 const RUNTIME_METRICS = ['gc-cpu', 'allocated-bytes', 'sched-latency-p99'];
-const KNOWN = [...METRICS, ...TRACE_METRICS, ...RUNTIME_METRICS];
+/** The traced requests' rows (model/trace-requests.ts): latency percentiles and the slowest 1 %'s parts. */
+const REQUEST_METRICS = [
+  'request-p50',
+  'request-p90',
+  'request-p99',
+  ...['running', 'runnable', 'syscall', 'network', 'sync', 'channel', 'select', 'sleep', 'gcWait'].map(
+    (p) => `request-tail-${p}`,
+  ),
+];
+const KNOWN = [...METRICS, ...TRACE_METRICS, ...RUNTIME_METRICS, ...REQUEST_METRICS];
 
 export function parseRule(text: string): Rule {
   const m = /^(.+):([+-])(\d+(?:\.\d+)?)%$/.exec(text.trim());
@@ -139,13 +148,15 @@ export function evaluate(rules: Rule[], d: PairData, allow: readonly ConditionKe
         change: null,
         message: rule.metric.startsWith('bench:')
           ? `no go test -bench output in ${rule.metric.slice(6)} on both stages`
-          : TRACE_METRICS.includes(rule.metric)
-            ? 'needs an execution trace in both stages (stagediff capture --trace S)'
-            : RUNTIME_METRICS.includes(rule.metric)
-              ? 'needs runtime metrics in both stages (stagediff capture --metrics URL)'
-              : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
-                ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
-                : 'needs a load test in both stages',
+          : REQUEST_METRICS.includes(rule.metric)
+            ? 'needs execution traces with requests in both stages (stagediff capture --trace S; tasks or net/http connections)'
+            : TRACE_METRICS.includes(rule.metric)
+              ? 'needs an execution trace in both stages (stagediff capture --trace S)'
+              : RUNTIME_METRICS.includes(rule.metric)
+                ? 'needs runtime metrics in both stages (stagediff capture --metrics URL)'
+                : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
+                  ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
+                  : 'needs a load test in both stages',
       };
     const results = matching.map((c) => judgeOne(rule, c, allow));
     // Worst outcome first; among equals, the largest move in the rule's direction.
