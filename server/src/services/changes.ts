@@ -147,7 +147,7 @@ const REQUEST_FIGURES: { metric: string; label: string; value: (r: TraceRequestF
     ] as const
   ).map(([part, words]) => ({
     metric: `request-tail-${part}`,
-    label: `Slowest 1 % of traced requests: ${words}`,
+    label: `Slowest 1 % of traced requests, ${words}`,
     value: (r: TraceRequestFigures) => r.tail[part],
   })),
 ];
@@ -673,7 +673,9 @@ export class ChangeEngine {
     for (const f of REQUEST_FIGURES) {
       const bv = requestValues(b, f);
       const tv = requestValues(t, f);
-      if (bv.length + tv.length > 0) figures.push(row({ ...f, unit: 'nanoseconds', total: false }, bv, tv));
+      // a part no request of either side spent time in is not a row (nothing to judge)
+      if (bv.length + tv.length > 0 && (bv.some((v) => v !== 0) || tv.some((v) => v !== 0)))
+        figures.push(row({ ...f, unit: 'nanoseconds', total: false }, bv, tv));
     }
     for (const f of METRICS_FIGURES) {
       const bv = metricValues(b, f);

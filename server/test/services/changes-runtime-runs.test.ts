@@ -159,11 +159,7 @@ describe('runtime rows in the change engine, on captures of traces, metrics and 
       'request-tail-runnable',
       'request-tail-syscall',
       'request-tail-network',
-      'request-tail-sync',
-      'request-tail-channel',
-      'request-tail-select',
-      'request-tail-sleep',
-      'request-tail-gcWait',
+      // (no request of these runs waited on locks, channels, select, sleep or the GC: no such rows)
       'gc-cpu',
       'allocated-bytes',
       'sched-latency-p99',
