@@ -61,7 +61,7 @@ func stackLen(s trace.Stack) int {
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: trace-reference events|summary TRACE")
+		fmt.Fprintln(os.Stderr, "usage: trace-reference events|summary|regions TRACE")
 		os.Exit(2)
 	}
 	f, err := os.Open(os.Args[2])
@@ -90,6 +90,14 @@ func main() {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(sum)
+	case "regions":
+		var out *regionsJSON
+		if out, err = summarizeRegions(br); err != nil {
+			break
+		}
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(out)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

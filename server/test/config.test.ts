@@ -75,19 +75,21 @@ describe('trace limits in the configuration', () => {
     expect(loadConfig({}).traceLimits).toEqual(builtinTraceLimits);
   });
 
-  it('take TRACE_MAX_BYTES, TRACE_MAX_EVENTS and TRACE_MAX_GENERATION_BYTES', () => {
+  it('take TRACE_MAX_BYTES, TRACE_MAX_EVENTS, TRACE_MAX_GENERATION_BYTES and TRACE_MAX_REQUEST_STATES', () => {
     const l = loadConfig({
       TRACE_MAX_BYTES: '1048576',
       TRACE_MAX_EVENTS: '5000',
       TRACE_MAX_GENERATION_BYTES: '70000',
+      TRACE_MAX_REQUEST_STATES: '123456',
     }).traceLimits;
-    expect([l.maxBytes, l.maxEvents, l.maxGenerationBytes]).toEqual([1048576, 5000, 70000]);
+    expect([l.maxBytes, l.maxEvents, l.maxGenerationBytes, l.maxRequestStates]).toEqual([1048576, 5000, 70000, 123456]);
   });
 
   it.each([
     ['TRACE_MAX_EVENTS', 'many'],
     ['TRACE_MAX_BYTES', '-1'],
     ['TRACE_MAX_GENERATION_BYTES', '100'],
+    ['TRACE_MAX_REQUEST_STATES', '-5'],
   ])('refuse %s=%s at start-up, naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an integer`));

@@ -94,7 +94,10 @@ describe.skipIf(!available)('the Runtime tab', () => {
       expect(await row.locator('td[data-side="target"]').textContent()).toBe(cellText(f.target, f.unit));
       if (!fromMetrics) expect(await row.locator('td').nth(2).textContent()).toContain('2+4 runs: too few to test');
     }
-    expect(await table.locator('tbody tr').count()).toBe(12);
+    // 12 rows of the trace and metrics figures, and 9 of the traced requests (latency P50/P90/P99 and the
+    // parts the slowest 1 % spent time in)
+    expect(rt.figures.filter((f) => f.metric.startsWith('request-'))).toHaveLength(9);
+    expect(await table.locator('tbody tr').count()).toBe(21);
     // The traces carry their own wall clock (Go 1.25+); the metrics and the vegeta runs were recorded at
     // other times than the first traces, and the page says so rather than drawing them as one window.
     const clock = page.getByRole('list', { name: 'Timeline alignment' }).locator('li');

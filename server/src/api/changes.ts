@@ -346,7 +346,11 @@ export type BenchmarkChanges = Static<typeof BenchmarkChanges>;
  * runtime-metrics series), each window a run. Rows (`metric`):
  * - from execution traces: `sched-wait-mean`, `sched-wait-p99` (Runnable→Running delay, as measured),
  *   `gc-stw`, `blocked-channel`, `blocked-select`, `blocked-sync`, `blocked-network`, `syscall`,
- *   `goroutines-created` (totals over the trace, normalised);
+ *   `goroutines-created` (totals over the trace, normalised; totals of every goroutine, idle ones too);
+ * - from the requests found in execution traces (model/trace-requests.ts; only traces with requests):
+ *   `request-p50`, `request-p90`, `request-p99` (latency of the traced requests) and `request-tail-PART`
+ *   (the mean of PART — running, runnable, syscall, network, sync, channel, select, sleep, gcWait — over
+ *   the slowest 1 % of the trace's requests, along their critical paths), as measured;
  * - from runtime metrics (`stagediff capture --metrics`): `gc-cpu` (GC CPU time) and `allocated-bytes`
  *   (bytes allocated), window deltas normalised; `sched-latency-p99` (the window's `/sched/latencies` p99).
  * Totals are per request when every window of both stages has its own load run (the per-request divisor's

@@ -55,7 +55,8 @@ export type FilterName = (typeof FILTERS)[number];
 /**
  * The figures `stagediff check --fail-on` and the report name (`metric`): the stage table's load-test
  * and per-request figures (labels.ts FIGURES gives each its words), then the runtime rows the change
- * engine judges from execution traces and from runtime metrics (api/changes.ts RuntimeChanges).
+ * engine judges from execution traces and from runtime metrics (api/changes.ts RuntimeChanges), and the
+ * traced requests' rows.
  */
 export const FIGURE_METRICS = [
   'rps',
@@ -78,11 +79,30 @@ export const TRACE_METRICS = [
   'goroutines-created',
 ] as const;
 export const RUNTIME_METRICS = ['gc-cpu', 'allocated-bytes', 'sched-latency-p99'] as const;
+/** The parts of a traced request's time (model/trace-requests.ts), each a `request-tail-PART` row. */
+export const REQUEST_PARTS = [
+  'running',
+  'runnable',
+  'syscall',
+  'network',
+  'sync',
+  'channel',
+  'select',
+  'sleep',
+  'gcWait',
+] as const;
+/** The traced requests' rows: latency percentiles and the slowest 1 %'s parts. */
+export const REQUEST_METRICS = [
+  'request-p50',
+  'request-p90',
+  'request-p99',
+  ...REQUEST_PARTS.map((p) => `request-tail-${p}` as const),
+] as const;
 export type FigureMetric = (typeof FIGURE_METRICS)[number];
 export type TraceMetric = (typeof TRACE_METRICS)[number];
 export type RuntimeMetric = (typeof RUNTIME_METRICS)[number];
 /** Every metric name a rule may gate (besides `bench:UNIT`). */
-export const METRICS = [...FIGURE_METRICS, ...TRACE_METRICS, ...RUNTIME_METRICS] as const;
+export const METRICS = [...FIGURE_METRICS, ...TRACE_METRICS, ...RUNTIME_METRICS, ...REQUEST_METRICS] as const;
 
 /** Whether `s` is one of `values` (narrowing a string read from a URL, a flag or a file). */
 export function isOneOf<T extends string>(values: readonly T[], s: string): s is T {

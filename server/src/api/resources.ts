@@ -10,7 +10,7 @@ import type {
   MetricsArtifactSummary,
   SchedTraceArtifactSummary,
 } from '../model/artifact-summary.ts';
-
+import type { TraceRequestFigures } from '../model/trace-requests.ts';
 import { Id, Model, Nullable } from './kit.ts';
 import { ProfileKind, SampleTypeInfo } from './views.ts';
 
@@ -38,6 +38,8 @@ export type ProfileSummary = Static<typeof ProfileSummary>;
  */
 export type TraceArtifactSummary = Omit<TraceSummary, 'timeline'> & {
   profiles?: Partial<Record<'net' | 'sync' | 'syscall' | 'sched', ProfileSummary>>;
+  /** Its requests and their parts (model/trace-requests.ts); absent or null in records made before. */
+  requests?: TraceRequestFigures | null;
 };
 
 /** The summary of any artifact, by its kind. */

@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox';
 import type { MetricSeries, MetricsHighlights } from '../model/metrics.ts';
 import type { SchedTraceSummary } from '../model/schedtrace.ts';
 import type { TraceSummary } from '../model/trace.ts';
+import type { TraceRequestFigures } from '../model/trace-requests.ts';
 import type { GcTraceSummary } from '../model/gctrace.ts';
 import { Change, DivisorMethod, RuntimeChanges } from './changes.ts';
 import { Model, Nullable } from './kit.ts';
@@ -28,8 +29,8 @@ export type WallClock = Static<typeof WallClock>;
 export const RuntimeTrace = Type.Object({
   artifactId: Type.String(),
   filename: Type.String(),
-  summary: Model<Omit<TraceSummary, 'timeline'>>(
-    'the trace summary (model/trace.ts TraceSummary without its timeline): goroutines, schedWait, blocked, syscall, gc, entryFunctions',
+  summary: Model<Omit<TraceSummary, 'timeline'> & { requests?: TraceRequestFigures | null }>(
+    'the trace summary (model/trace.ts TraceSummary without its timeline): goroutines, schedWait, blocked, syscall, gc, entryFunctions; requests: the traced requests, their latency and parts along their critical paths (model/trace-requests.ts; null or absent in records made before)',
   ),
   timeline: Model<TraceSummary['timeline']>(
     'running and runnable goroutines, GC mark share, STW time and heap per bucket, and the GC and STW spans',

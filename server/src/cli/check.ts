@@ -1,6 +1,6 @@
 import type { Change } from '../api/changes.ts';
 import { CONDITION_KEYS, type ConditionKey } from '../api/conditions.ts';
-import { METRICS, RUNTIME_METRICS, TRACE_METRICS, isOneOf } from '../api/options.ts';
+import { METRICS, REQUEST_METRICS, RUNTIME_METRICS, TRACE_METRICS, isOneOf } from '../api/options.ts';
 import { formatChange, formatRatio, formatValue } from '../api/format.ts';
 import { verdictWords } from '../api/words.ts';
 import { termText } from '../api/untrusted-text.ts';
@@ -11,7 +11,7 @@ import { maxOf } from '../analysis/extent.ts';
  * `stagediff check` rules: `METRIC:+N%` fails when METRIC rises by more than N %, `METRIC:-N%` when it
  * falls by more than N %, and only when the server judges the change significant. METRIC is `rps`
  * (or `qps`), `p50`, `p95`, `p99`, `cpu-per-request`, or `bench:UNIT` (every benchmark in that unit,
- * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`), or a runtime row (options.ts TRACE_METRICS, RUNTIME_METRICS).
+ * e.g. `bench:sec/op`, `bench:B/op`, `bench:allocs/op`), or a runtime row (options.ts TRACE_METRICS, RUNTIME_METRICS, REQUEST_METRICS).
  * A runtime row is gated only by a rule that names it, by the same test: its percentage is the change of
  * the row as the engine normalised it (per request, else per second of window, for both stages alike).
  */
@@ -127,13 +127,15 @@ export function evaluate(rules: Rule[], d: PairData, allow: readonly ConditionKe
         change: null,
         message: rule.metric.startsWith('bench:')
           ? `no go test -bench output in ${rule.metric.slice(6)} on both stages`
-          : isOneOf(TRACE_METRICS, rule.metric)
-            ? 'needs an execution trace in both stages (stagediff capture --trace S)'
-            : isOneOf(RUNTIME_METRICS, rule.metric)
-              ? 'needs runtime metrics in both stages (stagediff capture --metrics URL)'
-              : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
-                ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
-                : 'needs a load test in both stages',
+          : isOneOf(REQUEST_METRICS, rule.metric)
+            ? 'needs execution traces with requests in both stages (stagediff capture --trace S; tasks or net/http connections)'
+            : isOneOf(TRACE_METRICS, rule.metric)
+              ? 'needs an execution trace in both stages (stagediff capture --trace S)'
+              : isOneOf(RUNTIME_METRICS, rule.metric)
+                ? 'needs runtime metrics in both stages (stagediff capture --metrics URL)'
+                : rule.metric === 'cpu-per-request' || rule.metric === 'alloc-per-request'
+                  ? `needs ${rule.metric === 'cpu-per-request' ? 'CPU' : 'allocs (window)'} profiles and a load test in both stages`
+                  : 'needs a load test in both stages',
       };
     const results = matching.map((c) => judgeOne(rule, c, allow));
     // Worst outcome first; among equals, the largest move in the rule's direction.

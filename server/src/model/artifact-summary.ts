@@ -5,6 +5,7 @@ import type { MetricsModel, MetricsRuntimeSettings } from './metrics.ts';
 import type { ProfileKind, ValueType } from './profile.ts';
 import type { SchedTraceSummary } from './schedtrace.ts';
 import type { TraceSummary } from './trace.ts';
+import type { TraceRequestFigures } from './trace-requests.ts';
 
 /**
  * What the store keeps of each kind of file beside its bytes (its summary, written once at upload by
@@ -33,6 +34,8 @@ export type TraceProfileName = 'net' | 'sync' | 'syscall' | 'sched';
  */
 export type StoredTraceSummary = Omit<TraceSummary, 'timeline'> & {
   profiles?: Partial<Record<TraceProfileName, StoredProfileSummary>>;
+  /** Its requests and their parts (model/trace-requests.ts); absent or null in records made before. */
+  requests?: TraceRequestFigures | null;
 };
 
 /** A `go test -bench` file's. */

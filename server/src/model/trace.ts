@@ -1,4 +1,5 @@
 import type { Profile } from './profile.ts';
+import type { TraceRequestFigures } from './trace-requests.ts';
 
 /**
  * A Go execution trace (`runtime/trace`, `/debug/pprof/trace?seconds=N`, `go test -trace`) as
@@ -12,6 +13,8 @@ export interface TraceModel {
   summary: TraceSummary;
   /** The derived profiles, `kind` trace-net, trace-sync, trace-syscall, trace-sched; duration = the span. */
   profiles: { net: Profile; sync: Profile; syscall: Profile; sched: Profile };
+  /** Its requests and where their time went (model/trace-requests.ts); absent in models read before it existed. */
+  requests?: TraceRequestFigures;
 }
 
 /** Count and total of a set of intervals, in ns. */

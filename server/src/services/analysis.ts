@@ -111,6 +111,7 @@ export function artifactSummary(parsed: Parsed): StoredSummary {
         ...rest,
         entryFunctions: { functions: entryFunctions.functions.slice(0, 10), omitted: entryFunctions.omitted },
         profiles,
+        requests: parsed.trace.requests ?? null,
       };
     }
   }
@@ -895,6 +896,7 @@ export class AnalysisService {
         const parsed = await this.models.get(a);
         if (parsed.kind !== 'trace') continue;
         ({ timeline, ...summary } = parsed.trace.summary);
+        summary = { ...summary, requests: parsed.trace.requests ?? null };
       } else {
         // The trace artifact's own summary (profilesOfKind gave it the derived profile's).
         const stored = st.artifacts.find((x) => x.id === a.id);

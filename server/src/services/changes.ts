@@ -33,6 +33,7 @@ import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profi
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
 import type { TraceArtifactSummary } from '../api/resources.ts';
 import type { MetricsHighlights } from '../model/metrics.ts';
+import type { TraceRequestFigures } from '../model/trace-requests.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
@@ -125,6 +126,34 @@ const RUNTIME_FIGURES: {
     total: true,
     value: (s) => s.goroutines.created,
   },
+];
+
+/**
+ * The request figures of execution traces (model/trace-requests.ts), one value per trace: the latency
+ * percentiles of the traced requests and the mean parts of their slowest 1 % (as measured, per request).
+ * A trace without requests gives no value.
+ */
+const REQUEST_FIGURES: { metric: string; label: string; value: (r: TraceRequestFigures) => number }[] = [
+  { metric: 'request-p50', label: 'Traced request latency P50', value: (r) => r.duration.p50Nanos },
+  { metric: 'request-p90', label: 'Traced request latency P90', value: (r) => r.duration.p90Nanos },
+  { metric: 'request-p99', label: 'Traced request latency P99', value: (r) => r.duration.p99Nanos },
+  ...(
+    [
+      ['running', 'running'],
+      ['runnable', 'scheduler wait'],
+      ['syscall', 'in syscalls'],
+      ['network', 'waiting on the network'],
+      ['sync', 'waiting on locks (sync)'],
+      ['channel', 'waiting on channels'],
+      ['select', 'waiting in select'],
+      ['sleep', 'sleeping'],
+      ['gcWait', 'waiting for the GC'],
+    ] as const
+  ).map(([part, words]) => ({
+    metric: `request-tail-${part}`,
+    label: `Slowest 1 % of traced requests, ${words}`,
+    value: (r: TraceRequestFigures) => r.tail[part],
+  })),
 ];
 
 /**
@@ -656,6 +685,18 @@ export class ChangeEngine {
     const figures: Change[] = [];
     if (b.traces.length + t.traces.length > 0)
       for (const f of RUNTIME_FIGURES) figures.push(row(f, traceValues(b, f), traceValues(t, f)));
+    const requestValues = (side: RuntimeStage, f: (typeof REQUEST_FIGURES)[number]) =>
+      side.traces.flatMap((x) => {
+        const r = (x.summary as TraceArtifactSummary).requests;
+        return r && r.status === 'ok' && r.duration.count > 0 ? [f.value(r)] : [];
+      });
+    for (const f of REQUEST_FIGURES) {
+      const bv = requestValues(b, f);
+      const tv = requestValues(t, f);
+      // a part no request of either side spent time in is not a row (nothing to judge)
+      if (bv.length + tv.length > 0 && (bv.some((v) => v !== 0) || tv.some((v) => v !== 0)))
+        figures.push(row({ ...f, unit: 'nanoseconds', total: false }, bv, tv));
+    }
     for (const f of METRICS_FIGURES) {
       const bv = metricValues(b, f);
       const tv = metricValues(t, f);

@@ -254,3 +254,11 @@ describe('stagediff check on hostile names', () => {
     expect(first).toContain('gate]0;pwned evil');
   });
 });
+
+describe('rules on the traced requests', () => {
+  it('name the request rows of the change engine', () => {
+    expect(parseRule('request-p99:+10%')).toMatchObject({ metric: 'request-p99', sign: 1, percent: 10 });
+    expect(parseRule('request-tail-sync:+20%')).toMatchObject({ metric: 'request-tail-sync' });
+    expect(() => parseRule('request-tail-lunch:+20%')).toThrow('unknown metric "request-tail-lunch"');
+  });
+});

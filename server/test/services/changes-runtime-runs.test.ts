@@ -151,6 +151,15 @@ describe('runtime rows in the change engine, on captures of traces, metrics and 
       'blocked-network',
       'syscall',
       'goroutines-created',
+      // the traced requests' latency and where the slowest 1 % spent it (model/trace-requests.ts)
+      'request-p50',
+      'request-p90',
+      'request-p99',
+      'request-tail-running',
+      'request-tail-runnable',
+      'request-tail-syscall',
+      'request-tail-network',
+      // (no request of these runs waited on locks, channels, select, sleep or the GC: no such rows)
       'gc-cpu',
       'allocated-bytes',
       'sched-latency-p99',

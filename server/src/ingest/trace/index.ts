@@ -5,6 +5,8 @@ import { type Transition, transitionOf } from './events.ts';
 import { headerVersion } from './format.ts';
 import { type TraceLimits, defaultTraceLimits, readTrace } from './reader.ts';
 import { TraceSummarizer } from './summary.ts';
+import { RequestCollector } from '../../analysis/trace-requests.ts';
+import { requestFigures } from '../../analysis/request-figures.ts';
 
 export { DERIVED_KINDS, type DerivedKind } from './derive.ts';
 export {
@@ -32,15 +34,18 @@ export async function parseTrace(src: ByteSource, limits: Partial<TraceLimits> =
   const l = { ...defaultTraceLimits(), ...limits };
   const summary = new TraceSummarizer();
   const profiles = new DerivedProfiles(l.maxStacks);
+  const requests = new RequestCollector(l.maxRequestStates, l.maxRequests);
   const t: Transition = { kind: 'goroutine', id: 0, from: 0, to: 0, reason: '', stack: 0 };
   const info = await readTrace(
     src,
     (e) => {
       if (transitionOf(e, t)) {
         summary.event(e, t);
+        requests.event(e, t);
         if (t.kind === 'goroutine') profiles.transition(e, t);
       } else {
         summary.event(e, null);
+        requests.event(e, null);
       }
     },
     l,
@@ -49,5 +54,6 @@ export async function parseTrace(src: ByteSource, limits: Partial<TraceLimits> =
     kind: 'trace',
     summary: summary.finish(info),
     profiles: profiles.finish(info.startTime, info.endTime),
+    requests: requestFigures(requests.finish(), requests.entries),
   };
 }

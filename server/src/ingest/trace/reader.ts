@@ -32,9 +32,16 @@ export interface TraceLimits {
   maxStrings: number;
   /** Goroutines, procs, threads and tasks tracked at once. */
   maxStates: number;
+  /**
+   * Goroutine states the request analysis keeps (every state change of every goroutine, 16 bytes each):
+   * past it a trace's requests are not analysed (a typed "too large" answer), its other figures are.
+   */
+  maxRequestStates: number;
+  /** Requests analysed per trace; the rest are counted as omitted. */
+  maxRequests: number;
 }
 
-/** The built-in bounds; TRACE_MAX_BYTES, TRACE_MAX_EVENTS and TRACE_MAX_GENERATION_BYTES override three. */
+/** The built-in bounds; TRACE_MAX_BYTES, TRACE_MAX_EVENTS, TRACE_MAX_GENERATION_BYTES and TRACE_MAX_REQUEST_STATES override four. */
 export const builtinTraceLimits: TraceLimits = {
   maxBytes: 512 * 1024 * 1024,
   maxEvents: 50_000_000,
@@ -42,6 +49,8 @@ export const builtinTraceLimits: TraceLimits = {
   maxStacks: 1_000_000,
   maxStrings: 1_000_000,
   maxStates: 2_000_000,
+  maxRequestStates: 1_000_000,
+  maxRequests: 1_000_000,
 };
 
 /** Thrown for a TRACE_* setting out of range. */
@@ -69,6 +78,7 @@ export function traceLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): TraceL
       65536,
       2 ** 40,
     ),
+    maxRequestStates: setting(env, 'TRACE_MAX_REQUEST_STATES', builtinTraceLimits.maxRequestStates, 0, 2 ** 31),
   };
 }
 

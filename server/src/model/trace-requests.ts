@@ -1,0 +1,77 @@
+import type { Durations } from './trace.ts';
+
+/** The parts a request's time is split into along its critical path (analysis/critical-path.ts). */
+export type RequestPart =
+  | 'running'
+  | 'runnable'
+  | 'syscall'
+  | 'network'
+  | 'sync'
+  | 'channel'
+  | 'select'
+  | 'sleep'
+  | 'gcWait'
+  | 'other'
+  | 'unknown';
+
+/** Time by part (ns). */
+export type PartNanos = Record<RequestPart, number>;
+
+/** A goroutine other than the request's own that its critical path went through. */
+export interface PathGoroutineFigures {
+  goroutine: number;
+  /** Its entry function ("" when the trace showed none). */
+  entry: string;
+  parts: PartNanos;
+}
+
+/** One of the slowest requests of a trace, with its critical path. */
+export interface SlowRequest {
+  goroutine: number;
+  startNanos: number;
+  durationNanos: number;
+  parts: PartNanos;
+  /** Of the span, time followed into other goroutines, and those goroutines (most time first, ≤ 8). */
+  viaOthersNanos: number;
+  others: PathGoroutineFigures[];
+}
+
+/**
+ * The requests of one execution trace and where their time went (every time in ns of trace time).
+ * `method` says how they were found: `tasks` (top-level runtime/trace tasks begun and ended on one
+ * goroutine), `http-connections` (a plain net/http server's connection goroutines: from the end of the
+ * wait for a request's bytes to the start of the keep-alive wait for the next; a connection's first
+ * request, and requests in progress at the trace's start or end, are not counted), or `none`.
+ * Requests are grouped by name (the task's name, or the handler function); the figures are those of
+ * `name`, the group with the most time. A request's parts follow its critical path: a wait another
+ * goroutine ended (mutex, channel, select, sync.Cond) counts as that goroutine's running, runnable
+ * and blocked time, recursively (bounded); network, sleep and syscall waits count as such.
+ */
+export interface TraceRequestFigures {
+  method: 'tasks' | 'http-connections' | 'none';
+  /**
+   * `ok`; `too-large` when the trace had more goroutine states than the analysis keeps
+   * (TRACE_MAX_REQUEST_STATES): then there are no figures, `reason` says why.
+   */
+  status: 'ok' | 'too-large';
+  reason: string;
+  name: string;
+  /** Every group, most time first (at most 20). */
+  groups: { name: string; count: number; totalNanos: number }[];
+  /** Requests of `name`'s group; the durations' distribution. */
+  duration: Durations;
+  /** Each part's distribution over the requests of the group. */
+  parts: Record<RequestPart, Durations>;
+  /** Mean parts of the requests around the median (ranks 45–55 %, at least one) and of the slowest 1 % (at least one). */
+  median: PartNanos & { durationNanos: number; requests: number };
+  tail: PartNanos & { durationNanos: number; requests: number };
+  /** Of the running time on the critical path, GC mark assist; of the spans, stop-the-world (means over the group). */
+  gcAssistMeanNanos: number;
+  stwMeanNanos: number;
+  /** Of the spans, time followed into other goroutines (mean over the group). */
+  viaOthersMeanNanos: number;
+  /** The slowest requests (at most 10), slowest first. */
+  slowest: SlowRequest[];
+  /** Requests past the analysis' bound (not counted). */
+  omitted: number;
+}
