@@ -121,3 +121,20 @@ export function fullNamesOf(
   }
   return out;
 }
+
+/**
+ * `{fullNames: {short: [full…]}}` for an answer's function rows whose name is pprof's short form (an
+ * export keeps the names as written beside the ones shown), else nothing; other granularities' keys
+ * are not function names.
+ */
+export function fullNamesField(
+  granularity: string,
+  profiles: readonly Profile[],
+  ...rowLists: readonly (readonly { name: string }[])[]
+): { fullNames?: Record<string, string[]> } {
+  if (granularity !== 'functions') return {};
+  const names = new Set<string>();
+  for (const rows of rowLists) for (const r of rows) names.add(r.name);
+  const fullNames = fullNamesOf(profiles, names);
+  return fullNames ? { fullNames } : {};
+}

@@ -184,6 +184,13 @@ export const TopQuery = Type.Object(
   { stage: StageRef, ...ProfileSelect, ...FilterParams },
   { additionalProperties: false },
 );
+/**
+ * The names as the profiles write them, for the rows whose name is `go tool pprof`'s default (short)
+ * form: a Go generic's `go.shape` arguments lose their parenthesised lists in the views, as in pprof's
+ * output; hover texts and exports show these. Several only when pprof merged full names into one.
+ * Absent when no row's name is shortened.
+ */
+export const FullNames = Type.Record(Type.String(), Type.Array(Type.String()));
 export const TopRow = Type.Object({ name: Type.String(), flat: Type.Number(), cum: Type.Number() });
 export const Top = Type.Object({
   stageId: Type.String(),
@@ -445,6 +452,7 @@ export const Diff = Type.Object({
   /** The first `limit` rows (by |Δflat|, or |Δcum| with sort=cum) of `rowsTotal`. */
   top: Type.Array(DiffRow),
   rowsTotal: Type.Integer(),
+  fullNames: Type.Optional(FullNames),
 });
 export type Diff = Static<typeof Diff>;
 

@@ -16,6 +16,7 @@ import type { TraceModel } from '../model/trace.ts';
 import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tree.ts';
 import { GRANULARITIES, type Granularity, granularityKeys } from '../analysis/granularity.ts';
 import { appendAll } from '../analysis/extent.ts';
+import { fullNamesField } from '../analysis/short-names.ts';
 
 /** `--granularity functions|lines|files` (pprof's -functions, -lines, -files); functions by default. */
 export function parseGranularity(v: string | undefined): Granularity {
@@ -47,6 +48,8 @@ export function profileInspection(
 ) {
   const i = pickSampleType(p, sampleTypeName);
   const rows = flatCum(p, i, undefined, granularityKeys(p, granularity));
+  const top = sortByFlat([...rows]).slice(0, topN);
+  const topCum = sortByCum([...rows]).slice(0, topN);
   const totals: Record<string, number> = {};
   // pprof's total (its percentage base): equal to the plain sum unless values are negative
   p.sampleTypes.forEach((t, k) => {
@@ -70,8 +73,10 @@ export function profileInspection(
     unit: p.sampleTypes[i]!.unit,
     ...(granularity !== 'functions' ? { granularity } : {}),
     description: describeProfile(p),
-    top: sortByFlat([...rows]).slice(0, topN),
-    topCum: sortByCum([...rows]).slice(0, topN),
+    top,
+    topCum,
+    // the names as the file writes them, for the rows whose name is pprof's short form
+    ...fullNamesField(granularity, [p], top, topCum),
   };
 }
 

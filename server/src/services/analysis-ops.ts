@@ -11,6 +11,7 @@ import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
 import { Unkept } from './view-cache.ts';
 import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
+import { fullNamesField } from '../analysis/short-names.ts';
 
 /**
  * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
@@ -79,13 +80,16 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
       return serialise(a.op, await svc.flamegraph(tree, { ...viewQuery(a.query), ...treeQuery(a.query) }));
     case 'diff': {
       const q = a.query;
-      const d = (await svc.diffResult(tree, diffQuery(q))).view;
+      const r = await svc.diffResult(tree, diffQuery(q));
+      const d = r.view;
       // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
       const rows =
         q.sort === 'cum'
           ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
           : d.top;
-      return serialise(a.op, { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit ?? DIFF_DEFAULT_ROWS) });
+      const top = rows.slice(0, q.limit ?? DIFF_DEFAULT_ROWS);
+      const names = fullNamesField(d.granularity, [r.base.profile, r.target.profile], top);
+      return serialise(a.op, { ...d, rowsTotal: rows.length, top, ...names });
     }
     case 'source': {
       const { view, keep } = await sourceView(svc, tree, a.query);

@@ -746,6 +746,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
           targetName={tName}
           selected={view.fn}
           onSelect={onSelectRow}
+          fullNames={data.fullNames}
         />
       )}
     </div>
