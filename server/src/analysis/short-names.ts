@@ -138,3 +138,15 @@ export function fullNamesField(
   const fullNames = fullNamesOf(profiles, names);
   return fullNames ? { fullNames } : {};
 }
+
+/** The names of a tree's nodes (a flame graph's or a diff's, bounded by its trimming). */
+export function treeNames(root: { name: string; children: readonly unknown[] }): Set<string> {
+  const out = new Set<string>();
+  const stack: { name: string; children: readonly unknown[] }[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    out.add(n.name);
+    for (const c of n.children) stack.push(c as { name: string; children: readonly unknown[] });
+  }
+  return out;
+}

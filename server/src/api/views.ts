@@ -162,6 +162,13 @@ export const TreeTrim = Type.Object({
   ...TrimThreshold,
 });
 
+/**
+ * The names as the profiles write them, for the rows whose name is `go tool pprof`'s default (short)
+ * form: a Go generic's `go.shape` arguments lose their parenthesised lists in the views, as in pprof's
+ * output; hover texts and exports show these. Several only when pprof merged full names into one.
+ * Absent when no row's name is shortened.
+ */
+export const FullNames = Type.Record(Type.String(), Type.Array(Type.String()));
 export const Flamegraph = Type.Object({
   stageId: Type.String(),
   kind: ProfileKind,
@@ -177,6 +184,7 @@ export const Flamegraph = Type.Object({
   root: Type.Array(Type.String()),
   tree: FlameNode,
   trim: TreeTrim,
+  fullNames: Type.Optional(FullNames),
 });
 export type Flamegraph = Static<typeof Flamegraph>;
 
@@ -184,13 +192,6 @@ export const TopQuery = Type.Object(
   { stage: StageRef, ...ProfileSelect, ...FilterParams },
   { additionalProperties: false },
 );
-/**
- * The names as the profiles write them, for the rows whose name is `go tool pprof`'s default (short)
- * form: a Go generic's `go.shape` arguments lose their parenthesised lists in the views, as in pprof's
- * output; hover texts and exports show these. Several only when pprof merged full names into one.
- * Absent when no row's name is shortened.
- */
-export const FullNames = Type.Record(Type.String(), Type.Array(Type.String()));
 export const TopRow = Type.Object({ name: Type.String(), flat: Type.Number(), cum: Type.Number() });
 export const Top = Type.Object({
   stageId: Type.String(),
@@ -200,6 +201,7 @@ export const Top = Type.Object({
   unit: Type.String(),
   total: Type.Number(),
   rows: Type.Array(TopRow),
+  fullNames: Type.Optional(FullNames),
 });
 export type Top = Static<typeof Top>;
 

@@ -11,7 +11,7 @@ import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
 import { Unkept } from './view-cache.ts';
 import { choice, compileFilters, diffQuery, granularityOf, treeQuery } from './view-queries.ts';
-import { fullNamesField } from '../analysis/short-names.ts';
+import { fullNamesField, treeNames } from '../analysis/short-names.ts';
 
 /**
  * The analysis endpoints, as plain data so a request can cross to a worker: the endpoint's name and
@@ -88,7 +88,9 @@ export async function runOp(svc: AnalysisService, tree: ComparisonTree, a: Analy
           ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
           : d.top;
       const top = rows.slice(0, q.limit ?? DIFF_DEFAULT_ROWS);
-      const names = fullNamesField(d.granularity, [r.base.profile, r.target.profile], top);
+      // the rows' and the drawn tree's (the diff flame graph's hover)
+      const named = [...top, ...[...treeNames(d.tree)].map((name) => ({ name }))];
+      const names = fullNamesField(d.granularity, [r.base.profile, r.target.profile], named);
       return serialise(a.op, { ...d, rowsTotal: rows.length, top, ...names });
     }
     case 'source': {

@@ -51,6 +51,28 @@ describe('short names over the API', () => {
     for (const k of Object.keys(d.fullNames ?? {})) expect(names.has(k)).toBe(true);
   });
 
+  it('the diff’s fullNames also cover its drawn tree (the diff flame graph’s hover)', async () => {
+    const r = await app.inject({ url: `/api/comparisons/${c.id}/diff?base=${c.a}&target=${c.b}&limit=1` });
+    const d = r.json() as Diff;
+    expect(d.top.length).toBe(1);
+    expect(d.fullNames?.[short]).toEqual([full]);
+  });
+
+  it('a stage’s flame graph and top table show short names and list the full ones', async () => {
+    const f = await app.inject({ url: `/api/comparisons/${c.id}/flamegraph?stage=${c.b}&minFraction=0` });
+    expect(f.statusCode, f.body.slice(0, 300)).toBe(200);
+    const fg = f.json() as { fullNames?: Record<string, string[]> };
+    expect(fg.fullNames?.[short]).toEqual([full]);
+    const t = await app.inject({ url: `/api/comparisons/${c.id}/top?stage=${c.b}` });
+    expect(t.statusCode, t.body.slice(0, 300)).toBe(200);
+    const top = t.json() as { rows: { name: string }[]; fullNames?: Record<string, string[]> };
+    expect(top.rows.some((x) => x.name === short)).toBe(true);
+    expect(top.rows.some((x) => x.name === full)).toBe(false);
+    expect(top.fullNames?.[short]).toEqual([full]);
+    const plain = await app.inject({ url: `/api/comparisons/${c.id}/top?stage=${c.before}` });
+    expect('fullNames' in (plain.json() as object)).toBe(false);
+  });
+
   it('a diff of profiles without such names has no fullNames', async () => {
     const r = await app.inject({ url: `/api/comparisons/${c.id}/diff?base=${c.before}&target=${c.after}` });
     expect(r.statusCode).toBe(200);
