@@ -1,7 +1,8 @@
 #!/bin/sh
 # Writes go tool pprof's answers at line and file granularity for the pprof reference corpus:
 # `-top -lines` and `-top -files` of every profile and sample type, and `-diff_base` at both
-# granularities for the before/after pairs, every row with exact integer values. Run from the
+# granularities for the before/after pairs, every row with exact integer values and the function
+# names as pprof prints them by default (no -symbolize=none; PPROF_BINARY_PATH is empty). Run from the
 # repository root with the Go toolchain the corpus' README names; the files are gzipped (-n: no
 # name or time inside, so the bytes depend on pprof's output only).
 set -eu
@@ -9,7 +10,7 @@ GO=${GO:-go}
 PPROF_BINARY_PATH=$(mktemp -d)
 export PPROF_BINARY_PATH TZ=UTC
 trap 'rmdir "$PPROF_BINARY_PATH"' EXIT
-top() { "$GO" tool pprof -symbolize=none -top -nodecount=0 -nodefraction=0 -edgefraction=0 "$@"; }
+top() { "$GO" tool pprof -top -nodecount=0 -nodefraction=0 -edgefraction=0 "$@"; }
 # "TYPE UNIT" per sample type of a profile, from the header of -raw
 types() {
   "$GO" tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n '/^Samples:/{n;p;q}' | tr ' ' '\n' |

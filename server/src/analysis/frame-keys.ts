@@ -1,5 +1,6 @@
 import type { Profile } from '../model/profile.ts';
 import { nameIndex } from './names.ts';
+import { keyIdOf } from './short-names.ts';
 
 /**
  * A granularity: what two frames must share to be the same node of a call tree or the same row of
@@ -49,7 +50,7 @@ export function unionKeys(
 
 /**
  * A call path given by its keys' labels (outermost first) as key ids; null when a label is not a key
- * of this granularity (no such path can exist).
+ * of this granularity (no such path can exist). A function's full name stands for its short one.
  */
 export function pathKeyIds(keys: readonly string[], path: readonly string[]): Uint32Array | null {
   if (path.length === 0) return new Uint32Array(0);
@@ -58,7 +59,8 @@ export function pathKeyIds(keys: readonly string[], path: readonly string[]): Ui
   for (let k = 0; k < keys.length; k++) if (want.has(keys[k]!)) want.set(keys[k]!, k);
   const out = new Uint32Array(path.length);
   for (let i = 0; i < path.length; i++) {
-    const id = want.get(path[i]!)!;
+    let id = want.get(path[i]!)!;
+    if (id < 0) id = keyIdOf(keys, path[i]!);
     if (id < 0) return null;
     out[i] = id;
   }

@@ -3,6 +3,7 @@ import type { FlameNode } from './call-tree.ts';
 import { MAX_TREE_DEPTH } from './call-tree.ts';
 import { stackTotals } from './flat-cum.ts';
 import { type FrameKeys, functionKeys } from './frame-keys.ts';
+import { keyIdOf } from './short-names.ts';
 
 export interface Sandwich {
   name: string;
@@ -22,7 +23,9 @@ export interface Sandwich {
  */
 export function sandwich(p: Profile, sampleIndex: number, fn: string, keys: FrameKeys = functionKeys(p)): Sandwich {
   const { keys: names, frameKey: frameName } = keys;
-  const target = names.indexOf(fn);
+  // a function's full name (hover, an old link) stands for the short one the views show
+  const target = keyIdOf(names, fn);
+  if (target >= 0) fn = names[target]!;
   const values = stackTotals(p, sampleIndex);
   const callers: FlameNode = { name: fn, value: 0, children: [] };
   const callees: FlameNode = { name: fn, value: 0, children: [] };

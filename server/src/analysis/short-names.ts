@@ -1,3 +1,6 @@
+import type { FrameKeys } from './frame-keys.ts';
+import type { Profile } from '../model/profile.ts';
+
 /**
  * The names `go tool pprof` prints by default. When it loads a profile, pprof tidies each function
  * name that its symbol name (system_name) repeats and that looks like C++ already demangled: one
@@ -40,6 +43,110 @@ function dropGroups(name: string, open: string, close: string): string {
         i = first - 1;
       }
     }
+  }
+  return out;
+}
+
+/**
+ * Function keys by the names as the profile writes them (`go tool pprof -symbolize=none`'s rows):
+ * for an export that must carry full names, and for answers recorded without pprof's shortening.
+ */
+export function writtenNameKeys(p: Profile): FrameKeys {
+  const ids = new Map<string, number>();
+  const keys: string[] = [];
+  const frameKey = new Uint32Array(p.frames.length);
+  for (let i = 0; i < p.frames.length; i++) {
+    const f = p.frames[i]!;
+    const k = f.fullName ?? f.name;
+    let id = ids.get(k);
+    if (id === undefined) {
+      id = keys.length;
+      keys.push(k);
+      ids.set(k, id);
+    }
+    frameKey[i] = id;
+  }
+  return { keys, frameKey };
+}
+
+/**
+ * The key a user's name stands for: the name itself when it is one, else pprof's short form of it (a
+ * full name typed or pasted where the views show the short one); -1 when neither is a key.
+ */
+export function keyIdOf(keys: readonly string[], name: string): number {
+  const i = keys.indexOf(name);
+  if (i >= 0) return i;
+  const short = pprofShortName(name, name);
+  return short === name ? -1 : keys.indexOf(short);
+}
+
+const fullCache = new WeakMap<Profile, Map<string, string[]>>();
+
+/** Each short name of a profile with the full names it stands for (several only when pprof merged them). */
+function fullNameIndex(p: Profile): Map<string, string[]> {
+  let m = fullCache.get(p);
+  if (m) return m;
+  m = new Map();
+  for (const f of p.frames) {
+    if (f.fullName === undefined) continue;
+    const list = m.get(f.name);
+    if (!list) m.set(f.name, [f.fullName]);
+    else if (!list.includes(f.fullName)) list.push(f.fullName);
+  }
+  fullCache.set(p, m);
+  return m;
+}
+
+/**
+ * The full names behind those of `names` that are pprof's short form, over one or more profiles (a
+ * diff's two sides): what hover texts and exports show beside a row's name. Undefined when none is
+ * shortened, so answers about profiles without such names stay as they were.
+ */
+export function fullNamesOf(
+  profiles: readonly Profile[],
+  names: Iterable<string>,
+): Record<string, string[]> | undefined {
+  const indexes = profiles.map(fullNameIndex).filter((m) => m.size > 0);
+  if (indexes.length === 0) return undefined;
+  let out: Record<string, string[]> | undefined;
+  for (const n of names) {
+    for (const m of indexes) {
+      const list = m.get(n);
+      if (!list) continue;
+      out ??= Object.create(null) as Record<string, string[]>;
+      const have = out[n];
+      if (!have) out[n] = list.slice();
+      else for (const x of list) if (!have.includes(x)) have.push(x);
+    }
+  }
+  return out;
+}
+
+/**
+ * `{fullNames: {short: [full…]}}` for an answer's function rows whose name is pprof's short form (an
+ * export keeps the names as written beside the ones shown), else nothing; other granularities' keys
+ * are not function names.
+ */
+export function fullNamesField(
+  granularity: string,
+  profiles: readonly Profile[],
+  ...rowLists: readonly (readonly { name: string }[])[]
+): { fullNames?: Record<string, string[]> } {
+  if (granularity !== 'functions') return {};
+  const names = new Set<string>();
+  for (const rows of rowLists) for (const r of rows) names.add(r.name);
+  const fullNames = fullNamesOf(profiles, names);
+  return fullNames ? { fullNames } : {};
+}
+
+/** The names of a tree's nodes (a flame graph's or a diff's, bounded by its trimming). */
+export function treeNames(root: { name: string; children: readonly unknown[] }): Set<string> {
+  const out = new Set<string>();
+  const stack: { name: string; children: readonly unknown[] }[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    out.add(n.name);
+    for (const c of n.children) stack.push(c as { name: string; children: readonly unknown[] });
   }
   return out;
 }

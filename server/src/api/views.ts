@@ -198,6 +198,13 @@ export const TreeTrim = Type.Object({
   ...TrimThreshold,
 });
 
+/**
+ * The names as the profiles write them, for the rows whose name is `go tool pprof`'s default (short)
+ * form: a Go generic's `go.shape` arguments lose their parenthesised lists in the views, as in pprof's
+ * output; hover texts and exports show these. Several only when pprof merged full names into one.
+ * Absent when no row's name is shortened.
+ */
+export const FullNames = Type.Record(Type.String(), Type.Array(Type.String()));
 export const Flamegraph = Type.Object({
   stageId: Type.String(),
   kind: ProfileKind,
@@ -215,6 +222,7 @@ export const Flamegraph = Type.Object({
   root: Type.Array(Type.String()),
   tree: FlameNode,
   trim: TreeTrim,
+  fullNames: Type.Optional(FullNames),
 });
 export type Flamegraph = Static<typeof Flamegraph>;
 
@@ -231,6 +239,7 @@ export const Top = Type.Object({
   unit: Type.String(),
   total: Type.Number(),
   rows: Type.Array(TopRow),
+  fullNames: Type.Optional(FullNames),
 });
 export type Top = Static<typeof Top>;
 
@@ -479,6 +488,7 @@ export const Diff = Type.Object({
   /** The first `limit` rows (by |Δflat|, or |Δcum| with sort=cum) of `rowsTotal`. */
   top: Type.Array(DiffRow),
   rowsTotal: Type.Integer(),
+  fullNames: Type.Optional(FullNames),
 });
 export type Diff = Static<typeof Diff>;
 

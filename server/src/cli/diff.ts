@@ -21,6 +21,7 @@ import { total } from '../analysis/flat-cum.ts';
 import { type Profile, sampleTypeIndex } from '../model/profile.ts';
 import { formatValue } from '../api/format.ts';
 import { table } from './format.ts';
+import { fullNamesField } from '../analysis/short-names.ts';
 
 export async function diffCommand(args: string[]): Promise<number> {
   const flags = parseFlags(args, {
@@ -103,6 +104,8 @@ export async function diffCommand(args: string[]): Promise<number> {
     targetTotal: d.targetTotal,
     ...filterEcho(flags),
     top,
+    // the names as the files write them, for the rows whose name is pprof's short form
+    ...fullNamesField(granularity, [base.profile, target.profile], top),
   };
   if (flags.values.json) {
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -17,6 +17,7 @@ import { CallPathNotFound, type FlameNode, callTree } from '../analysis/call-tre
 import { type Granularity, granularityKeys } from '../analysis/granularity.ts';
 import { DEFAULT_GRANULARITY, GRANULARITIES, isOneOf } from '../api/options.ts';
 import { appendAll } from '../analysis/extent.ts';
+import { fullNamesField } from '../analysis/short-names.ts';
 
 /** `--granularity functions|lines|files` (pprof's -functions, -lines, -files); functions by default. */
 export function parseGranularity(v: string | undefined): Granularity {
@@ -48,6 +49,8 @@ export function profileInspection(
 ) {
   const i = pickSampleType(p, sampleTypeName);
   const rows = flatCum(p, i, undefined, granularityKeys(p, granularity));
+  const top = sortByFlat([...rows]).slice(0, topN);
+  const topCum = sortByCum([...rows]).slice(0, topN);
   const totals: Record<string, number> = {};
   // pprof's total (its percentage base): equal to the plain sum unless values are negative
   p.sampleTypes.forEach((t, k) => {
@@ -71,8 +74,10 @@ export function profileInspection(
     unit: p.sampleTypes[i]!.unit,
     ...(granularity !== 'functions' ? { granularity } : {}),
     description: describeProfile(p),
-    top: sortByFlat([...rows]).slice(0, topN),
-    topCum: sortByCum([...rows]).slice(0, topN),
+    top,
+    topCum,
+    // the names as the file writes them, for the rows whose name is pprof's short form
+    ...fullNamesField(granularity, [p], top, topCum),
   };
 }
 

@@ -70,16 +70,19 @@ export function aggregateSamples(p: Profile): Profile {
   return { ...p, sampleStack, sampleLabelSet, values };
 }
 
-const MAGIC = 0x31504453; // "SDP1"
+// "SDP2": frames may carry a full name (an "SDP1" entry, from before pprof's short names, is stale)
+const MAGIC = 0x32504453;
 
 type Header = Omit<Profile, 'frames' | 'stackOffsets' | 'stackFrames' | 'sampleStack' | 'values' | 'sampleLabelSet'> & {
   /**
    * name, file, line, then — when any is present — the mapping's file (null: none), the stand-in marker,
-   * the function's start line and the inlined mark (null or 0 for absent).
+   * the function's start line and the inlined mark (null or 0 for absent), and the full name when the
+   * frame has one.
    */
   frames: (
     | [string, string, number]
     | [string, string, number, string | null, Frame['standIn'] | null, number, 0 | 1]
+    | [string, string, number, string | null, Frame['standIn'] | null, number, 0 | 1, string]
   )[];
   lengths: { stackOffsets: number; stackFrames: number; samples: number };
 };
@@ -90,9 +93,20 @@ export function encodeProfile(p: Profile): Buffer {
   const header: Header = {
     ...rest,
     frames: frames.map((f) =>
-      f.mapping === undefined && f.standIn === undefined && f.startLine === undefined && !f.inlined
-        ? [f.name, f.file, f.line]
-        : [f.name, f.file, f.line, f.mapping ?? null, f.standIn ?? null, f.startLine ?? 0, f.inlined ? 1 : 0],
+      f.fullName !== undefined
+        ? [
+            f.name,
+            f.file,
+            f.line,
+            f.mapping ?? null,
+            f.standIn ?? null,
+            f.startLine ?? 0,
+            f.inlined ? 1 : 0,
+            f.fullName,
+          ]
+        : f.mapping === undefined && f.standIn === undefined && f.startLine === undefined && !f.inlined
+          ? [f.name, f.file, f.line]
+          : [f.name, f.file, f.line, f.mapping ?? null, f.standIn ?? null, f.startLine ?? 0, f.inlined ? 1 : 0],
     ),
     lengths: { stackOffsets: stackOffsets.length, stackFrames: stackFrames.length, samples: sampleStack.length },
   };
@@ -143,8 +157,9 @@ export function decodeProfile(buf: Uint8Array): Profile | null {
   return {
     ...(rest as Omit<Header, 'lengths' | 'frames'>),
     labelSets: rest.labelSets as Label[][],
-    frames: frames.map(([name, file, line, mapping, standIn, startLine, inlined]): Frame => {
+    frames: frames.map(([name, file, line, mapping, standIn, startLine, inlined, fullName]): Frame => {
       const f: Frame = { name, file, line };
+      if (fullName !== undefined) f.fullName = fullName;
       if (mapping !== undefined && mapping !== null) f.mapping = mapping;
       if (standIn !== undefined && standIn !== null) f.standIn = standIn;
       if (startLine) f.startLine = startLine;

@@ -37,6 +37,12 @@ export interface Frame {
    * function's real name and file, so they need to tell these apart.
    */
   standIn?: 'no-function' | 'no-name';
+  /**
+   * The function's name as the file writes it, when `name` is the shorter one `go tool pprof` prints
+   * by default (a Go generic's `go.shape` arguments without their parenthesised lists; see
+   * analysis/short-names.ts). Hover texts and exports show it; rows, trees and filters use `name`.
+   */
+  fullName?: string;
   /** The line the frame's function starts on (pprof's Function.start_line); absent when unknown (0). */
   startLine?: number;
   /**

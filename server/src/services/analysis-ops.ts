@@ -12,6 +12,7 @@ import { sourceView } from './source-view.ts';
 import { Costly, Unkept } from './view-cache.ts';
 import { flamegraphInUnit, sandwichInUnit, trajectoryInUnit } from './view-unit.ts';
 import { choice, compileFilters, diffQuery, treeQuery } from './view-queries.ts';
+import { fullNamesField, treeNames } from '../analysis/short-names.ts';
 
 /**
  * What an analysis operation carries: its endpoint's name, its query exactly as the contract declares it
@@ -79,13 +80,18 @@ export const VIEWS = viewTable({
     ),
   diff: async (svc, tree, a) => {
     const q = a.query;
-    const d = (await svc.diffResult(tree, diffQuery(q))).view;
+    const r = await svc.diffResult(tree, diffQuery(q));
+    const d = r.view;
     // Rows come ranked by |Δflat| (pprof's -top order); `sort=cum` ranks by |Δcum| instead.
     const rows =
       q.sort === 'cum'
         ? [...d.top].sort((x, y) => Math.abs(y.deltaCum) - Math.abs(x.deltaCum) || compareNames(x.name, y.name))
         : d.top;
-    return serialise('diff', { ...d, rowsTotal: rows.length, top: rows.slice(0, q.limit) });
+    const top = rows.slice(0, q.limit);
+    // the rows' and the drawn tree's (the diff flame graph's hover)
+    const named = [...top, ...[...treeNames(d.tree)].map((name) => ({ name }))];
+    const names = fullNamesField(d.granularity, [r.base.profile, r.target.profile], named);
+    return serialise('diff', { ...d, rowsTotal: rows.length, top, ...names });
   },
   source: async (svc, tree, a) => {
     const { view, keep, cost } = await sourceView(svc, tree, a.query);

@@ -1,3 +1,4 @@
+import { fullNamesField, treeNames } from '../analysis/short-names.ts';
 import type { Artifact, ComparisonTree, StageWithArtifacts, Store } from '../store/index.ts';
 import type { ModuleFiles } from './module-sources.ts';
 import type { Parsed } from '../ingest/detect.ts';
@@ -330,6 +331,11 @@ export class AnalysisService {
       root: [...root],
       tree: t,
       trim,
+      ...fullNamesField(
+        granularity,
+        [sp.profile],
+        [...treeNames(t)].map((name) => ({ name })),
+      ),
     };
   }
 
@@ -337,6 +343,7 @@ export class AnalysisService {
     const sp = await this.stages.stageProfile(tree, q.stage, q, q.filters);
     const { granularity } = q;
     const keys = granularityKeys(sp.profile, granularity);
+    const rows = sortByFlat(flatCum(sp.profile, sp.sampleIndex, undefined, keys));
     return {
       stageId: sp.stage.id,
       kind: sp.kind,
@@ -344,7 +351,8 @@ export class AnalysisService {
       sampleType: sp.sampleType,
       unit: sp.unit,
       total: percentageBase(sp.profile, sp.sampleIndex),
-      rows: sortByFlat(flatCum(sp.profile, sp.sampleIndex, undefined, keys)),
+      rows,
+      ...fullNamesField(granularity, [sp.profile], rows),
     };
   }
 

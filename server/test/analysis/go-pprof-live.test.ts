@@ -27,7 +27,7 @@ function pprofTop(args: string[]): Map<string, [number, number]> {
 function pprofText(args: string[]): string {
   const r = spawnSync(
     go ?? 'go',
-    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
+    ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
     {
       encoding: 'utf8',
       env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' },

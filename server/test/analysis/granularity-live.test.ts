@@ -22,7 +22,7 @@ if (!go) console.warn('\n*** go is not installed: -lines/-files are checked agai
 function livePprof(args: string[]): string {
   const r = spawnSync(
     go ?? 'go',
-    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
+    ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' }, maxBuffer: 1 << 28 },
   );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);

@@ -33,7 +33,7 @@ const cases = readFileSync(`${dir}cases.tsv`, 'utf8')
 function live(file: string, flags: string[]): string {
   const r = spawnSync(
     go ?? 'go',
-    ['tool', 'pprof', '-symbolize=none', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...flags, file],
+    ['tool', 'pprof', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...flags, file],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' }, maxBuffer: 1 << 26 },
   );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);

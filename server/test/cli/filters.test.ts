@@ -16,7 +16,7 @@ if (!haveGo) console.warn('\n*** go is not installed: the CLI filter comparison 
 function pprofTop(args: string[]): Map<string, [number, number]> {
   const r = spawnSync(
     go ?? 'go',
-    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
+    ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' } },
   );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);
@@ -27,7 +27,7 @@ function pprofTop(args: string[]): Map<string, [number, number]> {
 function pprofKept(args: string[]): number {
   const r = spawnSync(
     go ?? 'go',
-    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
+    ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' } },
   );
   const m = /Showing nodes accounting for (-?\d+)ns/.exec(r.stdout);

@@ -21,7 +21,7 @@ const cpu = (stage: string) => `${fixturesDir}demo/${stage}/run-1/cpu.pb.gz`;
 function pprofTop(file: string, flags: string[]) {
   const r = spawnSync(
     go ?? 'go',
-    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...flags, file],
+    ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...flags, file],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent' }, maxBuffer: 64 << 20 },
   );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);

@@ -26,7 +26,7 @@ const sorted = (rows: Row[]) =>
 function pprofRows(args: string[]): Row[] {
   const r = spawnSync(
     go ?? 'go',
-    ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
+    ['tool', 'pprof', '-top', '-nodecount=0', '-nodefraction=0', '-edgefraction=0', ...args],
     { encoding: 'utf8', env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' }, maxBuffer: 1 << 28 },
   );
   if (r.status !== 0) throw new Error(`go tool pprof failed: ${r.stderr}`);

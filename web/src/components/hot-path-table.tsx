@@ -4,6 +4,7 @@ import { formatP, formatQ, verdictWords } from '../../../server/src/api/words.ts
 import type { Diff, DiffRow } from '../lib/api.ts';
 import { fullVerdict } from '../lib/diff-verdicts.ts';
 import { type HotPathSort, sortHotPaths } from '../lib/hot-path-sort.ts';
+import { fullNameTitle } from '../lib/full-names.ts';
 
 /** The class a change's cell takes: ` more` for an increase, ` less` for a decrease, nothing for none. */
 function moreOrLess(delta: number): string {
@@ -56,6 +57,7 @@ const HotPathRow = memo(function HotPathRow({
   targetTotal,
   baseName,
   targetName,
+  fullNames,
   onSelect,
 }: {
   row: DiffRow;
@@ -67,6 +69,7 @@ const HotPathRow = memo(function HotPathRow({
   targetTotal: number;
   baseName: string;
   targetName: string;
+  fullNames: Diff['fullNames'];
   onSelect: (name: string) => void;
 }) {
   const v = verdictCell(r, noise);
@@ -88,7 +91,7 @@ const HotPathRow = memo(function HotPathRow({
         <button
           type="button"
           className="link-button fn-name"
-          title={r.name}
+          title={fullNameTitle(r.name, fullNames)}
           onClick={(e) => {
             e.stopPropagation();
             onSelect(r.name);
@@ -155,6 +158,8 @@ export const HotPathTable = memo(function HotPathTable(props: {
   selected: string;
   onSelect: (name: string) => void;
   limit?: number;
+  /** The diff's full names of shortened rows (hover texts). */
+  fullNames?: Diff['fullNames'];
 }) {
   const { unit, baseName, targetName, selected, onSelect } = props;
   // Verdicts in words only when the runs were tested (too few runs: the banner above says so once).
@@ -232,6 +237,7 @@ export const HotPathTable = memo(function HotPathTable(props: {
               targetTotal={props.targetTotal}
               baseName={baseName}
               targetName={targetName}
+              fullNames={props.fullNames}
               onSelect={onSelect}
             />
           ))}

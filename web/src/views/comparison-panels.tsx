@@ -26,6 +26,7 @@ import { fullVerdict, untestedReason } from '../lib/diff-verdicts.ts';
 import { downloadBlob, downloadText, slug, svgToPng } from '../lib/export-files.ts';
 import { KIND_LABELS, hasProfile } from '../lib/profile-kinds.ts';
 import { countNodes, findWidest } from '../lib/tree.ts';
+import { fullNameTitle } from '../lib/full-names.ts';
 import { diffUrl, flamegraphUrl, pairChangesUrl } from '../../../server/src/api/page-requests.ts';
 import { type Filters, type ViewState, treeChoice } from '../lib/url-state.ts';
 import { useApi, useFetch } from './use-fetch.ts';
@@ -149,9 +150,15 @@ function FlameExport({
   );
 }
 
-function flameTooltip(unit: string, total: number) {
+function flameTooltip(unit: string, total: number, fullNames?: Flamegraph['fullNames']) {
   return (d: FlameNode) =>
-    `${d.name}\n${formatValue(d.value, unit)} · ${formatShare(total ? d.value / total : 0)} of total (unit: ${unit})`;
+    `${d.name}${asWritten(d.name, fullNames)}\n${formatValue(d.value, unit)} · ${formatShare(total ? d.value / total : 0)} of total (unit: ${unit})`;
+}
+
+/** The full name(s) behind a short (pprof default) name, as lines to add under it; '' for the others. */
+function asWritten(name: string, fullNames: Flamegraph['fullNames']): string {
+  const title = fullNameTitle(name, fullNames);
+  return title === name ? '' : `\n${title}`;
 }
 
 /** The flamegraph request of one stage (shared with the prefetch in the comparison view). */
@@ -464,7 +471,7 @@ function OneFlame(props: PanelProps & { stage: Stage | undefined; side: string }
     props.revision,
   );
   const scope = useRef<HTMLDivElement>(null);
-  const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total) : () => ''), [data]);
+  const tooltip = useMemo(() => (data ? flameTooltip(data.unit, data.total, data.fullNames) : () => ''), [data]);
   const rootPath = zoomed.drawn?.rootPath ?? [];
   const searched = useApi(
     'search',
@@ -638,7 +645,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
     const noise = data.noise;
     return (d: DiffNode) =>
       [
-        nameFor(d),
+        nameFor(d) + asWritten(d.name, data.fullNames),
         `${bName}: ${formatValue(d.base, data.unit)}${sh(d.base, data.baseTotal)}`,
         `${tName}: ${formatValue(d.target, data.unit)}${sh(d.target, data.targetTotal)}`,
         `Δ ${formatSignedValue(d.delta, data.unit)} (${formatDeltaPercent(d.base, d.target)}) · unit: ${data.unit}`,
@@ -752,6 +759,7 @@ export function DiffPanel(props: PanelProps & { base: Stage | undefined; target:
           targetName={tName}
           selected={view.fn}
           onSelect={onSelectRow}
+          fullNames={data.fullNames}
         />
       )}
     </div>

@@ -3,6 +3,7 @@ import type { Frame, Label, Profile, ValueType } from '../../model/profile.ts';
 import { type GoRegexp, GoRegexpError, compileGoRegexp } from '../../analysis/go-regexp.ts';
 import { Wire, decodeUtf8 } from './wire.ts';
 import { exactSums } from '../../model/exact-sums.ts';
+import { pprofShortName } from '../../analysis/short-names.ts';
 
 /** Explicit limits on what one profile may hold. The decompressed-size cap bounds the rest. */
 export interface DecodeLimits {
@@ -259,6 +260,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
   const fnIds: (number | string)[] = [];
   const fnName: number[] = [];
   const fnFile: number[] = [];
+  const fnSystem: number[] = [];
   const fnStart: number[] = [];
   const locIds: (number | string)[] = [];
   const locMapping: (number | string)[] = [];
@@ -365,6 +367,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
         sub.reset(buf, s, e);
         let id: number | string = 0;
         let name = 0;
+        let systemName = 0;
         let filename = 0;
         let startLine = 0;
         while (!sub.done) {
@@ -373,6 +376,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
           const twt = t & 7;
           if (f === 1 && twt === 0) id = sub.id();
           else if (f === 2 && twt === 0) name = sub.i64();
+          else if (f === 3 && twt === 0) systemName = sub.i64();
           else if (f === 4 && twt === 0) filename = sub.i64();
           else if (f === 5 && twt === 0) startLine = sub.i64();
           else sub.skip(twt);
@@ -380,6 +384,7 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
         fnIds.push(id);
         fnName.push(name);
         fnFile.push(filename);
+        fnSystem.push(systemName);
         fnStart.push(startLine);
         break;
       }
@@ -489,18 +494,22 @@ export function decodeProfile(input: Uint8Array, limits: DecodeLimits = defaultD
       const fi = fid !== 0 ? functionIndex.get(fid) : -1;
       if (fi < 0) malformed(`location id ${locIds[li]} has a line with a missing function (id ${fid})`);
       const name = str(fnName[fi]!, 'function.name');
+      // pprof's default name (short-names.ts); the name as written stays beside it for hover and exports
+      const shown = pprofShortName(name, str(fnSystem[fi]!, 'function.system_name'));
       const frame: Frame = {
-        name: name === '' ? fallback : name,
+        name: name === '' ? fallback : shown,
         file: str(fnFile[fi]!, 'function.filename'),
         line: lineNo[i]!,
       };
+      if (shown !== name) frame.fullName = name;
       if (mappingName !== null) frame.mapping = mappingName;
       if (name === '') frame.standIn = 'no-name';
       const start = fnStart[fi]!;
       if (start > 0 && Number.isSafeInteger(start)) frame.startLine = start;
       if (i < to - 1) frame.inlined = true;
       frames.push(frame);
-      fnNames?.push(name);
+      // pprof prunes after it has shortened the names (fetch.go: Symbolize, then RemoveUninteresting)
+      fnNames?.push(shown);
     }
     if (fnNames) locFunctionNames!.push(fnNames);
   }

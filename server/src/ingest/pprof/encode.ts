@@ -39,7 +39,8 @@ export function encodePprof(p: Profile, opts: { defaultSampleType?: string } = {
   const functions = new Map<string, number>();
   const fnRecords: [id: number, name: number, file: number, start: number][] = [];
   const functionOf = (f: Frame): number => {
-    const name = f.standIn === 'no-name' ? '' : f.name;
+    // the name as the source wrote it: pprof shortens it again on reading (system_name repeats it)
+    const name = f.standIn === 'no-name' ? '' : (f.fullName ?? f.name);
     const key = `${name}\0${f.file}\0${f.startLine ?? 0}`;
     let id = functions.get(key);
     if (id === undefined) {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePprof } from '../../../src/ingest/pprof/index.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import { flatCum, sortByCum, sortByFlat, total } from '../../../src/analysis/flat-cum.ts';
+import { writtenNameKeys } from '../../../src/analysis/short-names.ts';
 import { callTree } from '../../../src/analysis/call-tree.ts';
 import { repoRoot, samplePath } from '../../helpers/paths.ts';
 
@@ -67,7 +68,8 @@ describe('hostile pprof inputs', () => {
       ref.totals.forEach((t, i) => {
         expect(total(p, i)).toBe(t.total);
       });
-      const rows = flatCum(p, ref.default_sample_index);
+      // The summaries hold the names as written (pprof's default output shortens some: see below).
+      const rows = flatCum(p, ref.default_sample_index, undefined, writtenNameKeys(p));
       // Names are compared after the same lenient UTF-8 decoding Go's JSON encoder applies.
       expect(sortByFlat([...rows]).slice(0, 10)).toEqual(ref.top10_by_flat);
       expect(sortByCum([...rows]).slice(0, 10)).toEqual(ref.top10_by_cum);
@@ -77,6 +79,20 @@ describe('hostile pprof inputs', () => {
       expect(JSON.parse(JSON.stringify(tree)).name).toBe('root');
     }, 20_000);
   }
+});
+
+describe('hostile names as go tool pprof prints them by default', () => {
+  // Figures from `go tool pprof -top -unit=ns xss_names.pb.gz` (go1.26.8, no -symbolize=none): the names
+  // that look demangled lose their (…) and <…> groups there, and here; the full name stays beside.
+  it('xss_names.pb.gz: shortened rows equal pprof’s default rows', () => {
+    const p = parsePprof(readFileSync(samplePath('pprof/hostile/xss_names.pb.gz')));
+    const rows = new Map(flatCum(p, 1).map((r) => [r.name, r.flat]));
+    expect(rows.get('main..ServeHTTPalert')).toBe(240_000_000);
+    expect(rows.get('"><svg/onload=alert>')).toBe(30_000_000);
+    expect(p.frames.find((f) => f.name === '"><svg/onload=alert>')?.fullName).toBe(
+      '"><svg/onload=alert(document.domain)>',
+    );
+  });
 });
 
 describe('decompression bombs stay within bounded memory', () => {

@@ -12,6 +12,9 @@ import { diffProfiles } from '../../../src/analysis/diff.ts';
 import { samplePath } from '../../helpers/paths.ts';
 import { generateSyntheticProfile, SYNTHETIC_HUGE, syntheticProfilePath } from '../../../../scripts/testdata/index.ts';
 import { parseTopAll } from '../../helpers/pprof-text.ts';
+import { writtenNameKeys } from '../../../src/analysis/short-names.ts';
+import { gunzipSync } from 'node:zlib';
+import { readdirSync } from 'node:fs';
 
 interface AllTypes {
   file: string;
@@ -64,8 +67,9 @@ describe('every profile, every sample type, every function equals the reference'
         expect(p.sampleTypes).toEqual(e.types.map((t) => ({ type: t.type, unit: t.unit })));
         e.types.forEach((t, i) => {
           expect(total(p, i)).toBe(t.total);
+          // the summary program reads the names as written (-symbolize=none's), not pprof's short ones
           const ours: Record<string, [number, number]> = {};
-          for (const r of flatCum(p, i)) ours[r.name] = [r.flat, r.cum];
+          for (const r of flatCum(p, i, undefined, writtenNameKeys(p))) ours[r.name] = [r.flat, r.cum];
           // Compare as sorted entries so a failure shows which function differs.
           const sorted = (o: Record<string, [number, number]>) =>
             Object.entries(o).sort((a, b) => (a[0] < b[0] ? -1 : 1));
@@ -94,6 +98,34 @@ interface Summary {
   top10_by_flat: { name: string; flat: number; cum: number }[];
   top10_by_cum: { name: string; flat: number; cum: number }[];
 }
+
+describe('pprof’s default -top, names included (expected/default: no -symbolize=none)', () => {
+  for (const dir of ['pprof/', 'pprof/large/']) {
+    const files = readdirSync(samplePath(dir)).filter((f) => f.endsWith('.pb.gz'));
+    for (const file of files) {
+      it(`${dir}${file}, every sample type`, () => {
+        const p = parsePprof(readFileSync(samplePath(dir + file)));
+        const base = file.replace(/\.pb\.gz$/, '');
+        p.sampleTypes.forEach((t, i) => {
+          const text = gunzipSync(readFileSync(samplePath(`${dir}expected/default/${base}.${t.type}.top.txt.gz`)));
+          const ref = parseTopAll(text.toString('utf8'));
+          const ours = new Map(flatCum(p, i).map((r) => [r.name, [r.flat, r.cum] as [number, number]]));
+          expect(new Map([...ours].sort())).toEqual(new Map([...ref].sort()));
+        });
+      }, 60_000);
+    }
+  }
+  it('the names pprof shortens are the ones shown (a generic’s shape without its method lists)', () => {
+    const p = parsePprof(readFileSync(samplePath('pprof/large/go_types_tests_cpu.pb.gz')));
+    const names = new Set(flatCum(p, 0).map((r) => r.name));
+    const short = 'slices.pdqsortCmpFunc[go.shape.interface { Info ; IsDir bool; Name string; Type io/fs.FileMode }]';
+    expect(names.has(short)).toBe(true);
+    const f = p.frames.find((x) => x.name === short)!;
+    expect(f.fullName).toBe(
+      'slices.pdqsortCmpFunc[go.shape.interface { Info() (io/fs.FileInfo, error); IsDir() bool; Name() string; Type() io/fs.FileMode }]',
+    );
+  });
+});
 
 describe('summaries, orderings and metadata equal the reference', () => {
   const index = json<{ profiles?: { file: string }[] } | { file: string }[]>('pprof/index.json');
@@ -132,7 +164,7 @@ describe('summaries, orderings and metadata equal the reference', () => {
       expect(withLabels).toBe(ref.num_samples_with_labels);
       expect([...keys].sort()).toEqual(ref.label_keys);
       expect([...numKeys].sort()).toEqual(ref.numlabel_keys);
-      const rows = flatCum(p, i);
+      const rows = flatCum(p, i, undefined, writtenNameKeys(p));
       expect(rows.length).toBe(ref.num_function_nodes);
       expect(sortByFlat([...rows]).slice(0, 10)).toEqual(ref.top10_by_flat);
       expect(sortByCum([...rows]).slice(0, 10)).toEqual(ref.top10_by_cum);
