@@ -14,7 +14,7 @@ import (
 // rules of that tool's summary (a state's time is counted from the transition into it to the one out
 // of it; a goroutine first seen in a generation counts from that generation's sync; a region's figures
 // are its goroutine's between the region's begin and end). stagediff's request analysis
-// (server/src/analysis/trace-regions.ts) must give the same numbers.
+// (server/src/ingest/trace/regions.ts) must give the same numbers.
 
 type execStats struct {
 	TotalNanos        int64            `json:"totalNanos"`

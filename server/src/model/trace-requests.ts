@@ -1,6 +1,6 @@
 import type { Durations } from './trace.ts';
 
-/** The parts a request's time is split into along its critical path (analysis/critical-path.ts). */
+/** The parts a request's time is split into along its critical path (ingest/trace/critical-path.ts). */
 export type RequestPart =
   | 'running'
   | 'runnable'

@@ -68,7 +68,7 @@ describe('the runtime of two stages, judged across their traces', () => {
           entryFunctions: _e,
           ...want
         } = ref(n) as Ref & { timeline: unknown; entryFunctions: unknown };
-        // the traced requests are not the reference program's figures (test/analysis/trace-requests.test.ts)
+        // the traced requests are not the reference program's figures (test/ingest/trace/requests.test.ts)
         const { entryFunctions: _o, requests: traced, ...ours } = x.summary;
         expect(traced.status).toBe('ok');
         const mismatches: string[] = [];

@@ -5,8 +5,8 @@ import { type Transition, transitionOf } from './events.ts';
 import { headerVersion } from './format.ts';
 import { type TraceLimits, defaultTraceLimits, readTrace } from './reader.ts';
 import { TraceSummarizer } from './summary.ts';
-import { RequestCollector } from '../../analysis/trace-requests.ts';
-import { requestFigures } from '../../analysis/request-figures.ts';
+import { RequestCollector } from './requests.ts';
+import { requestFigures } from './request-figures.ts';
 
 export { DERIVED_KINDS, type DerivedKind } from './derive.ts';
 export {

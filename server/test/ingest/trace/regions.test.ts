@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { type ExecStats, RegionSummarizer, type RegionsSummary } from '../../src/analysis/trace-regions.ts';
-import { type Transition, transitionOf } from '../../src/ingest/trace/events.ts';
-import { defaultTraceLimits, readTrace } from '../../src/ingest/trace/reader.ts';
-import { fileSource } from '../../src/ingest/source.ts';
-import { fixturesDir } from '../helpers/paths.ts';
+import { type ExecStats, RegionSummarizer, type RegionsSummary } from '../../../src/ingest/trace/regions.ts';
+import { type Transition, transitionOf } from '../../../src/ingest/trace/events.ts';
+import { defaultTraceLimits, readTrace } from '../../../src/ingest/trace/reader.ts';
+import { fileSource } from '../../../src/ingest/source.ts';
+import { fixturesDir } from '../../helpers/paths.ts';
 
 const dir = `${fixturesDir}traces/requests/`;
 

@@ -1,7 +1,7 @@
-import type { Durations } from '../model/trace.ts';
-import type { PartNanos, RequestPart, SlowRequest, TraceRequestFigures } from '../model/trace-requests.ts';
+import type { Durations } from '../../model/trace.ts';
+import type { PartNanos, RequestPart, SlowRequest, TraceRequestFigures } from '../../model/trace-requests.ts';
 import { PART_COUNT, PART_NAMES } from './critical-path.ts';
-import type { TracedRequest, TraceRequests } from './trace-requests.ts';
+import type { TracedRequest, TraceRequests } from './requests.ts';
 
 /** Nearest-rank percentile of ascending values: the ⌈p/100·n⌉-th smallest (0 when empty). */
 function rank(sorted: Float64Array, p: number): number {

@@ -1,4 +1,4 @@
-import { G_RUNNABLE, G_RUNNING, G_SYSCALL, G_WAITING, NONE } from '../ingest/trace/format.ts';
+import { G_RUNNABLE, G_RUNNING, G_SYSCALL, G_WAITING, NONE } from './format.ts';
 
 /**
  * What a goroutine is doing over an interval, as the request analysis splits time: running on a

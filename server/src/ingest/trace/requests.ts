@@ -1,14 +1,7 @@
-import { type Transition, rangeOf, RANGE_GC_ASSIST } from '../ingest/trace/events.ts';
-import {
-  EV_USER_TASK_BEGIN,
-  EV_USER_TASK_END,
-  G_NOT_EXIST,
-  G_RUNNABLE,
-  G_WAITING,
-  NONE,
-} from '../ingest/trace/format.ts';
-import type { Generation } from '../ingest/trace/generation.ts';
-import type { OrderedEvent } from '../ingest/trace/order.ts';
+import { type Transition, rangeOf, RANGE_GC_ASSIST } from './events.ts';
+import { EV_USER_TASK_BEGIN, EV_USER_TASK_END, G_NOT_EXIST, G_RUNNABLE, G_WAITING, NONE } from './format.ts';
+import type { Generation } from './generation.ts';
+import type { OrderedEvent } from './order.ts';
 import { GoroutineStates, overlap, PART_COUNT, PART_NAMES, type PathSplit, TooManyStates } from './critical-path.ts';
 
 /** Goroutines whose entry function is remembered, at most. */

@@ -1,4 +1,4 @@
-import { type Transition, rangeOf, stackFunctions } from '../ingest/trace/events.ts';
+import { type Transition, rangeOf, stackFunctions } from './events.ts';
 import {
   EV_SYNC,
   EV_USER_LOG,
@@ -14,8 +14,8 @@ import {
   G_WAITING,
   NONE,
   P_IDLE,
-} from '../ingest/trace/format.ts';
-import type { OrderedEvent } from '../ingest/trace/order.ts';
+} from './format.ts';
+import type { OrderedEvent } from './order.ts';
 
 /**
  * A goroutine's time over a period, as `go tool trace` splits it on its goroutine, region and task

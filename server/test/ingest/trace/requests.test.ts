@@ -5,14 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PART_NAMES } from '../../src/analysis/critical-path.ts';
-import type { RegionsSummary } from '../../src/analysis/trace-regions.ts';
-import { RequestCollector, type TraceRequests } from '../../src/analysis/trace-requests.ts';
-import { type Transition, transitionOf } from '../../src/ingest/trace/events.ts';
-import { defaultTraceLimits, readTrace } from '../../src/ingest/trace/reader.ts';
-import { parseTrace } from '../../src/ingest/trace/index.ts';
-import { fileSource } from '../../src/ingest/source.ts';
-import { fixturesDir } from '../helpers/paths.ts';
+import { PART_NAMES } from '../../../src/ingest/trace/critical-path.ts';
+import type { RegionsSummary } from '../../../src/ingest/trace/regions.ts';
+import { RequestCollector, type TraceRequests } from '../../../src/ingest/trace/requests.ts';
+import { type Transition, transitionOf } from '../../../src/ingest/trace/events.ts';
+import { defaultTraceLimits, readTrace } from '../../../src/ingest/trace/reader.ts';
+import { parseTrace } from '../../../src/ingest/trace/index.ts';
+import { fileSource } from '../../../src/ingest/source.ts';
+import { fixturesDir } from '../../helpers/paths.ts';
 
 async function requestsOf(path: string): Promise<TraceRequests> {
   const c = new RequestCollector(8_000_000, 1_000_000);
