@@ -1,3 +1,4 @@
+import { NumTh } from './common.tsx';
 import {
   benchKey,
   deltaText,
@@ -53,18 +54,10 @@ export function BenchTables(props: BenchTableProps) {
                 <thead>
                   <tr>
                     <th scope="col">Benchmark</th>
-                    <th scope="col" className="num">
-                      {baseName}
-                    </th>
-                    <th scope="col" className="num">
-                      {targetName}
-                    </th>
-                    <th scope="col" className="num">
-                      vs base
-                    </th>
-                    <th scope="col" className="num">
-                      p, n
-                    </th>
+                    <NumTh>{baseName}</NumTh>
+                    <NumTh>{targetName}</NumTh>
+                    <NumTh>vs base</NumTh>
+                    <NumTh>p, n</NumTh>
                     <th scope="col">Median across stages</th>
                   </tr>
                 </thead>

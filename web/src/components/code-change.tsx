@@ -1,3 +1,4 @@
+import { NumTh } from './common.tsx';
 import { formatChange, formatValue } from '../../../server/src/api/format.ts';
 import { codeChangeSummary, codeStatusWords, codeVerdictWords } from '../../../server/src/api/code-change-words.ts';
 import type { CodeChange, CodeFunction } from '../../../server/src/api/changes.ts';
@@ -30,15 +31,9 @@ function FunctionTable({ rows, unit, label }: { rows: CodeFunction[]; unit: stri
           <tr>
             <th scope="col">function</th>
             <th scope="col">code</th>
-            <th scope="col" className="num">
-              base
-            </th>
-            <th scope="col" className="num">
-              target
-            </th>
-            <th scope="col" className="num">
-              Δ
-            </th>
+            <NumTh>base</NumTh>
+            <NumTh>target</NumTh>
+            <NumTh>Δ</NumTh>
             <th scope="col">verdict</th>
           </tr>
         </thead>

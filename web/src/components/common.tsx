@@ -138,3 +138,12 @@ export function LazyDetails(props: { className: string; summary: ReactNode; chil
     </details>
   );
 }
+
+/** A numeric column's header cell (right-aligned with its figures). */
+export function NumTh({ title, children }: { title?: string; children: ReactNode }) {
+  return (
+    <th scope="col" className="num" title={title}>
+      {children}
+    </th>
+  );
+}

@@ -1,3 +1,4 @@
+import { NumTh } from './common.tsx';
 import { formatInt, formatMs, formatShare } from '../../../server/src/api/format.ts';
 import type { GcStageSummary } from '../lib/gc-summary.ts';
 
@@ -9,30 +10,14 @@ export function GcTable({ rows }: { rows: GcStageSummary[] }) {
         <thead>
           <tr>
             <th scope="col">Stage</th>
-            <th scope="col" className="num">
-              Cycles
-            </th>
-            <th scope="col" className="num">
-              Forced
-            </th>
-            <th scope="col" className="num">
-              STW p50
-            </th>
-            <th scope="col" className="num">
-              STW p99
-            </th>
-            <th scope="col" className="num">
-              STW max
-            </th>
-            <th scope="col" className="num">
-              STW total
-            </th>
-            <th scope="col" className="num" title="the runtime's cumulative GC CPU share at the last cycle">
-              GC CPU
-            </th>
-            <th scope="col" className="num" title="largest heap at the start of a cycle, and the largest goal">
-              Max heap / goal
-            </th>
+            <NumTh>Cycles</NumTh>
+            <NumTh>Forced</NumTh>
+            <NumTh>STW p50</NumTh>
+            <NumTh>STW p99</NumTh>
+            <NumTh>STW max</NumTh>
+            <NumTh>STW total</NumTh>
+            <NumTh title="the runtime's cumulative GC CPU share at the last cycle">GC CPU</NumTh>
+            <NumTh title="largest heap at the start of a cycle, and the largest goal">Max heap / goal</NumTh>
           </tr>
         </thead>
         <tbody>

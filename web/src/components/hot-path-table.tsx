@@ -1,3 +1,4 @@
+import { NumTh } from './common.tsx';
 import { memo, useMemo, useState } from 'react';
 import { formatDeltaPercent, formatShare, formatSignedValue, formatValue } from '../../../server/src/api/format.ts';
 import { formatP, formatQ, verdictWords } from '../../../server/src/api/words.ts';
@@ -63,15 +64,9 @@ const HotPathRow = memo(function HotPathRow({
   row: DiffRow;
   rank: number;
   selected: boolean;
-  noise: Diff['noise'];
-  unit: string;
-  baseTotal: number;
-  targetTotal: number;
-  baseName: string;
-  targetName: string;
   fullNames: Diff['fullNames'];
   onSelect: (name: string) => void;
-}) {
+} & PairFigures) {
   const v = verdictCell(r, noise);
   const tested = noise?.status === 'tested';
   const share = (x: number, total: number) => (unit === 'fraction' || total === 0 ? '' : formatShare(x / total));
@@ -106,24 +101,14 @@ const HotPathRow = memo(function HotPathRow({
       <td className="num c-flat-target" data-label={`Flat ${targetName}`}>
         {formatValue(r.target.flat, unit)} <span className="muted small">{share(r.target.flat, targetTotal)}</span>
       </td>
-      <td className={`num c-dflat${moreOrLess(r.deltaFlat)}`} data-label="Δ flat">
-        {formatSignedValue(r.deltaFlat, unit)}
-      </td>
-      <td className="num c-dflat-pct" data-label="Δ flat %">
-        {formatDeltaPercent(r.base.flat, r.target.flat)}
-      </td>
+      <DeltaCells which="flat" delta={r.deltaFlat} base={r.base.flat} target={r.target.flat} unit={unit} />
       <td className="num c-cum-base" data-label={`Cum ${baseName}`}>
         {formatValue(r.base.cum, unit)}
       </td>
       <td className="num c-cum-target" data-label={`Cum ${targetName}`}>
         {formatValue(r.target.cum, unit)}
       </td>
-      <td className={`num c-dcum${moreOrLess(r.deltaCum)}`} data-label="Δ cum">
-        {formatSignedValue(r.deltaCum, unit)}
-      </td>
-      <td className="num c-dcum-pct" data-label="Δ cum %">
-        {formatDeltaPercent(r.base.cum, r.target.cum)}
-      </td>
+      <DeltaCells which="cum" delta={r.deltaCum} base={r.base.cum} target={r.target.cum} unit={unit} />
       <td className="c-status">
         <span className={`status status-${r.status}`}>{r.status}</span>
         {tested && v && <span className="verdict-words small">{v.text}</span>}
@@ -144,10 +129,8 @@ const SORT_LABEL: Record<HotPathSort, string> = {
   abs: '|Δ|',
 };
 
-export const HotPathTable = memo(function HotPathTable(props: {
-  rows: DiffRow[];
-  /** The functions "what changed" names, in its order (null: not known yet, or none). */
-  origins?: readonly string[] | null;
+/** What the table's rows are read against: the pair's names, totals, unit and how verdicts were tested. */
+interface PairFigures {
   /** How the rows' verdicts were tested (null: one profile per stage, nothing tested). */
   noise: Diff['noise'];
   unit: string;
@@ -155,12 +138,20 @@ export const HotPathTable = memo(function HotPathTable(props: {
   targetTotal: number;
   baseName: string;
   targetName: string;
-  selected: string;
-  onSelect: (name: string) => void;
-  limit?: number;
-  /** The diff's full names of shortened rows (hover texts). */
-  fullNames?: Diff['fullNames'];
-}) {
+}
+
+export const HotPathTable = memo(function HotPathTable(
+  props: {
+    rows: DiffRow[];
+    /** The functions "what changed" names, in its order (null: not known yet, or none). */
+    origins?: readonly string[] | null;
+    selected: string;
+    onSelect: (name: string) => void;
+    limit?: number;
+    /** The diff's full names of shortened rows (hover texts). */
+    fullNames?: Diff['fullNames'];
+  } & PairFigures,
+) {
   const { unit, baseName, targetName, selected, onSelect } = props;
   // Verdicts in words only when the runs were tested (too few runs: the banner above says so once).
   const tested = props.noise?.status === 'tested';
@@ -197,30 +188,14 @@ export const HotPathTable = memo(function HotPathTable(props: {
               #
             </th>
             <th scope="col">Function</th>
-            <th scope="col" className="num">
-              Flat {baseName}
-            </th>
-            <th scope="col" className="num">
-              Flat {targetName}
-            </th>
-            <th scope="col" className="num">
-              Δ flat
-            </th>
-            <th scope="col" className="num">
-              Δ flat %
-            </th>
-            <th scope="col" className="num">
-              Cum {baseName}
-            </th>
-            <th scope="col" className="num">
-              Cum {targetName}
-            </th>
-            <th scope="col" className="num">
-              Δ cum
-            </th>
-            <th scope="col" className="num">
-              Δ cum %
-            </th>
+            <NumTh>Flat {baseName}</NumTh>
+            <NumTh>Flat {targetName}</NumTh>
+            <NumTh>Δ flat</NumTh>
+            <NumTh>Δ flat %</NumTh>
+            <NumTh>Cum {baseName}</NumTh>
+            <NumTh>Cum {targetName}</NumTh>
+            <NumTh>Δ cum</NumTh>
+            <NumTh>Δ cum %</NumTh>
             <th scope="col">{tested ? 'Status · verdict' : 'Status'}</th>
           </tr>
         </thead>
@@ -254,3 +229,18 @@ export const HotPathTable = memo(function HotPathTable(props: {
     </div>
   );
 });
+
+/** A row's change of flat or cum: the difference, then the change in percent of the base. */
+function DeltaCells(p: { which: 'flat' | 'cum'; delta: number; base: number; target: number; unit: string }) {
+  const c = p.which === 'flat' ? 'dflat' : 'dcum';
+  return (
+    <>
+      <td className={`num c-${c}${moreOrLess(p.delta)}`} data-label={`Δ ${p.which}`}>
+        {formatSignedValue(p.delta, p.unit)}
+      </td>
+      <td className={`num c-${c}-pct`} data-label={`Δ ${p.which} %`}>
+        {formatDeltaPercent(p.base, p.target)}
+      </td>
+    </>
+  );
+}

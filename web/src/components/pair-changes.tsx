@@ -5,7 +5,7 @@ import { changeStyle, formatN, verdictText } from '../../../server/src/api/words
 import { pairFiguresUrl } from '../../../server/src/api/page-requests.ts';
 import type { Change, Estimate, Reply, Stage } from '../lib/api.ts';
 import { useFetch } from '../views/use-fetch.ts';
-import { ErrorBox, Loading, VerdictWords } from './common.tsx';
+import { ErrorBox, Loading, VerdictWords, NumTh } from './common.tsx';
 import { ConditionsBanner } from './conditions.tsx';
 
 /** A side's figure: "9,742 req/s ± 5% · 6 runs", or the single run's figure. */
@@ -88,15 +88,9 @@ export const PairChanges = memo(function PairChanges(props: {
         <thead>
           <tr>
             <th scope="col">Figure</th>
-            <th scope="col" className="num">
-              {base.name}
-            </th>
-            <th scope="col" className="num">
-              {target.name}
-            </th>
-            <th scope="col" className="num">
-              Change
-            </th>
+            <NumTh>{base.name}</NumTh>
+            <NumTh>{target.name}</NumTh>
+            <NumTh>Change</NumTh>
           </tr>
         </thead>
         <tbody>{figures.map((c) => row(c, c.metric.endsWith('per-request') ? 'profiles' : 'runs'))}</tbody>

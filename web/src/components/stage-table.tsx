@@ -20,7 +20,7 @@ import {
   presentPerRequestColumns,
   verdictLatency,
 } from '../lib/stage-table-export.ts';
-import { VerdictWords } from './common.tsx';
+import { VerdictWords, NumTh } from './common.tsx';
 import { Sparkline } from './sparkline.tsx';
 
 type Side = 'vsPrevious' | 'vsBaseline';
@@ -352,9 +352,7 @@ export function StageTable({
               <th scope="col" className="phone-hide">
                 Key action
               </th>
-              <th scope="col" className="num">
-                QPS
-              </th>
+              <NumTh>QPS</NumTh>
               {lat.map((k) => (
                 <th key={k} scope="col" className={k === phoneLat ? 'num' : 'num phone-hide'}>
                   {FIGURE_TEXT[k].label}
@@ -377,9 +375,7 @@ export function StageTable({
                   {FIGURE_TEXT[k].label}
                 </th>
               ))}
-              <th scope="col" className="num">
-                vs previous
-              </th>
+              <NumTh>vs previous</NumTh>
               <th scope="col" className="num phone-hide">
                 vs baseline
               </th>

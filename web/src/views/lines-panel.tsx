@@ -39,6 +39,16 @@ function Code({ text, highlight, clipped }: { text: string | null; highlight: nu
 }
 
 /** An `elided` row's words: the lines of each version it leaves out. */
+/** The row standing for lines left out: it spans the table and says how many and why. */
+function elidedRow(r: SourceRow, i: number, cols: number, aligned: boolean) {
+  // A gap has no line of its own: its place keys it (rows never reorder).
+  return (
+    <tr key={`elided-${i}`} className="src-elided">
+      <td colSpan={cols}>{elidedWords(r, aligned)}</td>
+    </tr>
+  );
+}
+
 function elidedWords(r: SourceRow, aligned: boolean): string {
   const b = r.elided?.base ?? 0;
   const t = r.elided?.target ?? 0;
@@ -170,10 +180,7 @@ export function LinesPanel(props: PanelProps & { base: Stage | undefined; target
             <tbody>
               {data.rows.map((r, i) =>
                 r.change === 'elided' ? (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: a gap has no line of its own; rows never reorder
-                  <tr key={`elided-${i}`} className="src-elided">
-                    <td colSpan={9}>{elidedWords(r, false)}</td>
-                  </tr>
+                  elidedRow(r, i, 9, false)
                 ) : (
                   <tr key={`${r.file}:${r.base?.line}`} data-line={r.base?.line}>
                     <th scope="row">
@@ -217,6 +224,20 @@ function SideBySideTable({ data, baseName, targetName, judged }: TableProps) {
   const u = data.unit;
   const hl = data.highlightChars;
   const cols = judged ? 11 : 10;
+  // One version's four cells of a row: its line number, flat, cum and text (a gap where it has no line).
+  const sideCells = (f: SourceRow['base'], text: string | null, clipped: boolean | undefined) =>
+    f ? (
+      <>
+        <td className="src-num">{f.line}</td>
+        <td>{fig(f.flat, u)}</td>
+        <td>{fig(f.cum, u)}</td>
+        <td className="src-text">
+          <Code text={text} highlight={hl} clipped={clipped} />
+        </td>
+      </>
+    ) : (
+      <td colSpan={4} className="src-gap" />
+    );
   return (
     <table className="source-table side-by-side-source" data-layout="side-by-side">
       <colgroup>
@@ -254,10 +275,7 @@ function SideBySideTable({ data, baseName, targetName, judged }: TableProps) {
       <tbody>
         {data.rows.map((r, i) =>
           r.change === 'elided' ? (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a gap has no line of its own; rows never reorder
-            <tr key={`elided-${i}`} className="src-elided">
-              <td colSpan={cols}>{elidedWords(r, true)}</td>
-            </tr>
+            elidedRow(r, i, cols, true)
           ) : (
             <tr
               key={`${r.base?.line ?? '-'}:${r.target?.line ?? '-'}`}
@@ -265,30 +283,8 @@ function SideBySideTable({ data, baseName, targetName, judged }: TableProps) {
               data-base-line={r.base?.line}
               data-target-line={r.target?.line}
             >
-              {r.base ? (
-                <>
-                  <td className="src-num">{r.base.line}</td>
-                  <td>{fig(r.base.flat, u)}</td>
-                  <td>{fig(r.base.cum, u)}</td>
-                  <td className="src-text">
-                    <Code text={r.baseText} highlight={hl} clipped={r.clipped} />
-                  </td>
-                </>
-              ) : (
-                <td colSpan={4} className="src-gap" />
-              )}
-              {r.target ? (
-                <>
-                  <td className="src-num">{r.target.line}</td>
-                  <td>{fig(r.target.flat, u)}</td>
-                  <td>{fig(r.target.cum, u)}</td>
-                  <td className="src-text">
-                    <Code text={r.targetText} highlight={hl} clipped={r.clipped} />
-                  </td>
-                </>
-              ) : (
-                <td colSpan={4} className="src-gap" />
-              )}
+              {sideCells(r.base, r.baseText, r.clipped)}
+              {sideCells(r.target, r.targetText, r.clipped)}
               <td>{r.deltaFlat ? formatSignedValue(r.deltaFlat, u) : ''}</td>
               <td>{r.deltaCum ? formatSignedValue(r.deltaCum, u) : ''}</td>
               {judged ? <td className="small src-verdict">{verdictOf(r, data.noise)}</td> : null}

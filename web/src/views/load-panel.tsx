@@ -108,6 +108,11 @@ function bandSeries(
 }
 
 /** Tooltip lines of the medians under the pointer: "baseline p99: 1.2 ms (1.1–1.4 ms over 6 runs)". */
+/** An axis tooltip of band series: the x's heading, then each series' median and band. */
+function axisBandTooltip(head: (x: number) => string, fmt: (v: number) => string) {
+  return { trigger: 'axis', formatter: bandTooltip(head, fmt) };
+}
+
 function bandTooltip(head: (x: number) => string, fmt: (v: number) => string) {
   return (params: unknown) => {
     const list = (Array.isArray(params) ? params : [params]) as { seriesName: string; data: unknown }[];
@@ -153,13 +158,10 @@ function ModelCharts({ group, dark, width }: { group: ModelGroup; dark: boolean;
       ? null
       : {
           ...base,
-          tooltip: {
-            trigger: 'axis',
-            formatter: bandTooltip(
-              (x) => `t = ${x} s`,
-              (v) => `${sig(v, 4)} req/s`,
-            ),
-          },
+          tooltip: axisBandTooltip(
+            (x) => `t = ${x} s`,
+            (v) => `${sig(v, 4)} req/s`,
+          ),
           xAxis: timeAxis,
           yAxis: { type: 'value', name: 'req/s' },
           series: [
@@ -196,13 +198,10 @@ function ModelCharts({ group, dark, width }: { group: ModelGroup; dark: boolean;
         ? null
         : {
             ...base,
-            tooltip: {
-              trigger: 'axis',
-              formatter: bandTooltip(
-                (x) => `t = ${x} s`,
-                (v) => formatMs(v),
-              ),
-            },
+            tooltip: axisBandTooltip(
+              (x) => `t = ${x} s`,
+              (v) => formatMs(v),
+            ),
             xAxis: timeAxis,
             yAxis: { type: 'value', name: 'ms' },
             series: withTimeline.flatMap((s, i) =>
@@ -227,13 +226,10 @@ function ModelCharts({ group, dark, width }: { group: ModelGroup; dark: boolean;
         ? null
         : {
             ...base,
-            tooltip: {
-              trigger: 'axis',
-              formatter: bandTooltip(
-                (x) => xToPercentileLabel(x),
-                (v) => formatMs(v),
-              ),
-            },
+            tooltip: axisBandTooltip(
+              (x) => xToPercentileLabel(x),
+              (v) => formatMs(v),
+            ),
             xAxis: {
               type: 'log',
               logBase: 10,

@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
-import { Empty, ErrorBox, Loading } from '../components/common.tsx';
+import { Empty, ErrorBox, Loading, NumTh } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
 import {
   formatChange,
@@ -182,12 +182,12 @@ function RuntimeTable({ d }: { d: Runtime }) {
         <thead>
           <tr>
             <th scope="col">Figure</th>
-            <th scope="col" className="num">
+            <NumTh>
               {d.base.name} ({windows(d.base)})
-            </th>
-            <th scope="col" className="num">
+            </NumTh>
+            <NumTh>
               {d.target.name} ({windows(d.target)})
-            </th>
+            </NumTh>
             <th scope="col">Change</th>
           </tr>
         </thead>
@@ -233,18 +233,10 @@ function EntryTable({ d }: { d: Runtime }) {
           <tr>
             <th scope="col">Stage (first trace)</th>
             <th scope="col">Entry function</th>
-            <th scope="col" className="num">
-              Created
-            </th>
-            <th scope="col" className="num">
-              Lifetime p50
-            </th>
-            <th scope="col" className="num">
-              p99
-            </th>
-            <th scope="col" className="num">
-              max
-            </th>
+            <NumTh>Created</NumTh>
+            <NumTh>Lifetime p50</NumTh>
+            <NumTh>p99</NumTh>
+            <NumTh>max</NumTh>
           </tr>
         </thead>
         <tbody>

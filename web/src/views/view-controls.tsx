@@ -157,18 +157,27 @@ function FieldMessage({ id, tone, children }: { id: string; tone: 'error' | 'not
   );
 }
 
+/**
+ * A field's own text, which follows its value when that changes from outside (a link, another control)
+ * and keeps what is being typed otherwise.
+ */
+function useEcho(value: string): [string, (v: string) => void] {
+  const [v, setV] = useState(value);
+  const [last, setLast] = useState(value);
+  if (value !== last) {
+    setLast(value);
+    setV(value);
+  }
+  return [v, setV];
+}
+
 /** The shared flamegraph search; typing is debounced so both graphs re-render once per pause. */
 function SearchField(props: {
   inputRef: React.RefObject<HTMLInputElement | null>;
   value: string;
   onChange: (v: string) => void;
 }) {
-  const [v, setV] = useState(props.value);
-  const [last, setLast] = useState(props.value);
-  if (props.value !== last) {
-    setLast(props.value);
-    setV(props.value);
-  }
+  const [v, setV] = useEcho(props.value);
   const { onChange } = props;
   useEffect(() => {
     if (v === props.value) return;
@@ -240,12 +249,7 @@ function RegexField(props: {
   error: string | null;
   onChange: (v: string) => void;
 }) {
-  const [v, setV] = useState(props.value);
-  const [last, setLast] = useState(props.value);
-  if (props.value !== last) {
-    setLast(props.value);
-    setV(props.value);
-  }
+  const [v, setV] = useEcho(props.value);
   const messageId = useId();
   return (
     <label className="field" title={props.hint}>
