@@ -253,10 +253,17 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard end to end', () => {
     await expect.poll(async () => page.locator('[data-flame-drawn="1"]').count(), { timeout: 30_000 }).toBe(2);
     // Hover a hostile frame, found where the tree's values put it: the tooltip shows the name as text.
     const leftStage = await page.getByLabel('Left stage').inputValue();
-    const leftTree = await fetch(
+    const leftAnswer = await fetch(
       `${env.server.url}/api/comparisons/${new URL(page.url()).pathname.split('/').pop()}/flamegraph?stage=${leftStage}&minFraction=0.0005&maxNodes=20000`,
-    ).then(async (r) => ((await r.json()) as { tree: DrawnNode }).tree);
-    const hostilePath = widestPath(leftTree, (n) => n.includes('<script>'))!;
+    ).then(async (r) => (await r.json()) as { tree: DrawnNode; fullNames?: Record<string, string[]> });
+    const leftTree = leftAnswer.tree;
+    // pprof shortens these C++-looking names (their <…> groups go): the full names the answer lists keep them.
+    const fullOf = (n: string): string[] => {
+      const f = leftAnswer.fullNames && Object.hasOwn(leftAnswer.fullNames, n) ? leftAnswer.fullNames[n] : undefined;
+      return Array.isArray(f) ? f : typeof f === 'string' ? [f] : [];
+    };
+    const hostile = (n: string) => n.includes('<script>') || fullOf(n).some((f) => f.includes('<script>'));
+    const hostilePath = widestPath(leftTree, hostile)!;
     expect(hostilePath).not.toBe(null);
     const leftGraph = page.locator('.flame-graph').first();
     const frame = async () => framePoint(leftGraph, leftTree, hostilePath);

@@ -32,10 +32,13 @@ export function parseRule(text: string): Rule {
     throw new Error(
       `--fail-on "${text}": expected METRIC:+N% or METRIC:-N% (e.g. p99:+5%, rps:-3%, cpu-per-request:+5%, bench:sec/op:+2%)`,
     );
+  // Metric names are matched without regard to case (`P99`, `request-tail-gcwait`), and kept as declared.
   let metric = m[1]!.trim().toLowerCase();
   if (metric === 'qps') metric = 'rps';
+  const known = KNOWN.find((k) => k.toLowerCase() === metric);
+  if (known) metric = known;
   if (metric.startsWith('bench:')) metric = `bench:${m[1]!.trim().slice(6)}`;
-  else if (!KNOWN.includes(metric))
+  else if (!known)
     throw new Error(`--fail-on "${text}": unknown metric "${m[1]}" (known: ${KNOWN.join(', ')}, bench:UNIT)`);
   if (metric === 'bench:') throw new Error(`--fail-on "${text}": bench: needs a unit, e.g. bench:sec/op`);
   return { text: text.trim(), metric, sign: m[2] === '+' ? 1 : -1, percent: Number(m[3]) };

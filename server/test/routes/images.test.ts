@@ -187,8 +187,11 @@ describe('GET /api/comparisons/:id/flamegraph.svg', () => {
     expect(r.statusCode, r.body).toBe(200);
     const svg = await inspect(r.body);
     expect(svg.texts[1]).toMatch(/ · focus=\^encoding\/json\\\.$/);
-    // The root's width is the focused total, as the JSON view of the same parameters gives it.
-    const json = (await app.inject({ url: `/api/comparisons/demo/flamegraph?${q}` })).json() as { total: number };
+    // The root's width is the focused total, as the JSON view of the same parameters gives it (images are
+    // drawn as recorded: the JSON view asked for the same unit).
+    const json = (await app.inject({ url: `/api/comparisons/demo/flamegraph?${q}&mode=absolute` })).json() as {
+      total: number;
+    };
     expect(svg.frames[0]!.title).toContain(formatValue(json.total, 'nanoseconds'));
     expect(svg.frames.some((f) => f.title.startsWith('encoding/json.'))).toBe(true);
     expect(svg.frames.some((f) => f.title.startsWith('net.(*sysDialer)'))).toBe(false);
