@@ -16,4 +16,11 @@ describe('fullNameTitle', () => {
       }),
     ).toBe('f[go.shape.func() int]\nf[go.shape.func() string]');
   });
+
+  it('takes a function named like an object property (constructor, __proto__) as a name, never the property', () => {
+    const fromJson = JSON.parse('{"a[x]":["a[x int]"]}') as Record<string, string[]>;
+    expect(fullNameTitle('constructor', fromJson)).toBe('constructor');
+    expect(fullNameTitle('__proto__', fromJson)).toBe('__proto__');
+    expect(fullNameTitle('toString', fromJson)).toBe('toString');
+  });
 });

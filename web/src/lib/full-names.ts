@@ -5,6 +5,7 @@ import type { Diff } from './api.ts';
  * short form (several, a line each, when pprof merged them into one row), else the name itself.
  */
 export function fullNameTitle(name: string, fullNames: Diff['fullNames']): string {
-  const full = fullNames?.[name];
-  return full && full.length > 0 ? full.join('\n') : name;
+  // Own keys only: a function may be named `constructor` or `__proto__` (names are untrusted).
+  const full = fullNames && Object.hasOwn(fullNames, name) ? fullNames[name] : undefined;
+  return Array.isArray(full) && full.length > 0 ? full.join('\n') : name;
 }
