@@ -7,24 +7,14 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CHROMIUM, REPO } from './harness.ts';
-import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
+import { apiPost, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
 const F = join(REPO, 'fixtures', 'regression-runs');
 const available = existsSync(CHROMIUM);
 const env = e2eEnvironment(available);
 
-async function post<T>(path: string, body: string | FormData, token?: string): Promise<T> {
-  const r = await fetch(`${env.server.url}${path}`, {
-    method: 'POST',
-    headers: {
-      ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body,
-  });
-  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-}
+const post = <T>(path: string, body: string | FormData, token?: string) =>
+  apiPost<T>(env.server.url, path, body, token);
 
 describe.skipIf(!available)('change points on the page', () => {
   it('one QPS change point: a badge on its stage, a line under the table, a link to the pair', async () => {

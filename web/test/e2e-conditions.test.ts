@@ -5,24 +5,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CHROMIUM, REPO } from './harness.ts';
-import { e2eEnvironment, shot, watchPage } from './page-helpers.ts';
+import { apiPost, e2eEnvironment, shot, watchPage } from './page-helpers.ts';
 
 const F = join(REPO, 'fixtures');
 const available = existsSync(CHROMIUM);
 const env = e2eEnvironment(available);
 
-async function post<T>(path: string, body: string | FormData, token?: string): Promise<T> {
-  const r = await fetch(`${env.server.url}${path}`, {
-    method: 'POST',
-    headers: {
-      ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body,
-  });
-  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-}
+const post = <T>(path: string, body: string | FormData, token?: string) =>
+  apiPost<T>(env.server.url, path, body, token);
 
 async function comparison(title: string, stages: [string, string[]][]): Promise<string> {
   const c = await post<{ id: string; editToken: string }>('/api/comparisons', JSON.stringify({ title }));

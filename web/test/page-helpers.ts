@@ -140,3 +140,17 @@ export async function frameFills(graph: Locator, tree: DrawnNode, maxDepth: numb
     });
   }, points);
 }
+
+/** POSTs to the test server's API (JSON text or a form), with the edit token when given; a non-2xx throws. */
+export async function apiPost<T>(baseUrl: string, path: string, body: string | FormData, token?: string): Promise<T> {
+  const r = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: {
+      ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body,
+  });
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
