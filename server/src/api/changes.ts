@@ -373,6 +373,90 @@ export const RuntimeChanges = Type.Object({
 });
 export type RuntimeChanges = Static<typeof RuntimeChanges>;
 
+/*
+ * "The code change" of a pair of stages: from the two stages' sources, the Go functions edited, added
+ * and removed, each with its cost change and verdict from the engine's per-function diff; then the
+ * functions whose cost changed significantly although their code did not (the indirect effects).
+ */
+
+/** Where a function's code stands between the two stages' sources. */
+export const CodeStatus = Type.Union([
+  Type.Literal('edited'),
+  Type.Literal('added'),
+  Type.Literal('removed'),
+  Type.Literal('same'),
+  Type.Literal('outside'),
+]);
+export type CodeStatus = Static<typeof CodeStatus>;
+
+const Lines = Type.Object({ start: Type.Integer(), end: Type.Integer() });
+
+/**
+ * One function of the code change. `code`: `edited` (its declaration's text differs), `added`/`removed`
+ * (declared on one side only), `same` (the same text on both sides), `outside` (not in the stages'
+ * sources: the standard library or a dependency, whose code the sources do not hold). `base`/`target`
+ * are its cum in the pair's normalisation (null: no sample on that side), `verdict` the engine's test
+ * of its cum across the stages' profiles (null when it was not among the functions tested).
+ */
+export const CodeFunction = Type.Object({
+  name: Type.String(),
+  code: CodeStatus,
+  /** The file declaring it, module-relative (the target's, else the base's); null for `outside`. */
+  file: Nullable(Type.String()),
+  baseLines: Nullable(Lines),
+  targetLines: Nullable(Lines),
+  /**
+   * False when the other stage's sources do not hold the function's file at all: then `added`/`removed`
+   * means "new, or its file was never named by the other stage's profiles" (a capture keeps only the
+   * files its profiles name).
+   */
+  fileOnBothSides: Type.Boolean(),
+  /** Lines of the declaration that differ, counted by the line diff (edited only; else 0). */
+  linesAdded: Type.Integer(),
+  linesRemoved: Type.Integer(),
+  base: Nullable(Type.Number()),
+  target: Nullable(Type.Number()),
+  delta: Type.Number(),
+  /** (target − base) / base · 100; null when the base has no sample. */
+  deltaPercent: Nullable(Type.Number()),
+  verdict: Nullable(Verdict),
+});
+export type CodeFunction = Static<typeof CodeFunction>;
+
+const SourcesRef = Type.Object({
+  modulePath: Type.String(),
+  revision: Type.String(),
+  dirty: Nullable(Type.Boolean()),
+  /** Go files read for functions (not tests). */
+  goFiles: Type.Integer(),
+});
+
+/**
+ * GET …/changes `code`: `status` `ok` (two stages of the same revision, both clean, have no changed
+ * function: files one side's capture did not keep are not read as added or removed); `no-sources` (a stage has no sources: `message` names it);
+ * `no-profiles` (no per-function diff to take costs from). `changed` lists the edited, added and
+ * removed functions (largest cost change first, functions never sampled last); `indirect` the
+ * functions whose code did not change (`same` or `outside`) and whose cost did, significantly;
+ * when there is none, `closest` gives the unchanged-code functions nearest to it (smallest p), so the
+ * "none" can be read with its p-values.
+ */
+export const CodeChange = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('no-sources'), Type.Literal('no-profiles')]),
+  message: Nullable(Type.String()),
+  base: Nullable(SourcesRef),
+  target: Nullable(SourcesRef),
+  kind: Nullable(Type.String()),
+  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second'), Type.Literal('absolute')]),
+  unit: Type.String(),
+  /** Functions whose code changed: edited, added, removed. */
+  changed: Type.Array(CodeFunction),
+  /** Functions tested across the profiles (the diff's family), and how many of them were significant. */
+  tested: Type.Integer(),
+  indirect: Type.Array(CodeFunction),
+  closest: Type.Array(CodeFunction),
+});
+export type CodeChange = Static<typeof CodeChange>;
+
 /**
  * A profile that lost its own run: the run it was captured with (its capture record names the file) or
  * the run its name points at is not in the stage any more, so its requests are an estimate and the
@@ -416,6 +500,8 @@ export const StageChanges = Type.Object({
       target: Nullable(Type.Object({ cycles: Type.Integer(), stwP99Ms: Type.Number(), maxHeapMb: Type.Number() })),
     }),
   ),
+  /** The code change: functions edited, added, removed, and costs that moved in unchanged code. */
+  code: Type.Optional(CodeChange),
   /** The runtime's figures; absent when neither stage has an execution trace or runtime metrics. */
   runtime: Type.Optional(RuntimeChanges),
   /** Both stages' conditions, and where they differ (load: no verdict on load-test figures). */

@@ -3,6 +3,7 @@ import {
   BenchmarkChanges,
   ChangePointMark,
   Change,
+  CodeChange,
   FigureVerdicts,
   FunctionChanges,
   PerRequest,
@@ -92,10 +93,12 @@ export const Report = Type.Object(
     gc: StageChanges.properties.gc,
     /** What the runtime did (GET …/changes' `runtime`); absent when neither stage has a trace or metrics. */
     runtime: Type.Optional(RuntimeChanges),
+    /** The code change (GET …/changes `code`): present when a stage has sources. */
+    code: Type.Optional(CodeChange),
     benchmarks: Nullable(BenchmarkChanges),
     images: Type.Object({ diffSvg: Nullable(Type.String()), diffPng: Nullable(Type.String()) }),
     notes: Type.Array(Type.String()),
   },
-  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:4', title: 'stagediff report' },
+  { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:stagediff:report:5', title: 'stagediff report' },
 );
 export type Report = Static<typeof Report>;

@@ -3,6 +3,7 @@ import type { Report } from '../api/report.ts';
 import { formatChange, formatMs, formatRatio, formatSignedValue, formatValue } from '../api/format.ts';
 import { ciText } from '../api/benchstat-format.ts';
 import { changeStyle, formatPN, noVerdictReason, verdictWords } from '../api/words.ts';
+import { codeChangeSummary, codeFunctionLine } from '../api/code-change-words.ts';
 import { endpointUrl } from '../api/routes.ts';
 import { FIGURES } from '../api/labels.ts';
 import { mdCode, mdDetails, mdTable, mdText } from '../render/markdown.ts';
@@ -79,6 +80,7 @@ export function buildReport(
       : null,
     gc: c.gc,
     ...(c.runtime ? { runtime: c.runtime } : {}),
+    ...(c.code ? { code: c.code } : {}),
     benchmarks: c.benchmarks,
     images: { diffSvg: image('diffSvg'), diffPng: image('diffPng') },
     notes,
@@ -211,6 +213,36 @@ function benchMd(r: Report, limit: number): string {
   );
 }
 
+/** The code change: the summary, then each changed function and each indirect one, folded. */
+function codeChangeMd(c: NonNullable<Report['code']>, limit: number): string {
+  const lines = [
+    '### The code change',
+    codeChangeSummary(c)
+      .map((x) => mdText(x, 1000))
+      .join(' '),
+  ];
+  const rows = (fs: typeof c.changed) =>
+    fs
+      .slice(0, Math.max(limit, 1))
+      .map((f) => `- ${mdCode(f.name)} ${mdText(codeFunctionLine({ ...f, name: '' }, c.unit).trimStart())}`)
+      .join('\n');
+  if (c.changed.length > 0)
+    lines.push(mdDetails([`Functions edited, added, removed (${c.changed.length})`], rows(c.changed)));
+  const other = c.indirect.length > 0 ? c.indirect : c.closest;
+  if (other.length > 0)
+    lines.push(
+      mdDetails(
+        [
+          c.indirect.length > 0
+            ? `Cost moved, code unchanged (${c.indirect.length})`
+            : 'Nearest to a change, code unchanged',
+        ],
+        rows(other),
+      ),
+    );
+  return lines.join('\n\n');
+}
+
 /** The runtime rows: how they are normalised, the allocs cross-check, then every row folded. */
 function runtimeMd(rt: NonNullable<Report['runtime']>): string {
   const w = rt.windows;
@@ -276,6 +308,8 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
     ),
   );
   for (const n of r.notes) out.push(`> ${mdText(n)}`);
+
+  if (r.code) out.push(codeChangeMd(r.code, limit));
 
   if (r.runtime) out.push(runtimeMd(r.runtime));
 

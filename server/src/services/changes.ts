@@ -38,6 +38,7 @@ import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from 
 import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
 import { appendAll } from '../analysis/extent.ts';
+import { codeChange, type FunctionDiff } from './code-change.ts';
 import { modeNotes } from './mode-notes.ts';
 
 /**
@@ -352,7 +353,9 @@ export class ChangeEngine {
     const figures = FIGURE_KEYS.map((k) =>
       figureChange(k, bf[k], tf[k], verdicts[k], LOAD_FIGURES.has(k) ? null : conditions.warning),
     );
-    const functions = await this.functionChanges(tree, base, target, q);
+    const fd: { diff: FunctionDiff | null } = { diff: null };
+    const functions = await this.functionChanges(tree, base, target, q, fd);
+    const code = q.functions === 'off' ? null : await codeChange(this.analysis, tree, base, target, functions, fd.diff);
     const benchmarks = await this.benchmarkChanges(base, target);
     const gc = await this.gcChange(base, target);
     const runtime0 = hasRuntime(base) || hasRuntime(target) ? await this.pairRuntime(tree, base, target, bf, tf) : null;
@@ -379,6 +382,7 @@ export class ChangeEngine {
       benchmarks,
       gc,
       ...(runtime ? { runtime } : {}),
+      ...(code ? { code } : {}),
       conditions,
       sentences: [
         ...conditionSentences(conditions),
@@ -394,6 +398,7 @@ export class ChangeEngine {
     base: StageWithArtifacts,
     target: StageWithArtifacts,
     q: { kind?: ProfileKind; functions: 'auto' | 'on' | 'off' },
+    out: { diff: FunctionDiff | null } = { diff: null },
   ): Promise<FunctionChanges> {
     const empty = (
       status: FunctionChanges['status'],
@@ -477,6 +482,7 @@ export class ChangeEngine {
       children: n.children.map(scaled),
     });
     const tree0 = perSecond ? scaled(view.tree) : view.tree;
+    out.diff = { rows: view.top, noise: d.noise, scaleBase: sb, scaleTarget: st };
     const baseTotal = view.baseTotal * sb;
     const targetTotal = view.targetTotal * st;
     const minDelta = ORIGIN_MIN_FRACTION * Math.abs(baseTotal || targetTotal);

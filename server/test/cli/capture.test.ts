@@ -78,16 +78,7 @@ describe.skipIf(!haveGo)('stagediff capture', () => {
     pprof = `http://127.0.0.1:${p}`;
     service = spawn(
       bin,
-      [
-        '-stage',
-        'baseline',
-        '-addr',
-        `127.0.0.1:${a}`,
-        '-pprof-addr',
-        `127.0.0.1:${p}`,
-        '-upstream-addr',
-        `127.0.0.1:${u}`,
-      ],
+      ['-addr', `127.0.0.1:${a}`, '-pprof-addr', `127.0.0.1:${p}`, '-upstream-addr', `127.0.0.1:${u}`],
       { env: { ...process.env, GOMAXPROCS: '2' }, stdio: 'ignore' },
     );
     for (let i = 0; i < 100; i++) {
@@ -112,7 +103,7 @@ describe.skipIf(!haveGo)('stagediff capture', () => {
     'with wrk: the load output byte for byte, CPU over the window, allocs as a delta, in --out and on the server',
     async () => {
       // Load before the capture, so the process's cumulative allocations dwarf one window's.
-      spawnSync('wrk', ['-t1', '-c8', '-d3s', target()], { stdio: 'ignore' });
+      spawnSync('wrk', ['-t1', '-c8', '-d8s', target()], { stdio: 'ignore' });
       const out = join(work, 'wrk-stage');
       const own = join(work, 'wrk-own.txt');
       const r = await stagediff([

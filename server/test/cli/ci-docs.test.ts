@@ -186,7 +186,7 @@ describe.skipIf(!inCi && (!haveGo || !haveWrk || !haveCapture))(
         ...process.env,
         ...Object.fromEntries(Object.entries(w.env).map(([k, v]) => [k, String(v)])),
         // The demo service's own flags and addresses; fewer and shorter runs than a real pipeline.
-        SERVICE_FLAGS: `-stage pooled -addr 127.0.0.1:${api} -pprof-addr 127.0.0.1:${pprof} -upstream-addr 127.0.0.1:${upstream}`,
+        SERVICE_FLAGS: `-addr 127.0.0.1:${api} -pprof-addr 127.0.0.1:${pprof} -upstream-addr 127.0.0.1:${upstream}`,
         PPROF_URL: `http://127.0.0.1:${pprof}`,
         LOAD_URL: `http://127.0.0.1:${api}/api/orders?n=20&currency=EUR`,
         RUNS: '4',
@@ -225,7 +225,7 @@ describe.skipIf(!inCi && (!haveGo || !haveWrk || !haveCapture))(
       const validate = new Ajv({ strict: false }).compile(reportSchema);
       expect(validate(json), JSON.stringify(validate.errors)).toBe(true);
       const cpu = json.changes.find((c: { metric: string }) => c.metric === 'cpu-per-request');
-      // 200 µs of CPU more per request, on top of the pooled stage's own cost.
+      // 200 µs of CPU more per request, on top of the service's own cost (its last version, async-log).
       expect(cpu.target.median - cpu.base.median).toBeGreaterThan(100_000);
       expect(cpu.verdict.status).toBe('significant');
     });

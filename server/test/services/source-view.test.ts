@@ -3,8 +3,9 @@
  * --source` kept them, and its six CPU profiles. Per line, each side's flat and cum equal
  * `go tool pprof -list` over that stage's six profiles read against that stage's own sources
  * (fixtures/demo/list-answers/<stage>/*.txt, written by record.sh there; and live when Go is
- * installed, from the archive the seed stored). The demo picks its stage with a flag, so both versions of
- * a function are the same text: every row is aligned as `same`, each with its own stage's cost.
+ * installed, from the archive the seed stored). Each stage is its own commit of the demo's history: a
+ * function its commit edited shows two different versions, aligned by a line diff; one it did not, the
+ * same text on both sides, each with its own stage's cost.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -20,7 +21,6 @@ import { parseList } from '../helpers/pprof-text.ts';
 
 const go = findGo();
 const demo = join(fixturesDir, 'demo');
-const serviceDir = join(fixturesDir, 'demo-service');
 const tmp = mkdtempSync(join(tmpdir(), 'stagediff-demo-source-'));
 let app: StagediffApp;
 
@@ -37,6 +37,19 @@ function stageArchive(stage: string): string {
     (r) => [join(demo, stage, r, 'sources.tar.gz'), statSync(join(demo, stage, r, 'sources.tar.gz')).size] as const,
   );
   return sizes.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+}
+
+/** The pairs whose commit edited the function (fixtures/demo-service/history: pooled's and fast-json's patches). */
+const CHANGED = new Set([
+  'fast-json → pooled main.(*service).serveOrders',
+  'baseline → fast-json main.(*service).serveOrders',
+]);
+
+/** A file of the stage's stored sources (its largest run's archive), as lines. */
+function stageFile(stage: string, path: string): string[] {
+  const dir = mkdtempSync(join(tmp, `${stage}-file-`));
+  expect(spawnSync('tar', ['-xzf', stageArchive(stage), '-C', dir]).status).toBe(0);
+  return readFileSync(join(dir, path), 'utf8').split('\n');
 }
 
 /** go tool pprof -list of the function over the stage's six CPU profiles, with the stage's own sources. */
@@ -94,24 +107,32 @@ describe('the source view of the demo', () => {
         // the profile names the capture machine's …/demo-service/ path: answered relative to the module
         expect(v[side].file).toBe(v[side].path);
       }
-      // One tree, the stage chosen by a flag: the versions are the same text, line for line; the lines
-      // far from any sample are left out as counted gaps (elided rows), the same count on both sides.
+      // Each stage is its own commit: each side's text is its own stage's file, line for line, and the
+      // lines far from any sample are left out as counted gaps (elided rows).
       const shown = v.rows.filter((r: { change: string }) => r.change !== 'elided');
-      expect(shown.every((r: { change: string }) => r.change === 'same')).toBe(true);
-      for (const r of shown) expect(r.baseText).toBe(r.targetText);
-      const file = readFileSync(join(serviceDir, v.base.path), 'utf8').split('\n');
-      for (const r of shown) expect(r.baseText).toBe(file[r.base.line - 1]);
-      let line = 0;
-      for (const r of v.rows) {
-        if (r.change === 'elided') {
-          expect(r.elided.base).toBe(r.elided.target);
-          expect(r.elided.base).toBeGreaterThan(0);
-          line += r.elided.base;
-        } else {
-          expect(r.base.line).toBe(line + 1);
-          line++;
+      const files = {
+        base: stageFile(base, v.base.path),
+        target: stageFile(target, v.target.path),
+      };
+      for (const side of ['base', 'target'] as const) {
+        let line = 0;
+        for (const r of v.rows) {
+          if (r.change === 'elided') {
+            expect(r.elided[side]).toBeGreaterThanOrEqual(0);
+            line += r.elided[side];
+          } else if (r[side]) {
+            expect(r[side].line).toBe(line + 1);
+            expect(r[`${side}Text`]).toBe(files[side][r[side].line - 1]);
+            line++;
+          }
         }
       }
+      // Where the function's code is the same in both commits every row pairs the same text; where the
+      // commit edited it, the two versions differ and are aligned by a line diff.
+      const edited = CHANGED.has(`${base} → ${target} ${fn}`);
+      expect(shown.some((r: { change: string }) => r.change !== 'same')).toBe(edited);
+      for (const r of shown.filter((x: { change: string }) => x.change === 'same'))
+        expect(r.baseText).toBe(r.targetText);
 
       for (const [side, stage] of [
         ['base', base],

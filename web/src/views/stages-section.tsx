@@ -1,3 +1,4 @@
+import { CodeChanges } from '../components/code-change.tsx';
 import { memo } from 'react';
 import { formatInt, formatValue } from '../../../server/src/api/format.ts';
 import { BusyCaptureWarning, CaptureDetails } from '../components/capture-details.tsx';
@@ -128,6 +129,14 @@ export const StagesSection = memo(function StagesSection({
           };
         })}
       />
+      <PanelBoundary what="code change">
+        <CodeChanges
+          items={stages.slice(1).map((s) => {
+            const c = changes.get(s.id);
+            return { stageId: s.id, name: s.name, code: c && 'data' in c ? c.data.code : undefined };
+          })}
+        />
+      </PanelBoundary>
       <LazyDetails className="files" summary="Raw files">
         {stages.map((s) => (
           <div key={s.id}>
