@@ -146,15 +146,11 @@ export type StageSummaryKind = Static<typeof StageSummaryKind>;
  *    that run's req/s × the profile's duration (never upload order);
  * 2. `timeline`: a load test with absolute times whose per-second timeline covers the profile's window:
  *    the requests of the seconds inside the window (partial seconds pro rata);
- * 3. `stage-rps`: the stage's median req/s × the profile's duration (an estimate, not measured: the
- *    stage's runs were not matched to this profile, and the description says why).
+ * else none: no per-request value, and the description says why no run was the profile's own (the
+ * stage's median req/s would be a guess, never a divisor).
  * A stage of several profiles is divided by the sum over its profiles.
  */
-export const DivisorMethod = Type.Union([
-  Type.Literal('timeline'),
-  Type.Literal('paired-run'),
-  Type.Literal('stage-rps'),
-]);
+export const DivisorMethod = Type.Union([Type.Literal('timeline'), Type.Literal('paired-run')]);
 export type DivisorMethod = Static<typeof DivisorMethod>;
 
 export const ProfileRequests = Type.Object({

@@ -5,6 +5,7 @@
  * the web bundle imports it as it is.
  */
 import type { ProfileKind as ModelProfileKind } from '../model/profile.ts';
+import { NAMED_REQUEST_PARTS } from '../model/trace-requests.ts';
 
 /** Profile kinds (model/profile.ts): a view is always of one kind; profiles of different kinds never merge. */
 export const PROFILE_KINDS = [
@@ -79,18 +80,8 @@ export const TRACE_METRICS = [
   'goroutines-created',
 ] as const;
 export const RUNTIME_METRICS = ['gc-cpu', 'allocated-bytes', 'sched-latency-p99'] as const;
-/** The parts of a traced request's time (model/trace-requests.ts), each a `request-tail-PART` row. */
-export const REQUEST_PARTS = [
-  'running',
-  'runnable',
-  'syscall',
-  'network',
-  'sync',
-  'channel',
-  'select',
-  'sleep',
-  'gcWait',
-] as const;
+/** The parts of a traced request's time a reason names (model/trace-requests.ts), each a `request-tail-PART` row. */
+export const REQUEST_PARTS = NAMED_REQUEST_PARTS;
 /** The traced requests' rows: latency percentiles and the slowest 1 %'s parts. */
 export const REQUEST_METRICS = [
   'request-p50',

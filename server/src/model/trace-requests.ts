@@ -1,18 +1,24 @@
 import type { Durations } from './trace.ts';
 
-/** The parts a request's time is split into along its critical path (ingest/trace/critical-path.ts). */
-export type RequestPart =
-  | 'running'
-  | 'runnable'
-  | 'syscall'
-  | 'network'
-  | 'sync'
-  | 'channel'
-  | 'select'
-  | 'sleep'
-  | 'gcWait'
-  | 'other'
-  | 'unknown';
+/** The parts of a request's time a reason names, in the critical path's order (each a `request-tail-PART` row). */
+export const NAMED_REQUEST_PARTS = [
+  'running',
+  'runnable',
+  'syscall',
+  'network',
+  'sync',
+  'channel',
+  'select',
+  'sleep',
+  'gcWait',
+] as const;
+/**
+ * All the parts a request's time is split into along its critical path (ingest/trace/critical-path.ts,
+ * whose part numbers index this list): the named ones, then what no reason names and what the trace
+ * did not see.
+ */
+export const REQUEST_PART_NAMES = [...NAMED_REQUEST_PARTS, 'other', 'unknown'] as const;
+export type RequestPart = (typeof REQUEST_PART_NAMES)[number];
 
 /** Time by part (ns). */
 export type PartNanos = Record<RequestPart, number>;

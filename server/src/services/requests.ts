@@ -2,7 +2,7 @@ import type { PerRequest, ProfileRequests } from '../api/changes.ts';
 import type { Artifact, StageWithArtifacts } from '../store/index.ts';
 import { type LoadTestRun, summaryRuns } from '../model/loadtest.ts';
 import type { CaptureFile, CaptureRecord } from '../model/capture.ts';
-import { type RunRef, type StageRunSet, stageRps } from './stage-runs.ts';
+import type { RunRef, StageRunSet } from './stage-runs.ts';
 import { summaryOf } from './stage-profiles.ts';
 import { type StoredProfileSummary, kinded } from '../model/artifact-summary.ts';
 
@@ -15,7 +15,8 @@ import { type StoredProfileSummary, kinded } from '../model/artifact-summary.ts'
  *    one does; else, for a stage of one run and one profile, that run: its req/s × the profile's duration; else
  * 2. a load test with absolute times whose per-second timeline covers the window (partial seconds pro
  *    rata); else
- * 3. the stage's median req/s × the profile's duration, an estimate that says why no run was its own.
+ * else no per-request value, with the reason no run was its own: a stage's median req/s times the
+ * profile's duration would be a guess, and one pair's figures would then be divided by another run's.
  * Never the order the files were uploaded in (a browser uploads in parallel). A profile without a
  * duration (a snapshot) has no divisor. A merged profile is divided by the sum.
  */
@@ -89,7 +90,6 @@ export function profileRequests(
   loadTests: { artifact: Artifact; run: LoadTestRun }[],
   runSet: StageRunSet,
 ): ProfileRequests[] {
-  const rps = stageRps(runSet);
   // Runs a name can point at: the headline runs each alone in its file, by run number (a number two
   // files share points at neither).
   const byNumber = new Map<number, RunRef | null>();
@@ -156,14 +156,6 @@ export function profileRequests(
         : named === null
           ? `no capture record; run ${n} is in the names of several load tests`
           : `no capture record, no load test named run ${n}, no load-test timeline over its window`;
-    if (rps !== null && rps > 0)
-      return {
-        ...base,
-        requests: (rps * durMs) / 1000,
-        method: 'stage-rps',
-        description: `not its own run (${why}): stage rps (${rps.toFixed(1)}/s) × profile duration (${(durMs / 1000).toFixed(2)} s)`,
-        run: null,
-      };
     return { ...none, description: `no per-request value: ${why}` };
   });
 }

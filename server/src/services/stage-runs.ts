@@ -1,7 +1,6 @@
 import type { StageRun, StageSummaryKind } from '../api/changes.ts';
 import type { Artifact, ComparisonTree, StageWithArtifacts } from '../store/index.ts';
 import { type LoadTestSummary, summaryRuns } from '../model/loadtest.ts';
-import { estimate } from '../analysis/significance.ts';
 import { kinded } from '../model/artifact-summary.ts';
 
 /*
@@ -159,10 +158,4 @@ export function loadFigureValues(set: StageRunSet): Record<LoadFigure, number[]>
     p99: one(weighted(sums, (s) => s.latencyMs.p99)),
     errorRate: one(requests !== null && requests > 0 && errors !== null ? errors / requests : null),
   };
-}
-
-/** The stage's req/s as its row shows it (the median of repeats), or null without a run. */
-export function stageRps(set: StageRunSet): number | null {
-  const values = loadFigureValues(set).rps;
-  return estimate(values)?.median ?? null;
 }

@@ -12,7 +12,13 @@ import { parsePprof } from '../../src/ingest/pprof/index.ts';
 import { total } from '../../src/analysis/flat-cum.ts';
 import type { LoadTestRun, LoadTestSummary } from '../../src/model/loadtest.ts';
 import type { Artifact, StageWithArtifacts } from '../../src/store/index.ts';
-import { describeDivisor, profileRequests, requestsInWindow, runNumberOf } from '../../src/services/requests.ts';
+import {
+  describeDivisor,
+  perRequest,
+  profileRequests,
+  requestsInWindow,
+  runNumberOf,
+} from '../../src/services/requests.ts';
 import { uploadName } from '../../src/cli/upload.ts';
 import { stageRunSet } from '../../src/services/stage-runs.ts';
 import { addStage, createComparison, testApp, upload } from '../helpers/app.ts';
@@ -81,16 +87,19 @@ describe('requests during one profile', () => {
       requests: 14_000,
       method: 'paired-run',
     });
-    // Two profiles for one run: no pairing; the stage's rps stands in, and says so.
+    // Two profiles for one run: no pairing, so no per-request value (never the stage's rps as a guess),
+    // and the description says why.
     const other = profile((first - 7_200_000) * 1e6, 2e9);
     const st3 = stage([outside, other]);
     const both = profileRequests(st3, [outside, other], loadTests, stageRunSet(st3, 'wrk'));
-    expect(both.map((r) => r.method)).toEqual(['stage-rps', 'stage-rps']);
-    expect(both[0]).toMatchObject({
-      requests: 14_000,
-      description:
-        'not its own run (no capture record, no run number in its name, no load-test timeline over its window): stage rps (7000.0/s) × profile duration (2.00 s)',
-    });
+    expect(both.map((r) => [r.method, r.requests])).toEqual([
+      [null, null],
+      [null, null],
+    ]);
+    expect(both[0]!.description).toBe(
+      'no per-request value: no capture record, no run number in its name, no load-test timeline over its window',
+    );
+    expect(perRequest(both)).toMatchObject({ requests: null, measured: false });
     // No duration (a heap snapshot): no divisor.
     const snapshot = profile((first + 1000) * 1e6, 0);
     const st4 = stage([snapshot]);

@@ -1,4 +1,5 @@
 import { G_RUNNABLE, G_RUNNING, G_SYSCALL, G_WAITING, NONE } from './format.ts';
+import { REQUEST_PART_NAMES, type RequestPart } from '../../model/trace-requests.ts';
 
 /**
  * What a goroutine is doing over an interval, as the request analysis splits time: running on a
@@ -18,20 +19,9 @@ export const PART_OTHER = 9;
 export const PART_UNKNOWN = 10;
 export const PART_COUNT = 11;
 
-export const PART_NAMES = [
-  'running',
-  'runnable',
-  'syscall',
-  'network',
-  'sync',
-  'channel',
-  'select',
-  'sleep',
-  'gcWait',
-  'other',
-  'unknown',
-] as const;
-export type PartName = (typeof PART_NAMES)[number];
+/** The parts' names, indexed by the numbers above (declared once, in the model). */
+export const PART_NAMES = REQUEST_PART_NAMES;
+export type PartName = RequestPart;
 
 /** The part a block reason of the runtime counts under. */
 export function blockPart(reason: string): number {

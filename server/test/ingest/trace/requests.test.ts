@@ -5,7 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PART_NAMES } from '../../../src/ingest/trace/critical-path.ts';
+import * as parts from '../../../src/ingest/trace/critical-path.ts';
+import { REQUEST_PARTS } from '../../../src/api/options.ts';
+
+const { PART_NAMES } = parts;
 import type { RegionsSummary } from '../../../src/ingest/trace/regions.ts';
 import { RequestCollector, type TraceRequests } from '../../../src/ingest/trace/requests.ts';
 import { type Transition, transitionOf } from '../../../src/ingest/trace/events.ts';
@@ -108,5 +111,26 @@ describe('the request figures a parsed trace carries', () => {
     expect(m.requests!.status).toBe('too-large');
     expect(m.requests!.reason).toMatch(/more than 1000 goroutine states \(TRACE_MAX_REQUEST_STATES\)/);
     expect(m.summary.events).toBeGreaterThan(100_000);
+  });
+});
+
+describe('the parts, declared once', () => {
+  it('numbers each part where its name stands, and gates every named part as a request-tail row', () => {
+    const numbered: [number, string][] = [
+      [parts.PART_RUNNING, 'running'],
+      [parts.PART_RUNNABLE, 'runnable'],
+      [parts.PART_SYSCALL, 'syscall'],
+      [parts.PART_NETWORK, 'network'],
+      [parts.PART_SYNC, 'sync'],
+      [parts.PART_CHANNEL, 'channel'],
+      [parts.PART_SELECT, 'select'],
+      [parts.PART_SLEEP, 'sleep'],
+      [parts.PART_GC_WAIT, 'gcWait'],
+      [parts.PART_OTHER, 'other'],
+      [parts.PART_UNKNOWN, 'unknown'],
+    ];
+    for (const [i, name] of numbered) expect(PART_NAMES[i]).toBe(name);
+    expect(PART_NAMES.length).toBe(parts.PART_COUNT);
+    expect([...REQUEST_PARTS]).toEqual(PART_NAMES.slice(0, parts.PART_OTHER));
   });
 });
