@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMigrations, renderMigration } from '../../src/store/common.ts';
 import { openStore } from '../../src/store/index.ts';
 import { PgTestDatabases } from './pg-databases.ts';
 
@@ -110,5 +111,27 @@ describe.skipIf(!adminUrl)('store schema: postgres', () => {
     );
     for (const v of versions) lines.push(`migration ${v.version} ${v.name}`);
     await expect(`${lines.join('\n')}\n`).toMatchFileSnapshot('./schema/postgres.txt');
+  });
+});
+
+describe('shared migrations', () => {
+  it('render per dialect: words replaced, dialect-only lines kept for their dialect alone', () => {
+    const sql = 'CREATE TABLE t (\n  a {{text}} NOT NULL,\n@postgres   b bytea,\n  c {{bool}}\n){{strict}};';
+    expect(renderMigration(sql, 'sqlite')).toBe('CREATE TABLE t (\n  a TEXT NOT NULL,\n  c INTEGER\n) STRICT;');
+    expect(renderMigration(sql, 'postgres')).toBe('CREATE TABLE t (\n  a text NOT NULL,\n  b bytea,\n  c boolean\n);');
+  });
+
+  it('refuse a word or a dialect they do not know, naming the file', () => {
+    expect(() => renderMigration('x {{uuid}}', 'sqlite', '009-x.sql')).toThrow(/009-x\.sql.*\{\{uuid\}\}/);
+    expect(() => renderMigration('@mysql x', 'postgres', '009-x.sql')).toThrow(/009-x\.sql.*@mysql/);
+  });
+
+  it('number each dialect 1..n with no gap or twin, version 1 from the shared folder', () => {
+    for (const dialect of ['sqlite', 'postgres'] as const) {
+      const ms = loadMigrations(dialect);
+      expect(ms.map((m) => m.version)).toEqual(ms.map((_, i) => i + 1));
+      expect(ms[0]!.name).toBe('init');
+      expect(ms[0]!.sql).not.toMatch(/\{\{\w+\}\}|^@/m);
+    }
   });
 });
