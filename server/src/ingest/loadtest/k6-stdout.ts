@@ -76,7 +76,19 @@ function trend(values: string, line: number): Map<string, number | null> {
   return out;
 }
 
-function latencyOf(t: Map<string, number | null>): { latency: LatencyMs; dist: PercentilePoint[] | null } {
+/** A percentile column of the console summary: p(90). */
+const CONSOLE_PERCENTILE = /^p\(([\d.]+)\)$/;
+
+/**
+ * A k6 trend's latency from its values by name (ms, null when unreadable): avg, min, max, med and the
+ * percentile columns whose names `percentileKey` matches (its group 1 is the percentile), with the points
+ * they print (0 = min, 50 = med when no p(50) is printed, 100 = max) when there is any percentile column.
+ * Shared by the console summary and the end-of-test summary JSON.
+ */
+export function k6TrendLatency(
+  t: ReadonlyMap<string, number | null>,
+  percentileKey: RegExp,
+): { latency: LatencyMs; dist: PercentilePoint[] | null } {
   const latency = emptyLatency();
   latency.mean = t.get('avg') ?? null;
   latency.min = t.get('min') ?? null;
@@ -84,7 +96,7 @@ function latencyOf(t: Map<string, number | null>): { latency: LatencyMs; dist: P
   latency.p50 = t.get('med') ?? null;
   const pts: PercentilePoint[] = [];
   for (const [k, v] of t) {
-    const m = /^p\(([\d.]+)\)$/.exec(k);
+    const m = percentileKey.exec(k);
     if (!m || v === null) continue;
     const p = Number(m[1]);
     pts.push({ percentile: p, ms: v });
@@ -186,9 +198,9 @@ export function parseK6Console(input: string): LoadTestRun {
   let dist: PercentilePoint[] | null = null;
   let successfulOnlyLatencyMs: LatencyMs | null = null;
   if (dur) {
-    ({ latency, dist } = latencyOf(trend(dur.values, dur.line)));
+    ({ latency, dist } = k6TrendLatency(trend(dur.values, dur.line), CONSOLE_PERCENTILE));
     const ok = metrics.find((m) => m.parent === 'http_req_duration' && /expected_response:\s*true/.test(m.name));
-    if (ok) successfulOnlyLatencyMs = latencyOf(trend(ok.values, ok.line)).latency;
+    if (ok) successfulOnlyLatencyMs = k6TrendLatency(trend(ok.values, ok.line), CONSOLE_PERCENTILE).latency;
   } else notes.push('no http_req_duration line: latency unknown');
   if (errors !== null && requests !== null && errors === requests && (latency.max ?? 0) === 0) {
     latency = emptyLatency();
