@@ -21,12 +21,12 @@
  * for 2s`) and `configuredDuration`
  * (`for 2s`, also `N looping VUs for 10s`).
  */
-import type { LatencyMs, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
+import type { LatencyMs, LoadTestRun, LoadTestSummary, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import { run, summary } from './common/summary.ts';
+import { run, summary, type SummaryInit } from './common/summary.ts';
 import { headText, readNonBlankText } from './common/text.ts';
 import { parseGoDurationMs, parseNumber } from './common/units.ts';
 
@@ -74,6 +74,15 @@ function trend(values: string, line: number): Map<string, number | null> {
     out.set(m[1]!, m[2] === '0' ? 0 : ms);
   }
   return out;
+}
+
+/**
+ * A k6 run's summary (console or JSON): k6 counts failed requests without telling transport errors from
+ * HTTP statuses, so both are 0 when none failed and unknown otherwise.
+ */
+export function k6Summary(init: Omit<SummaryInit, 'transportErrors' | 'non2xx'>): LoadTestSummary {
+  const none = init.errors === 0 ? 0 : null;
+  return summary({ ...init, transportErrors: none, non2xx: none });
 }
 
 /** A percentile column of the console summary: p(90). */
@@ -216,13 +225,11 @@ export function parseK6Console(input: string): LoadTestRun {
   }
   const durationSeconds = requests !== null && rps ? requests / rps : null;
   if (durationSeconds !== null) notes.push('durationSeconds = http_reqs / its printed rate (what k6 divided by)');
-  const s = summary({
+  const s = k6Summary({
     requests,
     durationSeconds,
     rps,
     errors,
-    transportErrors: errors === 0 ? 0 : null,
-    non2xx: errors === 0 ? 0 : null,
     latencyMs: latency,
     bytesPerSecond,
     meta: {

@@ -24,7 +24,7 @@ import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
-import { k6ConsoleImporter, k6TrendLatency } from './k6-stdout.ts';
+import { k6ConsoleImporter, k6Summary, k6TrendLatency } from './k6-stdout.ts';
 import { headUtf8 } from '../head-text.ts';
 
 const K6_NOTES = [
@@ -614,13 +614,11 @@ function parseK6Summary(text: string): LoadTestRun {
   };
   const dataRecv = metrics.get('data_received');
   const bytes = dataRecv ? num(dataRecv.count) : null;
-  const s = summary({
+  const s = k6Summary({
     requests,
     durationSeconds,
     rps,
     errors,
-    transportErrors: errors === 0 ? 0 : null,
-    non2xx: errors === 0 ? 0 : null,
     latencyMs: latency,
     bytesPerSecond: bytes !== null && durationSeconds ? bytes / durationSeconds : null,
     meta,
