@@ -11,7 +11,8 @@ import { PgTestDatabases } from './pg-databases.ts';
  * The schema a fresh database ends with after every migration, dumped as text and held against the
  * files in schema/: the migrations may be reorganised (one source for both dialects), the schema they
  * apply may not change. SQLite keeps each statement's text, so it is compared without comments and
- * with white space folded; PostgreSQL is read back from its catalog.
+ * with white space folded; PostgreSQL is read back from its catalog. A new migration changes the schema on
+ * purpose: record it with `npx vitest run server/test/store/schema.test.ts -u` and review the files' diff.
  */
 
 /** Drops `-- …` comments and folds white space: what SQLite stored, minus its layout. */
