@@ -1,7 +1,7 @@
 // The web client's boundary with the server's code: at run time the browser bundle may import only the
 // API contract's plain modules (server/src/api/routes.ts, format.ts, words.ts, benchstat-format.ts, labels.ts,
-// page-requests.ts) — never other server code, never the schema library. Types may come from anywhere (they
-// are erased).
+// page-requests.ts, summaries.ts, …) — never other server code, never the schema library. Types may come from
+// anywhere (they are erased).
 // Walks every module reachable at run time from web/src, following relative imports.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -18,6 +18,7 @@ const ALLOWED = [
   'capture-files.ts',
   'options.ts',
   'code-change-words.ts',
+  'summaries.ts',
 ]
   .map((f) => join(REPO, 'server/src/api', f))
   // The parts of a traced request are declared once, in the model, as plain data the contract's
@@ -107,6 +108,7 @@ describe('the web bundle and the server code', () => {
         'options.ts',
         'page-requests.ts',
         'routes.ts',
+        'summaries.ts',
         'words.ts',
       ]
         .map((f) => `server/src/api/${f}`)

@@ -46,14 +46,8 @@ export interface OriginOptions {
   limit?: number;
 }
 
-interface Found {
-  name: string;
-  change: OriginKind;
-  base: number;
-  target: number;
-  delta: number;
-  path: string[];
-}
+/** An origin as the walk finds it, before merging by name. */
+type Found = ChangeOrigin;
 
 /** A compiler-made closure (`main.handler.func1`, `pkg.(*T).m.func2.1`) or method value wrapper (`-fm`). */
 const CLOSURE = /\.func\d+(\.\d+)*$|-fm$/;

@@ -93,13 +93,7 @@ export function verdict(
 ): Verdict {
   const b = base.filter((v): v is number => v !== null && Number.isFinite(v));
   const t = target.filter((v): v is number => v !== null && Number.isFinite(v));
-  const common = {
-    nBase: b.length,
-    nTarget: t.length,
-    alpha,
-    minP: b.length > 0 && t.length > 0 ? minimumUTestP(b.length, t.length) : null,
-    runsNeeded: runsNeeded(alpha),
-  };
+  const common = testCounts(b.length, t.length, alpha);
   if (b.length === 0 || t.length === 0) return { status: 'missing', ratio: null, p: null, ...common };
   const mb = summarizeMedian(b).median;
   const mt = summarizeMedian(t).median;
@@ -107,6 +101,17 @@ export function verdict(
   if (verdictByCounts(b.length, t.length, alpha) === 'single-run')
     return { status: 'single-run', ratio, p: null, ...common };
   return judged({ p: mannWhitneyU(b, t).p, nBase: b.length, nTarget: t.length, ratio }, alpha);
+}
+
+/** What every verdict states of its test: the run counts, alpha, the smallest p they allow, the runs needed. */
+function testCounts(nBase: number, nTarget: number, alpha: number) {
+  return {
+    nBase,
+    nTarget,
+    alpha,
+    minP: nBase > 0 && nTarget > 0 ? minimumUTestP(nBase, nTarget) : null,
+    runsNeeded: runsNeeded(alpha),
+  };
 }
 
 /**
@@ -118,14 +123,7 @@ export function judged(
   alpha = BENCHSTAT_ALPHA,
 ): Verdict {
   const byCounts = verdictByCounts(t.nBase, t.nTarget, alpha);
-  const common = {
-    nBase: t.nBase,
-    nTarget: t.nTarget,
-    alpha,
-    minP: t.nBase > 0 && t.nTarget > 0 ? minimumUTestP(t.nBase, t.nTarget) : null,
-    runsNeeded: runsNeeded(alpha),
-    ratio: t.ratio,
-  };
+  const common = { ...testCounts(t.nBase, t.nTarget, alpha), ratio: t.ratio };
   if (byCounts === 'missing') return { status: 'missing', ...common, ratio: null, p: null };
   if (byCounts === 'single-run') return { status: 'single-run', ...common, p: null };
   if (t.p <= alpha) return { status: 'significant', ...common, p: t.p };

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import type { CaptureRecord } from '../model/capture.ts';
-import { Nullable } from './kit.ts';
+import { Nullable, Literals } from './kit.ts';
 
 /*
  * The capture record (`stagediff-capture/1`, model/capture.ts) as JSON Schema: what POST …/captures
@@ -39,19 +39,11 @@ const CaptureLoadSchema = Type.Union([
 
 const CaptureFileSchema = Type.Object({
   path: Type.String(),
-  role: Type.Union([
-    Type.Literal('loadtest'),
-    Type.Literal('profile'),
-    Type.Literal('trace'),
-    Type.Literal('metrics'),
-    Type.Literal('raw'),
-  ]),
+  role: Literals(['loadtest', 'profile', 'trace', 'metrics', 'raw']),
   size: Type.Number(),
   sha256: Type.String(),
   profileType: Type.Optional(Type.String()),
-  span: Type.Optional(
-    Type.Union([Type.Literal('interval'), Type.Literal('delta'), Type.Literal('snapshot'), Type.Literal('cumulative')]),
-  ),
+  span: Type.Optional(Literals(['interval', 'delta', 'snapshot', 'cumulative'])),
   url: Type.Optional(Type.String()),
   command: Type.Optional(Type.String()),
   fetchedFrom: Type.Optional(Time),

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { PairConditions, StageConditions } from './conditions.ts';
-import { Nullable } from './kit.ts';
+import { Nullable, Literals } from './kit.ts';
 
 /*
  * The change engine's vocabulary: what a stage's figure is across its runs, and what a change between
@@ -19,13 +19,13 @@ import { Nullable } from './kit.ts';
  * - `not-comparable`: the two sides were measured under different load (another tool, or the same tool
  *   with other settings: see api/conditions.ts PairConditions): no ratio, no test; `reason` names both.
  */
-export const VerdictStatus = Type.Union([
-  Type.Literal('significant'),
-  Type.Literal('no-change'),
-  Type.Literal('too-few-runs'),
-  Type.Literal('single-run'),
-  Type.Literal('missing'),
-  Type.Literal('not-comparable'),
+export const VerdictStatus = Literals([
+  'significant',
+  'no-change',
+  'too-few-runs',
+  'single-run',
+  'missing',
+  'not-comparable',
 ]);
 export type VerdictStatus = Static<typeof VerdictStatus>;
 
@@ -70,15 +70,7 @@ export type Estimate = Static<typeof Estimate>;
  * rate = errors ÷ requests); the per-request figures are per profile: the profile's total ÷ the requests
  * served during its window (see PerRequest), CPU in nanoseconds and allocated bytes per request.
  */
-export const FigureKey = Type.Union([
-  Type.Literal('rps'),
-  Type.Literal('p50'),
-  Type.Literal('p95'),
-  Type.Literal('p99'),
-  Type.Literal('errorRate'),
-  Type.Literal('cpuPerRequest'),
-  Type.Literal('allocPerRequest'),
-]);
+export const FigureKey = Literals(['rps', 'p50', 'p95', 'p99', 'errorRate', 'cpuPerRequest', 'allocPerRequest']);
 export type FigureKey = Static<typeof FigureKey>;
 export const FIGURE_KEYS: readonly FigureKey[] = [
   'rps',
@@ -129,12 +121,7 @@ export type StageRun = Static<typeof StageRun>;
  * - `aggregate`: runs with different settings: request-weighted figures, no noise estimate;
  * - `none`: the stage has no load test.
  */
-export const StageSummaryKind = Type.Union([
-  Type.Literal('single-run'),
-  Type.Literal('median'),
-  Type.Literal('aggregate'),
-  Type.Literal('none'),
-]);
+export const StageSummaryKind = Literals(['single-run', 'median', 'aggregate', 'none']);
 export type StageSummaryKind = Static<typeof StageSummaryKind>;
 
 /**
@@ -150,7 +137,7 @@ export type StageSummaryKind = Static<typeof StageSummaryKind>;
  * stage's median req/s would be a guess, never a divisor).
  * A stage of several profiles is divided by the sum over its profiles.
  */
-export const DivisorMethod = Type.Union([Type.Literal('timeline'), Type.Literal('paired-run')]);
+export const DivisorMethod = Literals(['timeline', 'paired-run']);
 export type DivisorMethod = Static<typeof DivisorMethod>;
 
 export const ProfileRequests = Type.Object({
@@ -230,7 +217,7 @@ export const ChangePointMark = Type.Object({
   meanAfter: Type.Number(),
   changePercent: Type.Number(),
   /** Whether the shift is for the better, by the figure's own sense (QPS higher, latency and cost lower). */
-  direction: Type.Union([Type.Literal('better'), Type.Literal('worse')]),
+  direction: Literals(['better', 'worse']),
 });
 export type ChangePointMark = Static<typeof ChangePointMark>;
 
@@ -244,7 +231,7 @@ export const StageTable = Type.Object({
 export type StageTable = Static<typeof StageTable>;
 
 /** How a figure moves when it gets better. */
-export const Better = Type.Union([Type.Literal('higher'), Type.Literal('lower')]);
+export const Better = Literals(['higher', 'lower']);
 
 /**
  * One figure compared between the base and the target stage.
@@ -264,7 +251,7 @@ export const Change = Type.Object({
   target: Nullable(Estimate),
   verdict: Verdict,
   deltaPercent: Nullable(Type.Number()),
-  direction: Nullable(Type.Union([Type.Literal('improvement'), Type.Literal('regression')])),
+  direction: Nullable(Literals(['improvement', 'regression'])),
   /** Why there is no verdict, in words (too-few-runs, single-run, missing, not-comparable). */
   reason: Nullable(Type.String()),
   /**
@@ -288,7 +275,7 @@ export type Change = Static<typeof Change>;
  */
 export const FunctionChange = Type.Object({
   name: Type.String(),
-  change: Type.Union([Type.Literal('removed'), Type.Literal('added'), Type.Literal('shrank'), Type.Literal('grew')]),
+  change: Literals(['removed', 'added', 'shrank', 'grew']),
   base: Type.Number(),
   target: Type.Number(),
   delta: Type.Number(),
@@ -302,11 +289,11 @@ export type FunctionChange = Static<typeof FunctionChange>;
 
 export const FunctionChanges = Type.Object({
   /** `ok`; `no-profiles` (a side has none of the kind); `too-large` (above the automatic limit: ask with functions=on). */
-  status: Type.Union([Type.Literal('ok'), Type.Literal('no-profiles'), Type.Literal('too-large')]),
+  status: Literals(['ok', 'no-profiles', 'too-large']),
   message: Nullable(Type.String()),
   kind: Nullable(Type.String()),
   sampleType: Nullable(Type.String()),
-  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second'), Type.Literal('absolute')]),
+  normalisation: Literals(['per-request', 'per-second', 'absolute']),
   unit: Type.String(),
   baseTotal: Type.Number(),
   targetTotal: Type.Number(),
@@ -353,7 +340,7 @@ export type BenchmarkChanges = Static<typeof BenchmarkChanges>;
  * `timeline` or `paired-run`), else per second of window (`normalisation`); the unit says which.
  */
 export const RuntimeChanges = Type.Object({
-  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second')]),
+  normalisation: Literals(['per-request', 'per-second']),
   /** Windows per side: execution traces and metrics series. */
   windows: Type.Object({
     base: Type.Object({ traces: Type.Integer(), metrics: Type.Integer() }),
@@ -376,13 +363,7 @@ export type RuntimeChanges = Static<typeof RuntimeChanges>;
  */
 
 /** Where a function's code stands between the two stages' sources. */
-export const CodeStatus = Type.Union([
-  Type.Literal('edited'),
-  Type.Literal('added'),
-  Type.Literal('removed'),
-  Type.Literal('same'),
-  Type.Literal('outside'),
-]);
+export const CodeStatus = Literals(['edited', 'added', 'removed', 'same', 'outside']);
 export type CodeStatus = Static<typeof CodeStatus>;
 
 const Lines = Type.Object({ start: Type.Integer(), end: Type.Integer() });
@@ -437,12 +418,12 @@ const SourcesRef = Type.Object({
  * "none" can be read with its p-values.
  */
 export const CodeChange = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('no-sources'), Type.Literal('no-profiles')]),
+  status: Literals(['ok', 'no-sources', 'no-profiles']),
   message: Nullable(Type.String()),
   base: Nullable(SourcesRef),
   target: Nullable(SourcesRef),
   kind: Nullable(Type.String()),
-  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second'), Type.Literal('absolute')]),
+  normalisation: Literals(['per-request', 'per-second', 'absolute']),
   unit: Type.String(),
   /** Functions whose code changed: edited, added, removed. */
   changed: Type.Array(CodeFunction),
@@ -465,13 +446,13 @@ export const ModeNote = Type.Object({
     /** The profile's name says run N; no load test of the stage is run N (deleted, or never uploaded). */
     Type.Literal('run-missing'),
   ]),
-  side: Type.Union([Type.Literal('base'), Type.Literal('target')]),
+  side: Literals(['base', 'target']),
   stage: Type.String(),
   profile: Type.Object({ artifactId: Type.String(), filename: Type.String() }),
   /** The load test the profile was paired with: the capture record's file path, or the run its name says. */
   run: Type.String(),
   /** The pair's mode now (`auto`): absolute while any profile lacks its own run. */
-  mode: Type.Union([Type.Literal('per-request'), Type.Literal('absolute')]),
+  mode: Literals(['per-request', 'absolute']),
   message: Type.String(),
 });
 export type ModeNote = Static<typeof ModeNote>;

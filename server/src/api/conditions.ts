@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Nullable } from './kit.ts';
+import { Nullable, Literals } from './kit.ts';
 
 /*
  * A stage's conditions: what its own files and capture records say about how it was measured — the
@@ -15,15 +15,7 @@ import { Nullable } from './kit.ts';
  * - `build`: build settings (`-pgo`, and the like, from build info);
  * - `machine`: CPU model, cores, operating system and architecture, kernel, host.
  */
-export const ConditionKey = Type.Union([
-  Type.Literal('load'),
-  Type.Literal('go'),
-  Type.Literal('gomaxprocs'),
-  Type.Literal('gogc'),
-  Type.Literal('gomemlimit'),
-  Type.Literal('build'),
-  Type.Literal('machine'),
-]);
+export const ConditionKey = Literals(['load', 'go', 'gomaxprocs', 'gogc', 'gomemlimit', 'build', 'machine']);
 export type ConditionKey = Static<typeof ConditionKey>;
 export const CONDITION_KEYS: readonly ConditionKey[] = [
   'load',

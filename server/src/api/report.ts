@@ -13,7 +13,7 @@ import {
   StageSummaryKind,
 } from './changes.ts';
 import { ConditionValues, PairConditions } from './conditions.ts';
-import { Nullable } from './kit.ts';
+import { Nullable, Literals } from './kit.ts';
 import { DiffRow, ProfileKind } from './views.ts';
 
 /*
@@ -68,7 +68,7 @@ export const Report = Type.Object(
       Type.Object({
         id: Type.String(),
         name: Type.String(),
-        role: Nullable(Type.Union([Type.Literal('base'), Type.Literal('target')])),
+        role: Nullable(Literals(['base', 'target'])),
         summary: StageSummaryKind,
         loadTests: Type.Integer(),
         figures: StageFigures,

@@ -11,7 +11,7 @@ import type {
   SchedTraceArtifactSummary,
 } from '../model/artifact-summary.ts';
 import type { TraceRequestFigures } from '../model/trace-requests.ts';
-import { Id, Model, Nullable } from './kit.ts';
+import { Id, Model, Nullable, Literals } from './kit.ts';
 import { ProfileKind, SampleTypeInfo } from './views.ts';
 
 /** The stored summaries the API shows as they are (model/artifact-summary.ts). */
@@ -52,15 +52,7 @@ export type ArtifactSummary =
   | SchedTraceArtifactSummary
   | MetricsArtifactSummary;
 
-export const ArtifactKind = Type.Union([
-  Type.Literal('profile'),
-  Type.Literal('loadtest'),
-  Type.Literal('benchmark'),
-  Type.Literal('gctrace'),
-  Type.Literal('trace'),
-  Type.Literal('schedtrace'),
-  Type.Literal('metrics'),
-]);
+export const ArtifactKind = Literals(['profile', 'loadtest', 'benchmark', 'gctrace', 'trace', 'schedtrace', 'metrics']);
 export type ArtifactKind = Static<typeof ArtifactKind>;
 
 export const Artifact = Type.Object({

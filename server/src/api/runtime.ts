@@ -5,7 +5,7 @@ import type { TraceSummary } from '../model/trace.ts';
 import type { TraceRequestFigures } from '../model/trace-requests.ts';
 import type { GcTraceSummary } from '../model/gctrace.ts';
 import { Change, DivisorMethod, RuntimeChanges } from './changes.ts';
-import { Model, Nullable } from './kit.ts';
+import { Model, Nullable, Literals } from './kit.ts';
 
 /*
  * What the Go runtime did in a pair of stages: each stage's execution traces (one per run), runtime-metric
@@ -21,7 +21,7 @@ import { Model, Nullable } from './kit.ts';
  */
 export const WallClock = Type.Object({
   start: Nullable(Type.String({ description: 'ISO 8601' })),
-  source: Type.Union([Type.Literal('trace-clock'), Type.Literal('capture'), Type.Literal('none')]),
+  source: Literals(['trace-clock', 'capture', 'none']),
 });
 export type WallClock = Static<typeof WallClock>;
 

@@ -139,7 +139,7 @@ export type ViewPerRequest = Static<typeof ViewPerRequest>;
 /** The unit fields of a single stage's view. */
 export const ViewUnitFields = {
   /** How the values are counted: as recorded, per request, or as a share of the stage's total. */
-  mode: Type.Union([Type.Literal('absolute'), Type.Literal('per-request'), Type.Literal('share')]),
+  mode: Literals(['absolute', 'per-request', 'share']),
   /** Why this mode, when the request said `auto` or `normalize`. */
   modeReason: Nullable(Type.String()),
   perRequest: Nullable(ViewPerRequest),
@@ -365,7 +365,7 @@ export const DiffQuery = Type.Object(
     minFraction: MinFraction,
     ...TreeSelect,
     limit: Type.Integer({ minimum: 1, maximum: 1_000_000, default: DIFF_DEFAULT_ROWS }),
-    sort: Type.Union([Type.Literal('flat'), Type.Literal('cum')], { default: 'flat' }),
+    sort: Literals(['flat', 'cum'], { default: 'flat' }),
     ...FilterParams,
   },
   { additionalProperties: false },
@@ -403,12 +403,7 @@ export const DiffNode = Type.Cyclic(
 );
 export type DiffNode = Static<typeof DiffNode>;
 
-export const DiffStatus = Type.Union([
-  Type.Literal('new'),
-  Type.Literal('removed'),
-  Type.Literal('changed'),
-  Type.Literal('unchanged'),
-]);
+export const DiffStatus = Literals(['new', 'removed', 'changed', 'unchanged']);
 export type DiffStatus = Static<typeof DiffStatus>;
 
 export const DiffRow = Type.Object({
@@ -430,7 +425,7 @@ export type DiffRow = Static<typeof DiffRow>;
  * alone decide it: `too-few-runs` (e.g. 2+2) and `single-run` (a side has one profile); else `tested`.
  */
 export const DiffNoise = Type.Object({
-  status: Type.Union([Type.Literal('tested'), Type.Literal('too-few-runs'), Type.Literal('single-run')]),
+  status: Literals(['tested', 'too-few-runs', 'single-run']),
   /**
    * How many functions (or lines) were tested as one family: those whose per-profile cum, over the
    * profiles of both stages pooled, spreads by at least `floor` of a profile's median total. A verdict is
@@ -441,7 +436,7 @@ export const DiffNoise = Type.Object({
   candidates: Type.Integer(),
   /** The family's floor: spread of a function's pooled per-profile cum as a fraction of the median total. */
   floor: Type.Number(),
-  normalisation: Type.Union([Type.Literal('per-request'), Type.Literal('per-second'), Type.Literal('raw')]),
+  normalisation: Literals(['per-request', 'per-second', 'raw']),
   unit: Type.String(),
   nBase: Type.Integer(),
   nTarget: Type.Integer(),
@@ -536,7 +531,7 @@ export const SourceSide = Type.Object({
    * Go module proxy (SOURCE_GOPROXY: a dependency's file, or the standard library's from the toolchain
    * module), or nowhere (`none`: rows without text).
    */
-  textFrom: Type.Union([Type.Literal('sources'), Type.Literal('proxy'), Type.Literal('none')]),
+  textFrom: Literals(['sources', 'proxy', 'none']),
   /** With text from the proxy: the module version, and whether it was fetched for this answer (else the store's cache). */
   module: Nullable(Type.Object({ module: Type.String(), version: Type.String(), fetched: Type.Boolean() })),
   /**
@@ -547,7 +542,7 @@ export const SourceSide = Type.Object({
   goVersion: Nullable(
     Type.Object({
       version: Type.String(),
-      from: Type.Union([Type.Literal('metrics'), Type.Literal('setting'), Type.Literal('go.mod')]),
+      from: Literals(['metrics', 'setting', 'go.mod']),
     }),
   ),
   /** Why the side has no text although its file names a module version or GOROOT (the proxy's answer, no Go release known). */
@@ -565,13 +560,7 @@ export type SourceSide = Static<typeof SourceSide>;
  * the lines of each version it stands for (no figures, no text).
  */
 export const SourceRow = Type.Object({
-  change: Type.Union([
-    Type.Literal('same'),
-    Type.Literal('removed'),
-    Type.Literal('added'),
-    Type.Literal('unaligned'),
-    Type.Literal('elided'),
-  ]),
+  change: Literals(['same', 'removed', 'added', 'unaligned', 'elided']),
   /** An `elided` row: how many lines of each version it leaves out (unaligned: file:line rows left out). */
   elided: Type.Optional(Type.Object({ base: Type.Integer(), target: Type.Integer() })),
   /** A text of the row was longer than SOURCE_VIEW_MAX_LINE_CHARS and is cut there. */
@@ -749,7 +738,7 @@ export const DiffImageQuery = Type.Object(
     noise: Type.Number({ minimum: 0, maximum: 1, default: 0.001 }),
     // Accepted so a diff view's address works as is; an image has no table to sort or cut.
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    sort: Type.Optional(Type.Union([Type.Literal('flat'), Type.Literal('cum')])),
+    sort: Type.Optional(Literals(['flat', 'cum'])),
     ...FilterParams,
   },
   { additionalProperties: false },

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { CaptureRecord } from '../model/capture.ts';
 import { uploadedFiles } from '../api/capture-files.ts';
-import { type ComparisonSource, injectSource } from './comparison-source.ts';
+import { type ComparisonSource, injectSource } from '../client/comparison-source.ts';
 
 /**
  * Folders written by `stagediff capture --out`, read as a comparison: their stages found from the

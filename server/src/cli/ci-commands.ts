@@ -1,12 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { type ComparisonSource, serverSource } from './comparison-source.ts';
+import { type ComparisonSource, serverSource } from '../client/comparison-source.ts';
 import { folderSource } from './capture-folders.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
-import { evaluate, exitCode, failed, formatResults, parseAllowDifferent, parseRule } from './check.ts';
+import { exitCode, formatResults } from './check.ts';
+import { evaluate, failed, parseAllowDifferent, parseRule } from '../client/check-rules.ts';
 import { buildReport, renderMarkdown } from './report.ts';
-import { readPair } from './pair.ts';
-import { apiPath } from './comparison-source.ts';
+import { readPair } from '../client/pair.ts';
+import { apiPath } from '../client/comparison-source.ts';
 import { isProfileKind } from '../api/labels.ts';
 import { PROFILE_KINDS } from '../api/options.ts';
 

@@ -7,7 +7,7 @@ import { codeChangeSummary, codeFunctionLine } from '../api/code-change-words.ts
 import { endpointUrl } from '../api/routes.ts';
 import { FIGURES } from '../api/labels.ts';
 import { mdCode, mdDetails, mdTable, mdText } from '../render/markdown.ts';
-import type { PairData } from './pair.ts';
+import type { PairData } from '../client/pair.ts';
 
 export type { Report };
 

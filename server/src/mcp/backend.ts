@@ -1,4 +1,4 @@
-import type { ComparisonSource } from '../cli/comparison-source.ts';
+import type { ComparisonSource } from '../client/comparison-source.ts';
 
 /*
  * What the agent surface reads and writes through: the HTTP API of one stagediff server, whichever way

@@ -8,39 +8,37 @@
 /** Labels of a series (Prometheus labels; none for expvar). */
 export type MetricLabels = Record<string, string>;
 
+/** What names a series: its metric name, labels and the endpoint's HELP text. */
+interface SeriesHead {
+  name: string;
+  labels: MetricLabels;
+  help: string;
+}
+
 /** One series of the file: its raw value at each scrape (null where a scrape failed or lacked it). */
 export type RawSeries =
-  | {
-      name: string;
-      labels: MetricLabels;
+  | (SeriesHead & {
       /** counter, gauge or untyped (the endpoint's TYPE; expvar: counter for memstats' cumulative fields). */
       type: 'counter' | 'gauge' | 'untyped';
-      help: string;
       values: (number | null)[];
-    }
-  | {
-      name: string;
-      labels: MetricLabels;
+    })
+  | (SeriesHead & {
       type: 'histogram';
-      help: string;
       /** Finite upper bounds (`le`), ascending; the +Inf bucket is `count`. */
       bounds: number[];
       /** Per scrape: the cumulative count of each bound, as exposed. */
       buckets: (number[] | null)[];
       sum: (number | null)[];
       count: (number | null)[];
-    }
-  | {
-      name: string;
-      labels: MetricLabels;
+    })
+  | (SeriesHead & {
       type: 'summary';
-      help: string;
       /** The quantiles the endpoint exposes (0.5, 0.99, …). */
       quantiles: number[];
       values: (number[] | null)[];
       sum: (number | null)[];
       count: (number | null)[];
-    };
+    });
 
 /** The file `metrics.json`: a capture's scrapes, raw. */
 export interface MetricsFile {
@@ -66,21 +64,15 @@ export interface SeriesStats {
 
 /** A series as stagediff reads it; `times` of the model are the x axis of every array here. */
 export type MetricSeries =
-  | {
-      name: string;
-      labels: MetricLabels;
+  | (SeriesHead & {
       type: 'gauge' | 'untyped';
-      help: string;
       values: (number | null)[];
       stats: SeriesStats;
       /** Last value minus first (null without both). */
       windowDelta: number | null;
-    }
-  | {
-      name: string;
-      labels: MetricLabels;
+    })
+  | (SeriesHead & {
       type: 'counter';
-      help: string;
       values: (number | null)[];
       /**
        * Per second between each scrape and the previous one (index i: from scrape i−1 to i; index 0 is
@@ -90,12 +82,9 @@ export type MetricSeries =
       /** Increase over the window (resets handled as above), and per second of it. */
       windowDelta: number | null;
       windowRate: number | null;
-    }
-  | {
-      name: string;
-      labels: MetricLabels;
+    })
+  | (SeriesHead & {
       type: 'histogram';
-      help: string;
       bounds: number[];
       /** Observations in the window per bucket (not cumulative; the last is the +Inf bucket). */
       windowCounts: number[];
@@ -108,18 +97,15 @@ export type MetricSeries =
       window: { p50: number | null; p90: number | null; p99: number | null };
       /** Per scrape interval (index i: scrape i−1 to i; index 0 null): observations and their p99. */
       perInterval: ({ count: number; p99: number | null } | null)[];
-    }
-  | {
-      name: string;
-      labels: MetricLabels;
+    })
+  | (SeriesHead & {
       type: 'summary';
-      help: string;
       quantiles: number[];
       /** The quantiles at the last scrape (since the process started, as the endpoint computes them). */
       last: number[] | null;
       windowCount: number | null;
       windowSum: number | null;
-    };
+    });
 
 /**
  * The figures most write-ups watch, found by their usual names (client_golang, runtime/metrics as

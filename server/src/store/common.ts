@@ -18,15 +18,79 @@ export interface Migration {
   sql: string;
 }
 
-/** The numbered migrations of one dialect (`migrations/<dialect>/NNN-name.sql`), in order. */
-export function loadMigrations(dialect: 'sqlite' | 'postgres'): Migration[] {
-  const dir = fileURLToPath(new URL(`./migrations/${dialect}/`, import.meta.url));
+type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * What `{{name}}` stands for in a shared migration (`migrations/shared/`), per dialect: SQLite's STRICT
+ * column types and PostgreSQL's native ones.
+ */
+const DIALECT_WORDS: Record<Dialect, Record<string, string>> = {
+  sqlite: {
+    text: 'TEXT',
+    int: 'INTEGER',
+    bigint: 'INTEGER',
+    bool: 'INTEGER',
+    false: '0',
+    bytes: 'BLOB',
+    json: 'TEXT',
+    strict: ' STRICT',
+  },
+  postgres: {
+    text: 'text',
+    int: 'integer',
+    bigint: 'bigint',
+    bool: 'boolean',
+    false: 'false',
+    bytes: 'bytea',
+    json: 'jsonb',
+    strict: '',
+  },
+};
+
+/**
+ * One dialect's text of a shared migration: `{{name}}` replaced by the dialect's word, a line starting
+ * with `@sqlite ` or `@postgres ` kept (without the mark) for that dialect only.
+ */
+export function renderMigration(sql: string, dialect: Dialect, file = 'migration'): string {
+  const out: string[] = [];
+  for (const line of sql.split('\n')) {
+    const only = /^@(\w+) (.*)$/.exec(line);
+    if (only && !(only[1]! in DIALECT_WORDS))
+      throw new Error(`store migrations (${file}): unknown dialect @${only[1]}`);
+    if (only && only[1] !== dialect) continue;
+    out.push(
+      (only ? only[2]! : line).replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
+        const word = DIALECT_WORDS[dialect][name];
+        if (word === undefined) throw new Error(`store migrations (${file}): unknown word {{${name}}}`);
+        return word;
+      }),
+    );
+  }
+  return out.join('\n');
+}
+
+function readMigrations(dir: string, render: (sql: string, file: string) => string): Migration[] {
   const out: Migration[] = [];
   for (const file of readdirSync(dir)) {
     const m = /^(\d+)-([a-z0-9-]+)\.sql$/.exec(file);
     if (!m) continue;
-    out.push({ version: Number(m[1]), name: m[2]!, sql: readFileSync(dir + file, 'utf8') });
+    out.push({ version: Number(m[1]), name: m[2]!, sql: render(readFileSync(dir + file, 'utf8'), file) });
   }
+  return out;
+}
+
+/**
+ * The numbered migrations of one dialect, in order: the shared ones (`migrations/shared/NNN-name.sql`,
+ * rendered for the dialect) and the dialect's own (`migrations/<dialect>/NNN-name.sql`). A version is
+ * in one of the two places, never both; the versions already applied to existing databases keep their
+ * numbers and names.
+ */
+export function loadMigrations(dialect: Dialect): Migration[] {
+  const base = new URL('./migrations/', import.meta.url);
+  const out = [
+    ...readMigrations(fileURLToPath(new URL('./shared/', base)), (sql, file) => renderMigration(sql, dialect, file)),
+    ...readMigrations(fileURLToPath(new URL(`./${dialect}/`, base)), (sql) => sql),
+  ];
   out.sort((a, b) => a.version - b.version);
   out.forEach((m, i) => {
     if (m.version !== i + 1)

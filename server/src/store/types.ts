@@ -106,17 +106,14 @@ export interface StageSourcesWithFiles extends StageSources {
   entries: SourceFileEntry[];
 }
 
-export interface NewStageSources {
-  comparisonId: string;
-  stageId: string;
-  modulePath: string;
-  revision: string;
-  dirty: boolean | null;
-  origin: string;
+export type NewStageSources = Pick<
+  StageSources,
+  'comparisonId' | 'stageId' | 'modulePath' | 'revision' | 'dirty' | 'origin'
+> & {
   entries: SourceFileEntry[];
   /** The bundle written with `putBlob`; its pin is released with the insert. */
   blob: BlobRef;
-}
+};
 
 /** A comparison with its stages (by position) and their artifacts, read in one consistent snapshot. */
 export interface ComparisonTree {

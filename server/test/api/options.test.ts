@@ -9,7 +9,7 @@ import {
   PROFILE_KINDS,
 } from '../../src/api/options.ts';
 import { DiffModeParam, FilterQuery, Granularity, ProfileKind } from '../../src/api/views.ts';
-import { parseRule } from '../../src/cli/check.ts';
+import { parseRule } from '../../src/client/check-rules.ts';
 import { FILTER_FLAGS, compileFilterFlags } from '../../src/cli/filters.ts';
 import { UsageError, parseFlags } from '../../src/cli/flags.ts';
 import { compileFilters } from '../../src/services/view-queries.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
-import { parseRule } from '../../src/cli/check.ts';
+import { parseRule } from '../../src/client/check-rules.ts';
 import { formatChange, formatRatio, formatValue } from '../../src/api/format.ts';
 import { seedDemo } from '../../src/services/seed.ts';
 import { runCli } from '../helpers/cli.ts';

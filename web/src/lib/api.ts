@@ -53,6 +53,7 @@ export type {
   ProfileSummary,
   BenchmarkArtifactSummary,
   ArtifactSummary,
+  MetricsArtifactSummary,
   TraceArtifactSummary,
 } from '../../../server/src/api/resources.ts';
 export type GcTrace = Reply<'gc'>['stages'][number]['traces'][number]['trace'];

@@ -4,14 +4,16 @@
  * summary of each profile names its kind.
  */
 import { KIND_LABELS, isProfileKind } from '../../../server/src/api/labels.ts';
-import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage, TraceArtifactSummary } from './api.ts';
+import { kindedArtifact } from '../../../server/src/api/summaries.ts';
+import type { Artifact, ProfileKind, ProfileSummary, SampleTypeInfo, Stage } from './api.ts';
 
 export { KIND_LABELS, isProfileKind };
 
 /** What an artifact gives as profiles: a profile itself; an execution trace, the four profiles derived from it. */
 function profileSummaries(a: Artifact): ProfileSummary[] {
-  if (a.kind === 'profile') return [a.summary as ProfileSummary];
-  if (a.kind === 'trace') return Object.values((a.summary as TraceArtifactSummary).profiles ?? {});
+  const k = kindedArtifact(a);
+  if (k.kind === 'profile') return [k.summary];
+  if (k.kind === 'trace') return Object.values(k.summary.profiles ?? {});
   return [];
 }
 

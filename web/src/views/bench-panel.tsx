@@ -2,7 +2,8 @@ import { useMemo } from 'react';
 import { BenchTables } from '../components/bench-table.tsx';
 import { Empty, ErrorBox, Loading } from '../components/common.tsx';
 import { mediansAcrossStages } from '../../../server/src/api/benchstat-format.ts';
-import { type BenchmarkArtifactSummary, type Benchmarks, type Stage, apiUrl } from '../lib/api.ts';
+import { kindedArtifact } from '../../../server/src/api/summaries.ts';
+import { type Benchmarks, type Stage, apiUrl } from '../lib/api.ts';
 import type { PanelProps } from './comparison-panels.tsx';
 import { useFetch, useFetchAll } from './use-fetch.ts';
 
@@ -45,9 +46,13 @@ export function BenchPanel(props: PanelProps & { base: Stage | undefined; target
       </Empty>
     );
   }
-  const configs = [base, target].map(
-    (s) => s.artifacts.find((a) => a.kind === 'benchmark')?.summary as BenchmarkArtifactSummary | undefined,
-  );
+  const configs = [base, target].map((s) => {
+    for (const a of s.artifacts) {
+      const k = kindedArtifact(a);
+      if (k.kind === 'benchmark') return k.summary;
+    }
+    return undefined;
+  });
   const cfg = configs[0]?.config;
   return (
     <div className="bench-panel">

@@ -16,7 +16,7 @@
  *
  * With no response at all, autocannon prints 0 placeholders for latency: those become null.
  */
-import type { LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
+import type { LoadTestRun, LoadTestSummary, PercentilePoint } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
@@ -104,6 +104,14 @@ export function parseAutocannonJson(text: string): LoadTestRun {
   } else {
     summary.meta.notes!.push("No response arrived: autocannon's latency fields are 0 placeholders, kept as null.");
   }
+  return autocannonRun(summary, dist);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Cells of a box-drawing table row ("│ a │ b │"), or null for rule lines and other text. */
+/** The run of either form: its summary and printed distribution (none when it has no point). */
+function autocannonRun(summary: LoadTestSummary, dist: PercentilePoint[] | null): LoadTestRun {
   return {
     kind: 'loadtest',
     format: 'autocannon',
@@ -113,9 +121,6 @@ export function parseAutocannonJson(text: string): LoadTestRun {
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-
-/** Cells of a box-drawing table row ("│ a │ b │"), or null for rule lines and other text. */
 function cells(line: string): string[] | null {
   const t = line.trim();
   if (!t.startsWith('│')) return null;
@@ -285,13 +290,7 @@ export function parseAutocannonTable(text: string): LoadTestRun {
       }
     }
   }
-  return {
-    kind: 'loadtest',
-    format: 'autocannon',
-    summary,
-    timeline: null,
-    latencyDistribution: dist && dist.length > 0 ? dist : null,
-  };
+  return autocannonRun(summary, dist);
 }
 
 /** True when the tables show no response at all: every Req/Sec and latency figure is 0. */

@@ -21,12 +21,12 @@
  * for 2s`) and `configuredDuration`
  * (`for 2s`, also `N looping VUs for 10s`).
  */
-import type { LatencyMs, LoadTestRun, PercentilePoint } from '../../model/loadtest.ts';
+import type { LatencyMs, LoadTestRun, LoadTestSummary, PercentilePoint } from '../../model/loadtest.ts';
 import { emptyLatency } from '../../model/loadtest.ts';
 import { IngestError } from '../errors.ts';
 import type { ByteSource } from '../source.ts';
 import type { LoadTestImporter } from './types.ts';
-import { run, summary } from './common/summary.ts';
+import { run, summary, type SummaryInit } from './common/summary.ts';
 import { headText, readNonBlankText } from './common/text.ts';
 import { parseGoDurationMs, parseNumber } from './common/units.ts';
 
@@ -76,7 +76,28 @@ function trend(values: string, line: number): Map<string, number | null> {
   return out;
 }
 
-function latencyOf(t: Map<string, number | null>): { latency: LatencyMs; dist: PercentilePoint[] | null } {
+/**
+ * A k6 run's summary (console or JSON): k6 counts failed requests without telling transport errors from
+ * HTTP statuses, so both are 0 when none failed and unknown otherwise.
+ */
+export function k6Summary(init: Omit<SummaryInit, 'transportErrors' | 'non2xx'>): LoadTestSummary {
+  const none = init.errors === 0 ? 0 : null;
+  return summary({ ...init, transportErrors: none, non2xx: none });
+}
+
+/** A percentile column of the console summary: p(90). */
+const CONSOLE_PERCENTILE = /^p\(([\d.]+)\)$/;
+
+/**
+ * A k6 trend's latency from its values by name (ms, null when unreadable): avg, min, max, med and the
+ * percentile columns whose names `percentileKey` matches (its group 1 is the percentile), with the points
+ * they print (0 = min, 50 = med when no p(50) is printed, 100 = max) when there is any percentile column.
+ * Shared by the console summary and the end-of-test summary JSON.
+ */
+export function k6TrendLatency(
+  t: ReadonlyMap<string, number | null>,
+  percentileKey: RegExp,
+): { latency: LatencyMs; dist: PercentilePoint[] | null } {
   const latency = emptyLatency();
   latency.mean = t.get('avg') ?? null;
   latency.min = t.get('min') ?? null;
@@ -84,7 +105,7 @@ function latencyOf(t: Map<string, number | null>): { latency: LatencyMs; dist: P
   latency.p50 = t.get('med') ?? null;
   const pts: PercentilePoint[] = [];
   for (const [k, v] of t) {
-    const m = /^p\(([\d.]+)\)$/.exec(k);
+    const m = percentileKey.exec(k);
     if (!m || v === null) continue;
     const p = Number(m[1]);
     pts.push({ percentile: p, ms: v });
@@ -186,9 +207,9 @@ export function parseK6Console(input: string): LoadTestRun {
   let dist: PercentilePoint[] | null = null;
   let successfulOnlyLatencyMs: LatencyMs | null = null;
   if (dur) {
-    ({ latency, dist } = latencyOf(trend(dur.values, dur.line)));
+    ({ latency, dist } = k6TrendLatency(trend(dur.values, dur.line), CONSOLE_PERCENTILE));
     const ok = metrics.find((m) => m.parent === 'http_req_duration' && /expected_response:\s*true/.test(m.name));
-    if (ok) successfulOnlyLatencyMs = latencyOf(trend(ok.values, ok.line)).latency;
+    if (ok) successfulOnlyLatencyMs = k6TrendLatency(trend(ok.values, ok.line), CONSOLE_PERCENTILE).latency;
   } else notes.push('no http_req_duration line: latency unknown');
   if (errors !== null && requests !== null && errors === requests && (latency.max ?? 0) === 0) {
     latency = emptyLatency();
@@ -204,13 +225,11 @@ export function parseK6Console(input: string): LoadTestRun {
   }
   const durationSeconds = requests !== null && rps ? requests / rps : null;
   if (durationSeconds !== null) notes.push('durationSeconds = http_reqs / its printed rate (what k6 divided by)');
-  const s = summary({
+  const s = k6Summary({
     requests,
     durationSeconds,
     rps,
     errors,
-    transportErrors: errors === 0 ? 0 : null,
-    non2xx: errors === 0 ? 0 : null,
     latencyMs: latency,
     bytesPerSecond,
     meta: {

@@ -24,7 +24,7 @@ import { parseRfc3339, parseRfc3339Bytes, rfc3339 } from './common/time.ts';
 import { secondsOf, timelineAndSorted } from './common/timeline.ts';
 import { num } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
-import { k6ConsoleImporter } from './k6-stdout.ts';
+import { k6ConsoleImporter, k6Summary, k6TrendLatency } from './k6-stdout.ts';
 import { headUtf8 } from '../head-text.ts';
 
 const K6_NOTES = [
@@ -544,33 +544,11 @@ async function parseK6Csv(src: ByteSource): Promise<LoadTestRun> {
 // ---------------------------------------------------------------------------------------------
 // End-of-test summary JSON
 
-/** Trend values keyed by percentile (0 = min, 100 = max), plus the mean. */
+/** Trend values keyed by percentile (0 = min, 100 = max), plus the mean; percentiles named p(90) or p90. */
 function trendLatency(v: Record<string, unknown>): { latency: LatencyMs; dist: PercentilePoint[] | null } {
-  const latency = emptyLatency();
-  latency.mean = num(v.avg);
-  latency.min = num(v.min);
-  latency.max = num(v.max);
-  latency.p50 = num(v.med);
-  const pts: PercentilePoint[] = [];
-  for (const [k, raw] of Object.entries(v)) {
-    const m = /^p\(?([\d.]+)\)?$/.exec(k);
-    const val = num(raw);
-    if (!m || val === null) continue;
-    const p = Number(m[1]);
-    pts.push({ percentile: p, ms: val });
-    if (p === 50) latency.p50 = val;
-    else if (p === 75) latency.p75 = val;
-    else if (p === 90) latency.p90 = val;
-    else if (p === 95) latency.p95 = val;
-    else if (p === 99) latency.p99 = val;
-    else if (p === 99.9) latency.p999 = val;
-  }
-  if (pts.length === 0) return { latency, dist: null };
-  if (latency.min !== null) pts.push({ percentile: 0, ms: latency.min });
-  if (num(v.med) !== null && !pts.some((p) => p.percentile === 50)) pts.push({ percentile: 50, ms: num(v.med)! });
-  if (latency.max !== null) pts.push({ percentile: 100, ms: latency.max });
-  pts.sort((a, b) => a.percentile - b.percentile);
-  return { latency, dist: pts };
+  const values = new Map<string, number | null>();
+  for (const [k, raw] of Object.entries(v)) values.set(k, num(raw));
+  return k6TrendLatency(values, /^p\(?([\d.]+)\)?$/);
 }
 
 function parseK6Summary(text: string): LoadTestRun {
@@ -636,13 +614,11 @@ function parseK6Summary(text: string): LoadTestRun {
   };
   const dataRecv = metrics.get('data_received');
   const bytes = dataRecv ? num(dataRecv.count) : null;
-  const s = summary({
+  const s = k6Summary({
     requests,
     durationSeconds,
     rps,
     errors,
-    transportErrors: errors === 0 ? 0 : null,
-    non2xx: errors === 0 ? 0 : null,
     latencyMs: latency,
     bytesPerSecond: bytes !== null && durationSeconds ? bytes / durationSeconds : null,
     meta,

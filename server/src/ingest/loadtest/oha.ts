@@ -36,23 +36,16 @@ import type { ByteSource } from '../source.ts';
 import { setPrintedPercentiles } from './common/percentiles.ts';
 import { isFailedStatus, run, summary } from './common/summary.ts';
 import { commandLineOf, headText, isObj, parseJson, readText } from './common/text.ts';
-import { parseNumber } from './common/units.ts';
+import { TIME_TO_MS, parseNumber } from './common/units.ts';
 import type { LoadTestImporter } from './types.ts';
 
-/** Milliseconds per oha time unit (`-u ns|us|ms|s|m|h`; older versions print `secs`). */
+/** Milliseconds per oha time unit (`-u ns|us|ms|s|m|h`; older versions print `secs`, `mins`, `hours`). */
 const UNIT_MS: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
-  ms: 1,
-  s: 1000,
+  ...TIME_TO_MS,
   sec: 1000,
   secs: 1000,
-  m: 60_000,
   min: 60_000,
   mins: 60_000,
-  h: 3_600_000,
   hour: 3_600_000,
   hours: 3_600_000,
 };
