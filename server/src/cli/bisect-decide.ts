@@ -23,6 +23,8 @@ export interface DecideOptions {
   metric: BisectMetric;
   /** Smallest relative change that counts (0.05: 5 %). */
   minChange: number;
+  /** Widest benchstat ± of the A/A runs' median that still lets the bisect go on (default 4 × minChange). */
+  maxSpread?: number;
 }
 
 /** Whether target's runs are significantly worse (or better) than base's, by at least minChange. */
@@ -65,8 +67,8 @@ export interface AaResult {
 /**
  * The A/A pre-flight: two sets of runs of the same commit. The machine is quiet enough when the sets
  * come out "no change" (not significantly apart by minChange or more) and the median of all runs is
- * known to within minChange (benchstat's ± no wider than the change being hunted; "± ∞" with fewer
- * than 6 runs counts as not known).
+ * known to within maxSpread (benchstat's ±; "± ∞", fewer than 6 runs, counts as not known). Noise much
+ * wider than the change hunted would leave every step undecided: better said before the first step.
  */
 export function aaCheck(setA: readonly number[], setB: readonly number[], o: DecideOptions): AaResult {
   const v = verdict(setA, setB);
@@ -74,7 +76,8 @@ export function aaCheck(setA: readonly number[], setB: readonly number[], o: Dec
   const spread = spreadOf(all);
   const moved = isWorse(v, o) || isBetter(v, o);
   const ci = spread?.estimate.ci ?? null;
-  const wide = ci === null || ci > o.minChange;
+  const maxSpread = o.maxSpread ?? 4 * o.minChange;
+  const wide = ci === null || ci > maxSpread;
   const reasons: string[] = [];
   if (moved)
     reasons.push(
@@ -84,7 +87,7 @@ export function aaCheck(setA: readonly number[], setB: readonly number[], o: Dec
     reasons.push(
       ci === null
         ? `the median of ${all.length} runs has no finite 95 % interval`
-        : `the median of ${all.length} runs is known only to ±${(ci * 100).toFixed(1)} %, wider than the ${(o.minChange * 100).toFixed(0)} % change looked for`,
+        : `the median of ${all.length} runs is known only to ±${(ci * 100).toFixed(1)} %, more than the ±${(maxSpread * 100).toFixed(0)} % allowed`,
     );
   return { ok: reasons.length === 0, verdict: v, spread, reason: reasons.join('; ') };
 }

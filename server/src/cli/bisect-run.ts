@@ -59,6 +59,8 @@ export interface BisectOptions {
   bad: string;
   metric: BisectMetric;
   minChange: number;
+  /** Widest ± of the A/A median allowed (null: 4 × minChange). */
+  maxSpread: number | null;
   /** Runs per side to begin with (each A/A set has this many). */
   runs: number;
   /** Most runs of one commit. */
@@ -109,7 +111,11 @@ export async function runBisect(
   if (!isAncestor(o.repo, good, bad)) throw new UsageError(`--good ${o.good} is not an ancestor of --bad ${o.bad}`);
   const deadline = o.budgetMs === null ? null : Date.now() + o.budgetMs;
   const m = BISECT_METRICS[o.metric];
-  const decide = { metric: o.metric, minChange: o.minChange };
+  const decide = {
+    metric: o.metric,
+    minChange: o.minChange,
+    ...(o.maxSpread !== null ? { maxSpread: o.maxSpread } : {}),
+  };
   const measured = new Map<string, CommitFigures>();
   const files = new Map<string, string[]>();
   let steps = 0;

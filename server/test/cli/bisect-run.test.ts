@@ -93,6 +93,7 @@ const options = (repo: string, commits: string[], extra: Partial<BisectOptions> 
   bad: commits[15]!,
   metric: 'p99',
   minChange: 0.05,
+  maxSpread: null,
   runs: 5,
   maxRuns: 10,
   maxSteps: 20,
