@@ -267,6 +267,8 @@ export async function runBisect(
     });
   } catch (e) {
     if (e instanceof Stop) return result({ kind: 'stopped', reason: e.message, good: lastGood, bad: lastBad });
+    // A measurer stopped mid-run by the interrupt throws its own error: still an interrupt.
+    if (signal.aborted) return result({ kind: 'stopped', reason: 'interrupted', good: lastGood, bad: lastBad });
     throw e;
   } finally {
     const problem = restore(o.repo, start);

@@ -6,8 +6,8 @@
  * request) and --min-change so wide that the outcome does not depend on how loaded the machine is: the
  * decision rules themselves are tested on seeded figures in bisect-run.test.ts.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -177,4 +177,84 @@ describe.skipIf(!haveGo || !haveWrk)('stagediff bisect on the demo service', () 
     expect(git(repo, 'symbolic-ref', '--short', 'HEAD')).toBe('main');
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(commits[15]);
   }, 600_000);
+});
+
+describe.skipIf(!haveWrk)('stagediff bisect: Ctrl-C', () => {
+  it('SIGINT mid-run stops the service and the load, resets the bisect and returns to the branch (exit 130)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-bisect-sigint-'));
+    const repo = join(dir, 'repo');
+    try {
+      mkdirSync(repo);
+      git(repo, 'init', '-q', '-b', 'main');
+      git(repo, 'config', 'user.name', 'test');
+      git(repo, 'config', 'user.email', 'test@example.invalid');
+      git(repo, 'config', 'commit.gpgsign', 'false');
+      const commits: string[] = [];
+      for (let i = 1; i <= 4; i++) {
+        writeFileSync(join(repo, 'n.txt'), `${i}\n`);
+        git(repo, 'add', '-A');
+        git(repo, 'commit', '-q', '-m', `c${i}`);
+        commits.push(git(repo, 'rev-parse', 'HEAD'));
+      }
+      git(repo, 'checkout', '-q', '-b', 'topic', commits[2]!);
+      const port = await freePort();
+      // The "service": a node HTTP server started by the recipe.
+      const serve = `require('http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1')`;
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          'bisect',
+          '--good',
+          commits[0]!,
+          '--bad',
+          commits[3]!,
+          '--metric',
+          'rps',
+          '--ready',
+          `http://127.0.0.1:${port}/`,
+          '--load',
+          `wrk -t1 -c2 -d3s --latency http://127.0.0.1:${port}/`,
+          '--out',
+          join(dir, 'out'),
+          '--',
+          process.execPath,
+          '-e',
+          serve,
+        ],
+        { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d;
+      });
+      const exited = new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+      await new Promise<void>((res) => {
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d;
+          // Mid-way: one run done, the next one's load running.
+          if (/run 1: /.test(stderr)) res();
+        });
+        child.on('close', () => res());
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      child.kill('SIGINT');
+      const code = await exited;
+      expect(stderr).toMatch(/interrupted: stopping the service/);
+      expect(code, stderr).toBe(130);
+      expect(stdout).toMatch(/^stopped \(interrupted\) after 0 steps/m);
+      expect(git(repo, 'symbolic-ref', '--short', 'HEAD')).toBe('topic');
+      expect(git(repo, 'rev-parse', 'HEAD')).toBe(commits[2]);
+      expect(existsSync(join(repo, '.git', 'BISECT_START'))).toBe(false);
+      // The recipe's service is gone.
+      const up = await fetch(`http://127.0.0.1:${port}/`).then(
+        () => true,
+        () => false,
+      );
+      expect(up).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
