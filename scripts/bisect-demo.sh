@@ -48,7 +48,7 @@ for i in $(seq 1 16); do
   git -C "$repo" add -A
   git -C "$repo" commit -q -m "$subject"
 done
-good=$(git -C "$repo" rev-list --reverse HEAD | head -1)
+good=$(git -C "$repo" rev-list --max-parents=0 HEAD)
 
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 api=$(free_port)
@@ -65,7 +65,7 @@ if [[ $MODE == hog ]]; then
   done
 fi
 
-echo "# $(date -u +%FT%TZ) mode=$MODE K=$K slowdown=$SLOWDOWN metric=$METRIC min-change=$MIN_CHANGE% runs=$RUNS wrk -d$DURATION; $(go version); $(wrk -v 2>&1 | head -1); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%FT%TZ) mode=$MODE K=$K slowdown=$SLOWDOWN metric=$METRIC min-change=$MIN_CHANGE% runs=$RUNS wrk -d$DURATION; $(go version); $(wrk -v 2>&1 | sed -n 1p); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 set +e
 (cd "$repo" && node "$HERE/server/bin/stagediff.mjs" bisect --good "$good" --bad HEAD --metric "$METRIC" \
   --min-change "$MIN_CHANGE" --runs "$RUNS" --max-runs $((RUNS + 4)) \

@@ -94,13 +94,28 @@ export function aaCheck(setA: readonly number[], setB: readonly number[], o: Dec
 
 export interface RegressionResult {
   ok: boolean;
+  /** All good runs against the bad commit's. */
   verdict: Verdict;
+  /** Each A/A set of the good commit against the bad commit's runs. */
+  perSet: Verdict[];
 }
 
-/** The second pre-flight: the bad commit's runs must be significantly worse than the good commit's. */
-export function regressionCheck(good: readonly number[], bad: readonly number[], o: DecideOptions): RegressionResult {
-  const v = verdict(good, bad);
-  return { ok: isWorse(v, o), verdict: v };
+/**
+ * The second pre-flight: the bad commit's runs must be significantly worse than the good commit's, all
+ * of them and each A/A set on its own. A machine that got busier between the good runs and the bad
+ * ones shows as a bad commit worse than the pooled good runs but not than the set that ran on the busy
+ * machine too; asking each set keeps such a drift from passing for a regression.
+ */
+export function regressionCheck(
+  goodSets: readonly (readonly number[])[],
+  bad: readonly number[],
+  o: DecideOptions,
+): RegressionResult {
+  const all: number[] = [];
+  for (const set of goodSets) for (const v of set) all.push(v);
+  const v = verdict(all, bad);
+  const perSet = goodSets.map((set) => verdict(set, bad));
+  return { ok: isWorse(v, o) && perSet.every((p) => isWorse(p, o)), verdict: v, perSet };
 }
 
 export type StepAnswer = 'good' | 'bad' | 'undecided';

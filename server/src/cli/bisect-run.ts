@@ -4,6 +4,7 @@ import {
   type BisectMetric,
   type RegressionResult,
   aaCheck,
+  isBetter,
   judgeStep,
   regressionCheck,
 } from './bisect-decide.ts';
@@ -205,10 +206,11 @@ export async function runBisect(
     let reg: RegressionResult;
     try {
       await sb.more(o.runs);
-      reg = regressionCheck(goodValues, figures(bad).values, decide);
-      while (!reg.ok && reg.verdict.status !== 'significant' && figures(bad).values.length < o.maxRuns) {
+      reg = regressionCheck(sets, figures(bad).values, decide);
+      // More runs while not shown worse (up to the cap), unless the bad commit is already shown better.
+      while (!reg.ok && !isBetter(reg.verdict, decide) && figures(bad).values.length < o.maxRuns) {
         await sb.more(1);
-        reg = regressionCheck(goodValues, figures(bad).values, decide);
+        reg = regressionCheck(sets, figures(bad).values, decide);
       }
     } finally {
       await sb.close();

@@ -160,7 +160,13 @@ function summary(r: BisectResult, repo: string, metric: keyof typeof BISECT_METR
     case 'no-regression': {
       const v = r.check.verdict;
       const ratio = v.ratio === null ? '?' : `${((v.ratio - 1) * 100).toFixed(1)} %`;
-      return `no regression between good and bad in ${m.label} (bad against good: ${ratio}, p=${v.p === null ? '–' : v.p.toFixed(3)}, ${v.nBase}+${v.nTarget} runs, ${v.status}). No commit named.`;
+      const sets = r.check.perSet
+        .map(
+          (s, i) =>
+            `A/A set ${i + 1}: ${s.ratio === null ? '?' : `${((s.ratio - 1) * 100).toFixed(1)} %`}, p=${s.p === null ? '–' : s.p.toFixed(3)}`,
+        )
+        .join('; ');
+      return `no regression between good and bad in ${m.label} (bad against good: ${ratio}, p=${v.p === null ? '–' : v.p.toFixed(3)}, ${v.nBase}+${v.nTarget} runs, ${v.status}; ${sets}). No commit named.`;
     }
     case 'ambiguous':
       return `only skipped commits are left: the first bad commit is one of\n${r.candidates.map((c) => `  ${c} (${describeCommit(repo, c).subject})`).join('\n')}`;

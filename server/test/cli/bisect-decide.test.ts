@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aaCheck, judgeStep, regressionCheck } from '../../src/cli/bisect-decide.ts';
+import { verdict } from '../../src/analysis/significance.ts';
 import { readLoad } from '../../src/cli/capture-load.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 
@@ -50,13 +51,34 @@ describe('bisect decisions on recorded figures', () => {
     const [baseline, fastJson, pooled, asyncLog] = await Promise.all(
       ['baseline', 'fast-json', 'pooled', 'async-log'].map(rps),
     );
-    const r = regressionCheck(fastJson!, baseline!, o);
+    const halves = (xs: number[]) => [xs.slice(0, 3), xs.slice(3)];
+    const r = regressionCheck([fastJson!], baseline!, o);
     expect(r.verdict.status).toBe('significant');
     expect(r.ok).toBe(true);
-    expect(regressionCheck(asyncLog!, pooled!, o).ok).toBe(false);
-    expect(regressionCheck(pooled!, asyncLog!, o).ok).toBe(false);
-    // p99 as the metric: higher is worse, so a faster stage is no regression.
-    expect(regressionCheck(baseline!, fastJson!, o).ok).toBe(false);
+    expect(regressionCheck([asyncLog!], pooled!, o).ok).toBe(false);
+    expect(regressionCheck(halves(pooled!), asyncLog!, o).ok).toBe(false);
+    // A faster stage is no regression.
+    expect(regressionCheck(halves(baseline!), fastJson!, o).ok).toBe(false);
+  });
+
+  it('good against bad: a machine that got busier after the first A/A set is not taken for a regression', () => {
+    // scripts/bisect-demo.sh clean (no slowdown anywhere), MIN_CHANGE=50, 2026-11-29 04:31 UTC, load
+    // average 12.6: the two A/A sets of commit 1, then commit 16's runs.
+    const sets = [
+      [3443, 5766, 4089, 3728],
+      [8119, 8538, 8180, 4994],
+    ];
+    const bad = [2442, 4527, 3410, 4570, 1197];
+    const wide = { metric: 'rps' as const, minChange: 0.5 };
+    // Pooled, the good runs would call it a regression (-37 %, significant)…
+    const pooled = verdict(sets.flat(), bad);
+    expect(pooled.status).toBe('significant');
+    expect(pooled.ratio!).toBeLessThan(1 / 1.5);
+    // …but against the first set, which ran on the same busy machine, it is not.
+    const r = regressionCheck(sets, bad, wide);
+    expect(r.verdict).toEqual(pooled);
+    expect(r.perSet[0]!.status).toBe('no-change');
+    expect(r.ok).toBe(false);
   });
 
   it('steps: a commit like the bad one is bad, like the good one good, and a half-way one goes to the nearer side', async () => {
