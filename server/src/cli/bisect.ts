@@ -257,8 +257,11 @@ export function liveMeasurer(o: LiveSetup): Measurer {
           throw new Error('interrupted');
         }
         if (spawnError) return `the recipe cannot start: ${spawnError}`;
-        if (child.exitCode !== null || child.signalCode !== null)
+        if (child.exitCode !== null || child.signalCode !== null) {
+          // Whatever it started (a build's workers) goes with it.
+          await close();
           return `the recipe exited (${child.exitCode ?? child.signalCode}) before ${o.ready} answered: ${tail(logPath)}`;
+        }
         if (await answers(o.ready)) break;
         if (Date.now() > until) {
           await close();

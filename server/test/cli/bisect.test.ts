@@ -258,3 +258,73 @@ describe.skipIf(!haveWrk)('stagediff bisect: Ctrl-C', () => {
     }
   }, 120_000);
 });
+
+describe.skipIf(!haveWrk)('stagediff bisect: a commit whose recipe fails', () => {
+  it('is skipped (the recipe exits before --ready) and the culprit is still named', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-bisect-skip-'));
+    const repo = join(dir, 'repo');
+    try {
+      mkdirSync(repo);
+      git(repo, 'init', '-q', '-b', 'main');
+      git(repo, 'config', 'user.name', 'test');
+      git(repo, 'config', 'user.email', 'test@example.invalid');
+      git(repo, 'config', 'commit.gpgsign', 'false');
+      const commits: string[] = [];
+      for (let i = 1; i <= 8; i++) {
+        // From commit 6 on, every answer waits 20 ms; commit 4 does not start at all.
+        writeFileSync(join(repo, 'delay.txt'), `${i >= 6 ? 20 : 0}\n`);
+        writeFileSync(join(repo, 'broken.txt'), `${i === 4 ? 1 : 0}\n`);
+        writeFileSync(join(repo, 'n.txt'), `${i}\n`);
+        git(repo, 'add', '-A');
+        git(repo, 'commit', '-q', '-m', `c${i}`);
+        commits.push(git(repo, 'rev-parse', 'HEAD'));
+      }
+      const port = await freePort();
+      const serve = [
+        "const fs = require('fs');",
+        "if (fs.readFileSync('broken.txt', 'utf8').trim() === '1') { console.error('build failed'); process.exit(1); }",
+        "const d = Number(fs.readFileSync('delay.txt', 'utf8'));",
+        `require('http').createServer((q, s) => setTimeout(() => s.end('ok'), d)).listen(${port}, '127.0.0.1');`,
+      ].join('\n');
+      const r = await stagediff(
+        [
+          'bisect',
+          '--good',
+          commits[0]!,
+          '--bad',
+          commits[7]!,
+          '--metric',
+          'rps',
+          '--min-change',
+          '100',
+          '--max-spread',
+          '10000',
+          '--runs',
+          '4',
+          '--max-runs',
+          '6',
+          '--ready',
+          `http://127.0.0.1:${port}/`,
+          '--load',
+          `wrk -t1 -c2 -d1s --latency http://127.0.0.1:${port}/`,
+          '--out',
+          join(dir, 'out'),
+          '--',
+          process.execPath,
+          '-e',
+          serve,
+        ],
+        repo,
+      );
+      expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
+      expect(r.stderr).toMatch(
+        /^ {2}cannot start it \(the recipe exited \(1\) before http:\S+ answered: build failed\): skip$/m,
+      );
+      expect(r.stdout).toMatch(new RegExp(`^first bad commit: ${commits[5]} `, 'm'));
+      expect(git(repo, 'symbolic-ref', '--short', 'HEAD')).toBe('main');
+      expect(git(repo, 'rev-parse', 'HEAD')).toBe(commits[7]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
