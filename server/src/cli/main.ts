@@ -15,6 +15,10 @@ const USAGE = `usage:
                    [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]
   stagediff check (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
                   --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--allow-different KEY]... [--json]
+  stagediff bisect --good REV --bad REV --ready URL --load 'LOAD COMMAND' [--metric p99|rps] [--min-change PCT] [--max-spread PCT]
+                   [--runs N] [--max-runs N] [--max-steps N] [--budget DURATION] [--ready-timeout S] [--repo DIR]
+                   [--out DIR] [--server URL [--comparison ID --token T | --title T]] -- RECIPE...
+                   (RECIPE builds and starts the service at each commit, e.g. sh -c 'go build -o /tmp/svc . && exec /tmp/svc')
   stagediff mcp (--server URL [--comparison ID...] | --out DIR...) [--token TOKEN]
                 (an MCP server on stdio for coding agents: the verdicts, never a bare ratio)
   stagediff serve
@@ -56,6 +60,10 @@ async function main(argv: string[]): Promise<number> {
     case 'check': {
       const { checkCommand } = await import('./ci-commands.ts');
       return checkCommand(rest);
+    }
+    case 'bisect': {
+      const { bisectCommand } = await import('./bisect.ts');
+      return bisectCommand(rest);
     }
     case 'mcp': {
       const { mcpCommand } = await import('./mcp.ts');
