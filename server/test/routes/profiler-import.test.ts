@@ -111,7 +111,7 @@ describe('POST …/stages/:stageId/import', () => {
 
   it('answers bad input with a 4xx naming the parameter', async () => {
     const { app, c, stage } = await appWith({ PROFILER_HOSTS: `127.0.0.1:${replay.port}` });
-    const post = (payload: unknown) =>
+    const post = (payload: Record<string, unknown>) =>
       app.inject({ method: 'POST', url: `/api/comparisons/${c.id}/stages/${stage}/import`, headers: c.auth, payload });
     const cases: [Record<string, unknown>, string][] = [
       [{ query: 'process_cpu{}' }, 'query'],
