@@ -150,15 +150,14 @@ export async function importFromParca(
   const bounds = boundaries(plan);
   const windows = plan.map((r) => r.requested);
 
-  // One scrape's profile is fetched once even when two runs read it (a shared boundary snapshot).
-  const cache = new Map<string, Profile>();
-  const single = async (query: string, t: number): Promise<Profile> => {
+  // A snapshot two runs share (the end of one, the start of the next) is fetched once: only the last
+  // one read is kept, so memory holds one snapshot per kind, not the window's.
+  let kept: { key: string; p: Profile } | null = null;
+  const single = async (query: string, t: number, keep = false): Promise<Profile> => {
     const key = `${query}@${t}`;
-    let p = cache.get(key);
-    if (!p) {
-      p = parsePprof(await parcaSingle(fetch, url, query, t), limits);
-      cache.set(key, p);
-    }
+    if (kept?.key === key) return kept.p;
+    const p = parsePprof(await parcaSingle(fetch, url, query, t), limits);
+    if (keep) kept = { key, p };
     return p;
   };
 
@@ -218,7 +217,7 @@ export async function importFromParca(
         for (let k = 0; k < runs; k++) {
           const [a, b] = pairs[k]!;
           const first = await single(c.query, a);
-          const last = await single(c.query, b);
+          const last = await single(c.query, b, true);
           add(k, mergeProfiles([last, negated(first)]), { scrapes: 2, fromMs: a, toMs: b, seriesTotal: null });
         }
       } else {
