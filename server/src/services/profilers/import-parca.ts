@@ -5,7 +5,7 @@ import { encodePprof } from '../../ingest/pprof/encode.ts';
 import type { Profile, ProfileKind } from '../../model/profile.ts';
 import { type Fetcher, ProfilerError } from './guarded-fetch.ts';
 import { type ParcaProfileType, type Scrape, parcaScrapes, parcaSingle, parcaTypes, typeKey } from './parca.ts';
-import { type RunPlan, assignScrapes, boundaries, cumulativePairs, nearest, planRuns } from './window.ts';
+import { type RunPlan, assignScrapes, boundaries, coveredMs, cumulativePairs, nearest, planRuns } from './window.ts';
 
 /**
  * A stage from Parca: for a selector and a window, N runs of whole scrapes, each run one pprof file
@@ -108,13 +108,14 @@ function negated(p: Profile): Profile {
   return { ...p, values: p.values.map((col) => col.map((v) => -v)) };
 }
 
-function retimed(p: Profile, fromMs: number, toMs: number, comment: string): Profile {
+/** The profile at `fromMs`, lasting `durationMs` (a delta kind: its covered seconds, not the span with gaps). */
+function retimed(p: Profile, fromMs: number, durationMs: number, comment: string): Profile {
   const { timeNanosExact: _exact, ...rest } = p;
   return {
     ...rest,
     timeNanos: fromMs * 1e6,
     timeNanosExact: (BigInt(Math.round(fromMs)) * 1_000_000n).toString(),
-    durationNanos: Math.round((toMs - fromMs) * 1e6),
+    durationNanos: Math.round(durationMs * 1e6),
     comments: [comment],
   };
 }
@@ -177,11 +178,15 @@ export async function importFromParca(
     const add = (
       run: number,
       profile: Profile,
-      info: Omit<ImportedProfile, 'kind' | 'mode' | 'query' | 'filename' | 'total'>,
+      {
+        taken,
+        ...info
+      }: Omit<ImportedProfile, 'kind' | 'mode' | 'query' | 'filename' | 'total'> & { taken?: Scrape[] },
     ) => {
       const filename = `run-${run + 1}-${c.rule.kind}.pb.gz`;
       const comment = `stagediff import from ${source}: ${c.query}, run ${run + 1} of ${runs}; requested ${iso(plan[run]!.requested.startMs)} to ${iso(plan[run]!.requested.endMs)}; covered ${iso(info.fromMs)} to ${iso(info.toMs)} (${info.scrapes} scrape${info.scrapes === 1 ? '' : 's'}, ${c.rule.mode})`;
-      const p = retimed(profile, info.fromMs, c.rule.mode === 'snapshot' ? info.fromMs : info.toMs, comment);
+      const durationMs = c.rule.mode === 'snapshot' ? 0 : taken ? coveredMs(taken) : info.toMs - info.fromMs;
+      const p = retimed(profile, info.fromMs, durationMs, comment);
       files.push({ filename, bytes: gzipSync(encodePprof(p)) });
       out[run]!.profiles.push({
         kind: c.rule.kind,
@@ -208,6 +213,7 @@ export async function importFromParca(
           fromMs: fromK,
           toMs: toK,
           seriesTotal: taken.reduce((a, s) => a + s.value, 0),
+          taken,
         });
       }
     } else {

@@ -53,6 +53,15 @@ export function assignScrapes(scrapes: Scrape[], windows: Span[]): Scrape[][] {
   return byRun;
 }
 
+/** Covered milliseconds of delta scrapes: each instant once (several targets scraped together cover it once). */
+export function coveredMs(scrapes: Scrape[]): number {
+  const byStart = new Map<number, number>();
+  for (const s of scrapes) byStart.set(s.startMs, Math.max(byStart.get(s.startMs) ?? 0, s.durationMs));
+  let sum = 0;
+  for (const d of byStart.values()) sum += d;
+  return sum;
+}
+
 /** The runs of a window from the lead delta type's scrapes (null: no delta type). */
 export function planRuns(fromMs: number, toMs: number, runs: number, lead: Scrape[] | null): RunPlan[] {
   const windows = subWindows(fromMs, toMs, runs);
@@ -70,7 +79,7 @@ export function planRuns(fromMs: number, toMs: number, runs: number, lead: Scrap
   return byRun.map((scrapes, run) => {
     const startMs = scrapes[0]!.startMs;
     const endMs = scrapes.reduce((a, s) => Math.max(a, s.startMs + s.durationMs), 0);
-    const seconds = scrapes.reduce((a, s) => a + s.durationMs, 0) / 1000;
+    const seconds = coveredMs(scrapes) / 1000;
     return { run, requested: windows[run]!, covered: { startMs, endMs, seconds } };
   });
 }

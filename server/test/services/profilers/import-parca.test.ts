@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ProfilerError } from '../../../src/services/profilers/guarded-fetch.ts';
 import { type ImportOutcome, importFromParca } from '../../../src/services/profilers/import-parca.ts';
 import { parseTimeMs } from '../../../src/services/profilers/parca.ts';
-import { cumulativePairs, planRuns } from '../../../src/services/profilers/window.ts';
+import { coveredMs, cumulativePairs, planRuns } from '../../../src/services/profilers/window.ts';
 import { parcaAnswers, parcaWindow, replayFetcher } from '../../helpers/parca-replay.ts';
 import { findGo, fixturesDir } from '../../helpers/paths.ts';
 import { parseTopRows } from '../../helpers/pprof-text.ts';
@@ -104,7 +104,8 @@ describe('import from Parca (recorded answers)', () => {
     for (const r of out.runs) {
       const cpu = parsePprof(files.get(`run-${r.run + 1}-cpu.pb.gz`)!);
       expect(cpu.timeNanos).toBe(r.covered!.startMs * 1e6);
-      expect(cpu.durationNanos).toBeCloseTo((r.covered!.endMs - r.covered!.startMs) * 1e6, -3);
+      // the duration is the covered seconds (the CPU per second divides by it)
+      expect(cpu.durationNanos).toBeCloseTo(r.covered!.seconds * 1e9, -3);
       const allocs = parsePprof(files.get(`run-${r.run + 1}-allocs.pb.gz`)!);
       expect(allocs.durationNanos).toBeGreaterThan(5e9);
       const heap = parsePprof(files.get(`run-${r.run + 1}-heap.pb.gz`)!);
@@ -163,6 +164,12 @@ describe('window rules', () => {
   it('leaves out a scrape that ends past the window, however early it starts', () => {
     const plan = planRuns(0, 25_000, 2, [scrape(0), scrape(10), scrape(20)]);
     expect(plan.map((r) => r.covered!.seconds)).toEqual([10, 10]);
+  });
+  it('counts seconds two targets scraped at the same instant cover once', () => {
+    expect(coveredMs([scrape(0), { ...scrape(0), series: 'instance=b' }, scrape(10)])).toBe(20_000);
+    expect(
+      planRuns(0, 20_000, 1, [scrape(0), { ...scrape(0), series: 'instance=b' }, scrape(10)])[0]!.covered!.seconds,
+    ).toBe(20);
   });
   it('takes cumulative runs as consecutive differences adding up to last − first', () => {
     expect(cumulativePairs([3, 13, 23, 33], 0, 40, [1, 11, 21, 31], 'alloc_space')).toEqual([
