@@ -37,7 +37,7 @@ describe.skipIf(!enabled)('add from a profiler', () => {
 
     // A host the server does not allow: refused with the server's message, nothing fetched.
     const before = replay!.requests.length;
-    await form.getByLabel('Parca URL', { exact: true }).fill('http://10.1.2.3:7070');
+    await form.getByLabel('Profiler URL', { exact: true }).fill('http://10.1.2.3:7070');
     await form.getByLabel('Selector', { exact: true }).fill(parcaWindow.selector);
     await form.getByLabel('From', { exact: true }).fill(parcaWindow.from);
     await form.getByLabel('To', { exact: true }).fill(parcaWindow.to);
@@ -46,7 +46,7 @@ describe.skipIf(!enabled)('add from a profiler', () => {
     await expect.poll(() => form.getByRole('alert').textContent(), { timeout: 30_000 }).toContain('PROFILER_HOSTS');
     expect(replay!.requests.length).toBe(before);
 
-    await form.getByLabel('Parca URL', { exact: true }).fill(`http://127.0.0.1:${replay!.port}`);
+    await form.getByLabel('Profiler URL', { exact: true }).fill(`http://127.0.0.1:${replay!.port}`);
     await form.getByRole('button', { name: 'Import' }).click();
     const status = form.getByRole('status');
     await expect

@@ -12,7 +12,7 @@ function minutesAgo(n: number): string {
 }
 
 /**
- * "Add from a profiler": a stage's runs taken from Parca's scrapes over a window. The server fetches
+ * "Add from a profiler": a stage's runs taken from Parca's scrapes (or Pyroscope's profiles) over a window. The server fetches
  * (only from the hosts its PROFILER_HOSTS names) and answers each run's requested and covered window.
  */
 export function ProfilerImportForm(props: {
@@ -20,6 +20,7 @@ export function ProfilerImportForm(props: {
   onImport: (ask: ProfilerImportAsk) => Promise<ProfilerImportReply>;
   onClose: () => void;
 }) {
+  const [source, setSource] = useState<ProfilerImportAsk['source']>('parca');
   const [url, setUrl] = useState('');
   const [query, setQuery] = useState('{}');
   const [from, setFrom] = useState(() => minutesAgo(12));
@@ -36,7 +37,7 @@ export function ProfilerImportForm(props: {
     try {
       setDone(
         await props.onImport({
-          source: 'parca',
+          source,
           url: url.trim(),
           query,
           from: from.trim(),
@@ -54,7 +55,14 @@ export function ProfilerImportForm(props: {
   return (
     <form className="profiler-import" aria-label={`Add from a profiler to stage ${props.stageName}`} onSubmit={submit}>
       <label>
-        Parca URL{' '}
+        Profiler{' '}
+        <select value={source} onChange={(e) => setSource(e.target.value as ProfilerImportAsk['source'])}>
+          <option value="parca">Parca</option>
+          <option value="pyroscope">Pyroscope</option>
+        </select>
+      </label>{' '}
+      <label>
+        Profiler URL{' '}
         <input
           type="url"
           required

@@ -37,8 +37,14 @@ export interface Answer {
   body: Buffer;
 }
 
-/** A fetcher: GET of a URL. The guarded one below, a recording wrapper, or a test's own. */
-export type Fetcher = (url: URL) => Promise<Answer>;
+/** A POST's body (Connect's binary protocol), when the fetch is not a GET. */
+export interface PostBody {
+  body: Buffer;
+  contentType: string;
+}
+
+/** A fetcher: GET (or POST) of a URL. The guarded one below, a recording wrapper, or a test's own. */
+export type Fetcher = (url: URL, post?: PostBody) => Promise<Answer>;
 
 /** Is `host` (lower-case name or address) with `port` listed? An entry without a port allows every port. */
 function listed(hosts: string[], host: string, port: string): boolean {
@@ -109,7 +115,7 @@ export function checkProfilerUrl(raw: string, hosts: string[], param = 'url'): U
  */
 export function guardedFetcher(limits: FetchLimits, signal?: AbortSignal): Fetcher {
   let fetches = 0;
-  return async (url: URL) => {
+  return async (url: URL, post?: PostBody) => {
     checkProfilerUrl(url.href, limits.hosts);
     if (++fetches > limits.maxFetches)
       throw new ProfilerError(
@@ -135,8 +141,14 @@ export function guardedFetcher(limits: FetchLimits, signal?: AbortSignal): Fetch
     return new Promise<Answer>((resolve, reject) => {
       const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
       const req = request(url, {
-        method: 'GET',
-        headers: { accept: 'application/json' },
+        method: post ? 'POST' : 'GET',
+        headers: post
+          ? {
+              'content-type': post.contentType,
+              'content-length': String(post.body.length),
+              'connect-protocol-version': '1',
+            }
+          : { accept: 'application/json' },
         // The address resolved above, so a second DNS answer cannot point the connection elsewhere.
         lookup: (_name, opts, cb) => {
           if ((opts as { all?: boolean }).all)
@@ -205,7 +217,7 @@ export function guardedFetcher(limits: FetchLimits, signal?: AbortSignal): Fetch
         });
         res.on('error', () => undefined);
       });
-      req.end();
+      req.end(post?.body);
     });
   };
 }

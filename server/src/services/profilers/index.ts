@@ -2,6 +2,7 @@ import type { ProfilerSettings } from '../../config.ts';
 import type { PprofLimits } from '../../ingest/pprof/index.ts';
 import { ProfilerError, checkProfilerUrl, guardedFetcher } from './guarded-fetch.ts';
 import { type ImportOutcome, checkSelector, importFromParca } from './import-parca.ts';
+import { importFromPyroscope } from './import-pyroscope.ts';
 
 export { ProfilerError };
 
@@ -56,13 +57,6 @@ export async function runProfilerImport(
       `runs: a whole number from 1 to ${settings.maxRuns} (PROFILER_MAX_RUNS)`,
       'runs',
     );
-  if (ask.source !== 'parca')
-    throw new ProfilerError(
-      501,
-      'not-implemented',
-      `source: importing from ${ask.source} is not available yet`,
-      'source',
-    );
   const deadline = AbortSignal.timeout(settings.importTimeoutMs);
   const all = signal ? AbortSignal.any([signal, deadline]) : deadline;
   const fetcher = guardedFetcher(
@@ -75,7 +69,10 @@ export async function runProfilerImport(
     all,
   );
   try {
-    return await importFromParca(fetcher, { url, selector, fromMs, toMs, runs: ask.runs }, limits);
+    const req = { url, selector, fromMs, toMs, runs: ask.runs };
+    return ask.source === 'pyroscope'
+      ? await importFromPyroscope(fetcher, req, limits)
+      : await importFromParca(fetcher, req, limits);
   } catch (e) {
     if (deadline.aborted && !(e instanceof ProfilerError && e.status < 500))
       throw new ProfilerError(
