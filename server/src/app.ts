@@ -15,6 +15,7 @@ import { ApiError, installErrorHandler } from './routes/errors.ts';
 import comparisonRoutes from './routes/comparisons.ts';
 import stageRoutes from './routes/stages.ts';
 import artifactRoutes, { MAX_FILES_PER_REQUEST } from './routes/artifacts.ts';
+import profilerImportRoutes from './routes/profiler-import.ts';
 import sourceRoutes from './routes/sources.ts';
 import analysisRoutes from './routes/analysis.ts';
 import operationsRoutes from './routes/operations.ts';
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(comparisonRoutes, { ctx });
   await app.register(stageRoutes, { ctx });
   await app.register(artifactRoutes, { ctx });
+  await app.register(profilerImportRoutes, { ctx });
   await app.register(sourceRoutes, { ctx });
   await app.register(analysisRoutes, { ctx });
 

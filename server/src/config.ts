@@ -147,6 +147,24 @@ export interface Config {
   sourceGoVersion: string | undefined;
   /** Which build of the toolchain module is fetched for the standard library (its sources are the same on every one). */
   sourceGoPlatform: string;
+  /** Imports from continuous profilers (Parca, Pyroscope): which hosts, and each import's bounds. */
+  profilers: ProfilerSettings;
+}
+
+/**
+ * What the server may fetch from continuous profilers for "Add from a profiler" (`stagediff import`):
+ * PROFILER_HOSTS (comma-separated host, host:port or IP; default none: every import is refused naming
+ * the setting), PROFILER_FETCH_TIMEOUT_MS (one fetch), PROFILER_MAX_RESPONSE_BYTES (one answer),
+ * PROFILER_MAX_FETCHES (fetches of one import), PROFILER_MAX_RUNS (runs of one import),
+ * PROFILER_IMPORT_TIMEOUT_MS (one whole import).
+ */
+export interface ProfilerSettings {
+  hosts: string[];
+  timeoutMs: number;
+  importTimeoutMs: number;
+  maxResponseBytes: number;
+  maxFetches: number;
+  maxRuns: number;
 }
 
 export class ConfigError extends Error {}
@@ -349,6 +367,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sourceGoproxyWaitMs: int(env, 'SOURCE_GOPROXY_WAIT_MS', 3000, 0, 600_000),
     sourceGoVersion: goRelease(env.SOURCE_GO_VERSION),
     sourceGoPlatform: goPlatform(env.SOURCE_GO_PLATFORM),
+    profilers: {
+      hosts: (env.PROFILER_HOSTS ?? '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+      timeoutMs: int(env, 'PROFILER_FETCH_TIMEOUT_MS', 20_000, 100, 600_000),
+      importTimeoutMs: int(env, 'PROFILER_IMPORT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+      maxResponseBytes: int(env, 'PROFILER_MAX_RESPONSE_BYTES', 32 * 1024 * 1024, 1024, 1024 ** 3),
+      maxFetches: int(env, 'PROFILER_MAX_FETCHES', 400, 1, 100_000),
+      maxRuns: int(env, 'PROFILER_MAX_RUNS', 30, 1, 100),
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { StageChanges, StageTable } from './changes.ts';
 import { ErrorBody } from './kit.ts';
+import { ProfilerImportBody, ProfilerImportReply } from './profiler-import.ts';
 import { StageRuntime } from './runtime.ts';
 import {
   ArtifactParams,
@@ -155,6 +156,14 @@ export const SCHEMAS = {
     params: StageParams,
     querystring: UploadQuery,
     response: UploadResults,
+    auth: true,
+  },
+  importFromProfiler: {
+    summary:
+      "Add runs to a stage from a continuous profiler (edit token): the server fetches a window's scrapes for a selector from Parca (only from hosts PROFILER_HOSTS allows) and stores N runs of whole scrapes, one pprof file per kind and run with its covered time and duration: CPU summed over the scrapes that start and end inside the run, allocs/mutex/block as last − first of their snapshots, heap and goroutine as the snapshot nearest the run's end; from Pyroscope (source pyroscope), the CPU merge of each equal sub-window over its Connect querier",
+    params: StageParams,
+    body: ProfilerImportBody,
+    response: ProfilerImportReply,
     auth: true,
   },
   rawArtifact: {

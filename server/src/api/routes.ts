@@ -15,6 +15,7 @@ export const ENDPOINT_ROUTES = {
   orderStages: { method: 'PUT', path: '/api/comparisons/:id/stages/order' },
   addCapture: { method: 'POST', path: '/api/comparisons/:id/stages/:stageId/captures' },
   uploadArtifacts: { method: 'POST', path: '/api/comparisons/:id/stages/:stageId/artifacts' },
+  importFromProfiler: { method: 'POST', path: '/api/comparisons/:id/stages/:stageId/import' },
   rawArtifact: { method: 'GET', path: '/api/artifacts/:artifactId/raw' },
   deleteArtifact: { method: 'DELETE', path: '/api/comparisons/:id/artifacts/:artifactId' },
   putStageSources: { method: 'PUT', path: '/api/comparisons/:id/stages/:stageId/sources' },

@@ -34,7 +34,13 @@ export const interrupt = new AbortController();
  * service. Said as what it is and what to do, not as an HTTP error.
  */
 function cpuInUse(url: string): string {
-  return `${url}: the service's CPU profiler is already in use — another profiler (a continuous profiler such as Parca or Pyroscope, or an agent) is taking CPU profiles of it, and Go runs one at a time. Pause that profiler's CPU scrapes while capturing, or capture without cpu (--profiles heap,allocs,mutex,block,goroutine) and take the CPU profile of the same window from that profiler`;
+  let instance = '';
+  try {
+    instance = new URL(url).host;
+  } catch {
+    // not a URL: the command below names no instance
+  }
+  return `${url}: the service's CPU profiler is already in use — another profiler (a continuous profiler such as Parca or Pyroscope, or an agent) is taking CPU profiles of it, and Go runs one at a time. Take the stage from that profiler instead: stagediff import parca --url PARCA_URL --query '{instance="${instance}"}' --from START --to END --runs 6 --server STAGEDIFF_URL --stage NAME (the server fetches from the hosts its PROFILER_HOSTS allows; START and END as 2026-11-29T04:03:27Z). Or pause that profiler's CPU scrapes while capturing, or capture without cpu (--profiles heap,allocs,mutex,block,goroutine)`;
 }
 
 /** GETs one pprof endpoint into `file`; a non-profile answer (HTML, text, an error page) is an error. */

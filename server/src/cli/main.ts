@@ -11,6 +11,10 @@ const USAGE = `usage:
                    [--binary PATH]
                    [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
+  stagediff import parca|pyroscope --url PROFILER_URL --query '{job="api"}' --from T --to T [--runs N]
+                   --server URL [--comparison ID --token T | --title T] --stage NAME [--note N] [--json]
+                   (the server fetches the window's scrapes, from hosts its PROFILER_HOSTS allows;
+                   T: RFC 3339, 2026-11-29T04:03:27Z)
   stagediff report (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
                    [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]
   stagediff check (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
@@ -52,6 +56,10 @@ async function main(argv: string[]): Promise<number> {
     case 'upload': {
       const { uploadCommand } = await import('./upload.ts');
       return uploadCommand(rest);
+    }
+    case 'import': {
+      const { importCommand } = await import('./import.ts');
+      return importCommand(rest);
     }
     case 'report': {
       const { reportCommand } = await import('./ci-commands.ts');

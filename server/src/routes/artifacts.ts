@@ -125,7 +125,7 @@ async function refuseSameRun(store: Store, comparisonId: string, stageId: string
  * the analysis bounds; only a file that parses is copied into the store and becomes an artifact.
  * A file that fails leaves nothing behind and is reported by name with the reason.
  */
-async function storeOne(
+export async function storeOne(
   ctx: AppContext,
   /** The uploading client's address (as TRUST_PROXY says): its parses are counted against its share. */
   client: string,

@@ -115,7 +115,9 @@ describe.skipIf(!go)('capture while another profiler holds the CPU profiler', ()
     });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("the service's CPU profiler is already in use");
-    expect(r.stderr).toContain('Pause that profiler');
+    expect(r.stderr).toContain('pause that profiler');
+    // what to run instead: the import of the same target from the profiler
+    expect(r.stderr).toContain(`stagediff import parca --url PARCA_URL --query '{instance="${new URL(base).host}"}'`);
     expect(r.stderr).not.toContain('HTTP 500');
   }, 120_000);
 });

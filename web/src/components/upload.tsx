@@ -2,6 +2,7 @@ import { useRef, useState, type DragEvent } from 'react';
 import { formatFileSize } from '../../../server/src/api/format.ts';
 import { type Artifact, type Stage, apiUrl } from '../lib/api.ts';
 import { describeArtifact } from '../lib/artifact-summary.ts';
+import { ProfilerImportForm, type ProfilerImportAsk, type ProfilerImportReply } from './profiler-import.tsx';
 
 /** Per-file upload state shown under a stage. */
 export interface UploadItem {
@@ -74,6 +75,8 @@ export interface StageEditorHandlers {
   onFiles: (stageId: string, files: PickedFile[]) => void;
   /** A source archive (.tar.gz or .zip) picked: stored as the stage's sources, replacing any. */
   onSources: (stageId: string, file: File) => Promise<void> | void;
+  /** Runs imported from a continuous profiler's window (the server fetches); rejects with the server's error. */
+  onImport?: (stageId: string, ask: ProfilerImportAsk) => Promise<ProfilerImportReply>;
 }
 
 function EditableText(props: { label: string; value: string; onSave: (v: string) => void; placeholder?: string }) {
@@ -210,6 +213,7 @@ function StageCard(props: {
   const { stage, index, count, uploads, h } = props;
   const [over, setOver] = useState(false);
   const [pasting, setPasting] = useState(false);
+  const [importing, setImporting] = useState(false);
   const input = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
   const sourceInput = useRef<HTMLInputElement>(null);
@@ -296,6 +300,19 @@ function StageCard(props: {
         <button type="button" className="link-button" aria-expanded={pasting} onClick={() => setPasting(!pasting)}>
           paste an output
         </button>
+        {h.onImport && (
+          <>
+            <span> or </span>
+            <button
+              type="button"
+              className="link-button"
+              aria-expanded={importing}
+              onClick={() => setImporting(!importing)}
+            >
+              add from a profiler
+            </button>
+          </>
+        )}
         <span> · sources: </span>
         <button type="button" className="link-button" onClick={() => sourceInput.current?.click()}>
           a source archive
@@ -334,6 +351,13 @@ function StageCard(props: {
           fileName={nextPasteName([...stage.artifacts.map((a) => a.filename), ...uploads.map((u) => u.filename)])}
           onFile={(file) => h.onFiles(stage.id, [{ file, path: file.name }])}
           onClose={() => setPasting(false)}
+        />
+      )}
+      {importing && h.onImport && (
+        <ProfilerImportForm
+          stageName={stage.name}
+          onImport={(ask) => h.onImport!(stage.id, ask)}
+          onClose={() => setImporting(false)}
         />
       )}
       {stage.sources && (

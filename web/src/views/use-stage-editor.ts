@@ -216,6 +216,12 @@ export function useStageEditor(
       if (!token) return;
       void uploadPicked(stageId, picked);
     },
+    // The form shows the answer (runs and covered windows) or the server's refusal itself.
+    onImport: async (stageId, ask) => {
+      const reply = await api('importFromProfiler', { params: { id, stageId }, body: ask, token });
+      reload();
+      return reply;
+    },
   };
   return { uploads, handlers };
 }

@@ -1,0 +1,82 @@
+/**
+ * `stagediff import parca` as a user runs it: a child process asking a real server (on a socket)
+ * to import the recorded Parca window (a stand-in Parca on 127.0.0.1 replaying fixtures/parca);
+ * it prints each run's requested and covered window and the share URL.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StagediffApp } from '../../src/app.ts';
+import { testApp } from '../helpers/app.ts';
+import { runCli } from '../helpers/cli.ts';
+import { parcaWindow, startParcaReplay } from '../helpers/parca-replay.ts';
+
+let replay: { server: Server; port: number; requests: string[] };
+let app: StagediffApp;
+let base: string;
+
+beforeAll(async () => {
+  replay = await startParcaReplay();
+  app = await testApp({ ANALYSIS_WORKERS: '0', PROFILER_HOSTS: `127.0.0.1:${replay.port}` });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await app.close();
+  await new Promise((r) => replay.server.close(r));
+});
+
+describe('stagediff import parca', () => {
+  it('imports the window as runs and prints the covered windows', async () => {
+    const r = await runCli([
+      'import',
+      'parca',
+      '--url',
+      `http://127.0.0.1:${replay.port}`,
+      '--query',
+      parcaWindow.selector,
+      '--from',
+      parcaWindow.from,
+      '--to',
+      parcaWindow.to,
+      '--runs',
+      String(parcaWindow.runs),
+      '--server',
+      base,
+      '--stage',
+      'pooled',
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      'run 1: requested 2026-11-29T04:03:27.000Z to 2026-11-29T04:03:38.167Z; covered 2026-11-29T04:03:27.215Z to 2026-11-29T04:03:37.216Z (10.001 s)',
+    );
+    expect(r.stderr).toContain('36 files in 6 runs, 60.035 covered seconds');
+    expect(r.stdout).toMatch(/\/c\/[\w-]+/);
+  });
+
+  it('names a refused host as the server says it', async () => {
+    const r = await runCli([
+      'import',
+      'parca',
+      '--url',
+      'http://10.0.0.1:7070',
+      '--from',
+      parcaWindow.from,
+      '--to',
+      parcaWindow.to,
+      '--server',
+      base,
+      '--stage',
+      'x',
+    ]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('PROFILER_HOSTS');
+  });
+
+  it('is a usage error without the profiler or a flag it needs', async () => {
+    expect((await runCli(['import', '--url', 'x'])).status).toBe(2);
+    const r = await runCli(['import', 'parca', '--url', 'http://h:1', '--server', base, '--stage', 'x']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('import needs --from');
+  });
+});
