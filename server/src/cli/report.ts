@@ -80,6 +80,7 @@ export function buildReport(
       : null,
     gc: c.gc,
     ...(c.runtime ? { runtime: c.runtime } : {}),
+    ...(c.tail ? { tail: c.tail } : {}),
     ...(c.code ? { code: c.code } : {}),
     benchmarks: c.benchmarks,
     images: { diffSvg: image('diffSvg'), diffPng: image('diffPng') },

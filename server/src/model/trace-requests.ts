@@ -78,6 +78,11 @@ export interface TraceRequestFigures {
   viaOthersMeanNanos: number;
   /** The slowest requests (at most 10), slowest first. */
   slowest: SlowRequest[];
+  /**
+   * Of the slowest 1 %: the mean time their critical paths spent in other goroutines, by those
+   * goroutines' entry function ("" unseen), most time first (at most 8). Absent in records made before.
+   */
+  tailVia?: { entry: string; nanos: number }[];
   /** Requests past the analysis' bound (not counted). */
   omitted: number;
 }
