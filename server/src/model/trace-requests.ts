@@ -83,6 +83,12 @@ export interface TraceRequestFigures {
    * goroutines' entry function ("" unseen), most time first (at most 8). Absent in records made before.
    */
   tailVia?: { entry: string; nanos: number }[];
+  /**
+   * The trace's total of net/http connection goroutines' keep-alive waits on the network (between a
+   * response and the client's next request), counted as the summary counts blocked time; null when
+   * the analysis did not run (too large); absent in records made before.
+   */
+  keepAliveWaitNanos?: number | null;
   /** Requests past the analysis' bound (not counted). */
   omitted: number;
 }

@@ -134,6 +134,7 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
     stwMeanNanos: n > 0 ? stw / n : 0,
     viaOthersMeanNanos: n > 0 ? via / n : 0,
     slowest,
+    keepAliveWaitNanos: r.keepAliveWaitNanos,
     tailVia: viaEntries(n > 0 ? qs.slice(tailFrom) : [], entries),
     omitted: r.omitted,
   };

@@ -39,6 +39,12 @@ export interface TraceRequests {
   requests: TracedRequest[];
   /** Requests found past the `maxRequests` bound, not analysed. */
   omitted: number;
+  /**
+   * Time net/http connection goroutines spent blocked on the network waiting for a client's next
+   * request (the keep-alive idle wait), summed over the trace as the summary sums its blocked time:
+   * waits begun inside the trace, until they end or the trace does. Null when not known (too large).
+   */
+  keepAliveWaitNanos: number | null;
 }
 
 /** A request found: its goroutine, span, name, and the goroutine's state at its end (GoroutineStates). */
@@ -62,6 +68,8 @@ interface Conn {
   handler: string;
   /** The goroutine's current wait is the keep-alive wait. */
   idleWait: boolean;
+  /** When that wait began, if it is a wait on the network; -1 otherwise. */
+  idleSince: number;
 }
 
 const SERVE = 'net/http.(*conn).serve';
@@ -94,6 +102,9 @@ export class RequestCollector {
   private stwOpen = -1;
   private omitted = 0;
   private tooLarge = '';
+  /** Keep-alive waits that ended inside the trace (ns): what `go tool trace -pprof=net` counts of them. */
+  keepAliveEnded = 0;
+  private keepAlive = 0;
   /** Entry function of each goroutine whose stack was seen. */
   readonly entries = new Map<number, string>();
 
@@ -198,6 +209,11 @@ export class RequestCollector {
       }
     }
     const conn = this.conns.get(g);
+    if (conn && conn.idleSince >= 0 && t.from === G_WAITING) {
+      this.keepAlive += e.time - conn.idleSince;
+      this.keepAliveEnded += e.time - conn.idleSince;
+      conn.idleSince = -1;
+    }
     if (t.to === G_NOT_EXIST) {
       this.conns.delete(g);
       return;
@@ -216,7 +232,7 @@ export class RequestCollector {
     if (c.kind === 0) return;
     let k = conn;
     if (!k) {
-      k = { idle: false, seenIdle: false, startCandidate: 0, start: -1, handler: '', idleWait: false };
+      k = { idle: false, seenIdle: false, startCandidate: 0, start: -1, handler: '', idleWait: false, idleSince: -1 };
       this.conns.set(g, k);
     }
     if (c.kind === 1) {
@@ -227,6 +243,7 @@ export class RequestCollector {
       k.idle = true;
       k.seenIdle = true;
       k.idleWait = t.to === G_WAITING;
+      if (k.idleWait && t.reason === 'network') k.idleSince = e.time;
       return;
     }
     if (k.idle) {
@@ -237,9 +254,11 @@ export class RequestCollector {
     if (k.start >= 0 && k.handler === '' && c.handler !== '') k.handler = c.handler;
   }
 
-  /** The requests found and their critical paths. */
-  finish(): TraceRequests {
-    if (this.tooLarge !== '') return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted };
+  /** The requests found and their critical paths; `end` is the trace's end (keep-alive waits still open run to it). */
+  finish(end = this.last): TraceRequests {
+    if (this.tooLarge !== '')
+      return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted, keepAliveWaitNanos: null };
+    for (const c of this.conns.values()) if (c.idleSince >= 0) this.keepAlive += end - c.idleSince;
     this.states.finish(this.last);
     const tasks = this.taskRequests.length > 0;
     const found = (tasks ? this.taskRequests : this.httpRequests).sort((a, b) => a.start - b.start || a.g - b.g);
@@ -252,7 +271,7 @@ export class RequestCollector {
       path: this.states.path(r.g, r.at, r.start, r.end),
       stwNanos: overlap(this.stw, r.start, r.end),
     }));
-    return { method, tooLarge: '', requests, omitted: this.omitted };
+    return { method, tooLarge: '', requests, omitted: this.omitted, keepAliveWaitNanos: this.keepAlive };
   }
 }
 
