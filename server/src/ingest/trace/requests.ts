@@ -14,7 +14,8 @@ const MAX_ENTRIES = 1_000_000;
  *   defer task.End()`);
  * - `http-connections`: a plain `net/http` server's connection goroutines (`net/http.(*conn).serve`),
  *   each request from the end of its wait for the request's bytes to the start of the wait for the
- *   next one (the keep-alive idle wait, excluded);
+ *   next one (the keep-alive idle wait, excluded); a connection opened inside the trace has its first
+ *   request from the goroutine's start (or, if it waited for the request's bytes, from their arrival);
  * - `none`: neither was in the trace.
  */
 export type RequestMethod = 'tasks' | 'http-connections' | 'none';
@@ -70,9 +71,27 @@ interface Conn {
   idleWait: boolean;
   /** When that wait began, if it is a wait on the network; -1 otherwise. */
   idleSince: number;
+  /** Created inside the trace and its first request's handler not reached yet. */
+  first: boolean;
+  /** In the first request's wait for its bytes (the request starts when they are there). */
+  firstWait: boolean;
 }
 
 const SERVE = 'net/http.(*conn).serve';
+
+function newConn(): Conn {
+  return {
+    idle: false,
+    seenIdle: false,
+    startCandidate: 0,
+    start: -1,
+    handler: '',
+    idleWait: false,
+    idleSince: -1,
+    first: false,
+    firstWait: false,
+  };
+}
 const PEEK = 'bufio.(*Reader).Peek';
 const SERVER_HANDLER = 'net/http.serverHandler.ServeHTTP';
 
@@ -222,6 +241,16 @@ export class RequestCollector {
       const root = this.classify(e, t.stack).root;
       if (root !== '') this.entries.set(g, root);
     }
+    // A connection goroutine created inside the trace: its first request starts with it (no keep-alive
+    // wait comes before the first request), or when its bytes are there if it has to wait for them.
+    if (t.from === G_NOT_EXIST && !conn && t.stack !== 0 && this.classify(e, t.stack).root === SERVE) {
+      this.conns.set(g, { ...newConn(), start: e.time, first: true });
+      return;
+    }
+    if (conn?.firstWait && t.from === G_WAITING) {
+      conn.firstWait = false;
+      conn.start = e.time;
+    }
     if (conn && t.from === G_WAITING && t.to === G_RUNNABLE && conn.idleWait) {
       conn.idleWait = false;
       conn.startCandidate = e.time;
@@ -232,7 +261,7 @@ export class RequestCollector {
     if (c.kind === 0) return;
     let k = conn;
     if (!k) {
-      k = { idle: false, seenIdle: false, startCandidate: 0, start: -1, handler: '', idleWait: false, idleSince: -1 };
+      k = newConn();
       this.conns.set(g, k);
     }
     if (c.kind === 1) {
@@ -252,6 +281,10 @@ export class RequestCollector {
       k.handler = '';
     }
     if (k.start >= 0 && k.handler === '' && c.handler !== '') k.handler = c.handler;
+    if (k.first) {
+      if (k.handler !== '') k.first = false;
+      else if (t.to === G_WAITING && t.reason === 'network') k.firstWait = true;
+    }
   }
 
   /** The requests found and their critical paths; `end` is the trace's end (keep-alive waits still open run to it). */
