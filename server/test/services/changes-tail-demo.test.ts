@@ -13,6 +13,8 @@ import { seedDemo } from '../../src/services/seed.ts';
 import { parseTrace } from '../../src/ingest/trace/index.ts';
 import { fileSource } from '../../src/ingest/source.ts';
 import { testApp } from '../helpers/app.ts';
+import { runCli } from '../helpers/cli.ts';
+import { mdText } from '../../src/render/markdown.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 
 let app: StagediffApp;
@@ -100,5 +102,25 @@ describe("the tail's sentence on the demo", () => {
     expect(sync.verdict.p!).toBeCloseTo(0.455, 3);
     expect(tail.sentence).toContain('waiting on locks (sync) ±0 ~ within the noise (p=0.455, n=6+6)');
     expect(ch.sentences).toContain(tail.sentence);
+  }, 120_000);
+
+  it('stagediff check --json and report (JSON and Markdown) carry the same sentence', async () => {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const addr = app.server.address();
+    const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const pair = ['--server', url, '--comparison', 'demo', '--base', 'fast-json', '--target', 'pooled'];
+    const want = (await changes('fast-json', 'pooled')).tail!;
+    const check = await runCli(['check', ...pair, '--fail-on', 'request-p99:+50%', '--json']);
+    expect(check.status, check.stderr).toBe(0);
+    expect(JSON.parse(check.stdout).tail).toBe(want.sentence);
+    const report = await runCli(['report', ...pair, '--format', 'json']);
+    expect(report.status, report.stderr).toBe(0);
+    const j = JSON.parse(report.stdout);
+    expect(j.tail).toEqual(want);
+    expect(j.sentences).toContain(want.sentence);
+    const md = await runCli(['report', ...pair]);
+    // whole, as Markdown text (`:`, `*` and the like escaped)
+    expect(md.stdout).toContain(`- ${mdText(want.sentence, 1200)}\n`);
+    expect(mdText(want.sentence, 1200)).toMatch(/gone \(p=0\.002, n=6\+6\)$/);
   }, 120_000);
 });
