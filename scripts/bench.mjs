@@ -22,6 +22,7 @@ const SECTIONS = [
   'bigprofile',
   'images',
   'trace',
+  'requests',
   'cached',
 ];
 

@@ -457,6 +457,22 @@ export const ModeNote = Type.Object({
 });
 export type ModeNote = Static<typeof ModeNote>;
 
+/**
+ * The tail of the traced requests between two stages (only when both have execution traces with
+ * requests): the `request-p99` row, the `request-tail-PART` rows ranked by their change (|target median −
+ * base median|, largest first), and the goroutines their critical paths went through (metric
+ * `request-tail-via`, `subject` the goroutine's entry function: the mean time the slowest 1 % spent in
+ * goroutines of that entry, one value per trace), judged like every figure, largest change first (at
+ * most 8). `sentence` says it in words: only significant changes are named as changes.
+ */
+export const TailChange = Type.Object({
+  p99: Change,
+  parts: Type.Array(Change),
+  goroutines: Type.Array(Change),
+  sentence: Type.String(),
+});
+export type TailChange = Static<typeof TailChange>;
+
 /** GET …/changes: everything the engine judges about one base → target pair. */
 export const StageChanges = Type.Object({
   base: Type.Object({ id: Type.String(), name: Type.String(), note: Type.String() }),
@@ -481,6 +497,8 @@ export const StageChanges = Type.Object({
   code: Type.Optional(CodeChange),
   /** The runtime's figures; absent when neither stage has an execution trace or runtime metrics. */
   runtime: Type.Optional(RuntimeChanges),
+  /** The tail of the traced requests; absent unless both stages have traces with requests. */
+  tail: Type.Optional(TailChange),
   /** Both stages' conditions, and where they differ (load: no verdict on load-test figures). */
   conditions: PairConditions,
   /** "What changed", in words, most telling first: only significant changes are worded as changes. */

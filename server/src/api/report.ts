@@ -8,6 +8,7 @@ import {
   FunctionChanges,
   PerRequest,
   RuntimeChanges,
+  TailChange,
   StageChanges,
   StageFigures,
   StageSummaryKind,
@@ -93,6 +94,8 @@ export const Report = Type.Object(
     gc: StageChanges.properties.gc,
     /** What the runtime did (GET …/changes' `runtime`); absent when neither stage has a trace or metrics. */
     runtime: Type.Optional(RuntimeChanges),
+    /** The tail of the traced requests (GET …/changes' `tail`); absent unless both stages have traced requests. */
+    tail: Type.Optional(TailChange),
     /** The code change (GET …/changes `code`): present when a stage has sources. */
     code: Type.Optional(CodeChange),
     benchmarks: Nullable(BenchmarkChanges),

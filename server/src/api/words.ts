@@ -1,5 +1,6 @@
-import type { Change, FunctionChange, FunctionChanges, Verdict } from './changes.ts';
-import { DASH, formatChange, formatRatio, formatValue } from './format.ts';
+import type { Change, FunctionChange, FunctionChanges, TailChange, Verdict } from './changes.ts';
+import { DASH, formatChange, formatRatio, formatSignedValue, formatValue } from './format.ts';
+import type { NAMED_REQUEST_PARTS } from '../model/trace-requests.ts';
 
 /*
  * How a verdict reads, in one place: the page, the images, `stagediff report` and `stagediff check`
@@ -190,4 +191,76 @@ export function functionSentence(f: FunctionChange, fc: Pick<FunctionChanges, 'u
 export function traceReferenceNote(goVersion: string | null | undefined): string {
   const v = goVersion ? `go ${goVersion}` : 'an unknown Go release';
   return `trace written by ${v}: its net, sync, syscall and sched profiles equal Go 1.26's go tool trace -pprof; earlier releases of the tool drop stackless events (golang/go#74850) and can show other figures`;
+}
+
+/** A traced request's named parts in words (the `request-tail-PART` rows' labels, the tail's sentence). */
+export const REQUEST_PART_WORDS: Record<(typeof NAMED_REQUEST_PARTS)[number], string> = {
+  running: 'running',
+  runnable: 'scheduler wait',
+  syscall: 'in syscalls',
+  network: 'waiting on the network',
+  sync: 'waiting on locks (sync)',
+  channel: 'waiting on channels',
+  select: 'waiting in select',
+  sleep: 'sleeping',
+  gcWait: 'waiting for the GC',
+};
+
+/** What a goroutine the standard library starts is doing, by its entry function (null: not one we know). */
+const GOROUTINE_WORDS: [RegExp, string][] = [
+  [/^net\/http\.\(\*Transport\)\.(startDialConnFor|dialConnFor|queueForDial)/, "a new connection's dial"],
+  [/^net\/http\.\(\*persistConn\)\.readLoop$/, "the HTTP client connection's reader"],
+  [/^net\/http\.\(\*persistConn\)\.writeLoop$/, "the HTTP client connection's writer"],
+  [/^net\/http\.\(\*conn\)\.serve$/, 'another server connection'],
+  [/^runtime\.gcBgMarkWorker$/, 'a GC mark worker'],
+];
+
+/** A goroutine of a critical path in words: "a new connection's dial (net/http.(*Transport)…func1)". */
+export function goroutineWords(entry: string): string {
+  const known = GOROUTINE_WORDS.find(([re]) => re.test(entry));
+  if (!entry) return 'a goroutine whose entry the trace did not show';
+  return known ? `${known[1]} (${entry})` : `the goroutine ${entry}`;
+}
+
+/** One row of the tail in words: "scheduler wait −5.75 ms (p=0.002, n=6+6)", removed and added said so. */
+function tailClause(c: Change, what: string): string {
+  const b = c.base?.median ?? null;
+  const t = c.target?.median ?? null;
+  const v = c.verdict;
+  const delta = b === null || t === null ? '' : t === b ? '±0' : formatSignedValue(t - b, c.unit);
+  const how = b !== null && t !== null && b > 0 && t === 0 ? ', gone' : b === 0 && t !== null && t > 0 ? ', new' : '';
+  if (v.status === 'significant') return `${what} ${delta}${how} (${formatPN(v)})`;
+  if (v.status === 'no-change') return `${what} ${delta} ~ within the noise (${formatPN(v)})`;
+  return `${what} ${delta} (${noVerdictReason(v)})`;
+}
+
+/**
+ * The tail's sentence: "The tail of traced requests: P99 −62 % (17.3 ms → 6.3 ms, p=0.002, n=6+6); of the
+ * slowest 1 %, scheduler wait −5.75 ms (p=0.002, n=6+6), …; within the noise: …; on goroutines the
+ * critical path went through, the largest change: a new connection's dial (…) −3.02 ms, gone (p=0.002,
+ * n=6+6)". Only significant changes are named as changes; parts are in the order given (largest first).
+ */
+export function tailSentence(
+  t: Pick<TailChange, 'p99' | 'parts' | 'goroutines'>,
+  partWords: (c: Change) => string,
+): string {
+  const p99 = changeHeadline({ ...t.p99, label: 'P99' })[0] ?? 'P99 not measured on a side';
+  const changed = t.parts.filter((c) => c.verdict.status === 'significant');
+  const rest = t.parts.filter((c) => c.verdict.status !== 'significant');
+  const out = [`The tail of traced requests: ${p99}`];
+  const of: string[] = [];
+  if (changed.length > 0) of.push(changed.map((c) => tailClause(c, partWords(c))).join(', '));
+  else of.push('no part changed significantly');
+  if (rest.length > 0) of.push(rest.map((c) => tailClause(c, partWords(c))).join(', '));
+  out.push(`of the slowest 1 %, ${of.join('; ')}`);
+  const g = t.goroutines.find((c) => c.verdict.status === 'significant');
+  if (g)
+    out.push(
+      `on goroutines the critical path went through, the largest change: ${tailClause(g, goroutineWords(g.subject ?? ''))}`,
+    );
+  else if (t.goroutines.length > 0)
+    out.push(
+      `on goroutines the critical path went through, no significant change (largest: ${tailClause(t.goroutines[0]!, goroutineWords(t.goroutines[0]!.subject ?? ''))})`,
+    );
+  return out.join('; ');
 }

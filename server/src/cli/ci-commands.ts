@@ -144,7 +144,7 @@ export async function checkCommand(args: string[]): Promise<number> {
     const code = exitCode(results, opts);
     if (f.values.json)
       process.stdout.write(
-        `${JSON.stringify({ failed: bad, exitCode: code, base: pair.changes.base.name, target: pair.changes.target.name, conditions: { loadComparable: pair.changes.conditions.loadComparable, differences: pair.changes.conditions.differences, allowed: allow }, results: results.map((r) => ({ rule: r.rule.text, outcome: r.outcome, message: r.message, change: r.change })), code: pair.changes.code ?? null }, null, 2)}\n`,
+        `${JSON.stringify({ failed: bad, exitCode: code, base: pair.changes.base.name, target: pair.changes.target.name, conditions: { loadComparable: pair.changes.conditions.loadComparable, differences: pair.changes.conditions.differences, allowed: allow }, results: results.map((r) => ({ rule: r.rule.text, outcome: r.outcome, message: r.message, change: r.change })), tail: pair.changes.tail?.sentence ?? null, code: pair.changes.code ?? null }, null, 2)}\n`,
       );
     else process.stdout.write(formatResults(results, pair, { ...opts, allow }));
     return code;

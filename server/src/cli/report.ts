@@ -80,6 +80,7 @@ export function buildReport(
       : null,
     gc: c.gc,
     ...(c.runtime ? { runtime: c.runtime } : {}),
+    ...(c.tail ? { tail: c.tail } : {}),
     ...(c.code ? { code: c.code } : {}),
     benchmarks: c.benchmarks,
     images: { diffSvg: image('diffSvg'), diffPng: image('diffPng') },
@@ -298,7 +299,8 @@ function markdownWith(r: Report, limit: number, imageNote?: string): string {
 
   out.push('### What changed');
   if (r.sentences.length === 0) out.push('No figures to compare.');
-  else out.push(r.sentences.map((x) => `- ${mdText(x)}`).join('\n'));
+  // The tail's sentence names several parts and a goroutine: kept whole, up to 1,200 characters.
+  else out.push(r.sentences.map((x) => `- ${mdText(x, x === r.tail?.sentence ? 1200 : 300)}`).join('\n'));
   const benchSig = (r.benchmarks?.rows ?? []).filter((c) => c.verdict.status === 'significant');
   out.push(
     mdDetails(

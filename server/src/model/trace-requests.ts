@@ -46,8 +46,10 @@ export interface SlowRequest {
  * The requests of one execution trace and where their time went (every time in ns of trace time).
  * `method` says how they were found: `tasks` (top-level runtime/trace tasks begun and ended on one
  * goroutine), `http-connections` (a plain net/http server's connection goroutines: from the end of the
- * wait for a request's bytes to the start of the keep-alive wait for the next; a connection's first
- * request, and requests in progress at the trace's start or end, are not counted), or `none`.
+ * wait for a request's bytes to the start of the keep-alive wait for the next; a connection opened
+ * inside the trace has its first request from its goroutine's start, or from the arrival of the
+ * request's bytes if it waited for them; requests in progress at the trace's start or end are not
+ * counted), or `none`.
  * Requests are grouped by name (the task's name, or the handler function); the figures are those of
  * `name`, the group with the most time. A request's parts follow its critical path: a wait another
  * goroutine ended (mutex, channel, select, sync.Cond) counts as that goroutine's running, runnable
@@ -78,6 +80,17 @@ export interface TraceRequestFigures {
   viaOthersMeanNanos: number;
   /** The slowest requests (at most 10), slowest first. */
   slowest: SlowRequest[];
+  /**
+   * Of the slowest 1 %: the mean time their critical paths spent in other goroutines, by those
+   * goroutines' entry function ("" unseen), most time first (at most 8). Absent in records made before.
+   */
+  tailVia?: { entry: string; nanos: number }[];
+  /**
+   * The trace's total of net/http connection goroutines' keep-alive waits on the network (between a
+   * response and the client's next request), counted as the summary counts blocked time; null when
+   * the analysis did not run (too large); absent in records made before.
+   */
+  keepAliveWaitNanos?: number | null;
   /** Requests past the analysis' bound (not counted). */
   omitted: number;
 }

@@ -28,12 +28,13 @@ import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { FIGURES } from '../api/labels.ts';
 import { DEFAULT_GRANULARITY, type RuntimeMetric, type TraceMetric } from '../api/options.ts';
-import { noVerdictReason } from '../api/words.ts';
+import { REQUEST_PART_WORDS, noVerdictReason } from '../api/words.ts';
 import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
 import type { TraceArtifactSummary } from '../api/resources.ts';
 import type { MetricsHighlights } from '../model/metrics.ts';
-import type { TraceRequestFigures } from '../model/trace-requests.ts';
+import { NAMED_REQUEST_PARTS, type TraceRequestFigures } from '../model/trace-requests.ts';
+import { tailChange } from './changes-tail.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
@@ -67,6 +68,8 @@ interface StageValues {
  * The execution-trace figures the engine judges, one value per trace (a run). Scheduling waits are
  * read as measured; the others are totals over the trace, divided by its requests (or by its span in
  * seconds when a trace of either stage has no requests), so traces of different lengths compare.
+ * A total summed over every goroutine, not over a request's own time, says so in its label ("all
+ * goroutines"); the network total leaves out the keep-alive waits of idle server connections.
  */
 const RUNTIME_FIGURES: {
   metric: TraceMetric;
@@ -92,33 +95,44 @@ const RUNTIME_FIGURES: {
   { metric: 'gc-stw', label: 'GC stop-the-world', unit: 'nanoseconds', total: true, value: (s) => s.gc.stw.totalNanos },
   {
     metric: 'blocked-channel',
-    label: 'Blocked on channels',
+    label: 'Blocked on channels (all goroutines)',
     unit: 'nanoseconds',
     total: true,
     value: (s) => s.blocked.channel.totalNanos,
   },
   {
     metric: 'blocked-select',
-    label: 'Blocked in select',
+    label: 'Blocked in select (all goroutines)',
     unit: 'nanoseconds',
     total: true,
     value: (s) => s.blocked.select.totalNanos,
   },
   {
     metric: 'blocked-sync',
-    label: 'Blocked on sync',
+    label: 'Blocked on sync (all goroutines)',
     unit: 'nanoseconds',
     total: true,
     value: (s) => s.blocked.sync.totalNanos,
   },
   {
     metric: 'blocked-network',
-    label: 'Blocked on the network',
+    label: 'Blocked on the network (all goroutines, keep-alive waits excluded)',
     unit: 'nanoseconds',
     total: true,
-    value: (s) => s.blocked.network.totalNanos,
+    // A connection goroutine waiting for the client's next request is idle, not slow: left out. A
+    // record made before that wait was counted has no value.
+    value: (s) => {
+      const idle = s.requests?.keepAliveWaitNanos;
+      return idle === undefined || idle === null ? null : Math.max(0, s.blocked.network.totalNanos - idle);
+    },
   },
-  { metric: 'syscall', label: 'In syscalls', unit: 'nanoseconds', total: true, value: (s) => s.syscall.totalNanos },
+  {
+    metric: 'syscall',
+    label: 'In syscalls (all goroutines)',
+    unit: 'nanoseconds',
+    total: true,
+    value: (s) => s.syscall.totalNanos,
+  },
   {
     metric: 'goroutines-created',
     label: 'Goroutines created',
@@ -137,21 +151,9 @@ const REQUEST_FIGURES: { metric: string; label: string; value: (r: TraceRequestF
   { metric: 'request-p50', label: 'Traced request latency P50', value: (r) => r.duration.p50Nanos },
   { metric: 'request-p90', label: 'Traced request latency P90', value: (r) => r.duration.p90Nanos },
   { metric: 'request-p99', label: 'Traced request latency P99', value: (r) => r.duration.p99Nanos },
-  ...(
-    [
-      ['running', 'running'],
-      ['runnable', 'scheduler wait'],
-      ['syscall', 'in syscalls'],
-      ['network', 'waiting on the network'],
-      ['sync', 'waiting on locks (sync)'],
-      ['channel', 'waiting on channels'],
-      ['select', 'waiting in select'],
-      ['sleep', 'sleeping'],
-      ['gcWait', 'waiting for the GC'],
-    ] as const
-  ).map(([part, words]) => ({
+  ...NAMED_REQUEST_PARTS.map((part) => ({
     metric: `request-tail-${part}`,
-    label: `Slowest 1 % of traced requests, ${words}`,
+    label: `Slowest 1 % of traced requests, ${REQUEST_PART_WORDS[part]}`,
     value: (r: TraceRequestFigures) => r.tail[part],
   })),
 ];
@@ -358,10 +360,17 @@ export class ChangeEngine {
     const code = q.functions === 'off' ? null : await codeChange(this.analysis, tree, base, target, functions, fd.diff);
     const benchmarks = await this.benchmarkChanges(base, target);
     const gc = await this.gcChange(base, target);
-    const runtime0 = hasRuntime(base) || hasRuntime(target) ? await this.pairRuntime(tree, base, target, bf, tf) : null;
+    const pr = hasRuntime(base) || hasRuntime(target) ? await this.pairRuntime(tree, base, target, bf, tf) : null;
+    const runtime0 = pr?.changes ?? null;
     const warning = conditions.warning;
     const runtime =
       runtime0 && warning ? { ...runtime0, figures: runtime0.figures.map((c) => ({ ...c, warning })) } : runtime0;
+    const tail =
+      pr && runtime
+        ? tailChange(pr.base, pr.target, runtime.figures, (f, bv, tv) =>
+            this.judged({ ...f, unit: 'nanoseconds' }, bv, tv),
+          )
+        : null;
     const kind = functions.kind ?? 'cpu';
     const perRequest =
       kind === 'allocs'
@@ -383,10 +392,12 @@ export class ChangeEngine {
       gc,
       ...(runtime ? { runtime } : {}),
       ...(code ? { code } : {}),
+      ...(tail ? { tail } : {}),
       conditions,
       sentences: [
         ...conditionSentences(conditions),
         ...sentences(figures, functions, benchmarks, gc),
+        ...(tail ? [tail.sentence] : []),
         // Runtime rows are many: only their significant changes are news here (GET …/runtime words them all).
         ...(runtime ? runtime.figures.filter((c) => c.verdict.status === 'significant').flatMap(changeHeadline) : []),
       ],
@@ -610,13 +621,36 @@ export class ChangeEngine {
     target: StageWithArtifacts,
     bf: StageFigures,
     tf: StageFigures,
-  ): Promise<RuntimeChanges> {
+  ): Promise<{ changes: RuntimeChanges; base: RuntimeStage; target: RuntimeStage }> {
     // The figures only: no trace is parsed for its timeline here.
     const b = await this.analysis.runtimeStage(tree, base, { timelines: false });
     const t = await this.analysis.runtimeStage(tree, target, { timelines: false });
-    return this.runtimeChanges(b, t, {
+    const changes = this.runtimeChanges(b, t, {
       base: bf.allocPerRequest?.median ?? null,
       target: tf.allocPerRequest?.median ?? null,
+    });
+    return { changes, base: b, target: t };
+  }
+
+  /** A figure measured as is (not normalised), one value per window on each side, judged. */
+  private judged(
+    f: { metric: string; label: string; subject: string | null; unit: string },
+    bv: number[],
+    tv: number[],
+  ): Change {
+    const v = this.verdict(bv, tv);
+    return withDirection({
+      metric: f.metric,
+      label: f.label,
+      subject: f.subject,
+      unit: f.unit,
+      better: 'lower',
+      base: estimate(bv),
+      target: estimate(tv),
+      verdict: v,
+      deltaPercent: v.ratio === null ? null : (v.ratio - 1) * 100,
+      direction: null,
+      reason: reasonFor(v),
     });
   }
 

@@ -177,7 +177,7 @@ describe('the change engine on the demo', () => {
     expect(c.sentences.some((x: string) => /^Scheduling wait \(mean\) −\d+ % .*p=0\.00\d, n=6\+6\)$/.test(x))).toBe(
       true,
     );
-    expect(c.sentences.some((x: string) => /^Blocked on channels −\d+ % /.test(x))).toBe(true);
+    expect(c.sentences.some((x: string) => /^Blocked on channels \(all goroutines\) −\d+ % /.test(x))).toBe(true);
   });
 
   it('pooled → async-log: QPS within the noise, worded so', async () => {

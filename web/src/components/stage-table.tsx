@@ -523,7 +523,8 @@ export function HowToRead({ alpha, runsNeeded }: { alpha: number; runsNeeded: nu
 }
 
 /** A sentence of a figure the stage table shows: the headline figures of a change. */
-const HEADLINE = /^(QPS|P50|P95|P99|Errors?|Error rate|CPU per request|Allocated per request) /;
+const HEADLINE =
+  /^(QPS|P50|P95|P99|Errors?|Error rate|CPU per request|Allocated per request|The tail of traced requests:) /;
 /** Most sentences a stage leads with; the rest are folded. */
 const MAX_LEAD = 8;
 

@@ -54,6 +54,6 @@ export async function parseTrace(src: ByteSource, limits: Partial<TraceLimits> =
     kind: 'trace',
     summary: summary.finish(info),
     profiles: profiles.finish(info.startTime, info.endTime),
-    requests: requestFigures(requests.finish(), requests.entries),
+    requests: requestFigures(requests.finish(info.endTime), requests.entries),
   };
 }

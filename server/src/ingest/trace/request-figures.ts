@@ -46,6 +46,22 @@ function meanParts(qs: TracedRequest[]): PartNanos & { durationNanos: number; re
   return { ...partNanos(sum.map((v) => v / n)), durationNanos: d / n, requests: qs.length };
 }
 
+/** Mean time the critical paths of `qs` spent in other goroutines, by entry function, most first (≤ 8). */
+function viaEntries(qs: TracedRequest[], entries: ReadonlyMap<number, string>): { entry: string; nanos: number }[] {
+  const by = new Map<string, number>();
+  for (const q of qs)
+    for (const o of q.path.others) {
+      let t = 0;
+      for (const v of o.parts) t += v;
+      const entry = entries.get(o.goroutine) ?? '';
+      by.set(entry, (by.get(entry) ?? 0) + t);
+    }
+  return [...by]
+    .map(([entry, t]) => ({ entry, nanos: t / qs.length }))
+    .sort((a, b) => b.nanos - a.nanos || (a.entry < b.entry ? -1 : 1))
+    .slice(0, 8);
+}
+
 const EMPTY: Durations = {
   count: 0,
   totalNanos: 0,
@@ -118,6 +134,8 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
     stwMeanNanos: n > 0 ? stw / n : 0,
     viaOthersMeanNanos: n > 0 ? via / n : 0,
     slowest,
+    keepAliveWaitNanos: r.keepAliveWaitNanos,
+    tailVia: viaEntries(n > 0 ? qs.slice(tailFrom) : [], entries),
     omitted: r.omitted,
   };
 }

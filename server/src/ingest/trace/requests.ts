@@ -14,7 +14,8 @@ const MAX_ENTRIES = 1_000_000;
  *   defer task.End()`);
  * - `http-connections`: a plain `net/http` server's connection goroutines (`net/http.(*conn).serve`),
  *   each request from the end of its wait for the request's bytes to the start of the wait for the
- *   next one (the keep-alive idle wait, excluded);
+ *   next one (the keep-alive idle wait, excluded); a connection opened inside the trace has its first
+ *   request from the goroutine's start (or, if it waited for the request's bytes, from their arrival);
  * - `none`: neither was in the trace.
  */
 export type RequestMethod = 'tasks' | 'http-connections' | 'none';
@@ -39,6 +40,12 @@ export interface TraceRequests {
   requests: TracedRequest[];
   /** Requests found past the `maxRequests` bound, not analysed. */
   omitted: number;
+  /**
+   * Time net/http connection goroutines spent blocked on the network waiting for a client's next
+   * request (the keep-alive idle wait), summed over the trace as the summary sums its blocked time:
+   * waits begun inside the trace, until they end or the trace does. Null when not known (too large).
+   */
+  keepAliveWaitNanos: number | null;
 }
 
 /** A request found: its goroutine, span, name, and the goroutine's state at its end (GoroutineStates). */
@@ -62,9 +69,29 @@ interface Conn {
   handler: string;
   /** The goroutine's current wait is the keep-alive wait. */
   idleWait: boolean;
+  /** When that wait began, if it is a wait on the network; -1 otherwise. */
+  idleSince: number;
+  /** Created inside the trace and its first request's handler not reached yet. */
+  first: boolean;
+  /** In the first request's wait for its bytes (the request starts when they are there). */
+  firstWait: boolean;
 }
 
 const SERVE = 'net/http.(*conn).serve';
+
+function newConn(): Conn {
+  return {
+    idle: false,
+    seenIdle: false,
+    startCandidate: 0,
+    start: -1,
+    handler: '',
+    idleWait: false,
+    idleSince: -1,
+    first: false,
+    firstWait: false,
+  };
+}
 const PEEK = 'bufio.(*Reader).Peek';
 const SERVER_HANDLER = 'net/http.serverHandler.ServeHTTP';
 
@@ -94,6 +121,9 @@ export class RequestCollector {
   private stwOpen = -1;
   private omitted = 0;
   private tooLarge = '';
+  /** Keep-alive waits that ended inside the trace (ns): what `go tool trace -pprof=net` counts of them. */
+  keepAliveEnded = 0;
+  private keepAlive = 0;
   /** Entry function of each goroutine whose stack was seen. */
   readonly entries = new Map<number, string>();
 
@@ -198,6 +228,11 @@ export class RequestCollector {
       }
     }
     const conn = this.conns.get(g);
+    if (conn && conn.idleSince >= 0 && t.from === G_WAITING) {
+      this.keepAlive += e.time - conn.idleSince;
+      this.keepAliveEnded += e.time - conn.idleSince;
+      conn.idleSince = -1;
+    }
     if (t.to === G_NOT_EXIST) {
       this.conns.delete(g);
       return;
@@ -205,6 +240,16 @@ export class RequestCollector {
     if (t.stack !== 0 && !this.entries.has(g) && this.entries.size < MAX_ENTRIES) {
       const root = this.classify(e, t.stack).root;
       if (root !== '') this.entries.set(g, root);
+    }
+    // A connection goroutine created inside the trace: its first request starts with it (no keep-alive
+    // wait comes before the first request), or when its bytes are there if it has to wait for them.
+    if (t.from === G_NOT_EXIST && !conn && t.stack !== 0 && this.classify(e, t.stack).root === SERVE) {
+      this.conns.set(g, { ...newConn(), start: e.time, first: true });
+      return;
+    }
+    if (conn?.firstWait && t.from === G_WAITING) {
+      conn.firstWait = false;
+      conn.start = e.time;
     }
     if (conn && t.from === G_WAITING && t.to === G_RUNNABLE && conn.idleWait) {
       conn.idleWait = false;
@@ -216,7 +261,7 @@ export class RequestCollector {
     if (c.kind === 0) return;
     let k = conn;
     if (!k) {
-      k = { idle: false, seenIdle: false, startCandidate: 0, start: -1, handler: '', idleWait: false };
+      k = newConn();
       this.conns.set(g, k);
     }
     if (c.kind === 1) {
@@ -227,6 +272,7 @@ export class RequestCollector {
       k.idle = true;
       k.seenIdle = true;
       k.idleWait = t.to === G_WAITING;
+      if (k.idleWait && t.reason === 'network') k.idleSince = e.time;
       return;
     }
     if (k.idle) {
@@ -235,11 +281,17 @@ export class RequestCollector {
       k.handler = '';
     }
     if (k.start >= 0 && k.handler === '' && c.handler !== '') k.handler = c.handler;
+    if (k.first) {
+      if (k.handler !== '') k.first = false;
+      else if (t.to === G_WAITING && t.reason === 'network') k.firstWait = true;
+    }
   }
 
-  /** The requests found and their critical paths. */
-  finish(): TraceRequests {
-    if (this.tooLarge !== '') return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted };
+  /** The requests found and their critical paths; `end` is the trace's end (keep-alive waits still open run to it). */
+  finish(end = this.last): TraceRequests {
+    if (this.tooLarge !== '')
+      return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted, keepAliveWaitNanos: null };
+    for (const c of this.conns.values()) if (c.idleSince >= 0) this.keepAlive += end - c.idleSince;
     this.states.finish(this.last);
     const tasks = this.taskRequests.length > 0;
     const found = (tasks ? this.taskRequests : this.httpRequests).sort((a, b) => a.start - b.start || a.g - b.g);
@@ -252,7 +304,7 @@ export class RequestCollector {
       path: this.states.path(r.g, r.at, r.start, r.end),
       stwNanos: overlap(this.stw, r.start, r.end),
     }));
-    return { method, tooLarge: '', requests, omitted: this.omitted };
+    return { method, tooLarge: '', requests, omitted: this.omitted, keepAliveWaitNanos: this.keepAlive };
   }
 }
 
