@@ -603,6 +603,20 @@ export class ChangeEngine {
     };
   }
 
+  /**
+   * The stages' traces (their stored summaries, no timeline) and the runtime rows of a pair, for views
+   * that read the rows beside the traces' own figures (GET …/requests).
+   */
+  async runtimeRows(
+    tree: ComparisonTree,
+    base: StageWithArtifacts,
+    target: StageWithArtifacts,
+  ): Promise<{ base: RuntimeStage; target: RuntimeStage; figures: Change[] }> {
+    const b = await this.analysis.runtimeStage(tree, base, { timelines: false });
+    const t = await this.analysis.runtimeStage(tree, target, { timelines: false });
+    return { base: b, target: t, figures: this.runtimeChanges(b, t, { base: null, target: null }).figures };
+  }
+
   /** The runtime rows of a pair whose stages' figures are already known (GET …/changes). */
   private async pairRuntime(
     tree: ComparisonTree,

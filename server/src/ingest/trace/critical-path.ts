@@ -183,8 +183,12 @@ export class GoroutineStates {
     for (const g of [...this.assistOpen.keys()]) this.assist(this.end, g, false);
   }
 
-  /** The critical path of goroutine `g` over [start, end); `at` is a state of g at or after `end` (`latest`). */
-  path(g: number, at: number, start: number, end: number, maxGoroutines = 8): PathSplit {
+  /**
+   * The critical path of goroutine `g` over [start, end); `at` is a state of g at or after `end` (`latest`).
+   * With `segments`, the path's stretches are appended to it as (goroutine, part, start, end) quadruples,
+   * latest first, adjacent stretches of one goroutine and part merged (at most PATH_MAX_STEPS + 1).
+   */
+  path(g: number, at: number, start: number, end: number, maxGoroutines = 8, segments?: number[]): PathSplit {
     const out: PathSplit = {
       parts: new Array<number>(PART_COUNT).fill(0),
       gcAssistNanos: 0,
@@ -194,7 +198,7 @@ export class GoroutineStates {
     };
     const others = new Map<number, number[]>();
     const budget = { steps: PATH_MAX_STEPS };
-    this.walk(g, at, start, end, 0, out, others, budget);
+    this.walk(g, at, start, end, 0, out, others, budget, segments);
     const list = [...others].map(([goroutine, parts]) => ({ goroutine, parts }));
     const total = (p: number[]) => p.reduce((a, b) => a + b, 0);
     list.sort((a, b) => total(b.parts) - total(a.parts) || a.goroutine - b.goroutine);
@@ -211,10 +215,18 @@ export class GoroutineStates {
     out: PathSplit,
     others: Map<number, number[]>,
     budget: { steps: number },
+    segments?: number[],
   ): void {
-    const add = (part: number, d: number) => {
+    const add = (part: number, d: number, from: number) => {
       if (d <= 0) return;
       out.parts[part]! += d;
+      if (segments) {
+        // the walk goes back in time without gaps: a stretch ends where the one before it starts
+        const n = segments.length;
+        if (n >= 4 && segments[n - 4] === g && segments[n - 3] === part && segments[n - 2] === from + d)
+          segments[n - 2] = from;
+        else segments.push(g, part, from, from + d);
+      }
       if (depth > 0) {
         out.viaOthersNanos += d;
         let p = others.get(g);
@@ -241,10 +253,10 @@ export class GoroutineStates {
         const follow = followable(part) && by !== NONE && by !== g && byAt >= 0;
         if (follow && depth < PATH_MAX_DEPTH && budget.steps > 0) {
           budget.steps--;
-          this.walk(by, byAt, s, e, depth + 1, out, others, budget);
+          this.walk(by, byAt, s, e, depth + 1, out, others, budget, segments);
         } else {
           if (follow || --budget.steps < 0) out.truncated = true;
-          add(part, e - s);
+          add(part, e - s, s);
           if (part === PART_RUNNING && assists) out.gcAssistNanos += overlap(assists, s, e);
         }
       }
@@ -253,7 +265,7 @@ export class GoroutineStates {
       i = this.prev[c]![k]!;
     }
     // before the goroutine's first state in the trace
-    add(PART_UNKNOWN, Math.min(later, b) - a);
+    add(PART_UNKNOWN, Math.min(later, b) - a, a);
   }
 }
 

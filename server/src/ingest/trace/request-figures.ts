@@ -1,5 +1,15 @@
 import type { Durations } from '../../model/trace.ts';
-import type { PartNanos, RequestPart, SlowRequest, TraceRequestFigures } from '../../model/trace-requests.ts';
+import {
+  latencyBin,
+  MAX_PATH_SEGMENTS,
+  PATH_SEGMENT_REQUESTS,
+  type PartNanos,
+  type StoredPath,
+  REQUEST_LATENCY_EDGES,
+  type RequestPart,
+  type SlowRequest,
+  type TraceRequestFigures,
+} from '../../model/trace-requests.ts';
 import { PART_COUNT, PART_NAMES } from './critical-path.ts';
 import type { TracedRequest, TraceRequests } from './requests.ts';
 
@@ -44,6 +54,45 @@ function meanParts(qs: TracedRequest[]): PartNanos & { durationNanos: number; re
   }
   const n = Math.max(1, qs.length);
   return { ...partNanos(sum.map((v) => v / n)), durationNanos: d / n, requests: qs.length };
+}
+
+/** The durations binned on REQUEST_LATENCY_EDGES, from the first non-empty bin to the last. */
+export function latencyHistogram(durations: Iterable<number>): { first: number; counts: number[] } {
+  const all = new Array<number>(REQUEST_LATENCY_EDGES.length - 1).fill(0);
+  for (const d of durations) all[latencyBin(d)]!++;
+  const first = all.findIndex((c) => c > 0);
+  if (first < 0) return { first: 0, counts: [] };
+  let last = all.length - 1;
+  while (all[last] === 0) last--;
+  return { first, counts: all.slice(first, last + 1) };
+}
+
+/**
+ * A slow request's critical path as stored: its stretches in time order, offsets from its start, the
+ * longest MAX_PATH_SEGMENTS kept.
+ */
+function storedPath(r: TraceRequests, q: TracedRequest, entries: ReadonlyMap<number, string>): StoredPath {
+  const raw = r.segments(q);
+  const all: number[][] = [];
+  for (let i = 0; i + 3 < raw.length; i += 4) all.push([raw[i]!, raw[i + 1]!, raw[i + 2]!, raw[i + 3]!]);
+  const kept =
+    all.length > MAX_PATH_SEGMENTS
+      ? all.sort((x, y) => y[3]! - y[2]! - (x[3]! - x[2]!) || x[2]! - y[2]!).slice(0, MAX_PATH_SEGMENTS)
+      : all;
+  kept.sort((x, y) => x[2]! - y[2]!);
+  const index = new Map<number, number>();
+  const out: StoredPath = { goroutines: [], entries: [], segments: [], omitted: all.length - kept.length };
+  for (const [g, part, s, e] of kept) {
+    let k = index.get(g!);
+    if (k === undefined) {
+      k = out.goroutines.length;
+      index.set(g!, k);
+      out.goroutines.push(g!);
+      out.entries.push(entries.get(g!) ?? '');
+    }
+    out.segments.push(k, part!, s! - q.startNanos, e! - q.startNanos);
+  }
+  return out;
 }
 
 const EMPTY: Durations = {
@@ -92,7 +141,7 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
   const slowest: SlowRequest[] = qs
     .slice(Math.max(0, n - 10))
     .reverse()
-    .map((q) => ({
+    .map((q, i) => ({
       goroutine: q.goroutine,
       startNanos: q.startNanos,
       durationNanos: span(q),
@@ -103,6 +152,7 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
         entry: entries.get(o.goroutine) ?? '',
         parts: partNanos(o.parts),
       })),
+      ...(i < PATH_SEGMENT_REQUESTS ? { path: storedPath(r, q, entries) } : {}),
     }));
   return {
     method: r.method,
@@ -110,6 +160,7 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
     reason: r.tooLarge,
     name,
     groups: ranked.slice(0, 20),
+    histogram: latencyHistogram(qs.map(span)),
     duration: n > 0 ? distribution(Float64Array.from(qs, span)) : EMPTY,
     parts,
     median: meanParts(n > 0 ? qs.slice(lo, Math.min(hi, n)) : []),

@@ -30,6 +30,8 @@ export interface TracedRequest {
   path: PathSplit;
   /** Of its span, stop-the-world time. */
   stwNanos: number;
+  /** Its goroutine's state at its end (GoroutineStates; for `TraceRequests.segments`). */
+  at: number;
 }
 
 export interface TraceRequests {
@@ -39,6 +41,11 @@ export interface TraceRequests {
   requests: TracedRequest[];
   /** Requests found past the `maxRequests` bound, not analysed. */
   omitted: number;
+  /**
+   * A request's critical path as stretches (goroutine, part, start, end; trace time, latest first): the
+   * walk `path` made, again, with its stretches kept. For the few requests shown one by one.
+   */
+  segments(q: TracedRequest): number[];
 }
 
 /** A request found: its goroutine, span, name, and the goroutine's state at its end (GoroutineStates). */
@@ -239,7 +246,8 @@ export class RequestCollector {
 
   /** The requests found and their critical paths. */
   finish(): TraceRequests {
-    if (this.tooLarge !== '') return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted };
+    if (this.tooLarge !== '')
+      return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted, segments: () => [] };
     this.states.finish(this.last);
     const tasks = this.taskRequests.length > 0;
     const found = (tasks ? this.taskRequests : this.httpRequests).sort((a, b) => a.start - b.start || a.g - b.g);
@@ -251,8 +259,19 @@ export class RequestCollector {
       name: r.name,
       path: this.states.path(r.g, r.at, r.start, r.end),
       stwNanos: overlap(this.stw, r.start, r.end),
+      at: r.at,
     }));
-    return { method, tooLarge: '', requests, omitted: this.omitted };
+    const first = this.first;
+    const segments = (q: TracedRequest): number[] => {
+      const out: number[] = [];
+      this.states.path(q.goroutine, q.at, q.startNanos + first, q.endNanos + first, 0, out);
+      for (let i = 2; i < out.length; i += 4) {
+        out[i]! -= first;
+        out[i + 1]! -= first;
+      }
+      return out;
+    };
+    return { method, tooLarge: '', requests, omitted: this.omitted, segments };
   }
 }
 
