@@ -33,7 +33,8 @@ import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profi
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
 import type { TraceArtifactSummary } from '../api/resources.ts';
 import type { MetricsHighlights } from '../model/metrics.ts';
-import type { TraceRequestFigures } from '../model/trace-requests.ts';
+import { NAMED_REQUEST_PARTS, type TraceRequestFigures } from '../model/trace-requests.ts';
+import { REQUEST_PART_WORDS } from '../api/request-parts.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
@@ -137,21 +138,9 @@ const REQUEST_FIGURES: { metric: string; label: string; value: (r: TraceRequestF
   { metric: 'request-p50', label: 'Traced request latency P50', value: (r) => r.duration.p50Nanos },
   { metric: 'request-p90', label: 'Traced request latency P90', value: (r) => r.duration.p90Nanos },
   { metric: 'request-p99', label: 'Traced request latency P99', value: (r) => r.duration.p99Nanos },
-  ...(
-    [
-      ['running', 'running'],
-      ['runnable', 'scheduler wait'],
-      ['syscall', 'in syscalls'],
-      ['network', 'waiting on the network'],
-      ['sync', 'waiting on locks (sync)'],
-      ['channel', 'waiting on channels'],
-      ['select', 'waiting in select'],
-      ['sleep', 'sleeping'],
-      ['gcWait', 'waiting for the GC'],
-    ] as const
-  ).map(([part, words]) => ({
+  ...NAMED_REQUEST_PARTS.map((part) => ({
     metric: `request-tail-${part}`,
-    label: `Slowest 1 % of traced requests, ${words}`,
+    label: `Slowest 1 % of traced requests, ${REQUEST_PART_WORDS[part]}`,
     value: (r: TraceRequestFigures) => r.tail[part],
   })),
 ];
