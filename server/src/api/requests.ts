@@ -43,7 +43,7 @@ export const RequestsTrace = Type.Object({
   /** Its requests per bin of the pair's `edgesNanos` (sums to `duration.count`). */
   histogram: Type.Array(Type.Integer()),
   slowest: Model<ViewSlowRequest[]>(
-    'the slowest requests (at most 10), slowest first: span, parts, the goroutines their critical path went through, and the path as segments (goroutine, entry function, start and end offset in ns from the request start, part; at most 64)',
+    'the slowest requests (at most 10), slowest first: span, parts, the goroutines their critical path went through, and (the 5 slowest) the path as segments (goroutine, entry function, start and end offset in ns from the request start, part, wait stack; at most 48)',
   ),
 });
 export type RequestsTrace = Static<typeof RequestsTrace>;
@@ -54,11 +54,16 @@ export type RequestsTrace = Static<typeof RequestsTrace>;
  */
 export type ViewSlowRequest = Omit<SlowRequest, 'path'> & { segments: PathSegment[]; segmentsOmitted: number };
 
-/** Where the slowest requests of a stage spent their critical path: one goroutine entry function and part. */
+/**
+ * Where the slowest requests of a stage spent their critical path: one goroutine entry function, part and
+ * wait stack (the stack the goroutine blocked or entered a syscall at, leaf first, the runtime's own
+ * frames above the first other one left out, at most 8; [] for running and scheduler wait).
+ */
 export const TailWait = Type.Object({
   /** The entry function of the goroutine the path was in ("" when the trace showed none). */
   entry: Type.String(),
   part: Type.String(),
+  stack: Type.Array(Type.String()),
   /** Time (ns) summed over the slowest requests of every trace of the stage. */
   nanos: Type.Number(),
   /** How many of those requests spent time there. */
@@ -75,7 +80,7 @@ export const RequestsStage = Type.Object({
   /** The traced requests of every `ok` trace, per bin of `edgesNanos`. */
   histogram: Type.Array(Type.Integer()),
   requests: Type.Integer(),
-  /** The slowest requests' critical paths by goroutine entry and part, blocked parts first, most time first (at most 20). */
+  /** The slowest requests' critical paths by goroutine entry, part and wait stack: waits first, most time first (at most 20). */
   tailWaits: Type.Array(TailWait),
 });
 export type RequestsStage = Static<typeof RequestsStage>;

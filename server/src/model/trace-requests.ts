@@ -58,6 +58,9 @@ export function latencyBin(nanos: number): number {
 export const MAX_PATH_SEGMENTS = 48;
 /** The slowest requests whose critical path is kept as segments. */
 export const PATH_SEGMENT_REQUESTS = 5;
+/** Wait stacks kept per trace (of the kept segments), at most, and functions kept per stack. */
+export const MAX_WAIT_STACKS = 64;
+export const WAIT_STACK_FRAMES = 8;
 
 /**
  * A stretch of a request's critical path: which goroutine it was in and what that goroutine was doing,
@@ -70,6 +73,11 @@ export interface PathSegment {
   startNanos: number;
   endNanos: number;
   part: RequestPart;
+  /**
+   * Where the goroutine waited (a wait, a syscall): its stack's functions, leaf first, the runtime's own
+   * frames above the first other one left out (at most WAIT_STACK_FRAMES); [] when running or unseen.
+   */
+  stack: string[];
 }
 
 /**
@@ -85,16 +93,17 @@ export interface StoredPath {
   omitted: number;
 }
 
-/** A stored path's segments, one object each. */
-export function pathSegments(p: StoredPath): PathSegment[] {
+/** A stored path's segments, one object each (`waitStacks`: the trace's). */
+export function pathSegments(p: StoredPath, waitStacks: readonly string[][]): PathSegment[] {
   const out: PathSegment[] = [];
-  for (let i = 0; i + 3 < p.segments.length; i += 4)
+  for (let i = 0; i + 4 < p.segments.length; i += 5)
     out.push({
       goroutine: p.goroutines[p.segments[i]!] ?? 0,
       entry: p.entries[p.segments[i]!] ?? '',
       startNanos: p.segments[i + 2]!,
       endNanos: p.segments[i + 3]!,
       part: REQUEST_PART_NAMES[p.segments[i + 1]!] ?? 'unknown',
+      stack: waitStacks[p.segments[i + 4]!] ?? [],
     });
   return out;
 }
@@ -154,6 +163,8 @@ export interface TraceRequestFigures {
   viaOthersMeanNanos: number;
   /** The slowest requests (at most 10), slowest first. */
   slowest: SlowRequest[];
+  /** The wait stacks the kept paths' segments name (StoredPath; absent in records made before). */
+  waitStacks?: string[][];
   /** Requests past the analysis' bound (not counted). */
   omitted: number;
 }

@@ -58,7 +58,7 @@ function traceFigures(x: RuntimeStage['traces'][number]): TraceFigures {
       tail: r.tail,
       slowest: r.slowest.map(({ path, ...q }) => ({
         ...q,
-        segments: path ? pathSegments(path) : [],
+        segments: path ? pathSegments(path, r.waitStacks ?? []) : [],
         segmentsOmitted: path?.omitted ?? 0,
       })),
     },
@@ -66,17 +66,17 @@ function traceFigures(x: RuntimeStage['traces'][number]): TraceFigures {
   };
 }
 
-/** Where a stage's slowest requests spent their critical paths, by goroutine entry and part. */
+/** Where a stage's slowest requests spent their critical paths, by goroutine entry, part and wait stack. */
 function tailWaits(traces: RequestsTrace[]): TailWait[] {
   const by = new Map<string, TailWait>();
   for (const t of traces)
     for (const q of t.slowest) {
       const seen = new Set<string>();
       for (const s of q.segments) {
-        const key = `${s.part}\u0000${s.entry}`;
+        const key = `${s.part}\u0000${s.entry}\u0000${s.stack.join('\n')}`;
         let w = by.get(key);
         if (!w) {
-          w = { entry: s.entry, part: s.part, nanos: 0, requests: 0 };
+          w = { entry: s.entry, part: s.part, stack: s.stack, nanos: 0, requests: 0 };
           by.set(key, w);
         }
         w.nanos += s.endNanos - s.startNanos;

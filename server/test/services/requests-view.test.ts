@@ -117,6 +117,18 @@ describe('the Requests view on the demo', () => {
       s.tailWaits.filter((w) => /dialconn/i.test(w.entry)).reduce((a, w) => a + w.nanos, 0);
     expect(dials(v.base)).toBeGreaterThan(0);
     expect(dials(v.target)).toBe(0);
+    // …and where they waited: fast-json's tail connects a socket (net.(*netFD).connect on its stack), pooled's never
+    const connects = (s: RequestsView['base']) =>
+      s.tailWaits.filter((w) => w.stack.includes('net.(*netFD).connect')).reduce((a, w) => a + w.nanos, 0);
+    expect(connects(v.base)).toBeGreaterThan(0);
+    expect(connects(v.target)).toBe(0);
+    // a wait names its stack (the runtime's frames left out); running and scheduler wait name none
+    for (const w of [...v.base.tailWaits, ...v.target.tailWaits]) {
+      if (w.part === 'running' || w.part === 'runnable') expect(w.stack).toEqual([]);
+      expect(w.stack.length).toBeLessThanOrEqual(8);
+      if (w.stack.length > 0) expect(w.stack[0]!.startsWith('runtime.')).toBe(false);
+    }
+    expect(v.base.tailWaits.some((w) => w.part === 'network' && w.stack.length > 0)).toBe(true);
 
     // the verdicts: the change engine's request rows, as GET …/changes gives them
     const c = (await app.inject({ url: '/api/comparisons/demo/changes?base=fast-json&target=pooled' })).json();

@@ -358,52 +358,69 @@ function RequestTimeline({ rank, q }: { rank: number; q: Trace['slowest'][number
   );
 }
 
-/** Where the slowest requests' critical paths spent their time, by goroutine entry function and part. */
+/** A function name that opens its sandwich, with a second button for its flamegraph. */
+function FunctionLinks({ fn, open }: { fn: string; open: (tab: 'sandwich' | 'flame', fn: string) => void }) {
+  return (
+    <>
+      <button type="button" className="link-button fn-name" onClick={() => open('sandwich', fn)}>
+        {fn}
+      </button>{' '}
+      <button
+        type="button"
+        className="link-button small"
+        aria-label={`${fn} in the flamegraph`}
+        onClick={() => open('flame', fn)}
+      >
+        flamegraph
+      </button>
+    </>
+  );
+}
+
+/** Where the slowest requests' critical paths spent their time: goroutine entry function, part, wait stack. */
 function TailWaits({ d, open }: { d: View; open: (tab: 'sandwich' | 'flame', fn: string) => void }) {
   const rows = [d.base, d.target].flatMap((s) => s.tailWaits.slice(0, 8).map((w) => ({ stage: s.name, w })));
   if (rows.length === 0) return null;
   return (
     <section aria-label="Where the slowest requests waited">
-      <h3>Where the slowest requests waited: goroutine entry functions on their critical paths</h3>
+      <h3>Where the slowest requests waited: the stacks on their critical paths</h3>
       <p className="muted small">
-        The few slowest requests of every trace of each stage, waits first; each function opens in the sandwich or the
-        flamegraph of the profile kind chosen.
+        The five slowest requests of every trace of each stage, waits first: the goroutine the path was in (its entry
+        function), what it did, and the stack it waited at (innermost first, the runtime's own frames left out). Each
+        function opens in the sandwich or the flamegraph of the profile kind chosen.
       </p>
       <div className="table-scroll">
         <table className="runtime-table tail-waits" aria-label="Tail waits">
           <thead>
             <tr>
               <th scope="col">Stage</th>
-              <th scope="col">Goroutine entry function</th>
               <th scope="col">Part</th>
+              <th scope="col">Waited at (stack, innermost first)</th>
+              <th scope="col">Goroutine entry function</th>
               <NumTh>Time (summed)</NumTh>
               <NumTh>Requests</NumTh>
             </tr>
           </thead>
           <tbody>
             {rows.map(({ stage, w }) => (
-              <tr key={`${stage}\u0000${w.entry}\u0000${w.part}`} data-part={w.part}>
+              <tr key={`${stage}\u0000${w.entry}\u0000${w.part}\u0000${w.stack.join('\n')}`} data-part={w.part}>
                 <td>{stage}</td>
-                <td className="fn-name">
-                  {w.entry ? (
-                    <>
-                      <button type="button" className="link-button" onClick={() => open('sandwich', w.entry)}>
-                        {w.entry}
-                      </button>{' '}
-                      <button
-                        type="button"
-                        className="link-button small"
-                        aria-label={`${w.entry} in the flamegraph`}
-                        onClick={() => open('flame', w.entry)}
-                      >
-                        flamegraph
-                      </button>
-                    </>
+                <td>{partWords(w.part)}</td>
+                <td>
+                  {w.stack.length > 0 ? (
+                    <ol className="small tail-stack" aria-label={`Stack of ${stage}, ${partWords(w.part)}`}>
+                      {w.stack.slice(0, 4).map((fn, i) => (
+                        // biome-ignore lint/suspicious/noArrayIndexKey: a stack may repeat a function (recursion)
+                        <li key={i}>
+                          <FunctionLinks fn={fn} open={open} />
+                        </li>
+                      ))}
+                    </ol>
                   ) : (
-                    '(no stack seen)'
+                    <span className="muted">—</span>
                   )}
                 </td>
-                <td>{partWords(w.part)}</td>
+                <td>{w.entry ? <FunctionLinks fn={w.entry} open={open} /> : '(no stack seen)'}</td>
                 <td className="num">{formatNanos(w.nanos)}</td>
                 <td className="num">{formatInt(w.requests)}</td>
               </tr>

@@ -90,6 +90,8 @@ export class GoroutineStates {
   private readonly prev: Int32Array[] = [];
   private readonly by: Int32Array[] = [];
   private readonly byAt: Int32Array[] = [];
+  /** The stack a state began at, as the caller numbered it (0: none seen). */
+  private readonly stack: Int32Array[] = [];
   private n = 0;
   /** Each live goroutine's latest state. */
   private readonly tail = new Map<number, number>();
@@ -107,9 +109,10 @@ export class GoroutineStates {
 
   /**
    * A goroutine transition at `time` into state `to` (G_* of format.ts; `reason` for Waiting);
-   * `actor` is the goroutine whose action caused it (the event's goroutine), NONE when none.
+   * `actor` is the goroutine whose action caused it (the event's goroutine), NONE when none; `stack`
+   * the caller's number for the stack it happened at (0 when none).
    */
-  transition(time: number, g: number, from: number, to: number, reason: string, actor: number): void {
+  transition(time: number, g: number, from: number, to: number, reason: string, actor: number, stack = 0): void {
     this.end = time;
     if (from === to) return;
     const last = this.tail.get(g) ?? -1;
@@ -135,7 +138,9 @@ export class GoroutineStates {
       this.prev.push(new Int32Array(CHUNK));
       this.by.push(new Int32Array(CHUNK).fill(NONE));
       this.byAt.push(new Int32Array(CHUNK).fill(-1));
+      this.stack.push(new Int32Array(CHUNK));
     }
+    this.stack[c]![k] = stack;
     this.time[c]![k] = time;
     this.part[c]![k] = part;
     this.prev[c]![k] = last;
@@ -171,6 +176,7 @@ export class GoroutineStates {
     this.prev.length = 0;
     this.by.length = 0;
     this.byAt.length = 0;
+    this.stack.length = 0;
     this.n = 0;
     this.tail.clear();
     this.assists.clear();
@@ -185,8 +191,9 @@ export class GoroutineStates {
 
   /**
    * The critical path of goroutine `g` over [start, end); `at` is a state of g at or after `end` (`latest`).
-   * With `segments`, the path's stretches are appended to it as (goroutine, part, start, end) quadruples,
-   * latest first, adjacent stretches of one goroutine and part merged (at most PATH_MAX_STEPS + 1).
+   * With `segments`, the path's stretches are appended to it as (goroutine, part, start, end, stack)
+   * quintuples, latest first, adjacent stretches of one goroutine, part and stack merged (at most
+   * PATH_MAX_STEPS + 1); `stack` is the number given with the state's transition (0: none).
    */
   path(g: number, at: number, start: number, end: number, maxGoroutines = 8, segments?: number[]): PathSplit {
     const out: PathSplit = {
@@ -217,15 +224,21 @@ export class GoroutineStates {
     budget: { steps: number },
     segments?: number[],
   ): void {
-    const add = (part: number, d: number, from: number) => {
+    const add = (part: number, d: number, from: number, stack: number) => {
       if (d <= 0) return;
       out.parts[part]! += d;
       if (segments) {
         // the walk goes back in time without gaps: a stretch ends where the one before it starts
         const n = segments.length;
-        if (n >= 4 && segments[n - 4] === g && segments[n - 3] === part && segments[n - 2] === from + d)
-          segments[n - 2] = from;
-        else segments.push(g, part, from, from + d);
+        if (
+          n >= 5 &&
+          segments[n - 5] === g &&
+          segments[n - 4] === part &&
+          segments[n - 3] === from + d &&
+          segments[n - 1] === stack
+        )
+          segments[n - 3] = from;
+        else segments.push(g, part, from, from + d, stack);
       }
       if (depth > 0) {
         out.viaOthersNanos += d;
@@ -256,7 +269,7 @@ export class GoroutineStates {
           this.walk(by, byAt, s, e, depth + 1, out, others, budget, segments);
         } else {
           if (follow || --budget.steps < 0) out.truncated = true;
-          add(part, e - s, s);
+          add(part, e - s, s, this.stack[c]![k]!);
           if (part === PART_RUNNING && assists) out.gcAssistNanos += overlap(assists, s, e);
         }
       }
@@ -265,7 +278,7 @@ export class GoroutineStates {
       i = this.prev[c]![k]!;
     }
     // before the goroutine's first state in the trace
-    add(PART_UNKNOWN, Math.min(later, b) - a, a);
+    add(PART_UNKNOWN, Math.min(later, b) - a, a, 0);
   }
 }
 
