@@ -75,13 +75,14 @@ const MAX_ASSIST = 2_000_000;
 
 /**
  * Every goroutine's states over a trace, recorded as the events stream by (bounded by `maxStates`
- * states in all, 21 bytes each, in columns of fixed chunks: no object per goroutine or state), and the
+ * states in all, 25 bytes each, in columns of fixed chunks: no object per goroutine or state), and the
  * critical path of an interval of one goroutine through them, walked backwards from its end: its own
  * running, runnable, syscall and blocked time, except that a wait another goroutine ended (a mutex
  * unlocked, a channel sent to or closed, a select's case made ready, a sync.Cond signalled) is followed
  * into that goroutine over the wait — its running, runnable and blocked time counts instead, and its
  * own such waits are followed in turn, up to PATH_MAX_DEPTH goroutines deep and PATH_MAX_STEPS
- * states per walk. A state is its start time, its part, the state before it of the same goroutine,
+ * states per walk. A state is its start time, its part, the state before it of the same goroutine, the
+ * stack it began at (where its goroutine blocked or entered a syscall),
  * and, for a wait, the goroutine that ended it with the state that goroutine was in then.
  */
 export class GoroutineStates {
