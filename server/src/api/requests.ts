@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import type { Durations } from '../model/trace.ts';
 import type { PartNanos, PathSegment, RequestPart, SlowRequest } from '../model/trace-requests.ts';
 import { Change } from './changes.ts';
-import { Model } from './kit.ts';
+import { Model, Nullable } from './kit.ts';
 
 /*
  * GET …/requests: the requests of a pair of stages' execution traces, side by side (the Requests tab).
@@ -42,8 +42,10 @@ export const RequestsTrace = Type.Object({
   tail: Model<PartNanos & { durationNanos: number; requests: number }>('mean parts (ns) of the slowest 1 %'),
   /** Its requests per bin of the pair's `edgesNanos` (sums to `duration.count`). */
   histogram: Type.Array(Type.Integer()),
+  /** The wait stacks the slowest requests' segments name by index (functions, leaf first). */
+  waitStacks: Type.Array(Type.Array(Type.String())),
   slowest: Model<ViewSlowRequest[]>(
-    'the slowest requests (at most 10), slowest first: span, parts, the goroutines their critical path went through, and (the 5 slowest) the path as segments (goroutine, entry function, start and end offset in ns from the request start, part, wait stack; at most 48)',
+    'the slowest requests (at most 10), slowest first: span, parts, the goroutines their critical path went through, and (the 5 slowest) the path as segments (goroutine, entry function, start and end offset in ns from the request start, part, index of its wait stack in waitStacks or -1; at most 48)',
   ),
 });
 export type RequestsTrace = Static<typeof RequestsTrace>;
@@ -76,11 +78,17 @@ export const RequestsStage = Type.Object({
   name: Type.String(),
   /** The method its traces used (`mixed` when they differ; `none` without traced requests). */
   method: Type.Union([RequestMethod, Type.Literal('mixed')]),
+  /**
+   * Every trace's figures; `slowest` and `waitStacks` only for the shown trace (empty for the others, so
+   * the answer stays bounded however many traces a stage has).
+   */
   traces: Type.Array(RequestsTrace),
+  /** The trace whose P99 is the (lower) median of the stage's traces': the one its parts and slowest requests are drawn from. */
+  shownTrace: Nullable(Type.String()),
   /** The traced requests of every `ok` trace, per bin of `edgesNanos`. */
   histogram: Type.Array(Type.Integer()),
   requests: Type.Integer(),
-  /** The slowest requests' critical paths by goroutine entry, part and wait stack: waits first, most time first (at most 20). */
+  /** The slowest requests' critical paths (the 5 slowest of every trace) by goroutine entry, part and wait stack: waits first, most time first (at most 20). */
   tailWaits: Type.Array(TailWait),
 });
 export type RequestsStage = Static<typeof RequestsStage>;

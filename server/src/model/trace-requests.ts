@@ -74,10 +74,11 @@ export interface PathSegment {
   endNanos: number;
   part: RequestPart;
   /**
-   * Where the goroutine waited (a wait, a syscall): its stack's functions, leaf first, the runtime's own
-   * frames above the first other one left out (at most WAIT_STACK_FRAMES); [] when running or unseen.
+   * Where the goroutine waited (a wait, a syscall): the index of its stack in the trace's `waitStacks`
+   * (functions, leaf first, the runtime's own frames above the first other one left out, at most
+   * WAIT_STACK_FRAMES); -1 when running or unseen.
    */
-  stack: string[];
+  stack: number;
 }
 
 /**
@@ -93,8 +94,8 @@ export interface StoredPath {
   omitted: number;
 }
 
-/** A stored path's segments, one object each (`waitStacks`: the trace's). */
-export function pathSegments(p: StoredPath, waitStacks: readonly string[][]): PathSegment[] {
+/** A stored path's segments, one object each. */
+export function pathSegments(p: StoredPath): PathSegment[] {
   const out: PathSegment[] = [];
   for (let i = 0; i + 4 < p.segments.length; i += 5)
     out.push({
@@ -103,7 +104,7 @@ export function pathSegments(p: StoredPath, waitStacks: readonly string[][]): Pa
       startNanos: p.segments[i + 2]!,
       endNanos: p.segments[i + 3]!,
       part: REQUEST_PART_NAMES[p.segments[i + 1]!] ?? 'unknown',
-      stack: waitStacks[p.segments[i + 4]!] ?? [],
+      stack: p.segments[i + 4] ?? -1,
     });
   return out;
 }

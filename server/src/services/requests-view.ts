@@ -39,6 +39,7 @@ function traceFigures(x: RuntimeStage['traces'][number]): TraceFigures {
         parts: r?.parts ?? (Object.fromEntries(REQUEST_PART_NAMES.map((p) => [p, NO_DURATIONS])) as never),
         median: r?.median ?? ({ ...empty, durationNanos: 0, requests: 0 } as never),
         tail: r?.tail ?? ({ ...empty, durationNanos: 0, requests: 0 } as never),
+        waitStacks: [],
         slowest: [],
       },
       histogram: null,
@@ -56,14 +57,22 @@ function traceFigures(x: RuntimeStage['traces'][number]): TraceFigures {
       parts: r.parts,
       median: r.median,
       tail: r.tail,
+      waitStacks: r.waitStacks ?? [],
       slowest: r.slowest.map(({ path, ...q }) => ({
         ...q,
-        segments: path ? pathSegments(path, r.waitStacks ?? []) : [],
+        segments: path ? pathSegments(path) : [],
         segmentsOmitted: path?.omitted ?? 0,
       })),
     },
     histogram: r.status === 'ok' ? r.histogram : null,
   };
+}
+
+/** The trace a stage's parts and slowest requests are shown from: the one whose P99 is the (lower) median of its traces'. */
+function shownTrace(traces: RequestsTrace[]): RequestsTrace | null {
+  const ok = traces.filter((t) => t.status === 'ok' && t.duration.count > 0);
+  const sorted = ok.sort((a, b) => a.duration.p99Nanos - b.duration.p99Nanos);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? null;
 }
 
 /** Where a stage's slowest requests spent their critical paths, by goroutine entry, part and wait stack. */
@@ -73,10 +82,11 @@ function tailWaits(traces: RequestsTrace[]): TailWait[] {
     for (const q of t.slowest) {
       const seen = new Set<string>();
       for (const s of q.segments) {
-        const key = `${s.part}\u0000${s.entry}\u0000${s.stack.join('\n')}`;
+        const stack = t.waitStacks[s.stack] ?? [];
+        const key = `${s.part}\u0000${s.entry}\u0000${stack.join('\n')}`;
         let w = by.get(key);
         if (!w) {
-          w = { entry: s.entry, part: s.part, stack: s.stack, nanos: 0, requests: 0 };
+          w = { entry: s.entry, part: s.part, stack, nanos: 0, requests: 0 };
           by.set(key, w);
         }
         w.nanos += s.endNanos - s.startNanos;
@@ -131,7 +141,11 @@ export async function requestsView(
     return out;
   };
   const [b, t] = sides.map(({ st, figures }): RequestsStage => {
-    const traces = figures.map((f) => ({ ...f.trace, histogram: place(f.histogram) }));
+    const all = figures.map((f) => ({ ...f.trace, histogram: place(f.histogram) }));
+    const shown = shownTrace(all);
+    const waits = tailWaits(all.filter((x) => x.status === 'ok'));
+    // the slowest requests (their paths and wait stacks) of the shown trace only: bounded however many traces
+    const traces = all.map((x) => (x === shown ? x : { ...x, slowest: [], waitStacks: [] }));
     const histogram = new Array<number>(bins).fill(0);
     for (const x of traces) for (const [k, c] of x.histogram.entries()) histogram[k]! += c;
     const methods = new Set(traces.filter((x) => x.status === 'ok' && x.method !== 'none').map((x) => x.method));
@@ -142,7 +156,8 @@ export async function requestsView(
       traces,
       histogram,
       requests: histogram.reduce((x, y) => x + y, 0),
-      tailWaits: tailWaits(traces.filter((x) => x.status === 'ok')),
+      shownTrace: shown?.artifactId ?? null,
+      tailWaits: waits,
     };
   }) as [RequestsStage, RequestsStage];
   let status: RequestsView['status'] = 'ok';

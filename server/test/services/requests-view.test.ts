@@ -74,9 +74,6 @@ describe('the Requests view on the demo', () => {
         expect(t.parts).toEqual(ref.parts);
         expect(t.median).toEqual(ref.median);
         expect(t.tail).toEqual(ref.tail);
-        expect(t.slowest.map(({ segments, segmentsOmitted, ...q }) => q)).toEqual(
-          ref.slowest.map(({ path, ...q }) => q),
-        );
         // the histogram: every request once, in the bin whose edges hold its span
         const d = await spans(file, t.name);
         expect(d).toHaveLength(t.duration.count);
@@ -89,6 +86,17 @@ describe('the Requests view on the demo', () => {
         expect(t.histogram).toEqual(counts);
         expect(t.histogram.reduce((a, b) => a + b, 0)).toBe(t.duration.count);
         requests += t.duration.count;
+        // the slowest requests of the shown trace only (the median P99 of the stage's)
+        if (t.artifactId !== side.shownTrace) {
+          expect(t.slowest).toEqual([]);
+          expect(t.waitStacks).toEqual([]);
+          continue;
+        }
+        expect(t.slowest.map(({ segments, segmentsOmitted, ...q }) => q)).toEqual(
+          ref.slowest.map(({ path, ...q }) => q),
+        );
+        expect(t.waitStacks).toEqual(ref.waitStacks);
+        expect(t.waitStacks.length).toBeLessThanOrEqual(64);
         // the slowest requests: slowest first, the few slowest with their critical path as segments that
         // follow each other from the request's start to its end
         expect(t.slowest.length).toBeGreaterThan(0);
@@ -107,6 +115,8 @@ describe('the Requests view on the demo', () => {
           expect(q.segments.every((s) => v.parts.includes(s.part))).toBe(true);
         }
       }
+      const p99s = side.traces.map((t) => t.duration.p99Nanos).sort((a, b) => a - b);
+      expect(side.traces.find((t) => t.artifactId === side.shownTrace)!.duration.p99Nanos).toBe(p99s[2]);
       expect(side.requests).toBe(requests);
       expect(side.histogram.reduce((a, b) => a + b, 0)).toBe(requests);
       expect(side.tailWaits.length).toBeGreaterThan(0);
@@ -139,6 +149,22 @@ describe('the Requests view on the demo', () => {
     expect(p99.base!.values).toEqual(v.base.traces.map((t) => t.duration.p99Nanos));
     expect(p99.target!.values).toEqual(v.target.traces.map((t) => t.duration.p99Nanos));
   }, 120_000);
+
+  it('lists each trace with its request figures, without what only this view draws', async () => {
+    const c = (await app.inject({ url: '/api/comparisons/demo' })).json() as {
+      stages: { artifacts: { kind: string; summary: { requests?: Record<string, unknown> } }[] }[];
+    };
+    const listed = c.stages.flatMap((s) => s.artifacts.filter((a) => a.kind === 'trace'));
+    expect(listed).toHaveLength(24);
+    for (const a of listed) {
+      const r = a.summary.requests!;
+      expect(r.status).toBe('ok');
+      expect((r.duration as { count: number }).count).toBeGreaterThan(0);
+      expect(r.histogram).toBeUndefined();
+      expect(r.waitStacks).toBeUndefined();
+      expect((r.slowest as Record<string, unknown>[]).every((q) => !('path' in q))).toBe(true);
+    }
+  });
 
   it('refuses a pair of one stage and an unknown stage, naming the parameter', async () => {
     const same = await app.inject({ url: '/api/comparisons/demo/requests?base=pooled&target=pooled' });

@@ -49,12 +49,9 @@ const INLINE_LIST = {
 
 const partWords = (p: string) => REQUEST_PART_WORDS[p as Part] ?? p;
 
-/** The trace a stage's parts and slowest requests are drawn from: the one whose P99 is the median of its traces'. */
+/** The trace a stage's parts and slowest requests are drawn from (the server's choice: the median P99). */
 function medianTrace(side: Side): Trace | null {
-  const ok = side.traces.filter((t) => t.status === 'ok' && t.duration.count > 0);
-  if (ok.length === 0) return null;
-  const sorted = [...ok].sort((a, b) => a.duration.p99Nanos - b.duration.p99Nanos);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? null;
+  return side.traces.find((t) => t.artifactId === side.shownTrace) ?? null;
 }
 
 /**
