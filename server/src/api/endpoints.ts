@@ -2,6 +2,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { StageChanges, StageTable } from './changes.ts';
 import { ErrorBody } from './kit.ts';
 import { ProfilerImportBody, ProfilerImportReply } from './profiler-import.ts';
+import { RequestsView } from './requests.ts';
 import { StageRuntime } from './runtime.ts';
 import {
   ArtifactParams,
@@ -292,6 +293,13 @@ export const SCHEMAS = {
     params: ComparisonParams,
     querystring: StagePairQuery,
     response: StageRuntime,
+  },
+  requests: {
+    summary:
+      "The requests of two stages' execution traces (id or name), side by side: per stage, each trace's method (runtime/trace tasks or net/http connection goroutines), its requests' latency distribution (P50, P90, P99, max) and histogram on log-scale bins both stages share, each part's distribution (running, scheduler wait, syscalls, network, locks, channels, select, sleep, GC), the mean parts of the median band and of the slowest 1 %, the slowest requests with their critical path as segments (goroutine, entry function, offsets, part), where the slowest requests' paths went (by goroutine entry function and part); and the change engine's request rows (the same as GET …/changes' runtime rows request-*). status says when a stage has no traced requests or its traces were too large for the request analysis",
+    params: ComparisonParams,
+    querystring: StagePairQuery,
+    response: RequestsView,
   },
   flamegraphSvg: {
     summary: 'Flamegraph of one stage as SVG (root on top; the parameters of /flamegraph, plus width)',

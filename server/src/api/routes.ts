@@ -36,6 +36,7 @@ export const ENDPOINT_ROUTES = {
   benchmarks: { method: 'GET', path: '/api/comparisons/:id/benchmarks' },
   gc: { method: 'GET', path: '/api/comparisons/:id/gc' },
   runtime: { method: 'GET', path: '/api/comparisons/:id/runtime' },
+  requests: { method: 'GET', path: '/api/comparisons/:id/requests' },
   flamegraphSvg: { method: 'GET', path: '/api/comparisons/:id/flamegraph.svg' },
   flamegraphPng: { method: 'GET', path: '/api/comparisons/:id/flamegraph.png' },
   diffSvg: { method: 'GET', path: '/api/comparisons/:id/diff.svg' },

@@ -1,6 +1,5 @@
 import type { Change, FunctionChange, FunctionChanges, TailChange, Verdict } from './changes.ts';
 import { DASH, formatChange, formatRatio, formatSignedValue, formatValue } from './format.ts';
-import type { NAMED_REQUEST_PARTS } from '../model/trace-requests.ts';
 
 /*
  * How a verdict reads, in one place: the page, the images, `stagediff report` and `stagediff check`
@@ -193,18 +192,8 @@ export function traceReferenceNote(goVersion: string | null | undefined): string
   return `trace written by ${v}: its net, sync, syscall and sched profiles equal Go 1.26's go tool trace -pprof; earlier releases of the tool drop stackless events (golang/go#74850) and can show other figures`;
 }
 
-/** A traced request's named parts in words (the `request-tail-PART` rows' labels, the tail's sentence). */
-export const REQUEST_PART_WORDS: Record<(typeof NAMED_REQUEST_PARTS)[number], string> = {
-  running: 'running',
-  runnable: 'scheduler wait',
-  syscall: 'in syscalls',
-  network: 'waiting on the network',
-  sync: 'waiting on locks (sync)',
-  channel: 'waiting on channels',
-  select: 'waiting in select',
-  sleep: 'sleeping',
-  gcWait: 'waiting for the GC',
-};
+/** A traced request's parts in words (the `request-tail-PART` rows' labels, the tail's sentence). */
+export { REQUEST_PART_WORDS } from './request-parts.ts';
 
 /** What a goroutine the standard library starts is doing, by its entry function (null: not one we know). */
 const GOROUTINE_WORDS: [RegExp, string][] = [

@@ -31,6 +31,84 @@ export interface PathGoroutineFigures {
   parts: PartNanos;
 }
 
+/**
+ * The latency histogram's bin edges (ns), shared by every trace so that stages overlay: ten bins a
+ * decade from 1 µs to 100 s, each edge rounded to a whole nanosecond. Bin i holds the durations in
+ * [edge i, edge i+1); a duration below the first edge counts in the first bin, one at or past the
+ * last edge in the last.
+ */
+export const REQUEST_LATENCY_EDGES: readonly number[] = Array.from({ length: 81 }, (_, i) =>
+  Math.round(10 ** (3 + i / 10)),
+);
+
+/** The bin of REQUEST_LATENCY_EDGES a duration (ns) counts in. */
+export function latencyBin(nanos: number): number {
+  const e = REQUEST_LATENCY_EDGES;
+  let lo = 0;
+  let hi = e.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (nanos >= e[mid]!) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Segments kept at most per slow request's critical path (the longest; the rest are counted). */
+export const MAX_PATH_SEGMENTS = 48;
+/** The slowest requests whose critical path is kept as segments. */
+export const PATH_SEGMENT_REQUESTS = 5;
+/** Wait stacks kept per trace (of the kept segments), at most, and functions kept per stack. */
+export const MAX_WAIT_STACKS = 64;
+export const WAIT_STACK_FRAMES = 8;
+
+/**
+ * A stretch of a request's critical path: which goroutine it was in and what that goroutine was doing,
+ * as offsets (ns) from the request's start.
+ */
+export interface PathSegment {
+  goroutine: number;
+  /** That goroutine's entry function ("" when the trace showed none). */
+  entry: string;
+  startNanos: number;
+  endNanos: number;
+  part: RequestPart;
+  /**
+   * Where the goroutine waited (a wait, a syscall): the index of its stack in the trace's `waitStacks`
+   * (functions, leaf first, the runtime's own frames above the first other one left out, at most
+   * WAIT_STACK_FRAMES); -1 when running or unseen.
+   */
+  stack: number;
+}
+
+/**
+ * A request's critical path as stored (compact: it sits in every trace's summary): `goroutines[i]`
+ * with entry function `entries[i]`; `segments` quadruples (goroutine index, part index in
+ * REQUEST_PART_NAMES, start and end offset in ns from the request's start), in time order. Adjacent
+ * stretches of one goroutine and part are merged; the longest MAX_PATH_SEGMENTS kept, `omitted` the others.
+ */
+export interface StoredPath {
+  goroutines: number[];
+  entries: string[];
+  segments: number[];
+  omitted: number;
+}
+
+/** A stored path's segments, one object each. */
+export function pathSegments(p: StoredPath): PathSegment[] {
+  const out: PathSegment[] = [];
+  for (let i = 0; i + 4 < p.segments.length; i += 5)
+    out.push({
+      goroutine: p.goroutines[p.segments[i]!] ?? 0,
+      entry: p.entries[p.segments[i]!] ?? '',
+      startNanos: p.segments[i + 2]!,
+      endNanos: p.segments[i + 3]!,
+      part: REQUEST_PART_NAMES[p.segments[i + 1]!] ?? 'unknown',
+      stack: p.segments[i + 4] ?? -1,
+    });
+  return out;
+}
+
 /** One of the slowest requests of a trace, with its critical path. */
 export interface SlowRequest {
   goroutine: number;
@@ -40,6 +118,8 @@ export interface SlowRequest {
   /** Of the span, time followed into other goroutines, and those goroutines (most time first, ≤ 8). */
   viaOthersNanos: number;
   others: PathGoroutineFigures[];
+  /** The critical path (the PATH_SEGMENT_REQUESTS slowest only; absent in records made before). */
+  path?: StoredPath;
 }
 
 /**
@@ -66,6 +146,12 @@ export interface TraceRequestFigures {
   name: string;
   /** Every group, most time first (at most 20). */
   groups: { name: string; count: number; totalNanos: number }[];
+  /**
+   * The durations of `name`'s group binned on REQUEST_LATENCY_EDGES: `counts[k]` is bin `first + k`
+   * (the bins from the first to the last non-empty one; their sum is `duration.count`). Absent in
+   * records made before.
+   */
+  histogram?: { first: number; counts: number[] };
   /** Requests of `name`'s group; the durations' distribution. */
   duration: Durations;
   /** Each part's distribution over the requests of the group. */
@@ -91,6 +177,8 @@ export interface TraceRequestFigures {
    * the analysis did not run (too large); absent in records made before.
    */
   keepAliveWaitNanos?: number | null;
+  /** The wait stacks the kept paths' segments name (StoredPath; absent in records made before). */
+  waitStacks?: string[][];
   /** Requests past the analysis' bound (not counted). */
   omitted: number;
 }

@@ -9,6 +9,7 @@ import { ServiceError } from './errors.ts';
 import { renderImageOp } from './images.ts';
 import { diffPprof, stagePprof } from './profile-download.ts';
 import { sourceView } from './source-view.ts';
+import { requestsView } from './requests-view.ts';
 import { Costly, Unkept } from './view-cache.ts';
 import { flamegraphInUnit, sandwichInUnit, trajectoryInUnit } from './view-unit.ts';
 import { choice, compileFilters, diffQuery, treeQuery } from './view-queries.ts';
@@ -128,6 +129,8 @@ export const VIEWS = viewTable({
   gc: async (svc, tree) => serialise('gc', await svc.gc(tree)),
   runtime: async (svc, tree, a) =>
     serialise('runtime', await new ChangeEngine(svc).runtime(tree, { base: a.query.base, target: a.query.target })),
+  requests: async (svc, tree, a) =>
+    serialise('requests', await requestsView(svc, tree, { base: a.query.base, target: a.query.target })),
   flamegraphSvg: renderImageOp,
   flamegraphPng: renderImageOp,
   diffSvg: renderImageOp,

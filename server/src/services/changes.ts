@@ -28,13 +28,14 @@ import { type AnalysisService, benchmarkVerdicts } from './analysis.ts';
 import { ServiceError } from './errors.ts';
 import { FIGURES } from '../api/labels.ts';
 import { DEFAULT_GRANULARITY, type RuntimeMetric, type TraceMetric } from '../api/options.ts';
-import { REQUEST_PART_WORDS, noVerdictReason } from '../api/words.ts';
+import { noVerdictReason } from '../api/words.ts';
 import { findStage, hasProfiles, profilesOfKind, summaryOf } from './stage-profiles.ts';
 import type { RuntimeStage, StageRuntime } from '../api/runtime.ts';
 import type { TraceArtifactSummary } from '../api/resources.ts';
 import type { MetricsHighlights } from '../model/metrics.ts';
 import { NAMED_REQUEST_PARTS, type TraceRequestFigures } from '../model/trace-requests.ts';
 import { tailChange } from './changes-tail.ts';
+import { REQUEST_PART_WORDS } from '../api/request-parts.ts';
 import { type StageRunSet, headlineFormat, loadFigureValues, stageRunSet } from './stage-runs.ts';
 import type { PairConditions } from '../api/conditions.ts';
 import { pairConditions, stageConditions } from './conditions.ts';
@@ -612,6 +613,20 @@ export class ChangeEngine {
       allocsCrossCheck: r.allocsCrossCheck,
       sentences: runtimeSentences(r.figures),
     };
+  }
+
+  /**
+   * The stages' traces (their stored summaries, no timeline) and the runtime rows of a pair, for views
+   * that read the rows beside the traces' own figures (GET …/requests).
+   */
+  async runtimeRows(
+    tree: ComparisonTree,
+    base: StageWithArtifacts,
+    target: StageWithArtifacts,
+  ): Promise<{ base: RuntimeStage; target: RuntimeStage; figures: Change[] }> {
+    const b = await this.analysis.runtimeStage(tree, base, { timelines: false });
+    const t = await this.analysis.runtimeStage(tree, target, { timelines: false });
+    return { base: b, target: t, figures: this.runtimeChanges(b, t, { base: null, target: null }).figures };
   }
 
   /** The runtime rows of a pair whose stages' figures are already known (GET …/changes). */

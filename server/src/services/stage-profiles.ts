@@ -139,7 +139,20 @@ export function apiArtifactSummary(a: Pick<Artifact, 'kind' | 'summary'>): unkno
   const k = kinded(a);
   if (k.kind === 'profile') return apiProfileSummary(k.summary);
   if (k.kind === 'trace') {
-    const s = k.summary;
+    // The request figures without what only GET …/requests draws (the slowest requests' paths, their
+    // wait stacks, the histogram): a page listing a comparison's files need not carry them.
+    const r = k.summary.requests;
+    const s = r
+      ? {
+          ...k.summary,
+          requests: {
+            ...r,
+            histogram: undefined,
+            waitStacks: undefined,
+            slowest: r.slowest.map(({ path: _path, ...q }) => q),
+          },
+        }
+      : k.summary;
     if (!s.profiles) return s;
     const profiles: Partial<Record<TraceProfileName, ProfileSummary>> = {};
     for (const n of TRACE_PROFILES) {

@@ -14,12 +14,21 @@ export interface TabSpec {
   profile: boolean;
   /** The pair reads as base → target (a change), rather than left and right side by side. */
   directed: boolean;
+  /** Offered only when at least two stages have what it needs (a pair to set side by side). */
+  pairOnly?: boolean;
 }
 
 const holds = (kind: string) => (s: Stage) => s.artifacts.some((a) => a.kind === kind);
 // An execution trace gives profiles of its own kinds (trace-net, -sync, -syscall, -sched).
 const PROFILES = ['profile', 'trace'] as const;
 const profiled = (s: Stage, kind: ProfileKind | null) => hasProfile(s, kind);
+/** A stage with an execution trace in which requests were found (its stored request figures). */
+const tracedRequests = (s: Stage) =>
+  s.artifacts.some((a) => {
+    if (a.kind !== 'trace') return false;
+    const r = (a.summary as { requests?: { status?: string; duration?: { count?: number } } | null }).requests;
+    return r?.status === 'ok' && (r.duration?.count ?? 0) > 0;
+  });
 
 /** The tabs of the comparison page, in their order: the one list the address, the tab bar and the panels read. */
 export const TAB_TABLE = [
@@ -45,6 +54,15 @@ export const TAB_TABLE = [
     directed: true,
   },
   {
+    slug: 'requests',
+    label: 'Requests',
+    shownFor: ['trace'],
+    needs: tracedRequests,
+    profile: false,
+    directed: true,
+    pairOnly: true,
+  },
+  {
     slug: 'bench',
     label: 'Benchmarks',
     shownFor: ['benchmark'],
@@ -67,7 +85,9 @@ export function tabSpec(tab: Tab): TabSpec {
 /** The tabs worth showing: each when some stage has a file it draws; with nothing uploaded, the flamegraphs (which explain what each stage lacks). */
 export function visibleTabs(stages: readonly Stage[]): { key: Tab; label: string }[] {
   const has = (kind: string) => stages.some((s) => s.artifacts.some((a) => a.kind === kind));
-  const shown = TAB_TABLE.filter((t) => t.shownFor.some(has));
+  const shown = TAB_TABLE.filter(
+    (t: TabSpec) => t.shownFor.some(has) && (!t.pairOnly || stages.filter((s) => t.needs(s, null)).length >= 2),
+  );
   return (shown.length > 0 ? shown : TAB_TABLE.filter((t) => t.slug === 'flame')).map((t) => ({
     key: t.slug,
     label: t.label,

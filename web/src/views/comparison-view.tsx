@@ -43,6 +43,7 @@ import { ViewControls } from './view-controls.tsx';
 const LoadPanel = lazy(() => import('./load-panel.tsx').then((m) => ({ default: m.LoadPanel })));
 const GcPanel = lazy(() => import('./gc-panel.tsx').then((m) => ({ default: m.GcPanel })));
 const RuntimePanel = lazy(() => import('./runtime-panel.tsx').then((m) => ({ default: m.RuntimePanel })));
+const RequestsPanel = lazy(() => import('./requests-panel.tsx').then((m) => ({ default: m.RequestsPanel })));
 // The Lines tab highlights Go with refractor (Prism's grammars): its own chunk, not the first script's.
 const LinesPanel = lazy(() => import('./lines-panel.tsx').then((m) => ({ default: m.LinesPanel })));
 
@@ -66,6 +67,11 @@ const TAB_PANELS: Record<Tab, (p: TabPanelProps) => ReactNode> = {
   runtime: (p) => (
     <Suspense fallback={<Loading what="charts" />}>
       <RuntimePanel {...p} />
+    </Suspense>
+  ),
+  requests: (p) => (
+    <Suspense fallback={<Loading what="charts" />}>
+      <RequestsPanel {...p} />
     </Suspense>
   ),
   bench: (p) => <BenchPanel {...p} />,

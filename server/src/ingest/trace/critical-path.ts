@@ -75,13 +75,14 @@ const MAX_ASSIST = 2_000_000;
 
 /**
  * Every goroutine's states over a trace, recorded as the events stream by (bounded by `maxStates`
- * states in all, 21 bytes each, in columns of fixed chunks: no object per goroutine or state), and the
+ * states in all, 25 bytes each, in columns of fixed chunks: no object per goroutine or state), and the
  * critical path of an interval of one goroutine through them, walked backwards from its end: its own
  * running, runnable, syscall and blocked time, except that a wait another goroutine ended (a mutex
  * unlocked, a channel sent to or closed, a select's case made ready, a sync.Cond signalled) is followed
  * into that goroutine over the wait — its running, runnable and blocked time counts instead, and its
  * own such waits are followed in turn, up to PATH_MAX_DEPTH goroutines deep and PATH_MAX_STEPS
- * states per walk. A state is its start time, its part, the state before it of the same goroutine,
+ * states per walk. A state is its start time, its part, the state before it of the same goroutine, the
+ * stack it began at (where its goroutine blocked or entered a syscall),
  * and, for a wait, the goroutine that ended it with the state that goroutine was in then.
  */
 export class GoroutineStates {
@@ -90,6 +91,8 @@ export class GoroutineStates {
   private readonly prev: Int32Array[] = [];
   private readonly by: Int32Array[] = [];
   private readonly byAt: Int32Array[] = [];
+  /** The stack a state began at, as the caller numbered it (0: none seen). */
+  private readonly stack: Int32Array[] = [];
   private n = 0;
   /** Each live goroutine's latest state. */
   private readonly tail = new Map<number, number>();
@@ -107,9 +110,10 @@ export class GoroutineStates {
 
   /**
    * A goroutine transition at `time` into state `to` (G_* of format.ts; `reason` for Waiting);
-   * `actor` is the goroutine whose action caused it (the event's goroutine), NONE when none.
+   * `actor` is the goroutine whose action caused it (the event's goroutine), NONE when none; `stack`
+   * the caller's number for the stack it happened at (0 when none).
    */
-  transition(time: number, g: number, from: number, to: number, reason: string, actor: number): void {
+  transition(time: number, g: number, from: number, to: number, reason: string, actor: number, stack = 0): void {
     this.end = time;
     if (from === to) return;
     const last = this.tail.get(g) ?? -1;
@@ -135,7 +139,9 @@ export class GoroutineStates {
       this.prev.push(new Int32Array(CHUNK));
       this.by.push(new Int32Array(CHUNK).fill(NONE));
       this.byAt.push(new Int32Array(CHUNK).fill(-1));
+      this.stack.push(new Int32Array(CHUNK));
     }
+    this.stack[c]![k] = stack;
     this.time[c]![k] = time;
     this.part[c]![k] = part;
     this.prev[c]![k] = last;
@@ -171,6 +177,7 @@ export class GoroutineStates {
     this.prev.length = 0;
     this.by.length = 0;
     this.byAt.length = 0;
+    this.stack.length = 0;
     this.n = 0;
     this.tail.clear();
     this.assists.clear();
@@ -183,8 +190,13 @@ export class GoroutineStates {
     for (const g of [...this.assistOpen.keys()]) this.assist(this.end, g, false);
   }
 
-  /** The critical path of goroutine `g` over [start, end); `at` is a state of g at or after `end` (`latest`). */
-  path(g: number, at: number, start: number, end: number, maxGoroutines = 8): PathSplit {
+  /**
+   * The critical path of goroutine `g` over [start, end); `at` is a state of g at or after `end` (`latest`).
+   * With `segments`, the path's stretches are appended to it as (goroutine, part, start, end, stack)
+   * quintuples, latest first, adjacent stretches of one goroutine, part and stack merged (at most
+   * PATH_MAX_STEPS + 1); `stack` is the number given with the state's transition (0: none).
+   */
+  path(g: number, at: number, start: number, end: number, maxGoroutines = 8, segments?: number[]): PathSplit {
     const out: PathSplit = {
       parts: new Array<number>(PART_COUNT).fill(0),
       gcAssistNanos: 0,
@@ -194,7 +206,7 @@ export class GoroutineStates {
     };
     const others = new Map<number, number[]>();
     const budget = { steps: PATH_MAX_STEPS };
-    this.walk(g, at, start, end, 0, out, others, budget);
+    this.walk(g, at, start, end, 0, out, others, budget, segments);
     const list = [...others].map(([goroutine, parts]) => ({ goroutine, parts }));
     const total = (p: number[]) => p.reduce((a, b) => a + b, 0);
     list.sort((a, b) => total(b.parts) - total(a.parts) || a.goroutine - b.goroutine);
@@ -211,10 +223,24 @@ export class GoroutineStates {
     out: PathSplit,
     others: Map<number, number[]>,
     budget: { steps: number },
+    segments?: number[],
   ): void {
-    const add = (part: number, d: number) => {
+    const add = (part: number, d: number, from: number, stack: number) => {
       if (d <= 0) return;
       out.parts[part]! += d;
+      if (segments) {
+        // the walk goes back in time without gaps: a stretch ends where the one before it starts
+        const n = segments.length;
+        if (
+          n >= 5 &&
+          segments[n - 5] === g &&
+          segments[n - 4] === part &&
+          segments[n - 3] === from + d &&
+          segments[n - 1] === stack
+        )
+          segments[n - 3] = from;
+        else segments.push(g, part, from, from + d, stack);
+      }
       if (depth > 0) {
         out.viaOthersNanos += d;
         let p = others.get(g);
@@ -241,10 +267,10 @@ export class GoroutineStates {
         const follow = followable(part) && by !== NONE && by !== g && byAt >= 0;
         if (follow && depth < PATH_MAX_DEPTH && budget.steps > 0) {
           budget.steps--;
-          this.walk(by, byAt, s, e, depth + 1, out, others, budget);
+          this.walk(by, byAt, s, e, depth + 1, out, others, budget, segments);
         } else {
           if (follow || --budget.steps < 0) out.truncated = true;
-          add(part, e - s);
+          add(part, e - s, s, this.stack[c]![k]!);
           if (part === PART_RUNNING && assists) out.gcAssistNanos += overlap(assists, s, e);
         }
       }
@@ -253,7 +279,7 @@ export class GoroutineStates {
       i = this.prev[c]![k]!;
     }
     // before the goroutine's first state in the trace
-    add(PART_UNKNOWN, Math.min(later, b) - a);
+    add(PART_UNKNOWN, Math.min(later, b) - a, a, 0);
   }
 }
 

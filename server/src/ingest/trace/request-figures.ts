@@ -1,5 +1,17 @@
 import type { Durations } from '../../model/trace.ts';
-import type { PartNanos, RequestPart, SlowRequest, TraceRequestFigures } from '../../model/trace-requests.ts';
+import {
+  latencyBin,
+  MAX_PATH_SEGMENTS,
+  PATH_SEGMENT_REQUESTS,
+  MAX_WAIT_STACKS,
+  WAIT_STACK_FRAMES,
+  type PartNanos,
+  type StoredPath,
+  REQUEST_LATENCY_EDGES,
+  type RequestPart,
+  type SlowRequest,
+  type TraceRequestFigures,
+} from '../../model/trace-requests.ts';
 import { PART_COUNT, PART_NAMES } from './critical-path.ts';
 import type { TracedRequest, TraceRequests } from './requests.ts';
 
@@ -62,6 +74,77 @@ function viaEntries(qs: TracedRequest[], entries: ReadonlyMap<number, string>): 
     .slice(0, 8);
 }
 
+/** The durations binned on REQUEST_LATENCY_EDGES, from the first non-empty bin to the last. */
+export function latencyHistogram(durations: Iterable<number>): { first: number; counts: number[] } {
+  const all = new Array<number>(REQUEST_LATENCY_EDGES.length - 1).fill(0);
+  for (const d of durations) all[latencyBin(d)]!++;
+  const first = all.findIndex((c) => c > 0);
+  if (first < 0) return { first: 0, counts: [] };
+  let last = all.length - 1;
+  while (all[last] === 0) last--;
+  return { first, counts: all.slice(first, last + 1) };
+}
+
+/** Parts that are not waits: their stretches name no stack. */
+const NO_STACK_PARTS = new Set([
+  PART_NAMES.indexOf('running'),
+  PART_NAMES.indexOf('runnable'),
+  PART_NAMES.indexOf('unknown'),
+]);
+
+/** A stack's functions to keep: the runtime's own frames above the first other one left out, at most WAIT_STACK_FRAMES. */
+function waitStack(fns: string[]): string[] {
+  let i = 0;
+  while (i < fns.length - 1 && (fns[i]!.startsWith('runtime.') || fns[i] === '')) i++;
+  return fns.slice(i, i + WAIT_STACK_FRAMES);
+}
+
+/**
+ * A slow request's critical path as stored: its stretches in time order, offsets from its start, the
+ * longest MAX_PATH_SEGMENTS kept; the wait stacks they name numbered in `stacks` (shared by the trace's
+ * slow requests, at most MAX_WAIT_STACKS; past it a stretch names none).
+ */
+function storedPath(
+  r: TraceRequests,
+  q: TracedRequest,
+  entries: ReadonlyMap<number, string>,
+  stacks: { list: string[][]; byText: Map<string, number> },
+): StoredPath {
+  const raw = r.segments(q);
+  const all: number[][] = [];
+  for (let i = 0; i + 4 < raw.length; i += 5) all.push([raw[i]!, raw[i + 1]!, raw[i + 2]!, raw[i + 3]!, raw[i + 4]!]);
+  const kept =
+    all.length > MAX_PATH_SEGMENTS
+      ? all.sort((x, y) => y[3]! - y[2]! - (x[3]! - x[2]!) || x[2]! - y[2]!).slice(0, MAX_PATH_SEGMENTS)
+      : all;
+  kept.sort((x, y) => x[2]! - y[2]!);
+  const index = new Map<number, number>();
+  const out: StoredPath = { goroutines: [], entries: [], segments: [], omitted: all.length - kept.length };
+  for (const [g, part, s, e, st] of kept) {
+    let k = index.get(g!);
+    if (k === undefined) {
+      k = out.goroutines.length;
+      index.set(g!, k);
+      out.goroutines.push(g!);
+      out.entries.push(entries.get(g!) ?? '');
+    }
+    let si = -1;
+    if (st! > 0 && !NO_STACK_PARTS.has(part!)) {
+      const fns = waitStack(r.stack(st!));
+      const text = fns.join('\n');
+      const known = stacks.byText.get(text);
+      if (known !== undefined) si = known;
+      else if (fns.length > 0 && stacks.list.length < MAX_WAIT_STACKS) {
+        si = stacks.list.length;
+        stacks.list.push(fns);
+        stacks.byText.set(text, si);
+      }
+    }
+    out.segments.push(k, part!, s! - q.startNanos, e! - q.startNanos, si);
+  }
+  return out;
+}
+
 const EMPTY: Durations = {
   count: 0,
   totalNanos: 0,
@@ -105,10 +188,11 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
     stw += q.stwNanos;
     via += q.path.viaOthersNanos;
   }
+  const stacks = { list: [] as string[][], byText: new Map<string, number>() };
   const slowest: SlowRequest[] = qs
     .slice(Math.max(0, n - 10))
     .reverse()
-    .map((q) => ({
+    .map((q, i) => ({
       goroutine: q.goroutine,
       startNanos: q.startNanos,
       durationNanos: span(q),
@@ -119,6 +203,7 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
         entry: entries.get(o.goroutine) ?? '',
         parts: partNanos(o.parts),
       })),
+      ...(i < PATH_SEGMENT_REQUESTS ? { path: storedPath(r, q, entries, stacks) } : {}),
     }));
   return {
     method: r.method,
@@ -126,6 +211,7 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
     reason: r.tooLarge,
     name,
     groups: ranked.slice(0, 20),
+    histogram: latencyHistogram(qs.map(span)),
     duration: n > 0 ? distribution(Float64Array.from(qs, span)) : EMPTY,
     parts,
     median: meanParts(n > 0 ? qs.slice(lo, Math.min(hi, n)) : []),
@@ -136,6 +222,7 @@ export function requestFigures(r: TraceRequests, entries: ReadonlyMap<number, st
     slowest,
     keepAliveWaitNanos: r.keepAliveWaitNanos,
     tailVia: viaEntries(n > 0 ? qs.slice(tailFrom) : [], entries),
+    waitStacks: stacks.list,
     omitted: r.omitted,
   };
 }

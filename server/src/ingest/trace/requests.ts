@@ -6,6 +6,8 @@ import { GoroutineStates, overlap, PART_COUNT, PART_NAMES, type PathSplit, TooMa
 
 /** Goroutines whose entry function is remembered, at most. */
 const MAX_ENTRIES = 1_000_000;
+/** Distinct stacks a trace's goroutine states are numbered by, at most (past it: none). */
+const MAX_STATE_STACKS = 100_000;
 
 /**
  * How the requests of a trace were found:
@@ -31,6 +33,8 @@ export interface TracedRequest {
   path: PathSplit;
   /** Of its span, stop-the-world time. */
   stwNanos: number;
+  /** Its goroutine's state at its end (GoroutineStates; for `TraceRequests.segments`). */
+  at: number;
 }
 
 export interface TraceRequests {
@@ -46,6 +50,13 @@ export interface TraceRequests {
    * waits begun inside the trace, until they end or the trace does. Null when not known (too large).
    */
   keepAliveWaitNanos: number | null;
+  /**
+   * A request's critical path as stretches (goroutine, part, start, end, stack; trace time, latest
+   * first): the walk `path` made, again, with its stretches kept. For the few requests shown one by one.
+   */
+  segments(q: TracedRequest): number[];
+  /** The functions of a stack a stretch names, leaf first ([] for 0: none seen). */
+  stack(id: number): string[];
 }
 
 /** A request found: its goroutine, span, name, and the goroutine's state at its end (GoroutineStates). */
@@ -126,6 +137,11 @@ export class RequestCollector {
   private keepAlive = 0;
   /** Entry function of each goroutine whose stack was seen. */
   readonly entries = new Map<number, string>();
+  /** Stacks numbered for the goroutine states (1-based; per generation, its stack ids to those numbers). */
+  private readonly stackNumbers = new WeakMap<Generation, Map<number, number>>();
+  /** Each numbered stack's functions, leaf first (number n at n − 1), and the numbers by those functions. */
+  private readonly stackList: string[][] = [];
+  private readonly stackByText = new Map<string, number>();
 
   constructor(
     maxStates: number,
@@ -173,6 +189,33 @@ export class RequestCollector {
     }
   }
 
+  private stackNumber(gen: Generation, id: number): number {
+    let m = this.stackNumbers.get(gen);
+    if (!m) {
+      m = new Map();
+      this.stackNumbers.set(gen, m);
+    }
+    let n = m.get(id);
+    if (n === undefined) {
+      // numbered by its functions (a generation's stack ids are its own): resolved now, so no
+      // generation is kept for its stacks
+      const fns = (gen.stacks.get(id) ?? []).map((pc) => {
+        const f = gen.frames.get(pc);
+        return f && f.fn !== 0 ? (gen.strings.get(f.fn) ?? '') : '';
+      });
+      const text = fns.join('\n');
+      n = this.stackByText.get(text);
+      if (n === undefined) {
+        if (this.stackList.length >= MAX_STATE_STACKS) return 0;
+        this.stackList.push(fns);
+        n = this.stackList.length;
+        this.stackByText.set(text, n);
+      }
+      m.set(id, n);
+    }
+    return n;
+  }
+
   private add(list: Found[], r: Found): void {
     if (list.length >= this.maxRequests) this.omitted++;
     else list.push(r);
@@ -215,13 +258,17 @@ export class RequestCollector {
     const g = t.id;
     if (this.tooLarge === '') {
       try {
-        this.states.transition(e.time, g, t.from, t.to, t.reason, e.g);
+        // the stack of the goroutine's own doing (where it blocked, or entered a syscall)
+        const own = t.stack !== 0 && e.g === g ? this.stackNumber(e.gen, t.stack) : 0;
+        this.states.transition(e.time, g, t.from, t.to, t.reason, e.g, own);
       } catch (err) {
         if (!(err instanceof TooManyStates)) throw err;
         this.tooLarge = `${err.message} (TRACE_MAX_REQUEST_STATES)`;
         this.states.clear();
         this.conns.clear();
         this.entries.clear();
+        this.stackList.length = 0;
+        this.stackByText.clear();
         this.taskRequests.length = 0;
         this.httpRequests.length = 0;
         return;
@@ -290,7 +337,15 @@ export class RequestCollector {
   /** The requests found and their critical paths; `end` is the trace's end (keep-alive waits still open run to it). */
   finish(end = this.last): TraceRequests {
     if (this.tooLarge !== '')
-      return { method: 'none', tooLarge: this.tooLarge, requests: [], omitted: this.omitted, keepAliveWaitNanos: null };
+      return {
+        method: 'none',
+        tooLarge: this.tooLarge,
+        requests: [],
+        omitted: this.omitted,
+        keepAliveWaitNanos: null,
+        segments: () => [],
+        stack: () => [],
+      };
     for (const c of this.conns.values()) if (c.idleSince >= 0) this.keepAlive += end - c.idleSince;
     this.states.finish(this.last);
     const tasks = this.taskRequests.length > 0;
@@ -303,8 +358,27 @@ export class RequestCollector {
       name: r.name,
       path: this.states.path(r.g, r.at, r.start, r.end),
       stwNanos: overlap(this.stw, r.start, r.end),
+      at: r.at,
     }));
-    return { method, tooLarge: '', requests, omitted: this.omitted, keepAliveWaitNanos: this.keepAlive };
+    const first = this.first;
+    const segments = (q: TracedRequest): number[] => {
+      const out: number[] = [];
+      this.states.path(q.goroutine, q.at, q.startNanos + first, q.endNanos + first, 0, out);
+      for (let i = 2; i < out.length; i += 5) {
+        out[i]! -= first;
+        out[i + 1]! -= first;
+      }
+      return out;
+    };
+    return {
+      method,
+      tooLarge: '',
+      requests,
+      omitted: this.omitted,
+      keepAliveWaitNanos: this.keepAlive,
+      segments,
+      stack: (n: number) => (n > 0 ? (this.stackList[n - 1] ?? []) : []),
+    };
   }
 }
 
