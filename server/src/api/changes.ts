@@ -221,6 +221,25 @@ export const ChangePointMark = Type.Object({
 });
 export type ChangePointMark = Static<typeof ChangePointMark>;
 
+/** The change-point window when a request names none: Apache Otava's default `window_len`. */
+export const CHANGE_POINT_DEFAULT_WINDOW = 50;
+/** The largest window a request may ask for: the split step's work and memory grow with its square. */
+export const CHANGE_POINT_MAX_WINDOW = 500;
+
+/**
+ * How many stages the change-point search looks at around a candidate (Otava's `window_len`): each window
+ * of that many consecutive stages is split on its own, windows overlapping by half.
+ */
+export const ChangePointWindow = Type.Integer({
+  minimum: 2,
+  maximum: CHANGE_POINT_MAX_WINDOW,
+  default: CHANGE_POINT_DEFAULT_WINDOW,
+  description: `stages per change-point window (2–${CHANGE_POINT_MAX_WINDOW}, default ${CHANGE_POINT_DEFAULT_WINDOW})`,
+});
+
+export const StageTableQuery = Type.Object({ window: ChangePointWindow }, { additionalProperties: false });
+export type StageTableQuery = Static<typeof StageTableQuery>;
+
 export const StageTable = Type.Object({
   alpha: Type.Number(),
   runsNeeded: Type.Integer(),
@@ -499,6 +518,11 @@ export const StageChanges = Type.Object({
   runtime: Type.Optional(RuntimeChanges),
   /** The tail of the traced requests; absent unless both stages have traces with requests. */
   tail: Type.Optional(TailChange),
+  /**
+   * The change points of the comparison's stages (as on the stage table) that fall between base and target:
+   * the pair straddles a shift of that figure's level. Absent when none does.
+   */
+  changePoints: Type.Optional(Type.Array(ChangePointMark)),
   /** Both stages' conditions, and where they differ (load: no verdict on load-test figures). */
   conditions: PairConditions,
   /** "What changed", in words, most telling first: only significant changes are worded as changes. */

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { StageChanges, StageTable } from './changes.ts';
+import { StageChanges, StageTable, StageTableQuery } from './changes.ts';
 import { ErrorBody } from './kit.ts';
 import { ProfilerImportBody, ProfilerImportReply } from './profiler-import.ts';
 import { RequestsView } from './requests.ts';
@@ -215,13 +215,14 @@ export const SCHEMAS = {
   },
   stageTable: {
     summary:
-      "The stage table: each stage's figures across its runs (load-test figures per run, CPU and allocated bytes per request per profile), with the verdicts against the previous stage and the first",
+      "The stage table: each stage's figures across its runs (load-test figures per run, CPU and allocated bytes per request per profile), with the verdicts against the previous stage and the first, and the change points of QPS, P99 and CPU per request over the stages (E-Divisive with a t-test, as Apache Otava; from 6 stages with the figure). `window` is how many consecutive stages the change-point search splits at a time (Otava's window_len; default 50, at most 500)",
     params: ComparisonParams,
+    querystring: StageTableQuery,
     response: StageTable,
   },
   changes: {
     summary:
-      'Everything the change engine judges about one pair of stages (id or name): each figure with its interval and verdict, the per-request divisors, the functions whose cost changed (named where the change starts), benchmarks, GC, the runtime rows (execution traces and runtime metrics, present only when a stage has either), and "what changed" in words',
+      'Everything the change engine judges about one pair of stages (id or name): each figure with its interval and verdict, the per-request divisors, the functions whose cost changed (named where the change starts), benchmarks, GC, the runtime rows (execution traces and runtime metrics, present only when a stage has either), the change points of the stage table that fall between the two stages (present only when the pair straddles one; `window` as the stage table\'s), and "what changed" in words',
     params: ComparisonParams,
     querystring: ChangesQuery,
     response: StageChanges,
@@ -370,7 +371,8 @@ type Defaulted =
   | 'n'
   | 'functions'
   | 'width'
-  | 'noise';
+  | 'noise'
+  | 'window';
 
 /** The query of endpoint N as the server reads it, defaults filled in. */
 export type Query<N extends EndpointName> = Field<N, 'querystring'>;

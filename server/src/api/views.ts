@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import type { GcTrace } from '../model/gctrace.ts';
 import type { LoadTestSummary, PercentilePoint, TimelineBucket } from '../model/loadtest.ts';
-import { ProfileRequests, Verdict, VerdictStatus } from './changes.ts';
+import { ChangePointWindow, ProfileRequests, Verdict, VerdictStatus } from './changes.ts';
 import { Literals, Model, Nullable, StageRef } from './kit.ts';
 import {
   DEFAULT_DIFF_MODE,
@@ -716,6 +716,8 @@ export const ChangesQuery = Type.Object(
     kind: Type.Optional(ProfileKind),
     /** Rank the functions that changed: `auto` skips profiles above the automatic size limit. */
     functions: Literals(FUNCTIONS_OPTIONS, { default: DEFAULT_FUNCTIONS }),
+    /** The change-point window, for the change points the pair straddles (as the stage table's `window`). */
+    window: ChangePointWindow,
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Change, StageRow, StageTable, Verdict } from '../api/changes.ts';
+import type { Change, ChangePointMark, StageRow, StageTable, Verdict } from '../api/changes.ts';
 import { type ClientQuery, type Reply, endpointUrl } from '../api/endpoints.ts';
 import { formatValue } from '../api/format.ts';
 import { FIGURES } from '../api/labels.ts';
@@ -165,17 +165,37 @@ function tableAnswer(c: Comparison, table: StageTable) {
       vsPrevious:
         i === 0 ? [] : keys.map((k) => rowChange(k, table.rows[i - 1]!, row)).filter((f): f is McpFigure => f !== null),
     })),
-    changePoints: table.changePoints.map((p) => ({
-      metric: FIGURES[p.figure].metric,
-      unit: FIGURES[p.figure].unit,
-      between: [p.previousStageName, p.stageName],
-      meanBefore: p.meanBefore,
-      meanAfter: p.meanAfter,
-      changePercent: p.changePercent,
-      p: p.pValue,
-      direction: p.direction,
-    })),
+    changePoints: table.changePoints.map(changePointOut),
   };
+}
+
+/** A change point as the tools give it: the figure, the two stages around it, the means and the test. */
+function changePointOut(p: ChangePointMark) {
+  return {
+    metric: FIGURES[p.figure].metric,
+    unit: FIGURES[p.figure].unit,
+    between: [p.previousStageName, p.stageName] as [string, string],
+    meanBefore: p.meanBefore,
+    meanAfter: p.meanAfter,
+    changePercent: p.changePercent,
+    p: p.pValue,
+    direction: p.direction,
+  };
+}
+
+const ChangePointOut = z.object({
+  metric: z.string(),
+  unit: z.string(),
+  between: z.tuple([z.string(), z.string()]),
+  meanBefore: z.number(),
+  meanAfter: z.number(),
+  changePercent: z.number(),
+  p: z.number(),
+  direction: z.enum(['better', 'worse']),
+});
+
+function changePointLine(p: ReturnType<typeof changePointOut>): string {
+  return `change point of ${p.metric} between ${p.between[0]} and ${p.between[1]}: ${p.changePercent >= 0 ? '+' : ''}${p.changePercent.toFixed(1)} % (${p.direction}, p=${p.p.toPrecision(2)})`;
 }
 
 export interface McpOptions {
@@ -248,18 +268,7 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
             vsPrevious: z.array(Figure),
           }),
         ),
-        changePoints: z.array(
-          z.object({
-            metric: z.string(),
-            unit: z.string(),
-            between: z.tuple([z.string(), z.string()]),
-            meanBefore: z.number(),
-            meanAfter: z.number(),
-            changePercent: z.number(),
-            p: z.number(),
-            direction: z.enum(['better', 'worse']),
-          }),
-        ),
+        changePoints: z.array(ChangePointOut),
       },
     },
     ({ comparison }) =>
@@ -272,10 +281,7 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
           (s) =>
             `${s.name}: ${s.vsPrevious.length === 0 ? 'first stage' : s.vsPrevious.map((f) => f.reading).join('; ')}`,
         );
-        for (const p of answer.changePoints)
-          lines.push(
-            `change point of ${p.metric} between ${p.between[0]} and ${p.between[1]}: ${p.changePercent >= 0 ? '+' : ''}${p.changePercent.toFixed(1)} % (${p.direction}, p=${p.p.toPrecision(2)})`,
-          );
+        for (const p of answer.changePoints) lines.push(changePointLine(p));
         return ok(lines.join('\n'), answer);
       }),
   );
@@ -310,6 +316,10 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
         }),
         runtime: z.array(Figure),
         benchmarks: z.array(Figure),
+        changePoints: z
+          .array(ChangePointOut)
+          .optional()
+          .describe("the stage table's change points between base and target (absent when the pair straddles none)"),
       },
     },
     ({ comparison, base, target, kind, limit }) =>
@@ -342,9 +352,11 @@ export function createMcpServer(b: McpBackend, opts: McpOptions = {}): McpServer
           },
           runtime: (ch.runtime?.figures ?? []).map(figure),
           benchmarks: (ch.benchmarks?.rows ?? []).map(figure),
+          ...(ch.changePoints ? { changePoints: ch.changePoints.map(changePointOut) } : {}),
         };
         const text = [
           `${ch.base.name} → ${ch.target.name}`,
+          ...(answer.changePoints ?? []).map((p) => `- ${changePointLine(p)}`),
           ...answer.figures.map((f) => `- ${f.reading}`),
           ...(answer.functions.changes.length > 0 ? ['Functions where the change starts:'] : []),
           ...answer.functions.changes.map((f) => `- ${f.reading}`),

@@ -58,7 +58,8 @@ function serialise(op: keyof typeof SCHEMAS, value: unknown): string {
  * routes test compares the two).
  */
 export const VIEWS = viewTable({
-  stageTable: async (svc, tree) => serialise('stageTable', await new ChangeEngine(svc).stageTable(tree)),
+  stageTable: async (svc, tree, a) =>
+    serialise('stageTable', await new ChangeEngine(svc).stageTable(tree, { window: a.query.window })),
   changes: async (svc, tree, a) =>
     serialise(
       'changes',
@@ -67,6 +68,7 @@ export const VIEWS = viewTable({
         target: a.query.target,
         ...(a.query.kind ? { kind: a.query.kind } : {}),
         functions: a.query.functions,
+        window: a.query.window,
       }),
     ),
   flamegraph: async (svc, tree, a) =>

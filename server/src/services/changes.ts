@@ -1,7 +1,14 @@
-import { stageChangePoints } from './stage-change-points.ts';
+import {
+  CHANGE_POINT_MIN_STAGES,
+  changePointSentence,
+  stageChangePoints,
+  straddledChangePoints,
+} from './stage-change-points.ts';
 import {
   type BenchmarkChanges,
+  CHANGE_POINT_DEFAULT_WINDOW,
   type Change,
+  type ChangePointMark,
   type Estimate,
   FIGURE_KEYS,
   type FigureKey,
@@ -286,7 +293,7 @@ export class ChangeEngine {
   }
 
   /** The stage table: every stage's figures, and each stage against the previous one and the first. */
-  async stageTable(tree: ComparisonTree): Promise<StageTable> {
+  async stageTable(tree: ComparisonTree, opts: { window?: number } = {}): Promise<StageTable> {
     const headline = headlineFormat(tree);
     const values: StageValues[] = [];
     for (const st of tree.stages) values.push(await this.stageValues(tree, st, headline));
@@ -328,14 +335,14 @@ export class ChangeEngine {
       alpha: BENCHSTAT_ALPHA,
       runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
       rows,
-      changePoints: stageChangePoints(rows),
+      changePoints: stageChangePoints(rows, { windowLen: opts.window ?? CHANGE_POINT_DEFAULT_WINDOW }),
     };
   }
 
   /** Everything the engine judges about base → target (stage ids or names). */
   async changes(
     tree: ComparisonTree,
-    q: { base: string; target: string; kind?: ProfileKind; functions: 'auto' | 'on' | 'off' },
+    q: { base: string; target: string; kind?: ProfileKind; functions: 'auto' | 'on' | 'off'; window?: number },
   ): Promise<StageChanges> {
     const base = findStage(tree, q.base, 'base');
     const target = findStage(tree, q.target, 'target');
@@ -353,6 +360,7 @@ export class ChangeEngine {
       { name: target.name, conditions: stageConditions(target, tv.set) },
     );
     const verdicts = this.compare(bv, tv, conditions);
+    const changePoints = await this.straddled(tree, headline, base.id, target.id, q.window);
     const figures = FIGURE_KEYS.map((k) =>
       figureChange(k, bf[k], tf[k], verdicts[k], LOAD_FIGURES.has(k) ? null : conditions.warning),
     );
@@ -394,15 +402,41 @@ export class ChangeEngine {
       ...(runtime ? { runtime } : {}),
       ...(code ? { code } : {}),
       ...(tail ? { tail } : {}),
+      ...(changePoints.length > 0 ? { changePoints } : {}),
       conditions,
       sentences: [
         ...conditionSentences(conditions),
+        ...changePoints.map(changePointSentence),
         ...sentences(figures, functions, benchmarks, gc),
         ...(tail ? [tail.sentence] : []),
         // Runtime rows are many: only their significant changes are news here (GET …/runtime words them all).
         ...(runtime ? runtime.figures.filter((c) => c.verdict.status === 'significant').flatMap(changeHeadline) : []),
       ],
     };
+  }
+
+  /**
+   * The stage table's change points (over every stage's figures, as there) that lie between base and target;
+   * none below the stages a search needs, without computing any other stage's figures.
+   */
+  private async straddled(
+    tree: ComparisonTree,
+    headline: string | null,
+    baseId: string,
+    targetId: string,
+    window: number | undefined,
+  ): Promise<ChangePointMark[]> {
+    if (tree.stages.length < CHANGE_POINT_MIN_STAGES) return [];
+    const rows: Pick<StageRow, 'stageId' | 'name' | 'figures'>[] = [];
+    for (const st of tree.stages)
+      rows.push({ stageId: st.id, name: st.name, figures: this.figures(await this.stageValues(tree, st, headline)) });
+    const marks = stageChangePoints(rows, { windowLen: window ?? CHANGE_POINT_DEFAULT_WINDOW });
+    return straddledChangePoints(
+      marks,
+      tree.stages.map((st) => st.id),
+      baseId,
+      targetId,
+    );
   }
 
   private async functionChanges(

@@ -15,7 +15,10 @@ export const CHANGE_POINT_MIN_STAGES = 6;
  * The change points of each figure over a comparison's stages, in stage order: the series is the
  * stages' medians (stages without the figure are left out of it, not counted as zero).
  */
-export function stageChangePoints(rows: readonly StageRow[], opts: ChangePointOptions = {}): ChangePointMark[] {
+export function stageChangePoints(
+  rows: readonly Pick<StageRow, 'stageId' | 'name' | 'figures'>[],
+  opts: ChangePointOptions = {},
+): ChangePointMark[] {
   const out: ChangePointMark[] = [];
   for (const figure of CHANGE_POINT_FIGURES) {
     const at: number[] = [];
@@ -48,4 +51,32 @@ export function stageChangePoints(rows: readonly StageRow[], opts: ChangePointOp
     }
   }
   return out;
+}
+
+/**
+ * The marks a pair of stages straddles: those whose shift lies between the two (the mark's first stage
+ * after the change is after the earlier of the pair and not after the later), in either order of the pair.
+ */
+export function straddledChangePoints(
+  marks: readonly ChangePointMark[],
+  stageIds: readonly string[],
+  baseId: string,
+  targetId: string,
+): ChangePointMark[] {
+  const b = stageIds.indexOf(baseId);
+  const t = stageIds.indexOf(targetId);
+  if (b < 0 || t < 0) return [];
+  const lo = Math.min(b, t);
+  const hi = Math.max(b, t);
+  return marks.filter((m) => {
+    const at = stageIds.indexOf(m.stageId);
+    return at > lo && at <= hi;
+  });
+}
+
+/** In words, for the pair's sentences: "Change point: QPS shifts for the worse between A and B (−25.0 %, p=1.2e-5)." */
+export function changePointSentence(m: ChangePointMark): string {
+  const sign = m.changePercent >= 0 ? '+' : '−';
+  const pct = `${sign}${Math.abs(m.changePercent).toFixed(1)} %`;
+  return `Change point: ${FIGURES[m.figure].label} shifts for the ${m.direction} between ${m.previousStageName} and ${m.stageName} (${pct} in the mean of the stages around it, p=${m.pValue.toPrecision(2)}).`;
 }

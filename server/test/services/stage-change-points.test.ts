@@ -23,6 +23,7 @@ const ORDER = [
   ...[1, 2, 3, 4, 5].map((k) => ['pooled-rerun', k] as const),
   ...[1, 2, 3, 4, 5].map((k) => ['pooled-slow', k] as const),
 ];
+const ORDER_NAMES = ORDER.map(([stage, k]) => `${stage}-${k}`);
 
 let app: StagediffApp;
 let id: string;
@@ -102,4 +103,89 @@ describe('change points on the stage table', () => {
       await client.close();
     }
   });
+
+  it('/changes names the change points a pair straddles, in either order, and only those', async () => {
+    const get = async (b: string, t: string, extra = '') =>
+      (await app.inject({ url: `/api/comparisons/${id}/changes?base=${b}&target=${t}&functions=off${extra}` })).json();
+    const around = await get('pooled-rerun-5', 'pooled-slow-1');
+    expect(around.changePoints).toHaveLength(1);
+    expect(around.changePoints[0]).toMatchObject({
+      figure: 'rps',
+      previousStageName: 'pooled-rerun-5',
+      stageName: 'pooled-slow-1',
+      direction: 'worse',
+    });
+    expect(around.sentences[0]).toMatch(
+      /^Change point: QPS shifts for the worse between pooled-rerun-5 and pooled-slow-1 \(−\d+\.\d %/,
+    );
+    // The same mark as the stage table's.
+    const table = (await app.inject({ url: `/api/comparisons/${id}/stage-table` })).json();
+    expect(around.changePoints[0]).toEqual(table.changePoints.find((m: { figure: string }) => m.figure === 'rps'));
+    // A wider pair straddles it too, base and target either way round.
+    expect((await get('pooled-2', 'pooled-slow-4')).changePoints).toEqual(around.changePoints);
+    expect((await get('pooled-slow-4', 'pooled-2')).changePoints).toEqual(around.changePoints);
+    // Pairs on one side of it straddle none: no field, no sentence.
+    for (const [b, t] of [
+      ['pooled-1', 'pooled-rerun-5'],
+      ['pooled-slow-1', 'pooled-slow-5'],
+    ] as const) {
+      const r = await get(b, t);
+      expect(r.changePoints).toBeUndefined();
+      expect(r.sentences.join(' ')).not.toContain('Change point');
+    }
+  }, 120_000);
+
+  it('the window is a bounded query parameter: default 50, as the analysis with that window_len', async () => {
+    const medians = (await app.inject({ url: `/api/comparisons/${id}/stage-table` }))
+      .json()
+      .rows.map((r: { figures: { rps: { median: number } } }) => r.figures.rps.median);
+    for (const window of [4, 8, 15]) {
+      const r = await app.inject({ url: `/api/comparisons/${id}/stage-table?window=${window}` });
+      expect(r.statusCode, r.body).toBe(200);
+      const got = r
+        .json()
+        .changePoints.filter((m: { figure: string }) => m.figure === 'rps')
+        .map((m: { stageName: string; pValue: number }) => [m.stageName, m.pValue]);
+      const want = changePoints(medians, { windowLen: window }).map((c) => [ORDER_NAMES[c.index], c.pValue]);
+      expect(got).toEqual(want);
+    }
+    // A window of 4 sees the change only in short stretches: at this noise it is found in none of them.
+    expect(changePoints(medians, { windowLen: 4 })).toEqual([]);
+    for (const bad of ['1', '501', 'abc', '2.5']) {
+      const r = await app.inject({ url: `/api/comparisons/${id}/stage-table?window=${bad}` });
+      expect(r.statusCode, r.body).toBe(400);
+      expect(r.json().error.message).toMatch(/window/);
+    }
+    const r = await app.inject({
+      url: `/api/comparisons/${id}/changes?base=pooled-rerun-5&target=pooled-slow-1&functions=off&window=1`,
+    });
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error.message).toMatch(/window/);
+  }, 120_000);
+
+  it('what_changed (MCP) carries the change point of a straddling pair', async () => {
+    const client = new Client({ name: 'stagediff-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    try {
+      const call = async (b: string, t: string) =>
+        (await client.callTool({
+          name: 'what_changed',
+          arguments: { comparison: id, base: b, target: t, limit: 1 },
+        })) as unknown as {
+          structuredContent: { changePoints?: { metric: string; between: string[]; direction: string }[] };
+          content: { text?: string }[];
+        };
+      const a = await call('pooled-rerun-5', 'pooled-slow-1');
+      expect(a.structuredContent.changePoints).toEqual([
+        expect.objectContaining({ metric: 'rps', between: ['pooled-rerun-5', 'pooled-slow-1'], direction: 'worse' }),
+      ]);
+      expect(a.content.map((c) => c.text ?? '').join('\n')).toContain(
+        '- change point of rps between pooled-rerun-5 and pooled-slow-1',
+      );
+      const none = await call('pooled-1', 'pooled-2');
+      expect(none.structuredContent.changePoints).toBeUndefined();
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 });

@@ -402,15 +402,7 @@ export function StageTable({
                       conditions differ
                     </span>
                   )}
-                  {marks.some((m) => m.stageId === r.stageId) && (
-                    <span
-                      className="badge"
-                      title="a change point of the series starts at this stage (listed below the table)"
-                    >
-                      {' '}
-                      change point
-                    </span>
-                  )}
+                  <ChangePointBadge marks={marks.filter((m) => m.stageId === r.stageId)} />
                 </th>
                 <td className="note phone-hide">{r.note || <span className="muted">{DASH}</span>}</td>
                 <FigureCell row={r} k="rps">
@@ -452,6 +444,32 @@ export function StageTable({
   );
 }
 
+/** The diff of the two stages around a change point: the page on that pair's Diff tab. */
+function changePointHref(m: ChangePointMark): string {
+  return serializeViewState({ ...DEFAULT_VIEW, tab: 'diff', base: m.previousStageId, target: m.stageId });
+}
+
+/**
+ * On the row of the first stage after one or more change points: a mark naming their figures, linking to
+ * the diff of this stage against the previous one (the pair around the change).
+ */
+function ChangePointBadge({ marks }: { marks: readonly ChangePointMark[] }) {
+  const first = marks[0];
+  if (!first) return null;
+  const figures = marks.map((m) => FIGURES[m.figure].label).join(', ');
+  return (
+    <a
+      className="badge change-point-mark"
+      href={changePointHref(first)}
+      data-figures={marks.map((m) => m.figure).join(' ')}
+      title={`change point of ${figures} between ${first.previousStageName} and ${first.stageName}: open the diff of the two stages`}
+    >
+      {' '}
+      change point: {figures}
+    </a>
+  );
+}
+
 /**
  * The change points of QPS, P99 and CPU per request over the stages, each with a link to the diff of
  * the two stages around it (the page opened on that pair's Diff tab).
@@ -463,7 +481,7 @@ function ChangePoints({ marks }: { marks: readonly ChangePointMark[] }) {
       <ul>
         {marks.map((m) => {
           const f = FIGURES[m.figure];
-          const href = serializeViewState({ ...DEFAULT_VIEW, tab: 'diff', base: m.previousStageId, target: m.stageId });
+          const href = changePointHref(m);
           return (
             <li key={`${m.figure}-${m.stageId}`} data-figure={m.figure} data-stage-id={m.stageId}>
               <span className={m.direction === 'worse' ? 'bad' : 'good'}>

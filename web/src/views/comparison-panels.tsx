@@ -11,6 +11,7 @@ import { PairChanges } from '../components/pair-changes.tsx';
 import {
   ApiError,
   type ApiRequest,
+  type ChangePointMark,
   type Diff,
   type DiffNode,
   type Flamegraph,
@@ -50,6 +51,8 @@ export interface PanelProps {
   stages: Stage[];
   /** The profile kind the views read (the view's choice, else the server's default); null: no profile. */
   kind: ProfileKind | null;
+  /** The stage table's change points (QPS, P99, CPU per request), marked where the stages are drawn. */
+  changePoints?: readonly ChangePointMark[];
 }
 
 /** The profiles a view asks for: the kind and sample type chosen, if any (else the server's defaults). */
@@ -794,7 +797,12 @@ export function TrendsPanel(props: PanelProps) {
         ) per stage, in stage order: {data.stages.map((s) => s.name).join(' → ')}.
         {data.modeReason ? ` Chosen automatically: ${data.modeReason}.` : ''} Click a function to focus it.
       </p>
-      <Trajectory data={data} selected={view.fn} onSelect={(fn) => setView({ fn, zoom: [] })} />
+      <Trajectory
+        data={data}
+        selected={view.fn}
+        onSelect={(fn) => setView({ fn, zoom: [] })}
+        changePoints={props.changePoints ?? []}
+      />
     </>
   );
 }

@@ -246,7 +246,18 @@ export function ComparisonView({ id, dark }: { id: string; dark: boolean }) {
   const tab = tabs.some((t) => t.key === view.tab) ? view.tab : (tabs[0]?.key ?? 'flame');
   const profileTab = tabSpec(tab).profile;
   const filters = filtersToSend(view, filterProblem);
-  const common = { comparisonId: id, revision: comparison.revision, view, setView, filters, dark, stages, kind };
+  const changePoints = table.data?.changePoints ?? [];
+  const common = {
+    comparisonId: id,
+    revision: comparison.revision,
+    view,
+    setView,
+    filters,
+    dark,
+    stages,
+    kind,
+    changePoints,
+  };
   // The chosen sample type (or the kind's default), and whether it accumulates since the process started.
   const defaultType = kind ? stages.flatMap((s) => profilesOf(s, kind))[0]?.defaultSampleType : undefined;
   const sinceStart = sampleTypes.find((t) => t.type === (view.sampleType || defaultType) && t.cumulativeSinceStart);
