@@ -289,7 +289,12 @@ function shownLines(s: Side, context: number, lookback: boolean, whole = false):
       if (/^func\b/.test(s.lines[l - 1]!)) {
         show.fill(1, l - 1, first);
         const end = whole ? functionEnd(s.lines, l, FUNC_LOOKAHEAD) : null;
-        if (end !== null && end >= lastSampled) show.fill(1, l - 1, end);
+        if (end !== null && end >= lastSampled) {
+          // The whole function and nothing past its closing brace (the context of its last lines would
+          // show the next function's first).
+          show.fill(1, l - 1, end);
+          show.fill(0, end);
+        }
         break;
       }
   // A gap shorter than MIN_GAP lines is shown: its `elided` row would take as much room.
