@@ -19,6 +19,7 @@ const ALLOWED = [
   'options.ts',
   'code-change-words.ts',
   'summaries.ts',
+  'request-parts.ts',
 ]
   .map((f) => join(REPO, 'server/src/api', f))
   // The parts of a traced request are declared once, in the model, as plain data the contract's
@@ -107,6 +108,7 @@ describe('the web bundle and the server code', () => {
         'labels.ts',
         'options.ts',
         'page-requests.ts',
+        'request-parts.ts',
         'routes.ts',
         'summaries.ts',
         'words.ts',
