@@ -2,13 +2,16 @@
  * `stagediff bisect --metric cpu-per-request`: each run's figure is the CPU profile's total over the
  * requests served in its window, by the formula `capture` records. Checked on the demo's recorded runs
  * (the figure equals each run's capture.json `cpuMicrosPerRequest`), the decisions on those figures,
- * and the flags it needs.
+ * the flags it needs, and one live run of the demo service through the bisect's measurer.
  */
-import { readFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { aaCheck, judgeStep, regressionCheck } from '../../src/cli/bisect-decide.ts';
-import { bisectCommand, profileWindow } from '../../src/cli/bisect.ts';
+import { bisectCommand, measureRun, profileWindow } from '../../src/cli/bisect.ts';
 import { readLoad } from '../../src/cli/capture-load.ts';
 import { cpuMicrosPerRequest, readCpu } from '../../src/cli/capture-profiles.ts';
 import { UsageError } from '../../src/cli/flags.ts';
@@ -118,5 +121,71 @@ describe('bisect --metric cpu-per-request: flags', () => {
       /^--seconds places the CPU profile in each run: it needs --pprof URL/,
     );
     expect(() => profileWindow('wrk -d5s http://x/', 'http://h:1', undefined, '0', 'rps')).toThrow(/^--seconds 0:/);
+  });
+});
+
+const GO = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
+const live = spawnSync(GO, ['version']).status === 0 && spawnSync('sh', ['-c', 'command -v wrk']).status === 0;
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+describe.skipIf(!live)('bisect --metric cpu-per-request: one live run of the demo service', () => {
+  const work = mkdtempSync(join(tmpdir(), 'stagediff-bisect-cpu-'));
+  let svc: ChildProcess | null = null;
+  afterAll(() => {
+    svc?.kill('SIGKILL');
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("measures the run's CPU per request from a CPU profile taken inside its load", { timeout: 120_000 }, async () => {
+    const bin = join(work, 'svc');
+    const built = spawnSync(GO, ['build', '-o', bin, '.'], {
+      cwd: join(fixturesDir, 'demo-service'),
+      encoding: 'utf8',
+    });
+    expect(built.stderr).toBe('');
+    const [a, p] = [await freePort(), await freePort()];
+    svc = spawn(bin, ['-addr', `127.0.0.1:${a}`, '-pprof-addr', `127.0.0.1:${p}`, '-upstream-addr', '127.0.0.1:0'], {
+      stdio: 'ignore',
+    });
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`http://127.0.0.1:${a}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      if (i > 100) throw new Error('the demo service did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const load = `wrk -t1 -c4 -d3s --latency 'http://127.0.0.1:${a}/api/orders?n=20&currency=EUR'`;
+    const window = profileWindow(load, `http://127.0.0.1:${p}`, undefined, undefined, 'cpu-per-request');
+    expect(window).toEqual({ pprof: `http://127.0.0.1:${p}`, warmup: 1, seconds: 1 });
+    const runDir = join(work, 'run-1');
+    const r = await measureRun(load, runDir, window, new AbortController().signal, 'run 1');
+    expect(r.files).toEqual([join(runDir, 'wrk.txt'), join(runDir, 'cpu.pb.gz')]);
+    // The profile covers the 1 s window, inside the load.
+    const cpu = await readCpu(join(runDir, 'cpu.pb.gz'));
+    expect(cpu!.durationSeconds).toBeGreaterThan(0.9);
+    expect(cpu!.durationSeconds).toBeLessThan(3);
+    expect(cpu!.cpuSeconds).toBeGreaterThan(0);
+    const wrk = await readLoad(join(runDir, 'wrk.txt'));
+    if (typeof wrk === 'string') throw new Error(wrk);
+    expect(wrk.rps!).toBeGreaterThan(0);
+    // The figure is capture's: CPU over the requests served in the window.
+    const v = r['cpu-per-request']!;
+    expect(v).toBe((cpu!.cpuSeconds * 1e6) / (wrk.rps! * cpu!.durationSeconds));
+    // The demo's recorded runs cost 100-380 µs a request; a loaded machine may differ, not by 10x.
+    expect(v).toBeGreaterThan(10);
+    expect(v).toBeLessThan(10_000);
+    expect(r.rps).toBe(wrk.rps);
   });
 });
