@@ -8,10 +8,14 @@ import { type RunEstimate, type Verdict, estimate, verdict } from '../analysis/s
  * regression being hunted.
  */
 
-/** The figures a bisect can follow, read from each run's load-test output. */
+/**
+ * The figures a bisect can follow: P99 and requests/s read from each run's load-test output; CPU per
+ * request from a CPU profile taken over the run's load window (needs --pprof), as `capture` records it.
+ */
 export const BISECT_METRICS = {
   p99: { label: 'P99 latency', unit: 'ms', worse: 'higher' },
   rps: { label: 'requests/s', unit: 'req/s', worse: 'lower' },
+  'cpu-per-request': { label: 'CPU per request', unit: 'µs', worse: 'higher' },
 } as const;
 export type BisectMetric = keyof typeof BISECT_METRICS;
 

@@ -33,6 +33,8 @@ import { UsageError } from './flags.ts';
 export interface RunFigures {
   rps: number | null;
   p99: number | null;
+  /** CPU µs per request over the run's profile window; absent when no CPU profile was taken. */
+  'cpu-per-request'?: number | null;
   files: string[];
 }
 
@@ -156,8 +158,10 @@ export async function runBisect(
           const v = r[o.metric];
           const list = files.get(commit)!;
           for (const p of r.files) list.push(p);
-          if (v === null || !Number.isFinite(v))
-            throw new Error(`run ${k} of ${f.stage}: the load output has no ${m.label}`);
+          if (v == null || !Number.isFinite(v))
+            throw new Error(
+              `run ${k} of ${f.stage}: ${o.metric === 'cpu-per-request' ? 'no CPU per request (no CPU profile over the load, or no requests/s in its output)' : `the load output has no ${m.label}`}`,
+            );
           f.values.push(v);
           log(`  ${f.stage}: run ${k}: ${fmt(v)} ${m.unit}`);
         }

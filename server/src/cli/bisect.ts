@@ -6,10 +6,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { termLines } from '../api/untrusted-text.ts';
 import { BISECT_METRICS, isBisectMetric } from './bisect-decide.ts';
 import { describeCommit } from './bisect-git.ts';
-import { type BisectResult, type CommitSession, type Measurer, type StageSink, runBisect } from './bisect-run.ts';
+import {
+  type BisectResult,
+  type CommitSession,
+  type Measurer,
+  type RunFigures,
+  type StageSink,
+  runBisect,
+} from './bisect-run.ts';
 import { readLoad } from './capture-load.ts';
+import { cpuMicrosPerRequest, fetchProfile, interrupt, profileUrl, readCpu } from './capture-profiles.ts';
 import { UsageError, parseFlags, stringFlag } from './flags.ts';
-import { detectTool, loadOutputName, parseDurationSeconds } from './load-tools.ts';
+import { detectTool, loadDurationSeconds, loadOutputName, parseDurationSeconds } from './load-tools.ts';
 import { uploadToStage } from './upload.ts';
 
 /**
@@ -18,7 +26,9 @@ import { uploadToStage } from './upload.ts';
  * is the --load command (run by `sh -c`), its output read as `capture` reads it; then the recipe's
  * process group is stopped. Every measured commit becomes a stage (its load outputs uploaded as
  * `run-N-…`) of one comparison on --server, and the end is a link opening on the culprit's parent
- * against the culprit.
+ * against the culprit. With --pprof each run also takes a CPU profile over the load's window (after
+ * --warmup, for --seconds, as `capture` does), uploaded with the run; `--metric cpu-per-request`
+ * follows its CPU total over the requests served in that window.
  */
 
 const SPEC = {
@@ -34,6 +44,9 @@ const SPEC = {
   ready: 'string',
   'ready-timeout': 'string',
   load: 'string',
+  pprof: 'string',
+  warmup: 'string',
+  seconds: 'string',
   repo: 'string',
   out: 'string',
   server: 'string',
@@ -85,6 +98,7 @@ export async function bisectCommand(args: string[]): Promise<number> {
   const load = s('load');
   if (!load)
     throw new UsageError("bisect needs --load 'COMMAND' (e.g. 'wrk -t1 -c8 -d5s --latency URL'), run by sh -c");
+  const profile = profileWindow(load, s('pprof'), s('warmup'), s('seconds'), metric);
   const recipe = f.positionals;
   if (recipe.length === 0)
     throw new UsageError('bisect needs the recipe after --: the command that builds and starts the service');
@@ -94,12 +108,13 @@ export async function bisectCommand(args: string[]): Promise<number> {
   mkdirSync(out, { recursive: true });
 
   const log = (line: string) => process.stderr.write(termLines(`${line}\n`));
-  const measurer = liveMeasurer({ repo, out, recipe, ready, readyMs: readyTimeout * 1000, load });
+  const measurer = liveMeasurer({ repo, out, recipe, ready, readyMs: readyTimeout * 1000, load, profile });
   const sink = serverSink(s('server'), s('comparison'), s('token'), s('title') ?? `bisect ${good}..${bad} (${metric})`);
   const ac = new AbortController();
   const onSignal = () => {
     log('interrupted: stopping the service and resetting the bisect');
     ac.abort();
+    interrupt.abort();
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -175,6 +190,60 @@ function summary(r: BisectResult, repo: string, metric: keyof typeof BISECT_METR
   }
 }
 
+/** Where and when each run's CPU profile is taken: --pprof's base, after `warmup` s of load, for `seconds`. */
+export interface ProfileWindow {
+  pprof: string;
+  warmup: number;
+  seconds: number;
+}
+
+/**
+ * The profile window from --pprof, --warmup and --seconds (by default the load's own duration less the
+ * warm-up and 1 s to spare, as `capture` places it); null without --pprof, which
+ * `--metric cpu-per-request` refuses.
+ */
+export function profileWindow(
+  load: string,
+  pprofFlag: string | undefined,
+  warmupFlag: string | undefined,
+  secondsFlag: string | undefined,
+  metric: string,
+): ProfileWindow | null {
+  if (!pprofFlag) {
+    if (metric === 'cpu-per-request')
+      throw new UsageError(
+        "--metric cpu-per-request needs --pprof URL (the service's net/http/pprof address): each run's CPU per request comes from a CPU profile over its load",
+      );
+    for (const k of ['warmup', 'seconds'] as const)
+      if ((k === 'warmup' ? warmupFlag : secondsFlag) !== undefined)
+        throw new UsageError(`--${k} places the CPU profile in each run: it needs --pprof URL`);
+    return null;
+  }
+  if (!/^https?:\/\//.test(pprofFlag)) throw new UsageError(`--pprof must be an http(s) URL, got "${pprofFlag}"`);
+  const pprof = pprofFlag.replace(/\/+$/, '').replace(/\/debug\/pprof$/, '');
+  const warmup = warmupFlag === undefined ? 1 : parseDurationSeconds(warmupFlag);
+  if (warmup === null || warmup < 0) throw new UsageError(`--warmup ${warmupFlag}: a duration such as 1 or 500ms`);
+  let seconds: number | null;
+  if (secondsFlag !== undefined) {
+    seconds = parseDurationSeconds(secondsFlag);
+    if (seconds === null || !Number.isInteger(seconds) || seconds < 1)
+      throw new UsageError(`--seconds ${secondsFlag}: a whole number of seconds, at least 1 (the profile window)`);
+  } else {
+    const argv = ['sh', '-c', load];
+    const d = loadDurationSeconds(detectTool(argv), argv);
+    if (d === null)
+      throw new UsageError(
+        `cannot tell how long --load '${load}' runs: give --seconds S (the profile window, shorter than the load)`,
+      );
+    seconds = Math.floor(d - warmup - 1);
+    if (seconds < 1)
+      throw new UsageError(
+        `--load runs ${d} s: too short for a ${warmup} s warm-up, a 1 s profile window and 1 s to spare (a longer load, or --warmup/--seconds)`,
+      );
+  }
+  return { pprof, warmup, seconds };
+}
+
 interface LiveSetup {
   repo: string;
   out: string;
@@ -182,6 +251,7 @@ interface LiveSetup {
   ready: string;
   readyMs: number;
   load: string;
+  profile: ProfileWindow | null;
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -270,35 +340,7 @@ export function liveMeasurer(o: LiveSetup): Measurer {
         await sleep(250);
       }
       return {
-        async run(k) {
-          const runDir = join(dir, `run-${k}`);
-          mkdirSync(runDir, { recursive: true });
-          const argv = ['sh', '-c', o.load];
-          const outName = loadOutputName(detectTool(argv), argv);
-          const path = join(runDir, outName.name);
-          const ofd = openSync(path, 'w');
-          const efd = openSync(join(runDir, 'load.log'), 'w');
-          const lc = spawn('sh', ['-c', o.load], {
-            stdio: ['ignore', outName.stream === 'stdout' ? ofd : efd, outName.stream === 'stdout' ? efd : ofd],
-          });
-          closeSync(ofd);
-          closeSync(efd);
-          const onAbort = () => lc.kill('SIGTERM');
-          signal.addEventListener('abort', onAbort, { once: true });
-          const code = await new Promise<number | null>((res) => {
-            lc.on('error', () => res(-1));
-            lc.on('close', (c) => res(c));
-          });
-          signal.removeEventListener('abort', onAbort);
-          if (signal.aborted) throw new Error('interrupted');
-          if (code !== 0)
-            throw new Error(
-              `--load exited with status ${code} (run ${k} at ${short}): ${tail(join(runDir, 'load.log'))}`,
-            );
-          const figures = await readLoad(path);
-          if (typeof figures === 'string') throw new Error(`run ${k} at ${short}: ${path}: ${figures}`);
-          return { rps: figures.rps, p99: figures.p99, files: [path] };
-        },
+        run: (k) => measureRun(o.load, join(dir, `run-${k}`), o.profile, signal, `run ${k} at ${short}`),
         close,
       };
     },
@@ -342,5 +384,72 @@ export function serverSink(
       u.searchParams.set('target', t);
       return u.href;
     },
+  };
+}
+
+/**
+ * One run: the --load command (by `sh -c`) into `runDir`, and with a profile window a CPU profile
+ * fetched from --pprof while the load runs (after its warm-up, as `capture` does); its figures read back
+ * the way `capture` reads them (load output; CPU per request by the same formula).
+ */
+export async function measureRun(
+  load: string,
+  runDir: string,
+  profile: ProfileWindow | null,
+  signal: AbortSignal,
+  what: string,
+): Promise<RunFigures> {
+  mkdirSync(runDir, { recursive: true });
+  const argv = ['sh', '-c', load];
+  const outName = loadOutputName(detectTool(argv), argv);
+  const path = join(runDir, outName.name);
+  const ofd = openSync(path, 'w');
+  const efd = openSync(join(runDir, 'load.log'), 'w');
+  const lc = spawn('sh', ['-c', load], {
+    stdio: ['ignore', outName.stream === 'stdout' ? ofd : efd, outName.stream === 'stdout' ? efd : ofd],
+  });
+  closeSync(ofd);
+  closeSync(efd);
+  const onAbort = () => lc.kill('SIGTERM');
+  signal.addEventListener('abort', onAbort, { once: true });
+  let ended = false;
+  const done = new Promise<number | null>((res) => {
+    lc.on('error', () => res(-1));
+    lc.on('close', (c) => res(c));
+  }).then((c) => {
+    ended = true;
+    return c;
+  });
+  let cpuPath: string | null = null;
+  let profileError: string | null = null;
+  if (profile) {
+    await Promise.race([sleep(profile.warmup * 1000, undefined, { signal }).catch(() => undefined), done]);
+    if (ended) profileError = `the load ended within the ${profile.warmup} s warm-up: no CPU profile`;
+    else if (!signal.aborted) {
+      const url = profileUrl(profile.pprof, 'cpu', profile.seconds);
+      const file = join(runDir, 'cpu.pb.gz');
+      try {
+        await fetchProfile(url, file, (profile.seconds + 30) * 1000);
+        cpuPath = file;
+        if (ended) profileError = `the load ended before the ${profile.seconds} s profile window closed`;
+      } catch (e) {
+        profileError = (e as Error).message;
+      }
+    }
+  }
+  const code = await done;
+  signal.removeEventListener('abort', onAbort);
+  if (signal.aborted) throw new Error('interrupted');
+  if (code !== 0) throw new Error(`--load exited with status ${code} (${what}): ${tail(join(runDir, 'load.log'))}`);
+  if (profileError) throw new Error(`${what}: ${profileError}`);
+  const figures = await readLoad(path);
+  if (typeof figures === 'string') throw new Error(`${what}: ${path}: ${figures}`);
+  const cpu = cpuPath ? await readCpu(cpuPath) : null;
+  if (cpuPath && !cpu) throw new Error(`${what}: ${cpuPath} cannot be read as a CPU profile`);
+  return {
+    rps: figures.rps,
+    p99: figures.p99,
+    ...(profile ? { 'cpu-per-request': cpuMicrosPerRequest(cpu, figures.rps) } : {}),
+    files: cpuPath ? [path, cpuPath] : [path],
   };
 }

@@ -85,6 +85,18 @@ export async function readCpu(path: string): Promise<{ cpuSeconds: number; durat
   }
 }
 
+/**
+ * A run's CPU per request in microseconds: the CPU profile's total over the requests served while it
+ * ran (the load's requests/s × the profile's duration). Shared by `capture`'s record and `bisect
+ * --metric cpu-per-request`, so both say the same figure for the same files.
+ */
+export function cpuMicrosPerRequest(
+  cpu: { cpuSeconds: number; durationSeconds: number } | null,
+  rps: number | null | undefined,
+): number | null {
+  return cpu && rps && cpu.durationSeconds > 0 ? (cpu.cpuSeconds * 1e6) / (rps * cpu.durationSeconds) : null;
+}
+
 export async function sampleCount(path: string): Promise<number | null> {
   try {
     const p = await ingest({ name: basename(path), path });

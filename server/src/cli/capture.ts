@@ -16,6 +16,7 @@ import {
   errorText,
   type FetchError,
   interrupt,
+  cpuMicrosPerRequest,
   fetchProfile,
   profileUrl,
   readCpu,
@@ -486,8 +487,7 @@ async function captureRun(
     p99Ms: lf?.p99 ?? null,
     cpuSeconds: cpu?.cpuSeconds ?? null,
     profileSeconds: cpu?.durationSeconds ?? null,
-    cpuMicrosPerRequest:
-      cpu && lf?.rps && cpu.durationSeconds > 0 ? (cpu.cpuSeconds * 1e6) / (lf.rps * cpu.durationSeconds) : null,
+    cpuMicrosPerRequest: cpuMicrosPerRequest(cpu, lf?.rps),
   };
   run.summary = summary;
   if (lf?.errors) run.warnings.push(`the load saw ${lf.errors} errors`);

@@ -19,8 +19,8 @@ const USAGE = `usage:
                    [--format markdown|json] [--top N] [--output FILE] [--image FILE.svg|.png]
   stagediff check (--server URL --comparison ID | --out DIR...) [--base STAGE] [--target STAGE]
                   --fail-on 'METRIC:+N%|-N%'... [--too-few-runs pass|fail] [--allow-different KEY]... [--json]
-  stagediff bisect --good REV --bad REV --ready URL --load 'LOAD COMMAND' [--metric p99|rps] [--min-change PCT] [--max-spread PCT]
-                   [--runs N] [--max-runs N] [--max-steps N] [--budget DURATION] [--ready-timeout S] [--repo DIR]
+  stagediff bisect --good REV --bad REV --ready URL --load 'LOAD COMMAND' [--metric p99|rps|cpu-per-request] [--min-change PCT] [--max-spread PCT]
+                   [--pprof URL [--warmup S] [--seconds S]] [--runs N] [--max-runs N] [--max-steps N] [--budget DURATION] [--ready-timeout S] [--repo DIR]
                    [--out DIR] [--server URL [--comparison ID --token T | --title T]] -- RECIPE...
                    (RECIPE builds and starts the service at each commit, e.g. sh -c 'go build -o /tmp/svc . && exec /tmp/svc')
   stagediff mcp (--server URL [--comparison ID...] | --out DIR...) [--token TOKEN]
