@@ -181,27 +181,31 @@ function rawSamples(file: string): Map<string, number[]> {
     } else if (current && /^\s{10,}\S/.test(line)) current.push(line.trim().split(/\s+/)[0]!);
   }
   const out = new Map<string, number[]>();
-  let last: string | null = null;
+  // A sample is its stack line and the label lines below it: each is added whole, once its labels are read
+  // (adding the stack first and moving it on a label would carry an earlier sample of the same stack along).
+  let pending: { key: string; values: number[] } | null = null;
+  const flush = () => {
+    if (!pending) return;
+    const prev = out.get(pending.key);
+    const values = pending.values;
+    out.set(pending.key, prev ? prev.map((v, i) => v + values[i]!) : values);
+    pending = null;
+  };
   for (const line of text.slice(text.indexOf('\nSamples:\n'), text.indexOf('\nLocations\n')).split('\n')) {
-    const m = /^\s+([-\d\s]+?):((?:\s+\d+)+)\s*$/.exec(line);
+    const m = /^\s+([-\d\s]+?):((?:\s+\d+)*)\s*$/.exec(line);
     if (m) {
+      flush();
       const values = m[1]!.trim().split(/\s+/).map(Number);
+      // A sample may have no location at all (the runtime writes such samples): its stack is empty.
       const stack = m[2]!
         .trim()
         .split(/\s+/)
+        .filter((id) => id !== '')
         .flatMap((id) => locations.get(id) ?? [`?${id}`]);
-      last = stack.join(';');
-      const prev = out.get(last);
-      out.set(last, prev ? prev.map((v, i) => v + values[i]!) : values);
-    } else if (last && /^\s+\S+:\[/.test(line)) {
-      // Labels of the sample just read: the key takes them (move its values there).
-      const values = out.get(last)!;
-      out.delete(last);
-      last = `${last} ${line.trim()}`;
-      const prev = out.get(last);
-      out.set(last, prev ? prev.map((v, i) => v + values[i]!) : values);
-    }
+      pending = { key: stack.join(';'), values };
+    } else if (pending && /^\s+\S+:\[/.test(line)) pending.key = `${pending.key} ${line.trim()}`;
   }
+  flush();
   return out;
 }
 

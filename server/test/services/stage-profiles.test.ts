@@ -69,7 +69,7 @@ describe('execution traces as profiles of a stage', () => {
   });
 
   it('the flamegraph offers the kind, and a stage without traces is named when asked for one', async () => {
-    const f = await get('flamegraph?stage=baseline&kind=trace-sched');
+    const f = await get('flamegraph?stage=baseline&kind=trace-sched&mode=absolute');
     expect(f.total).toBe(reportTotal(expected('demo-go1.26-baseline.sched.delay.txt')));
     const c = await createComparison(app, 'none');
     const sid = await addStage(app, c.id, c.auth, 'only-wrk');
