@@ -2,6 +2,8 @@
  * The verdicts a diff carries, read for the page: thousands of rows and frames carry a brief verdict
  * (status and p); the run counts and the test's limits are the diff's own (`noise`), shared by all.
  */
+import type { Change } from '../../../server/src/api/changes.ts';
+import { formatChange, sig } from '../../../server/src/api/format.ts';
 import { noVerdictReason } from '../../../server/src/api/words.ts';
 import type { Diff, Verdict } from './api.ts';
 
@@ -46,4 +48,13 @@ export function untestedReason(noise: Diff['noise']): string | null {
   return noise.status === 'too-few-runs'
     ? noVerdictReason(v)
     : `${noise.nBase}+${noise.nTarget} runs: no noise estimate`;
+}
+
+/** A figure row's verdict cell (the Runtime and Requests tables): its change and p, or why there is none. */
+export function changeVerdictText(f: Pick<Change, 'deltaPercent' | 'reason' | 'verdict'>): string {
+  if (f.deltaPercent === null) return f.reason ?? '';
+  const change = formatChange(f.verdict.ratio ?? 1);
+  if (f.verdict.status === 'significant') return `${change} (p=${sig(f.verdict.p ?? 0, 2)})`;
+  if (f.verdict.status === 'no-change') return `~ within the noise (p=${sig(f.verdict.p ?? 0, 2)})`;
+  return `${change} · ${f.reason ?? ''}`;
 }

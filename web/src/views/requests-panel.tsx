@@ -2,9 +2,10 @@ import { useMemo, useState } from 'react';
 import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading, NumTh } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
-import { formatChange, formatInt, formatNanos, formatValue, sig } from '../../../server/src/api/format.ts';
+import { formatInt, formatNanos, formatValue } from '../../../server/src/api/format.ts';
 import { REQUEST_PART_WORDS } from '../../../server/src/api/request-parts.ts';
 import type { Reply, Stage } from '../lib/api.ts';
+import { changeVerdictText } from '../lib/diff-verdicts.ts';
 import type { PanelProps } from './comparison-panels.tsx';
 import { useApi } from './use-fetch.ts';
 
@@ -111,13 +112,6 @@ function FigureTable({ d }: { d: View }) {
       </>
     );
   };
-  const verdictText = (f: Figure) => {
-    if (f.deltaPercent === null) return f.reason ?? '';
-    const change = formatChange(f.verdict.ratio ?? 1);
-    if (f.verdict.status === 'significant') return `${change} (p=${sig(f.verdict.p ?? 0, 2)})`;
-    if (f.verdict.status === 'no-change') return `~ within the noise (p=${sig(f.verdict.p ?? 0, 2)})`;
-    return `${change} · ${f.reason ?? ''}`;
-  };
   if (d.figures.length === 0) return null;
   return (
     <div className="table-scroll">
@@ -137,7 +131,7 @@ function FigureTable({ d }: { d: View }) {
               <td className="num">{cell(f, 'base')}</td>
               <td className="num">{cell(f, 'target')}</td>
               <td className={f.direction === 'improvement' ? 'good' : f.direction === 'regression' ? 'bad' : undefined}>
-                {verdictText(f)}
+                {changeVerdictText(f)}
               </td>
             </tr>
           ))}

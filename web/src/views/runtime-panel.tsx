@@ -2,18 +2,12 @@ import { useMemo } from 'react';
 import { ChartBox, PALETTE, axisText } from '../components/chart-box.tsx';
 import { Empty, ErrorBox, Loading, NumTh } from '../components/common.tsx';
 import { textTooltip, type ChartOption } from '../components/echart.tsx';
-import {
-  formatChange,
-  formatInt,
-  formatNanos,
-  formatOffsetSeconds,
-  formatValue,
-  sig,
-} from '../../../server/src/api/format.ts';
+import { formatInt, formatNanos, formatOffsetSeconds, formatValue, sig } from '../../../server/src/api/format.ts';
 import type { Reply, Stage } from '../lib/api.ts';
 import { traceReferenceNote } from '../../../server/src/api/words.ts';
 import { relativeSeries } from '../lib/charts.ts';
 import { requestCounter } from '../lib/request-counter.ts';
+import { changeVerdictText } from '../lib/diff-verdicts.ts';
 import type { PanelProps } from './comparison-panels.tsx';
 import { useApi } from './use-fetch.ts';
 
@@ -169,13 +163,6 @@ function RuntimeTable({ d }: { d: Runtime }) {
       </>
     );
   };
-  const verdictText = (f: Figure) => {
-    if (f.deltaPercent === null) return f.reason ?? '';
-    const change = formatChange(f.verdict.ratio ?? 1);
-    if (f.verdict.status === 'significant') return `${change} (p=${sig(f.verdict.p ?? 0, 2)})`;
-    if (f.verdict.status === 'no-change') return `~ within the noise (p=${sig(f.verdict.p ?? 0, 2)})`;
-    return `${change} · ${f.reason ?? ''}`;
-  };
   return (
     <div className="table-scroll">
       <table className="runtime-table" aria-label="Runtime figures of both stages">
@@ -202,7 +189,7 @@ function RuntimeTable({ d }: { d: Runtime }) {
                 {cell(f, 'target')}
               </td>
               <td className={f.direction === 'improvement' ? 'good' : f.direction === 'regression' ? 'bad' : undefined}>
-                {verdictText(f)}
+                {changeVerdictText(f)}
               </td>
             </tr>
           ))}
