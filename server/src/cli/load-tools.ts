@@ -178,6 +178,8 @@ const VERSION_ARGS: Record<LoadTool, string[][]> = {
   locust: [['--version']],
   jmeter: [['--version']],
   oha: [['--version']],
+  // Not a command `capture` runs: the requests an import asked a Prometheus-compatible server for.
+  prometheus: [],
 };
 
 function which(cmd: string): string | null {

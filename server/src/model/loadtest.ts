@@ -29,7 +29,9 @@ export type LoadTestFormat =
   | 'jmeter-xml'
   | 'ghz'
   | 'oha'
-  | 'oha-json';
+  | 'oha-json'
+  /** The requests a Prometheus-compatible server counted over an imported run (model/requests-record.ts). */
+  | 'prometheus';
 
 /** Latency figures in milliseconds; null where the source neither gives nor allows computing one. */
 export interface LatencyMs {

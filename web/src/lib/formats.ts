@@ -45,6 +45,8 @@ export const LOADTEST_FORMATS: Record<LoadTestFormat, string> = {
   ghz: 'ghz text summary, JSON report and details CSV',
   oha: 'oha text summary (1.x and older layouts)',
   'oha-json': 'oha --output-format json',
+  prometheus:
+    'requests a Prometheus-compatible server counted over a run imported from a profiler (stagediff import --requests-query)',
 };
 
 /** Everything else, and the wrappers every text format may come in. */

@@ -7,6 +7,7 @@ import { autocannonImporter } from './autocannon.ts';
 import { bombardierImporter } from './bombardier.ts';
 import { ghzImporters } from './ghz.ts';
 import { ohaImporter } from './oha.ts';
+import { prometheusImporter } from './prometheus.ts';
 import { heyImporter } from './hey.ts';
 import { jmeterImporters } from './jmeter.ts';
 import { k6Importers } from './k6.ts';
@@ -29,4 +30,5 @@ export const loadTestImporters: readonly LoadTestImporter[] = [
   ...locustImporters,
   ...ghzImporters,
   ohaImporter,
+  prometheusImporter,
 ];
