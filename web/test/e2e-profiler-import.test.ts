@@ -51,11 +51,11 @@ describe.skipIf(!enabled)('add from a profiler', () => {
     const status = form.getByRole('status');
     await expect
       .poll(() => status.textContent(), { timeout: 60_000 })
-      .toContain('36 files in 6 runs, 60.035 covered seconds');
+      .toContain('36 files in 6 runs, 60.003 covered seconds');
     const runs = await form.getByRole('list', { name: 'Imported runs' }).getByRole('listitem').allTextContents();
     expect(runs).toHaveLength(6);
     expect(runs[0]).toBe(
-      'run 1: requested 2026-11-29T04:03:27.000Z to 2026-11-29T04:03:38.167Z; covered 2026-11-29T04:03:27.215Z to 2026-11-29T04:03:37.216Z (10.001 s)',
+      'run 1: requested 2026-11-29T07:09:58.900Z to 2026-11-29T07:10:09.933Z; covered 2026-11-29T07:09:58.968Z to 2026-11-29T07:10:08.968Z (10.001 s)',
     );
     const stage = (
       (await (await fetch(`${env.server.url}/api/comparisons/${id}`)).json()) as {

@@ -22,6 +22,13 @@ export const ProfilerImportBody = Type.Object(
     from: Time,
     to: Time,
     runs: Type.Integer({ minimum: 1, maximum: 100 }),
+    /**
+     * A Prometheus-compatible server (http://host:9090) asked, for each run, for the requests its
+     * window served: the load its per-request figures are divided by. Both or neither.
+     */
+    requestsUrl: Type.Optional(Type.String({ maxLength: 2000 })),
+    /** The service's requests counter as a selector, http_requests_total{job="api"}: its samples around each run give the run's requests. */
+    requestsQuery: Type.Optional(Type.String({ maxLength: 2000 })),
   },
   { additionalProperties: false },
 );
@@ -47,6 +54,18 @@ export const ImportedRunSchema = Type.Object({
       filename: Type.String(),
     }),
   ),
+  /** The requests the run's window served, as the requests query answered (null: none asked). */
+  requests: Type.Union([
+    Type.Object({
+      requests: Type.Number(),
+      from: Type.String(),
+      to: Type.String(),
+      /** The query as sent: the counter selector with the range around the window. */
+      query: Type.String(),
+      filename: Type.String(),
+    }),
+    Type.Null(),
+  ]),
 });
 
 export const ProfilerImportReply = Type.Object({

@@ -5,10 +5,13 @@ import { UsageError, parseFlags, stringFlag } from './flags.ts';
 import { uploadToStage } from './upload.ts';
 
 /**
- * `stagediff import parca --url URL --query SELECTOR --from T --to T [--runs N] --server S --stage NAME`:
+ * `stagediff import parca --url URL --query SELECTOR --from T --to T [--runs N]
+ *   [--requests-url PROM --requests-query 'http_requests_total{job="api"}'] --server S --stage NAME`:
  * asks the server to import a window of a continuous profiler's scrapes into a stage (the server
  * fetches, from the hosts its PROFILER_HOSTS allows), as the browser's "Add from a profiler" does,
- * and prints each run's requested and covered window.
+ * and prints each run's requested and covered window. With a requests query, the server also asks a
+ * Prometheus-compatible server for the requests each run's window served, so the stage has
+ * per-request figures.
  */
 export async function importCommand(args: string[]): Promise<number> {
   const [source, ...rest] = args;
@@ -20,6 +23,8 @@ export async function importCommand(args: string[]): Promise<number> {
     from: 'string',
     to: 'string',
     runs: 'string',
+    'requests-url': 'string',
+    'requests-query': 'string',
     server: 'string',
     comparison: 'string',
     token: 'string',
@@ -45,6 +50,10 @@ export async function importCommand(args: string[]): Promise<number> {
   const id = stringFlag(flags, 'comparison');
   const token = stringFlag(flags, 'token') ?? process.env.STAGEDIFF_TOKEN;
   if (id && !token) throw new UsageError('--comparison needs --token (or STAGEDIFF_TOKEN) to add to it');
+  const requestsUrl = stringFlag(flags, 'requests-url');
+  const requestsQuery = stringFlag(flags, 'requests-query');
+  if (Boolean(requestsUrl) !== Boolean(requestsQuery))
+    throw new UsageError('--requests-url and --requests-query go together: the server to ask and what to ask it');
   const note = stringFlag(flags, 'note');
   const title = stringFlag(flags, 'title');
   const target = await uploadToStage({
@@ -62,7 +71,15 @@ export async function importCommand(args: string[]): Promise<number> {
     res = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
-      body: JSON.stringify({ source, url, query: stringFlag(flags, 'query') ?? '{}', from, to, runs }),
+      body: JSON.stringify({
+        source,
+        url,
+        query: stringFlag(flags, 'query') ?? '{}',
+        from,
+        to,
+        runs,
+        ...(requestsUrl && requestsQuery ? { requestsUrl, requestsQuery } : {}),
+      }),
     });
   } catch (e) {
     throw new Error(`cannot reach ${server}: ${(e as Error).message}`);
@@ -81,7 +98,10 @@ export async function importCommand(args: string[]): Promise<number> {
     const cov = r.covered
       ? `covered ${r.covered.start} to ${r.covered.end} (${r.covered.seconds.toFixed(3)} s)`
       : 'no delta scrapes';
-    process.stderr.write(`  run ${r.run}: requested ${r.requested.start} to ${r.requested.end}; ${cov}\n`);
+    const load = r.requests
+      ? `; ${r.requests.requests.toFixed(0)} requests from ${r.requests.from} to ${r.requests.to}`
+      : '';
+    process.stderr.write(`  run ${r.run}: requested ${r.requested.start} to ${r.requested.end}; ${cov}${load}\n`);
   }
   for (const x of reply.results ?? [])
     if (!x.ok) {

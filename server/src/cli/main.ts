@@ -12,6 +12,7 @@ const USAGE = `usage:
                    [--out DIR] [--server URL [--comparison ID --token T | --title T]]
                    (-- LOAD COMMAND... | --url URL [--connections C] [--duration S] [--rate R])
   stagediff import parca|pyroscope --url PROFILER_URL --query '{job="api"}' --from T --to T [--runs N]
+                   [--requests-url PROMETHEUS_URL --requests-query 'http_requests_total{job="api"}']
                    --server URL [--comparison ID --token T | --title T] --stage NAME [--note N] [--json]
                    (the server fetches the window's scrapes, from hosts its PROFILER_HOSTS allows;
                    T: RFC 3339, 2026-11-29T04:03:27Z)

@@ -59,6 +59,15 @@ export default async function profilerImportRoutes(app: FastifyInstance, { ctx }
           seriesTotal: p.seriesTotal,
           filename: p.filename,
         })),
+        requests: r.requests
+          ? {
+              requests: r.requests.requests,
+              from: iso(r.requests.fromMs),
+              to: iso(r.requests.toMs),
+              query: r.requests.evaluated,
+              filename: r.requests.filename,
+            }
+          : null,
       })),
       skippedTypes: outcome.skippedTypes,
       results,

@@ -48,9 +48,9 @@ describe('stagediff import parca', () => {
     ]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain(
-      'run 1: requested 2026-11-29T04:03:27.000Z to 2026-11-29T04:03:38.167Z; covered 2026-11-29T04:03:27.215Z to 2026-11-29T04:03:37.216Z (10.001 s)',
+      'run 1: requested 2026-11-29T07:09:58.900Z to 2026-11-29T07:10:09.933Z; covered 2026-11-29T07:09:58.968Z to 2026-11-29T07:10:08.968Z (10.001 s)',
     );
-    expect(r.stderr).toContain('36 files in 6 runs, 60.035 covered seconds');
+    expect(r.stderr).toContain('36 files in 6 runs, 60.003 covered seconds');
     expect(r.stdout).toMatch(/\/c\/[\w-]+/);
   });
 

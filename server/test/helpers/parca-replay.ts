@@ -16,6 +16,8 @@ export const parcaWindow = JSON.parse(readFileSync(`${fixturesDir}parca/window.j
   to: string;
   runs: number;
   selector: string;
+  /** The demo's requests counter, for the runs' requests (asked of the Prometheus recorded beside Parca). */
+  requestsQuery: string;
 };
 
 export function parcaAnswers(): RecordedAnswer[] {

@@ -57,13 +57,13 @@ describe('POST …/stages/:stageId/import', () => {
       results: { ok: boolean; filename: string }[];
     };
     expect(out.runs.map((x) => x.run)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(out.runs[0]!.requested.start).toBe('2026-11-29T04:03:27.000Z');
+    expect(out.runs[0]!.requested.start).toBe('2026-11-29T07:09:58.900Z');
     expect(out.runs[0]!.covered).toEqual({
-      start: '2026-11-29T04:03:27.215Z',
-      end: '2026-11-29T04:03:37.216Z',
-      seconds: 10.001103659,
+      start: '2026-11-29T07:09:58.968Z',
+      end: '2026-11-29T07:10:08.968Z',
+      seconds: 10.000684804,
     });
-    expect(out.runs.reduce((a, x) => a + x.covered.seconds, 0)).toBeCloseTo(60.035, 3);
+    expect(out.runs.reduce((a, x) => a + x.covered.seconds, 0)).toBeCloseTo(60.003, 3);
     expect(out.results).toHaveLength(36);
     expect(out.results.every((x) => x.ok)).toBe(true);
 
@@ -73,7 +73,7 @@ describe('POST …/stages/:stageId/import', () => {
     const t = top.json() as { kind: string; total: number; rows: { name: string; flat: number }[] };
     expect(t.kind).toBe('cpu');
     const expected = parseTopRows(readFileSync(`${fixturesDir}parca/expected/cpu.pprof-top.txt`, 'utf8'));
-    expect(t.total).toBeCloseTo(43.82e9, -6);
+    expect(t.total).toBeCloseTo(54.57e9, -6);
     const strip = (n: string) => n.replace(/ \(inline\)$/, '');
     expect(t.rows.slice(0, 10).map((x) => x.name)).toEqual(expected.slice(0, 10).map((x) => strip(x[0])));
   });
@@ -131,5 +131,94 @@ describe('POST …/stages/:stageId/import', () => {
       payload: body(`http://127.0.0.1:${replay.port}`),
     });
     expect(noToken.statusCode).toBe(401);
+  });
+
+  it("with a requests counter, gives each run its window's requests and the stage per-request figures", async () => {
+    const { app, c, stage } = await appWith({ PROFILER_HOSTS: `127.0.0.1:${replay.port}` });
+    const base = `http://127.0.0.1:${replay.port}`;
+    const r = await app.inject({
+      method: 'POST',
+      url: `/api/comparisons/${c.id}/stages/${stage}/import`,
+      headers: c.auth,
+      payload: body(base, { requestsUrl: base, requestsQuery: parcaWindow.requestsQuery }),
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    const out = r.json() as {
+      runs: {
+        run: number;
+        covered: { start: string; end: string };
+        requests: { requests: number; from: string; to: string; query: string; filename: string };
+      }[];
+      results: { ok: boolean; filename: string }[];
+    };
+    expect(out.results).toHaveLength(42);
+    expect(out.results.every((x) => x.ok)).toBe(true);
+    for (const run of out.runs) {
+      // the requests of exactly the window the run's CPU covers
+      expect(run.requests.from).toBe(run.covered.start);
+      expect(Math.abs(Date.parse(run.requests.to) - Date.parse(run.covered.end))).toBeLessThanOrEqual(1);
+      expect(run.requests.filename).toBe(`run-${run.run}-requests.json`);
+      expect(run.requests.query).toMatch(/^demo_http_requests_total\{job="demo"\}\[\d+ms\]$/);
+      expect(run.requests.requests).toBeGreaterThan(80_000);
+    }
+    const requests = out.runs.reduce((a, x) => a + x.requests.requests, 0);
+    // the stage's CPU per request: each run's CPU divided by its own window's requests
+    const top = await app.inject({ url: `/api/comparisons/${c.id}/flamegraph?stage=${stage}&sampleType=cpu` });
+    expect(top.statusCode, top.body).toBe(200);
+    const t = top.json() as {
+      mode: string;
+      total: number;
+      unit: string;
+      perRequest: {
+        requests: number;
+        measured: boolean;
+        profiles: { filename: string; description: string; requests: number }[];
+      };
+    };
+    expect(t.mode).toBe('per-request');
+    expect(t.perRequest.measured).toBe(true);
+    expect(t.perRequest.profiles).toHaveLength(6);
+    for (const p of t.perRequest.profiles) {
+      const k = Number(/^run-(\d+)-cpu/.exec(p.filename)![1]);
+      expect(p.description).toContain(`run ${k} by name: run-${k}-requests.json`);
+      // one scrape per run: the profile lasts its window, so its requests are the window's (to the
+      // millisecond the window's ends are kept to)
+      expect(Math.abs(p.requests / out.runs[k - 1]!.requests.requests - 1)).toBeLessThan(1e-4);
+    }
+    expect(Math.abs(t.perRequest.requests / requests - 1)).toBeLessThan(1e-4);
+    expect(t.unit).toBe('nanoseconds/request');
+    expect(t.total).toBeCloseTo(54.57e9 / t.perRequest.requests, 6);
+    // about 99 µs of CPU per request, as each run's CPU over its requests says
+    expect(t.total / 1000).toBeCloseTo(99.4, 1);
+  });
+
+  it('refuses a requests counter it cannot use, naming the parameter, and stores nothing', async () => {
+    const { app, c, stage } = await appWith({ PROFILER_HOSTS: `127.0.0.1:${replay.port}` });
+    const base = `http://127.0.0.1:${replay.port}`;
+    const post = (payload: Record<string, unknown>) =>
+      app.inject({ method: 'POST', url: `/api/comparisons/${c.id}/stages/${stage}/import`, headers: c.auth, payload });
+    const before = replay.requests.length;
+    const early: [Record<string, unknown>, number, string][] = [
+      [{ requestsQuery: parcaWindow.requestsQuery }, 400, 'requestsUrl'],
+      [{ requestsUrl: 'http://127.0.0.1:1/', requestsQuery: parcaWindow.requestsQuery }, 403, 'PROFILER_HOSTS'],
+      [{ requestsUrl: base, requestsQuery: 'sum(rate(demo_http_requests_total[1m]))' }, 400, 'requestsQuery'],
+      [{ requestsUrl: base, requestsQuery: 'demo_http_requests_total[5m]' }, 400, 'requestsQuery'],
+    ];
+    for (const [extra, status, word] of early) {
+      const r = await post(body(base, extra));
+      expect(r.statusCode, JSON.stringify(extra)).toBe(status);
+      expect(r.json().error.message).toContain(word);
+    }
+    // all refused before any connection
+    expect(replay.requests.length).toBe(before);
+    // a counter the server has no answer for: 422 naming the parameter, no file kept
+    const r = await post(body(base, { requestsUrl: base, requestsQuery: 'other_requests_total{job="demo"}' }));
+    expect(r.statusCode, r.body).toBe(422);
+    expect(r.json().error.message).toMatch(/^requestsQuery: the server refused it: HTTP 404/);
+    const stages = await app.inject({ url: `/api/comparisons/${c.id}` });
+    const st = (stages.json() as { stages: { id: string; artifacts: unknown[] }[] }).stages.find(
+      (x) => x.id === stage,
+    )!;
+    expect(st.artifacts).toHaveLength(0);
   });
 });

@@ -26,6 +26,8 @@ export function ProfilerImportForm(props: {
   const [from, setFrom] = useState(() => minutesAgo(12));
   const [to, setTo] = useState(() => minutesAgo(2));
   const [runs, setRuns] = useState('6');
+  const [requestsUrl, setRequestsUrl] = useState('');
+  const [requestsQuery, setRequestsQuery] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<ProfilerImportReply | null>(null);
@@ -43,6 +45,9 @@ export function ProfilerImportForm(props: {
           from: from.trim(),
           to: to.trim(),
           runs: Number(runs),
+          ...(requestsUrl.trim() || requestsQuery.trim()
+            ? { requestsUrl: requestsUrl.trim(), requestsQuery: requestsQuery.trim() }
+            : {}),
         }),
       );
     } catch (err) {
@@ -83,6 +88,30 @@ export function ProfilerImportForm(props: {
       <label>
         Runs <input type="number" min={1} max={100} required value={runs} onChange={(e) => setRuns(e.target.value)} />
       </label>{' '}
+      <fieldset className="profiler-requests">
+        <legend>Requests (optional: for per-request figures)</legend>
+        <label>
+          Prometheus URL{' '}
+          <input
+            type="url"
+            value={requestsUrl}
+            placeholder="http://prometheus.internal:9090"
+            onChange={(e) => setRequestsUrl(e.target.value)}
+          />
+        </label>{' '}
+        <label>
+          Requests counter{' '}
+          <input
+            value={requestsQuery}
+            placeholder='http_requests_total{job="api"}'
+            onChange={(e) => setRequestsQuery(e.target.value)}
+          />
+        </label>
+        <p className="small">
+          The service&apos;s requests counter: each run&apos;s requests are read from its samples around the run&apos;s
+          window. Without it, figures stay per second.
+        </p>
+      </fieldset>{' '}
       <button type="submit" className="primary" disabled={busy || !url.trim()}>
         {busy ? 'Importing…' : 'Import'}
       </button>{' '}
@@ -107,6 +136,8 @@ export function ProfilerImportForm(props: {
                 {r.covered
                   ? `covered ${r.covered.start} to ${r.covered.end} (${r.covered.seconds.toFixed(3)} s)`
                   : 'no delta scrapes'}
+                {r.requests &&
+                  `; ${Math.round(r.requests.requests)} requests from ${r.requests.from} to ${r.requests.to}`}
               </li>
             ))}
           </ul>

@@ -72,11 +72,11 @@ describe('import from Parca (recorded answers)', () => {
     // the window's CPU: the sum of the covered scrapes' query_range values
     const seriesCpu = out.runs.reduce((a, r) => a + r.profiles.find((x) => x.kind === 'cpu')!.seriesTotal!, 0);
     expect(seriesCpu).toBe(covered.reduce((a, s) => a + s.value, 0));
-    expect(seriesCpu).toBe(43_880_000_000);
-    // Parca's pprof of a scrape holds a few 10 ms samples fewer than its own series says (7.21 s of
-    // 7.22 s …): the files carry what the pprof holds, 0.06 s (0.14 %) short of the series.
+    expect(seriesCpu).toBe(54_610_000_000);
+    // Parca's pprof of a scrape can hold a few 10 ms samples fewer than its own series says (10.03 s
+    // of 10.04 s …): the files carry what the pprof holds, 0.04 s (0.07 %) short of the series.
     const fileCpu = out.runs.reduce((a, r) => a + r.profiles.find((x) => x.kind === 'cpu')!.total, 0);
-    expect(fileCpu).toBe(43_820_000_000);
+    expect(fileCpu).toBe(54_570_000_000);
     expect(Math.abs(fileCpu - seriesCpu) / seriesCpu).toBeLessThan(0.0015);
   });
 
@@ -94,7 +94,7 @@ describe('import from Parca (recorded answers)', () => {
       for (const r of out.runs) expect(r.profiles.find((x) => x.kind === kind)!.scrapes).toBe(2);
     }
     const alloc = series('memory:alloc_space').filter((s) => s.t >= fromMs && s.t <= toMs);
-    expect(alloc[alloc.length - 1]!.value - alloc[0]!.value).toBe(4_270_658_917 - 409_096_345);
+    expect(alloc[alloc.length - 1]!.value - alloc[0]!.value).toBe(7_700_613_676 - 1_545_331_322);
   });
 
   it('gives each file its covered time and duration, and heap/goroutine the snapshot nearest the run end', async () => {
