@@ -6,13 +6,15 @@
  * with totals. Per stack, per function (flat and cum) and in total, stagediff's reading equals them.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flatCum, total } from '../../../src/analysis/flat-cum.ts';
+import type { StagediffApp } from '../../../src/app.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
 import { distinctTypeNames, parseOtlp } from '../../../src/ingest/otlp/index.ts';
 import { detectRelease17, release17Type } from '../../../src/ingest/otlp/release-1-7.ts';
 import type { Profile } from '../../../src/model/profile.ts';
+import { addStage, createComparison, testApp, upload } from '../../helpers/app.ts';
 import { runCliSync } from '../../helpers/cli.ts';
 import { fixturesDir } from '../../helpers/paths.ts';
 
@@ -177,6 +179,30 @@ describe('inspect prints an async-profiler OTLP file', () => {
     for (const v of readCollapsed('agent/alloc.total.collapsed.txt', false).values()) bytes += v;
     expect(o.totals.noop).toBe(bytes);
     expect(o.top[0].name).toBe('byte[]_[i]');
+  });
+});
+
+describe('over the API', () => {
+  let app: StagediffApp;
+  beforeAll(async () => {
+    app = await testApp();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('an uploaded async-profiler OTLP file is a profile of the stage, its top the collapsed totals', async () => {
+    const { id, auth } = await createComparison(app, 'java otlp');
+    const stage = await addStage(app, id, auth, 'from async-profiler');
+    const r = await upload(app, id, stage, auth, [`${dir}agent/cpu.otlp.pb`]);
+    expect(r.statusCode, r.body).toBe(200);
+    const body = r.json() as { results: { ok: boolean; artifact: { kind: string; format: string } }[] };
+    expect(body.results[0]).toMatchObject({ ok: true, artifact: { kind: 'profile', format: 'otlp' } });
+    const top = await app.inject({ url: `/api/comparisons/${id}/top?stage=${stage}&sampleType=perf_events` });
+    expect(top.statusCode, top.body).toBe(200);
+    const rows = (top.json() as { rows: { name: string; flat: number; cum: number }[] }).rows;
+    const ref = flatCumOf(readCollapsed('agent/cpu.total.collapsed.txt', false));
+    expect(new Map(rows.map((x) => [x.name, [x.flat, x.cum]]))).toEqual(ref);
   });
 });
 
