@@ -92,7 +92,8 @@ export function parseOtlp(bytes: Uint8Array, limits: Partial<OtlpLimits> = {}): 
     throw e;
   }
   if (raw.length > cap) throw tooLarge();
-  const payloads = jsonStart(raw.subarray(0, 64)) !== null ? fromJson(raw) : [fromProtobuf(raw)];
+  const payloads =
+    jsonStart(raw.subarray(0, 64)) !== null ? fromJson(raw) : [fromProtobuf(raw, l.maxDecompressedBytes)];
   const groups: Group[] = [];
   payloads.forEach((data, i) => {
     checkIndices(data, payloads.length > 1 ? `payload ${i + 1}: ` : '');
@@ -111,7 +112,7 @@ export function parseOtlp(bytes: Uint8Array, limits: Partial<OtlpLimits> = {}): 
       }); stagediff reads one per file: export one resource and one window per file`,
     );
   }
-  const pprof = groups[0]!.toPprof();
+  const pprof = groups[0]!.toPprof(l.maxDecompressedBytes);
   let profile: Profile;
   try {
     profile = decodeProfile(pprof, l);
@@ -122,9 +123,9 @@ export function parseOtlp(bytes: Uint8Array, limits: Partial<OtlpLimits> = {}): 
   return { ...profile, format: 'otlp' };
 }
 
-function fromProtobuf(raw: Uint8Array): OtlpProfilesData {
+function fromProtobuf(raw: Uint8Array, maxDecompressedBytes: number): OtlpProfilesData {
   const release = detectRelease17(raw);
-  if (release === '1.7') return readRelease17(raw);
+  if (release === '1.7') return readRelease17(raw, maxDecompressedBytes);
   if (release === 'older') {
     throw new IngestError(
       'unsupported',
@@ -302,8 +303,13 @@ class Group {
       .join(', ');
   }
 
-  /** The group as one pprof protobuf (uncompressed). */
-  toPprof(): Uint8Array {
+  /**
+   * The group as one pprof protobuf (uncompressed). Every sample writes its stack's location ids, and
+   * samples of one stack with other attributes are other samples: a payload can make that N × L from
+   * N samples and one stack of L, so the ids written are held to MAX_DECOMPRESSED_BYTES (at least a
+   * byte each), the size any pprof file is held to, before any is written.
+   */
+  toPprof(maxDecompressedBytes: number): Uint8Array {
     const d = this.dict;
     const strings: string[] = [''];
     const stringIds = new Map<string, number>([['', 0]]);
@@ -375,6 +381,17 @@ class Group {
       });
     }
 
+    let refs = 0;
+    for (const smp of samples.values()) {
+      refs += d.stackTable?.[smp.stack]?.locationIndices?.length ?? 0;
+      if (refs > maxDecompressedBytes) {
+        throw new IngestError(
+          'too-large',
+          `the OTLP payload's ${samples.size} samples reach more than ${maxDecompressedBytes} locations in all, over MAX_DECOMPRESSED_BYTES for the profile they make (every sample lists its stack); export a shorter window or fewer attributes per sample`,
+        );
+      }
+    }
+
     // Locations are given ids from 1 (pprof's 0 is "none"); only those a sample reaches are written.
     const usedLocations = new Set<number>();
     for (const smp of samples.values()) {
@@ -383,11 +400,8 @@ class Group {
     for (const smp of samples.values()) {
       message(2, (x) => {
         const locs = d.stackTable?.[smp.stack]?.locationIndices ?? [];
-        if (locs.length > 0) {
-          x.uint32(10).fork();
-          for (const li of locs) x.uint64(li + 1);
-          x.ldelim();
-        }
+        // packed into one byte run: one writer operation per sample, not one per location
+        if (locs.length > 0) x.uint32(10).bytes(packedIds(locs));
         x.uint32(18).fork();
         for (const v of smp.values) x.int64(long(v));
         x.ldelim();
@@ -502,6 +516,29 @@ class Group {
     for (const text of strings) w.uint32(50).string(text);
     return w.finish();
   }
+}
+
+/** Location indices as pprof location ids (index + 1), in protobuf's packed varint encoding. */
+function packedIds(indices: ArrayLike<number>): Uint8Array {
+  let size = 0;
+  for (let i = 0; i < indices.length; i++) {
+    let v = indices[i]! + 1;
+    do {
+      size++;
+      v = Math.floor(v / 128);
+    } while (v > 0);
+  }
+  const out = new Uint8Array(size);
+  let p = 0;
+  for (let i = 0; i < indices.length; i++) {
+    let v = indices[i]! + 1;
+    while (v >= 128) {
+      out[p++] = (v % 128) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    out[p++] = v;
+  }
+  return out;
 }
 
 /**

@@ -244,8 +244,11 @@ function* fields(buf: Uint8Array): Generator<[number, number, Uint8Array | undef
   }
 }
 
-/** Decodes a release 1.7 protobuf payload into the 1.10 objects the reader regroups (module comment). */
-export function readRelease17(raw: Uint8Array): OtlpProfilesData {
+/**
+ * Decodes a release 1.7 protobuf payload into the 1.10 objects the reader regroups (module comment);
+ * the locations its stacks reach in all are held to `maxDecompressedBytes`.
+ */
+export function readRelease17(raw: Uint8Array, maxDecompressedBytes: number): OtlpProfilesData {
   let data: ProfilesData17;
   try {
     data = release17Type().decode(raw) as unknown as ProfilesData17;
@@ -277,10 +280,12 @@ export function readRelease17(raw: Uint8Array): OtlpProfilesData {
     return { keyStrindex, value: kv.value, unitStrindex: unitOfKey.get(keyStrindex) ?? 0 };
   });
 
-  const stackTable: { locationIndices: number[] }[] = [{ locationIndices: [] }];
-  const stackIds = new Map<string, number>([['', 0]]);
-  const stackOf = (p: Profile17, s: Sample17, where: string): number => {
-    const all = p.locationIndices ?? [];
+  // A stack is a view of its Profile's location indices, one per distinct slice: slices may overlap,
+  // so what they reach in all is held to MAX_DECOMPRESSED_BYTES, as the pprof they become is.
+  const stackTable: { locationIndices: Int32Array }[] = [{ locationIndices: new Int32Array(0) }];
+  const stackIds = new Map<string, number>();
+  let reached = 0;
+  const stackOf = (profileId: number, all: Int32Array, s: Sample17, where: string): number => {
     const start = s.locationsStartIndex ?? 0;
     const length = s.locationsLength ?? 0;
     if (start < 0 || length < 0 || start + length > all.length) {
@@ -289,16 +294,24 @@ export function readRelease17(raw: Uint8Array): OtlpProfilesData {
         `${where}a sample's locations ${start}…${start + length} lie outside its Profile's ${all.length} location indices (OTLP release 1.7 layout)`,
       );
     }
-    const locs = all.slice(start, start + length);
-    const key = locs.join(',');
+    if (length === 0) return 0;
+    const key = `${profileId}:${start}:${length}`;
     let id = stackIds.get(key);
     if (id === undefined) {
+      reached += length;
+      if (reached > maxDecompressedBytes) {
+        throw new IngestError(
+          'too-large',
+          `${where}the samples' stacks reach more than ${maxDecompressedBytes} locations in all, over MAX_DECOMPRESSED_BYTES for the profile they make; export a shorter window`,
+        );
+      }
       id = stackTable.length;
-      stackTable.push({ locationIndices: locs });
+      stackTable.push({ locationIndices: all.subarray(start, start + length) });
       stackIds.set(key, id);
     }
     return id;
   };
+  let profileCount = 0;
 
   const resourceProfiles = (data.resourceProfiles ?? []).map((rp, ri) => ({
     resource: { attributes: (rp.resource?.attributes ?? []).map((kv) => ({ key: kv.key, value: kv.value })) },
@@ -308,7 +321,9 @@ export function readRelease17(raw: Uint8Array): OtlpProfilesData {
         const where = `Profile ${pi + 1} of resource ${ri + 1}: `;
         const types = p.sampleType ?? [];
         const samples = p.sample ?? [];
-        const stacks = samples.map((s) => stackOf(p, s, where));
+        const all = Int32Array.from(p.locationIndices ?? []);
+        const profileId = profileCount++;
+        const stacks = samples.map((s) => stackOf(profileId, all, s, where));
         for (const s of samples) {
           const n = s.value?.length ?? 0;
           if (n !== 0 && n !== types.length) {

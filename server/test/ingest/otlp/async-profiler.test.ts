@@ -242,9 +242,9 @@ describe('release 1.7 payloads: what is refused', () => {
     return release17Type().encode(msg).finish();
   }
 
-  function refusal(bytes: Uint8Array): IngestError {
+  function refusal(bytes: Uint8Array, limits: { maxDecompressedBytes?: number } = {}): IngestError {
     try {
-      parseOtlp(bytes);
+      parseOtlp(bytes, limits);
     } catch (err) {
       expect(err).toBeInstanceOf(IngestError);
       return err as IngestError;
@@ -269,6 +269,58 @@ describe('release 1.7 payloads: what is refused', () => {
   it('a sample with a value count other than its types', () => {
     const e = refusal(payload(0, 2, ['1', '2', '3']));
     expect(e.message).toContain('3 values for 2 sample types');
+  });
+
+  /**
+   * One Profile of 2,000 location indices (all one frame) and 1,000 samples of 1,000 frames each: at
+   * 1,000 distinct starts, or all at the start with an attribute each (so none merge).
+   */
+  function wide(distinct: 'slices' | 'attributes'): Uint8Array {
+    const msg = release17Type().fromObject({
+      dictionary: {
+        stringTable: ['', 'cpu', 'count', 'A.run'],
+        functionTable: [{}, { nameStrindex: 3 }],
+        locationTable: [{}, { line: [{ functionIndex: 1 }] }],
+        attributeTable: Array.from({ length: 1001 }, (_, i) => ({ key: 'n', value: { intValue: i } })),
+      },
+      resourceProfiles: [
+        {
+          scopeProfiles: [
+            {
+              profiles: [
+                {
+                  sampleType: [{ typeStrindex: 1, unitStrindex: 2 }],
+                  locationIndices: new Array(2000).fill(1),
+                  timeNanos: '1',
+                  durationNanos: '1',
+                  sample: Array.from({ length: 1000 }, (_, i) =>
+                    distinct === 'slices'
+                      ? { locationsStartIndex: i, locationsLength: 1000, value: ['1'] }
+                      : { locationsStartIndex: 0, locationsLength: 1000, value: ['1'], attributeIndices: [i + 1] },
+                  ),
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    return release17Type().encode(msg).finish();
+  }
+
+  it('stacks reaching more locations in all than MAX_DECOMPRESSED_BYTES allows (1,000,000 here)', () => {
+    for (const distinct of ['slices', 'attributes'] as const) {
+      const bytes = wide(distinct);
+      // small enough for the payload limit (MAX_DECOMPRESSED_BYTES / 16 = 32 KiB)
+      expect(bytes.length).toBeLessThan(32 * 1024);
+      const e = refusal(bytes, { maxDecompressedBytes: 512 * 1024 });
+      expect(e.code, distinct).toBe('too-large');
+      expect(e.message, distinct).toContain('more than 524288 locations in all, over MAX_DECOMPRESSED_BYTES');
+      // under the default setting the same payload reads: 1,000 samples of 1,000 frames
+      const p = parseOtlp(bytes);
+      expect(total(p, 0), distinct).toBe(1000);
+      expect(p.stackOffsets[1]! - p.stackOffsets[0]!, distinct).toBe(1000);
+    }
   });
 
   it('a 1.7-like Profile with no dictionary is named as a release before 1.7', () => {
