@@ -10,7 +10,10 @@
  *   `location_indices`: each distinct slice becomes an entry of a stack table (entry 0 the empty one);
  * - the dictionary's attributes are `KeyValue`s with the key as text, and their units a separate
  *   `attribute_units` table keyed by the key's string index: keys are interned into the string table;
- * - times are `time_nanos`/`duration_nanos`; Location's attributes are field 5 (4 was `is_folded`).
+ * - times are `time_nanos`/`duration_nanos`; Location's attributes are field 5 (4 was `is_folded`);
+ * - a ValueType has an aggregation temporality, not used: async-profiler marks its types cumulative,
+ *   which for it means since its recording started — the Profile's own window (its collapsed output
+ *   of the same recording gives the same values, fixtures/otlp/java).
  *
  * A 1.7 payload is told from a later one by its first Profile's wire types (`detectRelease17`):
  * field 3 is `location_indices` (varint or packed) in 1.7 and the fixed64 `time_unix_nano` since 1.8;
