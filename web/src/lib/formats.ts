@@ -9,7 +9,7 @@ import type { ProfileFormat } from '../../../server/src/model/profile.ts';
 /** One line per profile format: what produces it. */
 export const PROFILE_FORMATS: Record<ProfileFormat, string> = {
   pprof: 'pprof (gzip or raw protobuf): Go CPU, heap, allocs, mutex, block, goroutine; Node.js pprof',
-  otlp: 'OpenTelemetry profiles, OTLP 1.10 and 1.11 (protobuf or JSON, plain or gzip’d): one sample type per Profile, regrouped',
+  otlp: 'OpenTelemetry profiles, OTLP 1.10 and 1.11 (protobuf or JSON, plain or gzip’d), and 1.7 protobuf as async-profiler (Java) writes it: the Profiles of one resource and window regrouped',
   folded:
     'folded stacks (FlameGraph’s collapsed format, py-spy --format raw): comments, empty frames, bad lines skipped',
   cpuprofile: 'Chrome / Node .cpuprofile (current nodes layout and the older head/timestamps layout)',

@@ -2,7 +2,8 @@
  * OpenTelemetry profiles (OTLP `profiles/v1development`, protocol releases 1.10 and 1.11) as
  * stagediff profiles: an `ExportProfilesServiceRequest` or `ProfilesData` in protobuf (plain or
  * gzip'd), or the same in OTLP JSON (one payload, or one per line as the Collector's file exporter
- * writes them).
+ * writes them). A protobuf payload of release 1.7, the layout async-profiler 4.2 writes, is read too:
+ * release-1-7.ts turns it into the 1.10 objects first.
  *
  * OTLP carries one sample type per Profile; pprof, and stagediff, one profile with several. The
  * Profiles that share a resource, a start time and a duration are regrouped into one profile with a
@@ -20,6 +21,7 @@ import type { Profile } from '../../model/profile.ts';
 import { IngestError } from '../errors.ts';
 import { type ContainerLimits, defaultContainerLimits, isGzip, unwrap } from '../pprof/container.ts';
 import { type DecodeLimits, decodeProfile, defaultDecodeLimits } from '../pprof/decode.ts';
+import { detectRelease17, readRelease17 } from './release-1-7.ts';
 import {
   type Int64,
   type OtlpAnyValue,
@@ -41,7 +43,8 @@ export const defaultOtlpLimits: OtlpLimits = { ...defaultContainerLimits, ...def
  */
 export const OTLP_SHARE_OF_DECOMPRESSED = 16;
 
-const SUPPORTED = 'OTLP profiles of protocol release 1.10 or 1.11 (profiles/v1development)';
+const SUPPORTED =
+  'OTLP profiles of protocol release 1.10 or 1.11 (profiles/v1development), and protobuf of release 1.7 (as async-profiler 4.2 writes it)';
 
 /**
  * Confidence that a file is an OTLP profiles payload, from its first bytes (inflated when gzip'd):
@@ -89,7 +92,8 @@ export function parseOtlp(bytes: Uint8Array, limits: Partial<OtlpLimits> = {}): 
     throw e;
   }
   if (raw.length > cap) throw tooLarge();
-  const payloads = jsonStart(raw.subarray(0, 64)) !== null ? fromJson(raw) : [fromProtobuf(raw)];
+  const payloads =
+    jsonStart(raw.subarray(0, 64)) !== null ? fromJson(raw) : [fromProtobuf(raw, l.maxDecompressedBytes)];
   const groups: Group[] = [];
   payloads.forEach((data, i) => {
     checkIndices(data, payloads.length > 1 ? `payload ${i + 1}: ` : '');
@@ -108,7 +112,7 @@ export function parseOtlp(bytes: Uint8Array, limits: Partial<OtlpLimits> = {}): 
       }); stagediff reads one per file: export one resource and one window per file`,
     );
   }
-  const pprof = groups[0]!.toPprof();
+  const pprof = groups[0]!.toPprof(l.maxDecompressedBytes);
   let profile: Profile;
   try {
     profile = decodeProfile(pprof, l);
@@ -119,7 +123,15 @@ export function parseOtlp(bytes: Uint8Array, limits: Partial<OtlpLimits> = {}): 
   return { ...profile, format: 'otlp' };
 }
 
-function fromProtobuf(raw: Uint8Array): OtlpProfilesData {
+function fromProtobuf(raw: Uint8Array, maxDecompressedBytes: number): OtlpProfilesData {
+  const release = detectRelease17(raw);
+  if (release === '1.7') return readRelease17(raw, maxDecompressedBytes);
+  if (release === 'older') {
+    throw new IngestError(
+      'unsupported',
+      `this looks like an OTLP profiles payload of protocol release 1.6 or earlier (its tables are inside each Profile, with no dictionary); stagediff reads ${SUPPORTED}`,
+    );
+  }
   try {
     return profilesDataType().decode(raw) as unknown as OtlpProfilesData;
   } catch (e) {
@@ -191,7 +203,7 @@ function hexToBase64(s: string): string {
 }
 
 /**
- * Every index a payload holds must point into its table. Releases before 1.10 numbered the Sample's
+ * Every index a payload holds must point into its table. Releases 1.8 and 1.9 numbered the Sample's
  * fields differently (values were field 2, where attribute indices are now), so such a payload reads
  * as samples whose "attributes" point far past the table: it is named as what it likely is.
  */
@@ -215,12 +227,12 @@ function checkIndices(data: OtlpProfilesData, where: string): void {
   const check = (what: string, i: number | undefined, size: number) => {
     if (i !== undefined && (i < 0 || i >= size) && !(i === 0 && size === 0)) bad(what, i, size);
   };
-  /** A sample's indices past their tables: the signature of release 1.9's Sample (values in field 2). */
+  /** A sample's indices past their tables: the signature of releases 1.8/1.9's Sample (values in field 2). */
   const sampleCheck = (what: string, i: number | undefined, size: number) => {
     if (i === undefined || (i >= 0 && i < size) || (i === 0 && size === 0)) return;
     throw new IngestError(
       'unsupported',
-      `${where}a sample's ${what} index ${i} points past its table (${size} entries): this looks like an OTLP profiles payload of protocol release 1.9 or earlier, which numbered the Sample's fields differently (values were field 2); stagediff reads ${SUPPORTED}`,
+      `${where}a sample's ${what} index ${i} points past its table (${size} entries): this looks like an OTLP profiles payload of protocol release 1.8 or 1.9, which numbered the Sample's fields differently (values were field 2); stagediff reads ${SUPPORTED}`,
     );
   };
   for (const s of d.stackTable ?? [])
@@ -291,8 +303,13 @@ class Group {
       .join(', ');
   }
 
-  /** The group as one pprof protobuf (uncompressed). */
-  toPprof(): Uint8Array {
+  /**
+   * The group as one pprof protobuf (uncompressed). Every sample writes its stack's location ids, and
+   * samples of one stack with other attributes are other samples: a payload can make that N × L from
+   * N samples and one stack of L, so the ids written are held to MAX_DECOMPRESSED_BYTES (at least a
+   * byte each), the size any pprof file is held to, before any is written.
+   */
+  toPprof(maxDecompressedBytes: number): Uint8Array {
     const d = this.dict;
     const strings: string[] = [''];
     const stringIds = new Map<string, number>([['', 0]]);
@@ -356,11 +373,23 @@ class Group {
       body(w);
       w.ldelim();
     };
-    for (const [t, u] of types) {
+    const names = distinctTypeNames(types);
+    for (const [c, [, u]] of types.entries()) {
       message(1, (x) => {
-        x.uint32(8).int64(s(t));
+        x.uint32(8).int64(s(names[c]!));
         x.uint32(16).int64(s(u));
       });
+    }
+
+    let refs = 0;
+    for (const smp of samples.values()) {
+      refs += d.stackTable?.[smp.stack]?.locationIndices?.length ?? 0;
+      if (refs > maxDecompressedBytes) {
+        throw new IngestError(
+          'too-large',
+          `the OTLP payload's ${samples.size} samples reach more than ${maxDecompressedBytes} locations in all, over MAX_DECOMPRESSED_BYTES for the profile they make (every sample lists its stack); export a shorter window or fewer attributes per sample`,
+        );
+      }
     }
 
     // Locations are given ids from 1 (pprof's 0 is "none"); only those a sample reaches are written.
@@ -371,11 +400,8 @@ class Group {
     for (const smp of samples.values()) {
       message(2, (x) => {
         const locs = d.stackTable?.[smp.stack]?.locationIndices ?? [];
-        if (locs.length > 0) {
-          x.uint32(10).fork();
-          for (const li of locs) x.uint64(li + 1);
-          x.ldelim();
-        }
+        // packed into one byte run: one writer operation per sample, not one per location
+        if (locs.length > 0) x.uint32(10).bytes(packedIds(locs));
         x.uint32(18).fork();
         for (const v of smp.values) x.int64(long(v));
         x.ldelim();
@@ -471,7 +497,7 @@ class Group {
     const periodType = withPeriod.periodType;
     const ptType = periodType ? ds(periodType.typeStrindex) : 0;
     const ptUnit = periodType ? ds(periodType.unitStrindex) : 0;
-    const defaultType = s(types[types.length - 1]?.[0] ?? '');
+    const defaultType = s(names[names.length - 1] ?? '');
 
     if (this.time) w.uint32(72).int64(long(this.time));
     if (this.duration) w.uint32(80).int64(long(this.duration));
@@ -490,6 +516,51 @@ class Group {
     for (const text of strings) w.uint32(50).string(text);
     return w.finish();
   }
+}
+
+/** Location indices as pprof location ids (index + 1), in protobuf's packed varint encoding. */
+function packedIds(indices: ArrayLike<number>): Uint8Array {
+  let size = 0;
+  for (let i = 0; i < indices.length; i++) {
+    let v = indices[i]! + 1;
+    do {
+      size++;
+      v = Math.floor(v / 128);
+    } while (v > 0);
+  }
+  const out = new Uint8Array(size);
+  let p = 0;
+  for (let i = 0; i < indices.length; i++) {
+    let v = indices[i]! + 1;
+    while (v >= 128) {
+      out[p++] = (v % 128) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    out[p++] = v;
+  }
+  return out;
+}
+
+/**
+ * The names the sample types get. pprof, and stagediff, tell sample types apart by name; OTLP by name
+ * and unit, and async-profiler names both of a profile's types by its event (`cpu`/`count` and
+ * `cpu`/`nanoseconds`; `perf_events`/`count` and `perf_events`/`ns`; `noop`/`count` and `noop`/`total`).
+ * Where a name is shared, its one type counted in `count` is named `samples` (pprof's name for the
+ * count of a sampled profile) and keeps the unit; any type still sharing a name is named `NAME_UNIT`.
+ */
+export function distinctTypeNames(types: readonly (readonly [string, string])[]): string[] {
+  const tally = (names: readonly string[]) => {
+    const m = new Map<string, number>();
+    for (const n of names) m.set(n, (m.get(n) ?? 0) + 1);
+    return m;
+  };
+  const byName = tally(types.map(([t]) => t));
+  const counts = tally(types.filter(([, u]) => u === 'count').map(([t]) => t));
+  const names = types.map(([t, u]) =>
+    byName.get(t)! > 1 && u === 'count' && counts.get(t) === 1 && !byName.has('samples') ? 'samples' : t,
+  );
+  const again = tally(names);
+  return names.map((n, i) => (again.get(n)! > 1 ? `${n}_${types[i]![1]}` : n));
 }
 
 /** An attribute's value as a label: a string, an integer (a numeric label), or null when empty. */

@@ -178,7 +178,8 @@ export interface OtlpDictionary {
   linkTable?: { traceId?: Uint8Array; spanId?: Uint8Array }[];
   stringTable?: string[];
   attributeTable?: { keyStrindex?: number; value?: OtlpAnyValue; unitStrindex?: number }[];
-  stackTable?: { locationIndices?: number[] }[];
+  /** As decoded, an array; built from a release 1.7 Profile, a view of its location indices. */
+  stackTable?: { locationIndices?: number[] | Int32Array }[];
 }
 export interface OtlpProfilesData {
   resourceProfiles?: {

@@ -99,7 +99,7 @@ describe('what is refused, and why', () => {
   it('a payload of protocol release 1.9 (pdata/pprofile v0.140.0) is named as such', () => {
     const e = refusal(readFileSync(`${dir}proto1.9/cpu.otlp.pb`));
     expect(e.code).toBe('unsupported');
-    expect(e.message).toContain('protocol release 1.9 or earlier');
+    expect(e.message).toContain('protocol release 1.8 or 1.9');
     expect(e.message).toContain('1.10 or 1.11');
   });
 
