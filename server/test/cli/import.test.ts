@@ -54,6 +54,54 @@ describe('stagediff import parca', () => {
     expect(r.stdout).toMatch(/\/c\/[\w-]+/);
   });
 
+  it("with --requests-url and --requests-query, prints each run's requests", async () => {
+    const prom = `http://127.0.0.1:${replay.port}`;
+    const r = await runCli([
+      'import',
+      'parca',
+      '--url',
+      prom,
+      '--query',
+      parcaWindow.selector,
+      '--from',
+      parcaWindow.from,
+      '--to',
+      parcaWindow.to,
+      '--requests-url',
+      prom,
+      '--requests-query',
+      parcaWindow.requestsQuery,
+      '--server',
+      base,
+      '--stage',
+      'pooled',
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /run 1: requested \S+ to \S+; covered 2026-11-29T07:09:58\.968Z to 2026-11-29T07:10:08\.968Z \(10\.001 s\); 101948 requests from 2026-11-29T07:09:58\.968Z to 2026-11-29T07:10:08\.969Z/,
+    );
+    expect(r.stderr).toContain('42 files in 6 runs, 60.003 covered seconds');
+    // one without the other is a usage error, before anything is asked
+    const half = await runCli([
+      'import',
+      'parca',
+      '--url',
+      prom,
+      '--from',
+      parcaWindow.from,
+      '--to',
+      parcaWindow.to,
+      '--requests-query',
+      parcaWindow.requestsQuery,
+      '--server',
+      base,
+      '--stage',
+      'x',
+    ]);
+    expect(half.status).toBe(2);
+    expect(half.stderr).toContain('--requests-url and --requests-query go together');
+  });
+
   it('names a refused host as the server says it', async () => {
     const r = await runCli([
       'import',
