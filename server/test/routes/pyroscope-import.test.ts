@@ -197,6 +197,58 @@ describe('import from Pyroscope', () => {
     });
   });
 
+  it("gives the stage's What changed every kind: deltas per second of the run, snapshots as they are", async () => {
+    const c = await createComparison(app, 'pyroscope what changed');
+    const ids: string[] = [];
+    // run-1's profiles alone, then run-3's alone: 180 s windows each
+    for (const [name, from, to] of [
+      ['early', '2026-11-29T03:45:00Z', '2026-11-29T03:48:00Z'],
+      ['late', '2026-11-29T03:50:00Z', '2026-11-29T03:53:00Z'],
+    ] as const) {
+      const stage = await addStage(app, c.id, c.auth, name);
+      ids.push(stage);
+      const r = await app.inject({
+        method: 'POST',
+        url: `/api/comparisons/${c.id}/stages/${stage}/import`,
+        headers: c.auth,
+        payload: { source: 'pyroscope', url: `http://127.0.0.1:${pyro.port}`, query: DEMO_SELECTOR, from, to, runs: 1 },
+      });
+      expect(r.statusCode, r.body).toBe(200);
+    }
+    const expected = {
+      cpu: ['process_cpu:cpu:nanoseconds:cpu:nanoseconds', 'per-second'],
+      allocs: ['memory:alloc_space:bytes:space:bytes', 'per-second'],
+      heap: ['memory:inuse_space:bytes:space:bytes', 'absolute'],
+      mutex: ['mutex:delay:nanoseconds:contentions:count', 'per-second'],
+      block: ['block:delay:nanoseconds:contentions:count', 'per-second'],
+      goroutine: ['goroutine:goroutine:count:goroutine:count', 'absolute'],
+    } as const;
+    for (const [kind, [type, normalisation]] of Object.entries(expected)) {
+      const r = await app.inject({
+        url: `/api/comparisons/${c.id}/changes?base=${ids[0]}&target=${ids[1]}&kind=${kind}&functions=on`,
+      });
+      expect(r.statusCode, r.body).toBe(200);
+      const f = (
+        r.json() as {
+          functions: {
+            status: string;
+            kind: string;
+            normalisation: string;
+            baseTotal: number;
+            targetTotal: number;
+            changes: unknown[];
+          };
+        }
+      ).functions;
+      expect([f.status, f.kind, f.normalisation], kind).toEqual(['ok', kind, normalisation]);
+      const m = manifestType(type);
+      const per = normalisation === 'per-second' ? 180 : 1;
+      expect(f.baseTotal, kind).toBeCloseTo(m.profiles[0]!.total / per, 6);
+      expect(f.targetTotal, kind).toBeCloseTo(m.profiles[2]!.total / per, 6);
+      expect(f.changes.length, kind).toBeGreaterThan(0);
+    }
+  });
+
   it('refuses, naming PROFILER_MAX_FETCHES, an import that would need more fetches, before fetching them', async () => {
     const small = await testApp({
       ANALYSIS_WORKERS: '0',
