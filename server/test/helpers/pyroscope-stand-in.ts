@@ -9,7 +9,7 @@
  * - SelectSeries: a SelectSeriesResponse built here as Pyroscope builds it: one series
  *   (service_name=demo-orders), a profile of time t counted in the point T = start + k·step with
  *   T − step < t ≤ T (T = start for t ≤ start), points summed, empty points left out. A selector other
- *   than the demo's has no series.
+ *   than the demo's has no series; TWO_INSTANCES_SELECTOR has two (the same points, two instances).
  */
 import { readFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
@@ -19,6 +19,8 @@ import { fixturesDir } from './paths.ts';
 
 export const PYROSCOPE_DIR = `${fixturesDir}pyroscope/`;
 export const DEMO_SELECTOR = '{service_name="demo-orders"}';
+/** A selector whose series the stand-in answers twice, as two instances (each with the demo's points). */
+export const TWO_INSTANCES_SELECTOR = '{service_name=~"demo-.*"}';
 
 export interface ManifestProfile {
   run: string;
@@ -66,7 +68,7 @@ function readFields(path: string, body: Buffer): Record<number, string | number>
   return out;
 }
 
-function seriesAnswer(t: ManifestType, start: number, end: number, stepSeconds: number): Buffer {
+function seriesAnswer(t: ManifestType, start: number, end: number, stepSeconds: number, instances: string[]): Buffer {
   const stepMs = Math.round(stepSeconds * 1000);
   const points = new Map<number, number>();
   for (const p of t.profiles) {
@@ -76,12 +78,16 @@ function seriesAnswer(t: ManifestType, start: number, end: number, stepSeconds: 
     points.set(at, (points.get(at) ?? 0) + p.total);
   }
   const w = protobuf.Writer.create();
-  if (points.size > 0) {
+  for (const instance of points.size > 0 ? instances : []) {
     const s = protobuf.Writer.create();
-    const label = protobuf.Writer.create();
-    label.uint32((1 << 3) | 2).string('service_name');
-    label.uint32((2 << 3) | 2).string('demo-orders');
-    s.uint32((1 << 3) | 2).bytes(label.finish());
+    const labels: [string, string][] = [['service_name', 'demo-orders']];
+    if (instance !== '') labels.push(['instance', instance]);
+    for (const [name, value] of labels) {
+      const label = protobuf.Writer.create();
+      label.uint32((1 << 3) | 2).string(name);
+      label.uint32((2 << 3) | 2).string(value);
+      s.uint32((1 << 3) | 2).bytes(label.finish());
+    }
     for (const [at, value] of [...points].sort((a, b) => a[0] - b[0])) {
       const p = protobuf.Writer.create();
       p.uint32((1 << 3) | 1).double(value);
@@ -105,11 +111,18 @@ export async function startPyroscopeStandIn(): Promise<StandIn> {
     if (path === '/querier.v1.QuerierService/ProfileTypes')
       return { status: 200, body: readFileSync(`${PYROSCOPE_DIR}profile-types.bin`) };
     const t = manifest.types.find((x) => x.id === f[1]);
-    const ours = f[2] === DEMO_SELECTOR;
+    const two = f[2] === TWO_INSTANCES_SELECTOR;
+    const ours = f[2] === DEMO_SELECTOR || two;
     const start = Number(f[3] ?? 0);
     const end = Number(f[4] ?? 0);
     if (path === '/querier.v1.QuerierService/SelectSeries')
-      return { status: 200, body: t && ours ? seriesAnswer(t, start, end, Number(f[6] ?? 15)) : Buffer.alloc(0) };
+      return {
+        status: 200,
+        body:
+          t && ours
+            ? seriesAnswer(t, start, end, Number(f[6] ?? 15), two ? ['10.0.0.1:6060', '10.0.0.2:6060'] : [''])
+            : Buffer.alloc(0),
+      };
     if (path === '/querier.v1.QuerierService/SelectMergeProfile') {
       const inside = t && ours ? t.profiles.filter((p) => p.timeMs >= start && p.timeMs <= end) : [];
       if (inside.length === 0) return { status: 200, body: Buffer.alloc(0) };

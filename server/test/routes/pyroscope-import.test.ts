@@ -14,6 +14,7 @@ import { parseTopRows } from '../helpers/pprof-text.ts';
 import {
   DEMO_SELECTOR,
   PYROSCOPE_DIR,
+  TWO_INSTANCES_SELECTOR,
   type StandIn,
   manifestType,
   startPyroscopeStandIn,
@@ -273,6 +274,7 @@ describe('import from Pyroscope', () => {
       });
       expect(r.statusCode, r.body).toBe(413);
       expect(r.json().error.message).toContain('PROFILER_MAX_FETCHES');
+      expect(r.json().error.param).toBe('runs');
       // 11 types × (1 series + 3 merges) + 1 > 30: only ProfileTypes was asked
       expect(pyro.asked.slice(before).map((a) => a.path)).toEqual(['/querier.v1.QuerierService/ProfileTypes']);
     } finally {
@@ -285,5 +287,18 @@ describe('import from Pyroscope', () => {
     expect(r.statusCode, r.body).toBe(422);
     expect(r.json().error.message).toContain('query:');
     expect(r.json().error.message).toContain('{service_name="other"}');
+    expect(r.json().error.param).toBe('query');
+  });
+
+  it('refuses a snapshot kind whose selector matches several instances, naming the query', async () => {
+    const { r } = await importInto(app, 'pyroscope two instances', {
+      ...WINDOW,
+      runs: 1,
+      query: TWO_INSTANCES_SELECTOR,
+    });
+    expect(r.statusCode, r.body).toBe(422);
+    expect(r.json().error.param).toBe('query');
+    expect(r.json().error.message).toContain('memory:inuse_space:bytes:space:bytes has 2 series');
+    expect(r.json().error.message).toContain('instance=');
   });
 });
