@@ -22,9 +22,12 @@ import { type Span, subWindows } from './window.ts';
  *   they are (the same README: in-use values are not cumulative, a subtraction corrupts them), and a
  *   goroutine profile counts the goroutines alive at one instant: merging a window would add its
  *   snapshots up. A run takes the one profile nearest the run's end: its instant is found with
- *   SelectSeries at a step of 1 s (Pyroscope puts a profile of time t in the point T = start + k·step
- *   with T − step < t ≤ T, and emits no empty point), then SelectMergeProfile over (T − 1 s, T], a
- *   window holding only that instant; the file lasts 0 s.
+ *   SelectSeries at a fine step (Pyroscope puts a profile of time t in the point T = start + k·step
+ *   with T − step < t ≤ T, and emits no empty point: see rangeSeries in its pkg/querier), then
+ *   SelectMergeProfile over (T − step, T], a window holding only that instant; the file lasts 0 s.
+ *   The step is 1 s, or longer for a window past 11,000 s so no series has more points than a
+ *   Prometheus-style query would allow (still far below the SDK's 15 s between uploads for any
+ *   window under a day and a half).
  *
  * Pyroscope keeps each sample type apart: a kind of two types (allocs, heap, mutex, block; CPU's
  * samples and cpu) is fetched type by type and joined stack by stack (join-types.ts) into one file of
@@ -146,9 +149,10 @@ export async function importFromPyroscope(
     );
 
   const deltaStep = Math.max(1, Math.round((toMs - fromMs) / 1000 / Math.max(1, runs * 60)));
+  const snapshotStep = Math.max(1, Math.ceil((toMs - fromMs) / 1000 / 11_000));
   const chosen: Chosen[] = [];
   for (const c of candidates) {
-    const step = c.rule.mode === 'snapshot' ? 1 : deltaStep;
+    const step = c.rule.mode === 'snapshot' ? snapshotStep : deltaStep;
     const members: Chosen['members'] = [];
     for (const type of c.types) {
       const points = await pyroscopeSeries(fetch, url, type.id, selector, fromMs, toMs, step);
@@ -246,7 +250,7 @@ export async function importFromPyroscope(
         const end = windows[k]!.endMs;
         let t = instants[0]!;
         for (const x of instants) if (Math.abs(x - end) <= Math.abs(t - end)) t = x;
-        const p = await fetchRun({ startMs: Math.max(fromMs, t - 999), endMs: t });
+        const p = await fetchRun({ startMs: Math.max(fromMs, t - snapshotStep * 1000 + 1), endMs: t });
         add(k, p, { startMs: t, endMs: t }, 0, 1, null);
       }
     }
