@@ -17,14 +17,17 @@ import { type Span, subWindows } from './window.ts';
  *   each upload period's CPU profile (StartCPUProfile … StopCPUProfile per period) and writes heap,
  *   mutex and block through godeltaprof's HeapProfiler / BlockProfiler / MutexProfiler, its sample
  *   types declared `Cumulative: false`; godeltaprof/README.md: "an efficient delta profiler for
- *   memory, mutex, and block", each profile the difference since the previous one. So a run is the
- *   merge of the profiles whose time lies in its sub-window (SelectMergeProfile), lasting the
- *   sub-window (Pyroscope's API gives no profile's own span, so no covered window is claimed).
+ *   memory, mutex, and block", each profile the difference since the previous one. Alloy's
+ *   pyroscope.scrape does the same for scraped cumulative profiles (its delta appender sends the
+ *   difference to the previous scrape, labelled `__delta__="false"`: "we don't need to compute the
+ *   delta again" on the server). So a run is the merge of the profiles whose time lies in its
+ *   sub-window (SelectMergeProfile), lasting the sub-window (Pyroscope's API gives no profile's own
+ *   span, so no covered window is claimed).
  * - Snapshot kinds: heap (inuse_objects, inuse_space) and goroutine. godeltaprof leaves inuse_* as
  *   they are (the same README: in-use values are not cumulative, a subtraction corrupts them), and
- *   session.go declares inuse_* and goroutine with `Aggregation: "average"`, not a sum: each profile is
- *   what was alive at one instant, so merging a window would add its snapshots up. A run takes the one profile nearest the run's end: its instant is found with
- *   SelectSeries at a fine step (Pyroscope puts a profile of time t in the point T = start + k·step
+ *   session.go declares inuse_* and goroutine with `Aggregation: "average"`, not a sum: each profile
+ *   is what was alive at one instant, so merging a window would add its snapshots up. A run takes the
+ *   one profile nearest the run's end: its instant is found with SelectSeries at a fine step (Pyroscope puts a profile of time t in the point T = start + k·step
  *   with T − step < t ≤ T, and emits no empty point: see rangeSeries in its pkg/querier), then
  *   SelectMergeProfile over (T − step, T], a window holding only that instant; the file lasts 0 s.
  *   The step is 1 s, or longer for a window past 11,000 s so no series has more points than a
