@@ -9,7 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePprof } from '../../../src/ingest/pprof/index.ts';
 import type { Fetcher } from '../../../src/services/profilers/guarded-fetch.ts';
 import { importFromPyroscope } from '../../../src/services/profilers/import-pyroscope.ts';
 import { findGo } from '../../helpers/paths.ts';
@@ -77,6 +79,19 @@ describe('importFromPyroscope', () => {
       'run-1-goroutine.pb.gz',
     ]);
     for (const f of out.files) writeFileSync(join(tmp, f.filename), f.bytes);
+    // each file says what it is: its kind, Pyroscope's types joined into it, and how the window was read
+    const file = (name: string) => parsePprof(gunzipSync(out.files.find((f) => f.filename === name)!.bytes), {});
+    const allocs = file('run-1-allocs.pb.gz');
+    expect(allocs.comments).toHaveLength(1);
+    expect(allocs.comments[0]).toContain(
+      'allocs (memory:alloc_objects:count:space:bytes + memory:alloc_space:bytes:space:bytes){service_name="demo-orders"}',
+    );
+    expect(allocs.comments[0]).toContain('stored as deltas');
+    expect(allocs.durationNanos).toBe(25 * 60 * 1e9);
+    const heap = file('run-1-heap.pb.gz');
+    expect(heap.comments[0]).toContain('not merged: a snapshot');
+    expect(heap.durationNanos).toBe(0);
+    expect(heap.sampleTypes.map((t) => t.type)).toEqual(['inuse_objects', 'inuse_space']);
     if (!go) return;
     for (const [kind, type, flags, expectedFile] of CASES) {
       const r = spawnSync(
