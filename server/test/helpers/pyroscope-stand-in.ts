@@ -9,7 +9,8 @@
  * - SelectSeries: a SelectSeriesResponse built here as Pyroscope builds it: one series
  *   (service_name=demo-orders), a profile of time t counted in the point T = start + k·step with
  *   T − step < t ≤ T (T = start for t ≤ start), points summed, empty points left out. A selector other
- *   than the demo's has no series; TWO_INSTANCES_SELECTOR has two (the same points, two instances).
+ *   than the demo's has no series; TWO_INSTANCES_SELECTOR has two (the same points, two instances);
+ *   CPU_ONLY_SELECTOR has the CPU types' alone.
  */
 import { readFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
@@ -21,6 +22,8 @@ export const PYROSCOPE_DIR = `${fixturesDir}pyroscope/`;
 export const DEMO_SELECTOR = '{service_name="demo-orders"}';
 /** A selector whose series the stand-in answers twice, as two instances (each with the demo's points). */
 export const TWO_INSTANCES_SELECTOR = '{service_name=~"demo-.*"}';
+/** A selector the stand-in has only CPU profiles for (as a service whose SDK sends CPU alone). */
+export const CPU_ONLY_SELECTOR = '{service_name="demo-orders",profiles="cpu"}';
 
 export interface ManifestProfile {
   run: string;
@@ -112,7 +115,8 @@ export async function startPyroscopeStandIn(): Promise<StandIn> {
       return { status: 200, body: readFileSync(`${PYROSCOPE_DIR}profile-types.bin`) };
     const t = manifest.types.find((x) => x.id === f[1]);
     const two = f[2] === TWO_INSTANCES_SELECTOR;
-    const ours = f[2] === DEMO_SELECTOR || two;
+    const ours =
+      f[2] === DEMO_SELECTOR || two || (f[2] === CPU_ONLY_SELECTOR && String(f[1]).startsWith('process_cpu:'));
     const start = Number(f[3] ?? 0);
     const end = Number(f[4] ?? 0);
     if (path === '/querier.v1.QuerierService/SelectSeries')

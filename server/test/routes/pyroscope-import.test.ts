@@ -12,6 +12,7 @@ import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp } from '../helpers/app.ts';
 import { parseTopRows } from '../helpers/pprof-text.ts';
 import {
+  CPU_ONLY_SELECTOR,
   DEMO_SELECTOR,
   PYROSCOPE_DIR,
   TWO_INSTANCES_SELECTOR,
@@ -300,5 +301,13 @@ describe('import from Pyroscope', () => {
     expect(r.json().error.param).toBe('query');
     expect(r.json().error.message).toContain('memory:inuse_space:bytes:space:bytes has 2 series');
     expect(r.json().error.message).toContain('instance=');
+  });
+
+  it('imports only the kinds the selector has profiles of', async () => {
+    const { r } = await importInto(app, 'pyroscope cpu only', { ...WINDOW, runs: 1, query: CPU_ONLY_SELECTOR });
+    expect(r.statusCode, r.body).toBe(200);
+    const out = r.json() as ImportReply;
+    expect(out.runs[0]!.profiles.map((p) => p.filename)).toEqual(['run-1-cpu.pb.gz']);
+    expect(out.runs[0]!.profiles[0]!.total).toBe(21_510_000_000);
   });
 });
