@@ -161,7 +161,7 @@ export const SCHEMAS = {
   },
   importFromProfiler: {
     summary:
-      "Add runs to a stage from a continuous profiler (edit token): the server fetches a window's scrapes for a selector from Parca (only from hosts PROFILER_HOSTS allows) and stores N runs of whole scrapes, one pprof file per kind and run with its covered time and duration: CPU summed over the scrapes that start and end inside the run, allocs/mutex/block as last − first of their snapshots, heap and goroutine as the snapshot nearest the run's end; from Pyroscope (source pyroscope), the CPU merge of each equal sub-window over its Connect querier",
+      "Add runs to a stage from a continuous profiler (edit token): the server fetches a window's scrapes for a selector from Parca (only from hosts PROFILER_HOSTS allows) and stores N runs of whole scrapes, one pprof file per kind and run with its covered time and duration: CPU summed over the scrapes that start and end inside the run, allocs/mutex/block as last − first of their snapshots, heap and goroutine as the snapshot nearest the run's end; from Pyroscope (source pyroscope), over its Connect querier, each equal sub-window's merge of the delta types (CPU, allocs, mutex, block) and the heap and goroutine snapshot nearest the run's end",
     params: StageParams,
     body: ProfilerImportBody,
     response: ProfilerImportReply,

@@ -115,7 +115,7 @@ export function checkProfilerUrl(raw: string, hosts: string[], param = 'url'): U
  */
 export function guardedFetcher(limits: FetchLimits, signal?: AbortSignal): Fetcher {
   let fetches = 0;
-  return async (url: URL, post?: PostBody) => {
+  const fetcher: Fetcher = async (url: URL, post?: PostBody) => {
     checkProfilerUrl(url.href, limits.hosts);
     if (++fetches > limits.maxFetches)
       throw new ProfilerError(
@@ -220,4 +220,22 @@ export function guardedFetcher(limits: FetchLimits, signal?: AbortSignal): Fetch
       req.end(post?.body);
     });
   };
+  budgets.set(fetcher, () => ({ max: limits.maxFetches, used: fetches }));
+  return fetcher;
+}
+
+/** A guarded fetcher's bound on fetches (PROFILER_MAX_FETCHES) and how many it has made. */
+export interface FetchBudget {
+  max: number;
+  used: number;
+}
+
+const budgets = new WeakMap<Fetcher, () => FetchBudget>();
+
+/**
+ * The fetch budget of a guarded fetcher (null for another fetcher): an importer that knows how many
+ * fetches it still needs refuses up front, rather than after fetching up to the bound.
+ */
+export function fetchBudget(fetch: Fetcher): FetchBudget | null {
+  return budgets.get(fetch)?.() ?? null;
 }

@@ -3,9 +3,11 @@ import { type Fetcher, ProfilerError } from './guarded-fetch.ts';
 
 /**
  * Pyroscope's querier over the Connect protocol, binary (`application/proto`):
- * `querier.v1.QuerierService/SelectMergeProfile` answers a google.v1.Profile, which is pprof's
- * profile.proto (so its bytes are a pprof profile as they come), and `SelectSeries` the series of a
- * profile type (types.v1.Series: labels, points of value and timestamp in ms).
+ * `querier.v1.QuerierService/ProfileTypes` answers the profile types it holds in a window
+ * (types.v1.ProfileType), `SelectMergeProfile` a google.v1.Profile, which is pprof's profile.proto
+ * (so its bytes are a pprof profile as they come), and `SelectSeries` the series of a profile type
+ * (types.v1.Series: labels, points of value and timestamp in ms). Field numbers are those of
+ * github.com/grafana/pyroscope/api v1.6.0 (querier/v1/querier.proto, types/v1/types.proto).
  */
 
 const SERVICE = 'querier.v1.QuerierService';
@@ -38,6 +40,69 @@ async function call(fetch: Fetcher, base: URL, method: string, body: Buffer): Pr
     throw new ProfilerError(502, 'profiler-failed', `Pyroscope answered ${method} with HTTP ${a.status}: ${msg}`);
   }
   return a.body;
+}
+
+/** One of Pyroscope's profile types: ID `<name>:<sample type>:<sample unit>:<period type>:<period unit>`. */
+export interface PyroscopeType {
+  id: string;
+  name: string;
+  sampleType: string;
+  sampleUnit: string;
+  periodType: string;
+  periodUnit: string;
+}
+
+/**
+ * The profile types Pyroscope holds between fromMs and toMs (ProfileTypesRequest: start 1, end 2;
+ * ProfileTypesResponse: profile_types 1; ProfileType: ID 1, name 2, sample_type 4, sample_unit 5,
+ * period_type 6, period_unit 7). They are every service's: the request takes no selector.
+ */
+export async function pyroscopeTypes(
+  fetch: Fetcher,
+  base: URL,
+  fromMs: number,
+  toMs: number,
+): Promise<PyroscopeType[]> {
+  const w = protobuf.Writer.create();
+  w.uint32(1 << 3).int64(fromMs);
+  w.uint32(2 << 3).int64(toMs);
+  const body = await call(fetch, base, 'ProfileTypes', Buffer.from(w.finish()));
+  const out: PyroscopeType[] = [];
+  try {
+    const r = protobuf.Reader.create(body);
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      if (tag >>> 3 !== 1 || (tag & 7) !== 2) {
+        r.skipType(tag & 7);
+        continue;
+      }
+      const t = protobuf.Reader.create(r.bytes());
+      const pt: PyroscopeType = { id: '', name: '', sampleType: '', sampleUnit: '', periodType: '', periodUnit: '' };
+      const fields: Record<number, keyof PyroscopeType> = {
+        1: 'id',
+        2: 'name',
+        4: 'sampleType',
+        5: 'sampleUnit',
+        6: 'periodType',
+        7: 'periodUnit',
+      };
+      while (t.pos < t.len) {
+        const tt = t.uint32();
+        const f = fields[tt >>> 3];
+        if (f && (tt & 7) === 2) pt[f] = t.string().slice(0, 300);
+        else t.skipType(tt & 7);
+      }
+      if (pt.id !== '') out.push(pt);
+      if (out.length > 10_000) break;
+    }
+  } catch (e) {
+    throw new ProfilerError(
+      502,
+      'profiler-failed',
+      `Pyroscope's ProfileTypes answer is not a ProfileTypesResponse: ${(e as Error).message}`,
+    );
+  }
+  return out;
 }
 
 /** The profiles of a type and selector whose time lies in [fromMs, toMs], merged by Pyroscope (pprof bytes). */
