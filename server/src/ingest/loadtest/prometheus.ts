@@ -20,6 +20,9 @@ import { run, summary } from './common/summary.ts';
 import { headText, isObj, parseJson, readText } from './common/text.ts';
 import type { LoadTestImporter } from './types.ts';
 
+/** Series a requests counter is read from at most (a selector matching every series is refused, not stored). */
+export const MAX_COUNTER_SERIES = 1000;
+
 /** The requests a counter's series served in [fromMs, toMs], or why the answer cannot say. */
 export interface CounterCount {
   requests: number;
@@ -74,6 +77,10 @@ export function counterRequests(answer: unknown, fromMs: number, toMs: number): 
     };
   if (data.result.length === 0)
     return { why: 'no series answered: check the selector, and that the server scraped the service then' };
+  if (data.result.length > MAX_COUNTER_SERIES)
+    return {
+      why: `${data.result.length} series answered, more than the ${MAX_COUNTER_SERIES} a requests counter is read from: narrow the selector (job, instance, route…)`,
+    };
   let requests = 0;
   let resets = 0;
   for (const s of data.result) {

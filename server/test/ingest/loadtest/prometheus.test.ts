@@ -53,6 +53,14 @@ describe('counterRequests', () => {
     expect(counterRequests(vector, 0, 1)).toMatchObject({ why: expect.stringContaining('a vector answered') });
     const none = { status: 'success', data: { resultType: 'matrix', result: [] } };
     expect(counterRequests(none, 0, 1)).toMatchObject({ why: expect.stringContaining('no series') });
+    // a selector matching everything: refused, not read (nor stored)
+    const series = reset.data.result[0]!;
+    const many = { status: 'success', data: { resultType: 'matrix', result: Array(1001).fill(series) } };
+    expect(counterRequests(many, samples[0]!.ms, samples[7]!.ms)).toMatchObject({
+      why: expect.stringContaining('1001 series answered, more than the 1000'),
+    });
+    const enough = { status: 'success', data: { resultType: 'matrix', result: Array(1000).fill(series) } };
+    expect(counterRequests(enough, samples[2]!.ms, samples[3]!.ms)).toMatchObject({ series: 1000 });
   });
 
   it("agrees with the interpolation of the import's recorded samples, and differs from increase()", () => {
