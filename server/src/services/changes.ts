@@ -284,11 +284,17 @@ export class ChangeEngine {
    */
   private compare(base: StageValues, target: StageValues, conditions: PairConditions | null): FigureVerdicts {
     const out = {} as FigureVerdicts;
+    // A stage imported from a continuous profiler counts the requests clients sent (a Prometheus
+    // counter): its req/s is the traffic of the window, not what the service could do, so it is shown,
+    // never judged better or worse; its per-request figures are.
+    const served = base.set.format === 'prometheus' || target.set.format === 'prometheus';
     for (const k of FIGURE_KEYS)
       out[k] =
         conditions && !conditions.loadComparable && LOAD_FIGURES.has(k)
           ? notComparable(base.values[k].length, target.values[k].length, conditions.loadReason ?? '')
-          : this.verdict(base.values[k], target.values[k]);
+          : served && k === 'rps'
+            ? servedLoad(base.values[k].length, target.values[k].length)
+            : this.verdict(base.values[k], target.values[k]);
     return out;
   }
 
@@ -855,6 +861,21 @@ function notComparable(nBase: number, nTarget: number, reason: string): Verdict 
     minP: null,
     runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
     reason: `different load: ${reason}`,
+  };
+}
+
+/** The req/s of served traffic (a requests counter, not a load test): shown, not judged. */
+function servedLoad(nBase: number, nTarget: number): Verdict {
+  return {
+    status: 'not-comparable',
+    ratio: null,
+    p: null,
+    nBase,
+    nTarget,
+    alpha: BENCHSTAT_ALPHA,
+    minP: null,
+    runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+    reason: "served traffic: the requests clients sent, counted by Prometheus, not a load test's throughput",
   };
 }
 

@@ -145,7 +145,8 @@ export const prometheusImporter: LoadTestImporter = {
           source: 'computed',
           startedAt: fromMs,
           commandLine: typeof r.evaluated === 'string' ? r.evaluated.slice(0, 2000) : null,
-          targetUrl: url,
+          // the counter's server is not the target of the load
+          targetUrl: null,
           notes: [
             `requests from the counter ${typeof r.query === 'string' ? r.query.slice(0, 200) : '?'} at ${url} over run ${Number(r.run) || '?'} of ${Number(r.runs) || '?'}'s window (${c.series} series${c.resets ? `, ${c.resets} counter reset${c.resets === 1 ? '' : 's'} undone` : ''}); req/s is the load clients sent while the profiler scraped, not a load test's throughput; no latency or errors`,
           ],
