@@ -1,8 +1,9 @@
 /// <reference types="node" />
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadTestImporters } from '../../../server/src/ingest/loadtest/index.ts';
-import { fileSource } from '../../../server/src/ingest/source.ts';
+import { prometheusImporter } from '../../../server/src/ingest/loadtest/prometheus.ts';
+import { bufferSource, fileSource } from '../../../server/src/ingest/source.ts';
 import { achievedRate, band, loadModel, percentileCurve, relativeSeries } from './charts.ts';
 
 // The demo's real runs (fixtures/demo): six wrk runs of a stage (closed loop, 32 connections) and its
@@ -24,6 +25,30 @@ describe.skipIf(!have)('load-test charts by load model, runs as a band', () => {
     expect(loadModel(wrk)).toMatchObject({ fixed: false, title: 'Closed loop, 32 connections (wrk)' });
     expect(loadModel(vegeta)).toMatchObject({ fixed: true, rate: null, title: 'Fixed rate (vegeta)' });
     expect(loadModel(wrk).key).not.toBe(loadModel(vegeta).key);
+    // an imported stage's requests counter is the traffic clients sent, neither loop of a load tool
+    const reset = JSON.parse(
+      readFileSync(new URL('../../../fixtures/prometheus/counter-reset.json', import.meta.url), 'utf8'),
+    ) as { data: { result: { values: [number, string][] }[] } };
+    const [t0, t1] = [reset.data.result[0]!.values[0]![0], reset.data.result[0]!.values[7]![0]];
+    const record = {
+      schema: 'stagediff-requests/1',
+      url: 'http://127.0.0.1:49090/',
+      query: 'demo_http_requests_total',
+      evaluated: 'demo_http_requests_total[60000ms]',
+      from: new Date(t0 * 1000).toISOString(),
+      to: new Date(t1 * 1000).toISOString(),
+      run: 1,
+      runs: 1,
+      answer: reset,
+    };
+    const served = await prometheusImporter.parse(
+      bufferSource(Buffer.from(JSON.stringify(record))),
+      'run-1-requests.json',
+    );
+    expect(loadModel({ ...served, format: 'prometheus' })).toMatchObject({
+      fixed: true,
+      title: 'Served traffic (a Prometheus requests counter)',
+    });
   });
 
   it('six runs are one band: the median and the range at each percentile wrk printed', async () => {

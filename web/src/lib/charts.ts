@@ -80,6 +80,15 @@ export function loadModel(r: LoadRunLike): { key: string; title: string; fixed: 
   const m = r.summary.meta;
   const tool = m.tool || r.format;
   const rate = typeof m.rate === 'number' && m.rate > 0 ? m.rate : null;
+  // A requests counter read for a stage imported from a profiler: the traffic clients sent (open, as
+  // a fixed rate is), not a load tool's loop.
+  if (r.format === 'prometheus')
+    return {
+      key: `${r.format}\u0000served`,
+      title: 'Served traffic (a Prometheus requests counter)',
+      fixed: true,
+      rate: null,
+    };
   if (rate !== null || FIXED_RATE_FORMATS.test(r.format))
     return {
       key: `${r.format}\u0000rate\u0000${rate ?? ''}`,
