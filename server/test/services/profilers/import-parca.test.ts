@@ -9,13 +9,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { flatCum } from '../../../src/analysis/flat-cum.ts';
+import { mergeProfiles } from '../../../src/analysis/merge.ts';
 import { ProfilerError, guardedFetcher } from '../../../src/services/profilers/guarded-fetch.ts';
 import { type ImportOutcome, importFromParca } from '../../../src/services/profilers/import-parca.ts';
 import { parseTimeMs } from '../../../src/services/profilers/parca.ts';
 import { coveredMs, cumulativePairs, planRuns } from '../../../src/services/profilers/window.ts';
 import { parcaAnswers, parcaWindow, replayFetcher, startParcaReplay } from '../../helpers/parca-replay.ts';
 import { findGo, fixturesDir } from '../../helpers/paths.ts';
-import { parseTopRows, parseTopShown } from '../../helpers/pprof-text.ts';
+import { parseTopAll, parseTopRows, parseTopShown } from '../../helpers/pprof-text.ts';
 
 const go = findGo();
 const fromMs = Date.parse(parcaWindow.from);
@@ -200,6 +202,37 @@ describe('import from Parca (recorded answers)', () => {
         expect(r.status, r.stderr).toBe(0);
         expect(parseTopShown(r.stdout), name).toBe(parseTopShown(expected));
         expect(parseTopRows(r.stdout), name).toEqual(parseTopRows(expected));
+        // and stagediff's own flat and cum of the type, per function, are what go tool pprof reads
+        // in those files, exactly (in the type's unit)
+        const merged = mergeProfiles(files.map((f) => parsePprof(f.bytes)));
+        const col = merged.sampleTypes.findIndex((t) => t.type === type);
+        const unit = merged.sampleTypes[col]!.unit;
+        const exact = spawnSync(
+          go,
+          [
+            'tool',
+            'pprof',
+            '-top',
+            '-nodecount=0',
+            '-nodefraction=0',
+            '-edgefraction=0',
+            `-sample_index=${type}`,
+            `-unit=${unit === 'nanoseconds' ? 'ns' : unit}`,
+            ...paths,
+          ],
+          {
+            encoding: 'utf8',
+            env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' },
+            maxBuffer: 1 << 26,
+          },
+        );
+        expect(exact.status, exact.stderr).toBe(0);
+        const ours = new Map(
+          flatCum(merged, col)
+            .filter((x) => x.flat !== 0 || x.cum !== 0)
+            .map((x) => [x.name, [x.flat, x.cum]]),
+        );
+        expect(ours, name).toEqual(parseTopAll(exact.stdout));
       }
     }
     // the pinned totals of the second types: CPU samples are the cpu in 10 ms ticks
