@@ -10,7 +10,11 @@ import { type RunPlan, assignScrapes, boundaries, coveredMs, cumulativePairs, ne
 
 /**
  * A stage from Parca: for a selector and a window, N runs of whole scrapes, each run one pprof file
- * per profile kind with a real time and duration (window.ts says how each kind is taken).
+ * per profile kind with a real time and duration (window.ts says how each kind is taken). Parca
+ * answers one sample type per query, so each of a kind's types is read on its own (its series, then
+ * its scrapes or snapshots) and the run's parts are joined into one file of Go's sample types. Every
+ * fetch is known once the series are in: an import that would pass PROFILER_MAX_FETCHES is refused
+ * then, before any profile is fetched.
  */
 
 export interface ProfilerImportRequest {
