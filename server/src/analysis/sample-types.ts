@@ -42,12 +42,29 @@ export function profileKind(
   if (p.kind) return p.kind;
   const types = p.sampleTypes.map((t) => t.type);
   const period = p.periodType?.type ?? '';
-  if (types.includes('cpu') || period === 'cpu') return 'cpu';
+  if (types.includes('cpu') || period === 'cpu' || p.sampleTypes.some(isCpuEngineTime)) return 'cpu';
   if (types.includes('wall')) return 'wall';
   if (types.some((t) => HEAP_TYPES.has(t))) return p.durationNanos > 0 ? 'allocs' : 'heap';
   if (types.includes('delay') && types.includes('contentions')) return guessLockKind(p);
   if (types.includes('goroutine')) return 'goroutine';
   return 'other';
+}
+
+/**
+ * async-profiler (Java) names a profile's sample types after the engine that sampled it, not after
+ * what was measured: `perf_events`, `itimer` or `ctimer`. All three are CPU clocks when the unit is
+ * nanoseconds: itimer is setitimer(ITIMER_PROF), the process's CPU time; ctimer a per-thread CPU-time
+ * timer (timer_create on the thread's CPU clock); and perf_events is in nanoseconds only for its
+ * `cpu` event (the kernel's cpu-clock) — a hardware or trace event (cycles, cache-misses, a
+ * tracepoint) is counted in its own unit, never ns. Each sample then carries the sampling interval,
+ * so the type's total is CPU time as pprof's `cpu` is. Wall-clock sampling (`wall`) is not CPU time
+ * and is named `wall`.
+ */
+function isCpuEngineTime(t: ValueType): boolean {
+  return (
+    (t.type === 'perf_events' || t.type === 'itimer' || t.type === 'ctimer') &&
+    (t.unit === 'ns' || t.unit === 'nanoseconds')
+  );
 }
 
 /** The sample type a view of a kind opens on, when the profile has it. */

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flatCum, total } from '../../../src/analysis/flat-cum.ts';
+import { describeProfile, profileKind } from '../../../src/analysis/sample-types.ts';
 import type { StagediffApp } from '../../../src/app.ts';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { IngestError } from '../../../src/ingest/errors.ts';
@@ -152,6 +153,39 @@ describe('async-profiler 4.2 OTLP equals the collapsed stacks of the same record
     for (const f of ['cpu.otlp.pb', 'heap.otlp.pb', 'mutex.otlp.pb', 'all.otlp.pb', 'proto1.9/cpu.otlp.pb']) {
       expect(detectRelease17(readFileSync(`${fixturesDir}otlp/${f}`)), f).toBe('later');
     }
+  });
+});
+
+describe("async-profiler's CPU engines read as CPU", () => {
+  it("the agent's perf_events/ns profile is a CPU profile, as the JFR route's cpu/nanoseconds is; its allocations are not", () => {
+    const cpu = parseOtlp(readFileSync(`${dir}agent/cpu.otlp.pb`));
+    expect(cpu.sampleTypes.map((t) => t.type)).not.toContain('cpu');
+    expect(profileKind(cpu)).toBe('cpu');
+    // it opens on the engine's nanoseconds, the CPU time (1,869,126,192 ns of the collapsed totals)
+    const d = describeProfile(cpu);
+    expect(d.kind).toBe('cpu');
+    expect(d.defaultSampleType).toBe('perf_events');
+    expect(total(cpu, 1)).toBe(1_869_126_192);
+    expect(profileKind(parseOtlp(readFileSync(`${dir}jfr/cpu.otlp.pb`)))).toBe('cpu');
+    expect(profileKind(parseOtlp(readFileSync(`${dir}agent/alloc.otlp.pb`)))).not.toBe('cpu');
+  });
+
+  it('takes itimer and ctimer in nanoseconds as CPU, and not a hardware event counted in its own unit', () => {
+    const cpu = parseOtlp(readFileSync(`${dir}agent/cpu.otlp.pb`));
+    const named = (type: string, unit: string) => ({
+      ...cpu,
+      sampleTypes: [
+        { type: 'samples', unit: 'count' },
+        { type, unit },
+      ],
+    });
+    expect(profileKind(named('itimer', 'ns'))).toBe('cpu');
+    expect(profileKind(named('ctimer', 'ns'))).toBe('cpu');
+    // async-profiler's perf_events for cycles, cache-misses…: a count, not time
+    expect(profileKind(named('perf_events', 'total'))).toBe('other');
+    expect(profileKind(named('perf_events', 'cycles'))).toBe('other');
+    // wall-clock sampling is not CPU time
+    expect(profileKind(named('wall', 'ns'))).toBe('wall');
   });
 });
 

@@ -9,13 +9,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ProfilerError } from '../../../src/services/profilers/guarded-fetch.ts';
+import { flatCum } from '../../../src/analysis/flat-cum.ts';
+import { mergeProfiles } from '../../../src/analysis/merge.ts';
+import { ProfilerError, guardedFetcher } from '../../../src/services/profilers/guarded-fetch.ts';
 import { type ImportOutcome, importFromParca } from '../../../src/services/profilers/import-parca.ts';
 import { parseTimeMs } from '../../../src/services/profilers/parca.ts';
 import { coveredMs, cumulativePairs, planRuns } from '../../../src/services/profilers/window.ts';
-import { parcaAnswers, parcaWindow, replayFetcher } from '../../helpers/parca-replay.ts';
+import { parcaAnswers, parcaWindow, replayFetcher, startParcaReplay } from '../../helpers/parca-replay.ts';
 import { findGo, fixturesDir } from '../../helpers/paths.ts';
-import { parseTopRows } from '../../helpers/pprof-text.ts';
+import { parseTopAll, parseTopRows, parseTopShown } from '../../helpers/pprof-text.ts';
 
 const go = findGo();
 const fromMs = Date.parse(parcaWindow.from);
@@ -142,6 +144,153 @@ describe('import from Parca (recorded answers)', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(top10(r.stdout)).toEqual(top10(expected));
     expect(parseTopRows(r.stdout)).toEqual(parseTopRows(expected));
+  });
+  it("holds every sample type of a kind, in Go's order, each as go tool pprof -top -sample_index reads the same scrapes", async () => {
+    const out = await runImport();
+    // every type Parca had for the demo belongs to a kind: nothing skipped
+    expect(out.skippedTypes).toEqual([]);
+    const { parsePprof } = await import('../../../src/ingest/pprof/index.ts');
+    const { profileKind } = await import('../../../src/analysis/sample-types.ts');
+    const want: Record<string, string[]> = {
+      cpu: ['samples', 'cpu'],
+      allocs: ['alloc_objects', 'alloc_space'],
+      heap: ['inuse_objects', 'inuse_space'],
+      mutex: ['contentions', 'delay'],
+      block: ['contentions', 'delay'],
+      goroutine: ['goroutine'],
+    };
+    for (const [kind, types] of Object.entries(want)) {
+      const files = out.files.filter((f) => f.filename.endsWith(`-${kind}.pb.gz`));
+      expect(files, kind).toHaveLength(6);
+      const paths: string[] = [];
+      for (const f of files) {
+        const p = parsePprof(f.bytes);
+        expect(
+          p.sampleTypes.map((t) => t.type),
+          f.filename,
+        ).toEqual(types);
+        // the file keeps the kind stagediff reads it as, and opens on the type its figures are in
+        expect(profileKind(p), f.filename).toBe(kind);
+        expect(p.defaultSampleType).toBe(types[types.length - 1]);
+        const path = join(tmp, `types-${f.filename}`);
+        writeFileSync(path, f.bytes);
+        paths.push(path);
+      }
+      for (const type of types) {
+        const name = kind === 'cpu' && type === 'cpu' ? 'cpu.pprof-top.txt' : `${kind}.${type}.pprof-top.txt`;
+        const expected = readFileSync(`${fixturesDir}parca/expected/${name}`, 'utf8');
+        expect(parseTopRows(expected).length, name).toBeGreaterThan(5);
+        if (!go) continue;
+        const r = spawnSync(
+          go,
+          [
+            'tool',
+            'pprof',
+            '-top',
+            '-nodecount=0',
+            '-nodefraction=0',
+            '-edgefraction=0',
+            `-sample_index=${type}`,
+            ...paths,
+          ],
+          {
+            encoding: 'utf8',
+            env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' },
+            maxBuffer: 1 << 26,
+          },
+        );
+        expect(r.status, r.stderr).toBe(0);
+        expect(parseTopShown(r.stdout), name).toBe(parseTopShown(expected));
+        expect(parseTopRows(r.stdout), name).toEqual(parseTopRows(expected));
+        // and stagediff's own flat and cum of the type, per function, are what go tool pprof reads
+        // in those files, exactly (in the type's unit)
+        const merged = mergeProfiles(files.map((f) => parsePprof(f.bytes)));
+        const col = merged.sampleTypes.findIndex((t) => t.type === type);
+        const unit = merged.sampleTypes[col]!.unit;
+        const exact = spawnSync(
+          go,
+          [
+            'tool',
+            'pprof',
+            '-top',
+            '-nodecount=0',
+            '-nodefraction=0',
+            '-edgefraction=0',
+            `-sample_index=${type}`,
+            `-unit=${unit === 'nanoseconds' ? 'ns' : unit}`,
+            ...paths,
+          ],
+          {
+            encoding: 'utf8',
+            env: { ...process.env, PPROF_BINARY_PATH: '/nonexistent', TZ: 'UTC' },
+            maxBuffer: 1 << 26,
+          },
+        );
+        expect(exact.status, exact.stderr).toBe(0);
+        const ours = new Map(
+          flatCum(merged, col)
+            .filter((x) => x.flat !== 0 || x.cum !== 0)
+            .map((x) => [x.name, [x.flat, x.cum]]),
+        );
+        expect(ours, name).toEqual(parseTopAll(exact.stdout));
+      }
+    }
+    // the pinned totals of the second types: CPU samples are the cpu in 10 ms ticks
+    const sum = (kind: string, type: string) =>
+      out.files
+        .filter((f) => f.filename.endsWith(`-${kind}.pb.gz`))
+        .reduce((a, f) => {
+          const p = parsePprof(f.bytes);
+          const col = p.values[p.sampleTypes.findIndex((t) => t.type === type)]!;
+          return a + col.reduce((x, v) => x + v, 0);
+        }, 0);
+    expect(sum('cpu', 'samples')).toBe(5457);
+    expect(sum('cpu', 'cpu')).toBe(54_570_000_000);
+    const objects = series('memory:alloc_objects').filter((s) => s.t >= fromMs && s.t <= toMs);
+    expect(sum('allocs', 'alloc_objects')).toBe(objects[objects.length - 1]!.value - objects[0]!.value);
+  });
+
+  it('asks Parca one series per type and one profile per scrape or snapshot of each type, and refuses up front past PROFILER_MAX_FETCHES', async () => {
+    const replay = replayFetcher();
+    await importFromParca(replay, {
+      url: new URL('http://127.0.0.1:7070'),
+      selector: parcaWindow.selector,
+      fromMs,
+      toMs,
+      runs: parcaWindow.runs,
+    });
+    const singles = replay.asked.filter((r) => r.includes('MODE_SINGLE'));
+    // 1 types + 11 series (one per type) + 72 profiles: 6 + 6 CPU scrapes (samples, cpu), 7 snapshots
+    // of each of the 6 cumulative types (alloc_objects, alloc_space; contentions, delay of mutex and
+    // of block) for 6 runs, and one snapshot per run of inuse_objects, inuse_space and goroutine
+    expect(replay.asked.filter((r) => r.startsWith('/api/profiles/types'))).toHaveLength(1);
+    expect(replay.asked.filter((r) => r.startsWith('/api/profiles/query_range'))).toHaveLength(11);
+    expect(singles).toHaveLength(72);
+    expect(replay.asked).toHaveLength(84);
+    // no profile is asked twice (a boundary snapshot two runs share is fetched once)
+    expect(new Set(singles.filter((r) => !/inuse|goroutine/.test(r))).size).toBe(
+      singles.filter((r) => !/inuse|goroutine/.test(r)).length,
+    );
+    const replayServer = await startParcaReplay();
+    try {
+      const url = new URL(`http://127.0.0.1:${replayServer.port}`);
+      const guarded = (maxFetches: number) =>
+        guardedFetcher({ hosts: [url.host], timeoutMs: 10_000, maxResponseBytes: 16 * 1024 * 1024, maxFetches });
+      const ask = { url, selector: parcaWindow.selector, fromMs, toMs, runs: parcaWindow.runs };
+      const e = await importFromParca(guarded(83), ask).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ProfilerError);
+      expect((e as ProfilerError).status).toBe(413);
+      expect((e as ProfilerError).param).toBe('runs');
+      expect((e as ProfilerError).message).toContain('need 84 fetches');
+      expect((e as ProfilerError).message).toContain('PROFILER_MAX_FETCHES');
+      // refused before any profile was fetched: only the types and the series were asked
+      expect(replayServer.requests).toHaveLength(12);
+      expect(replayServer.requests.some((r) => r.includes('MODE_SINGLE'))).toBe(false);
+      const ok = await importFromParca(guarded(84), ask);
+      expect(ok.files).toHaveLength(36);
+    } finally {
+      await new Promise((r) => replayServer.server.close(r));
+    }
   });
 });
 
