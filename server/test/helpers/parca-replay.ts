@@ -18,15 +18,27 @@ export const parcaWindow = JSON.parse(readFileSync(`${fixturesDir}parca/window.j
   selector: string;
   /** The demo's requests counter, for the runs' requests (asked of the Prometheus recorded beside Parca). */
   requestsQuery: string;
+  /** The same build's second window (the A/A pair), answers in answers-again.json. */
+  again: { from: string; to: string };
 };
 
 export function parcaAnswers(): RecordedAnswer[] {
   return JSON.parse(readFileSync(`${fixturesDir}parca/answers.json`, 'utf8')) as RecordedAnswer[];
 }
 
+/** The answers of the A/A window (fixtures/parca/answers-again.json). */
+export function parcaAgainAnswers(): RecordedAnswer[] {
+  return JSON.parse(readFileSync(`${fixturesDir}parca/answers-again.json`, 'utf8')) as RecordedAnswer[];
+}
+
+/** Both recordings by request (the two windows ask different requests; where one repeats, the answers are the same). */
+function recorded(): Map<string, RecordedAnswer> {
+  return new Map([...parcaAgainAnswers(), ...parcaAnswers()].map((a) => [a.request, a]));
+}
+
 /** A fetcher answering from the recording; a request it does not hold fails the test. */
 export function replayFetcher(): Fetcher & { asked: string[] } {
-  const byRequest = new Map(parcaAnswers().map((a) => [a.request, a]));
+  const byRequest = recorded();
   const asked: string[] = [];
   const f = async (url: URL) => {
     const key = `${url.pathname}${url.search}`;
@@ -40,7 +52,7 @@ export function replayFetcher(): Fetcher & { asked: string[] } {
 
 /** The recording served over HTTP on 127.0.0.1 (a stand-in Parca); `requests` counts what it was asked. */
 export async function startParcaReplay(): Promise<{ server: Server; port: number; requests: string[] }> {
-  const byRequest = new Map(parcaAnswers().map((a) => [a.request, a]));
+  const byRequest = recorded();
   const requests: string[] = [];
   const server = createServer((req, res) => {
     requests.push(req.url ?? '');

@@ -221,4 +221,44 @@ describe('POST …/stages/:stageId/import', () => {
     )!;
     expect(st.artifacts).toHaveLength(0);
   });
+
+  it('two windows of one build (A/A) come out "no change": per-request figures and functions; the traffic is not judged', async () => {
+    const { app, c, stage } = await appWith({ PROFILER_HOSTS: `127.0.0.1:${replay.port}` });
+    const again = await addStage(app, c.id, c.auth, 'pooled again');
+    const base = `http://127.0.0.1:${replay.port}`;
+    const requests = { requestsUrl: base, requestsQuery: parcaWindow.requestsQuery };
+    for (const [id, window] of [
+      [stage, {}],
+      [again, parcaWindow.again],
+    ] as const) {
+      const r = await app.inject({
+        method: 'POST',
+        url: `/api/comparisons/${c.id}/stages/${id}/import`,
+        headers: c.auth,
+        payload: body(base, { ...requests, ...window }),
+      });
+      expect(r.statusCode, r.body).toBe(200);
+    }
+    const r = await app.inject({
+      url: `/api/comparisons/${c.id}/changes?base=pooled&target=${encodeURIComponent('pooled again')}`,
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    const ch = r.json() as {
+      figures: { metric: string; verdict: { status: string; p: number | null; reason?: string } }[];
+      functions: { normalisation: string; changes: { name: string; verdict: { status: string } }[] };
+      sentences: string[];
+    };
+    const fig = (m: string) => ch.figures.find((f) => f.metric === m)!.verdict;
+    // the same build a quarter of an hour later, on a machine shared with other work: the per-request
+    // figures stay within the noise (CPU p=0.394, allocations p=0.065, 6+6 runs)
+    expect(fig('cpu-per-request').status).toBe('no-change');
+    expect(fig('cpu-per-request').p).toBeCloseTo(0.394, 3);
+    expect(fig('alloc-per-request').status).toBe('no-change');
+    // the traffic fell by a quarter (the machine was busier): shown, not judged
+    expect(fig('rps').status).toBe('not-comparable');
+    expect(fig('rps').reason).toContain('served traffic');
+    expect(ch.functions.normalisation).toBe('per-request');
+    expect(ch.functions.changes.filter((f) => f.verdict.status === 'significant')).toEqual([]);
+    expect(ch.sentences.join(' ')).not.toMatch(/QPS/);
+  });
 });
