@@ -10,8 +10,13 @@ import { type LoadTool, toolOf } from '../ingest/loadtest/types.ts';
 
 export type { LoadTool };
 
-/** The tools `capture` recognises in a load command: those whose output an importer reads. */
-export const KNOWN_TOOLS: readonly LoadTool[] = [...new Set(loadTestImporters.flatMap((i) => i.formats.map(toolOf)))];
+/**
+ * The tools `capture` recognises in a load command: those whose output an importer reads, but for
+ * `prometheus`, the requests counter an import reads (no command writes it).
+ */
+export const KNOWN_TOOLS: readonly LoadTool[] = [
+  ...new Set(loadTestImporters.flatMap((i) => i.formats.map(toolOf))),
+].filter((t) => t !== 'prometheus');
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh']);
 

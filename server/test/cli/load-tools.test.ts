@@ -94,10 +94,14 @@ it('recognises the tool of every load-test importer, and only those', async () =
     'k6',
     'locust',
     'oha',
+    'prometheus',
     'vegeta',
     'wrk',
     'wrk2',
   ]);
+  // an import's requests counter is read, never run as a load command
+  tools.delete('prometheus');
+  expect(detectTool(['prometheus', '--config.file=p.yml'])).toBeNull();
   for (const tool of tools) expect(detectTool([tool, 'http://x/'])).toBe(tool);
   expect(detectTool(['curl', 'http://x/'])).toBeNull();
 });
