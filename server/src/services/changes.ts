@@ -867,14 +867,7 @@ function notComparable(nBase: number, nTarget: number, reason: string): Verdict 
 /** The req/s of served traffic (a requests counter, not a load test): shown, not judged. */
 function servedLoad(nBase: number, nTarget: number): Verdict {
   return {
-    status: 'not-comparable',
-    ratio: null,
-    p: null,
-    nBase,
-    nTarget,
-    alpha: BENCHSTAT_ALPHA,
-    minP: null,
-    runsNeeded: runsNeeded(BENCHSTAT_ALPHA),
+    ...notComparable(nBase, nTarget, ''),
     reason: "served traffic: the requests clients sent, counted by Prometheus, not a load test's throughput",
   };
 }

@@ -151,7 +151,7 @@ function negated(p: Profile): Profile {
 }
 
 /** The profile at `fromMs`, lasting `durationMs` (a delta kind: its covered seconds, not the span with gaps). */
-function retimed(p: Profile, fromMs: number, durationMs: number, comment: string): Profile {
+export function retimed(p: Profile, fromMs: number, durationMs: number, comment: string): Profile {
   const { timeNanosExact: _exact, ...rest } = p;
   return {
     ...rest,

@@ -3,7 +3,7 @@ import { encodePprof } from '../../ingest/pprof/encode.ts';
 import { type PprofLimits, parsePprof } from '../../ingest/pprof/index.ts';
 import type { Profile, ProfileKind } from '../../model/profile.ts';
 import { type Fetcher, ProfilerError, fetchBudget } from './guarded-fetch.ts';
-import type { ImportOutcome, ImportedRun, ProfilerImportRequest } from './import-parca.ts';
+import { type ImportOutcome, type ImportedRun, type ProfilerImportRequest, retimed } from './import-parca.ts';
 import { joinSampleTypes } from './join-types.ts';
 import { type PyroscopeType, type SeriesPoint, pyroscopeMerge, pyroscopeSeries, pyroscopeTypes } from './pyroscope.ts';
 import { type Span, subWindows } from './window.ts';
@@ -87,17 +87,6 @@ function totalOf(p: Profile, type: string): number {
   let sum = 0;
   for (const v of p.values[i < 0 ? p.values.length - 1 : i] ?? []) sum += v;
   return sum;
-}
-
-function retimed(p: Profile, fromMs: number, durationMs: number, comment: string): Profile {
-  const { timeNanosExact: _exact, ...rest } = p;
-  return {
-    ...rest,
-    timeNanos: fromMs * 1e6,
-    timeNanosExact: (BigInt(Math.round(fromMs)) * 1_000_000n).toString(),
-    durationNanos: Math.round(durationMs * 1e6),
-    comments: [comment],
-  };
 }
 
 export async function importFromPyroscope(
