@@ -755,22 +755,17 @@ export class ChangeEngine {
         const n = f.total ? per(v, x.requests, x.windowSeconds) : v;
         return n === null ? [] : [n];
       });
-    const row = (f: { metric: string; label: string; unit: string; total: boolean }, bv: number[], tv: number[]) => {
-      const v = this.verdict(bv, tv);
-      return withDirection({
-        metric: f.metric,
-        label: f.label,
-        subject: null,
-        unit: f.total ? `${f.unit}/${perRequest ? 'request' : 's'}` : f.unit,
-        better: 'lower',
-        base: estimate(bv),
-        target: estimate(tv),
-        verdict: v,
-        deltaPercent: v.ratio === null ? null : (v.ratio - 1) * 100,
-        direction: null,
-        reason: reasonFor(v),
-      });
-    };
+    const row = (f: { metric: string; label: string; unit: string; total: boolean }, bv: number[], tv: number[]) =>
+      this.judged(
+        {
+          metric: f.metric,
+          label: f.label,
+          subject: null,
+          unit: f.total ? `${f.unit}/${perRequest ? 'request' : 's'}` : f.unit,
+        },
+        bv,
+        tv,
+      );
     const figures: Change[] = [];
     if (b.traces.length + t.traces.length > 0)
       for (const f of RUNTIME_FIGURES) figures.push(row(f, traceValues(b, f), traceValues(t, f)));

@@ -37,6 +37,21 @@ export interface Answer {
   body: Buffer;
 }
 
+/**
+ * A profiler's answer other than 200 as a 502 for the client: the profiler's own words (the `message`
+ * of its JSON error, Parca's gateway and Connect alike, else the text as it came), cut short.
+ */
+export function profilerFailure(a: Answer, who: string, what: string): ProfilerError {
+  let msg = a.body.toString('utf8').slice(0, 300);
+  try {
+    const m = (JSON.parse(a.body.toString('utf8')) as { message?: unknown }).message;
+    if (typeof m === 'string') msg = m.slice(0, 300);
+  } catch {
+    // not a JSON error: the text as it came
+  }
+  return new ProfilerError(502, 'profiler-failed', `${who} answered ${what} with HTTP ${a.status}: ${msg}`);
+}
+
 /** A POST's body (Connect's binary protocol), when the fetch is not a GET. */
 export interface PostBody {
   body: Buffer;

@@ -1,4 +1,4 @@
-import { type Answer, type Fetcher, ProfilerError } from './guarded-fetch.ts';
+import { type Answer, type Fetcher, ProfilerError, profilerFailure } from './guarded-fetch.ts';
 
 /**
  * Parca's query API as its HTTP gateway serves it (`/api/profiles/…`, JSON; parca
@@ -54,16 +54,7 @@ function api(base: URL, path: string, params: Record<string, string>): URL {
 }
 
 function json(a: Answer, what: string): unknown {
-  if (a.status !== 200) {
-    let msg = a.body.toString('utf8').slice(0, 300);
-    try {
-      const m = (JSON.parse(a.body.toString('utf8')) as { message?: unknown }).message;
-      if (typeof m === 'string') msg = m.slice(0, 300);
-    } catch {
-      // not JSON: the text as it came
-    }
-    throw new ProfilerError(502, 'profiler-failed', `Parca answered ${what} with HTTP ${a.status}: ${msg}`);
-  }
+  if (a.status !== 200) throw profilerFailure(a, 'Parca', what);
   try {
     return JSON.parse(a.body.toString('utf8'));
   } catch {

@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { type Fetcher, ProfilerError } from './guarded-fetch.ts';
+import { type Fetcher, ProfilerError, profilerFailure } from './guarded-fetch.ts';
 
 /**
  * Pyroscope's querier over the Connect protocol, binary (`application/proto`):
@@ -29,17 +29,18 @@ async function call(fetch: Fetcher, base: URL, method: string, body: Buffer): Pr
   u.search = '';
   u.hash = '';
   const a = await fetch(u, { body, contentType: 'application/proto' });
-  if (a.status !== 200) {
-    let msg = a.body.toString('utf8').slice(0, 300);
-    try {
-      const m = (JSON.parse(a.body.toString('utf8')) as { message?: unknown }).message;
-      if (typeof m === 'string') msg = m.slice(0, 300);
-    } catch {
-      // not Connect's JSON error: the text as it came
-    }
-    throw new ProfilerError(502, 'profiler-failed', `Pyroscope answered ${method} with HTTP ${a.status}: ${msg}`);
-  }
+  if (a.status !== 200) throw profilerFailure(a, 'Pyroscope', method);
   return a.body;
+}
+
+/** A reader on each embedded message of field `field` of a message, other fields skipped. */
+function* embedded(body: Uint8Array, field: number): Generator<protobuf.Reader> {
+  const r = protobuf.Reader.create(body);
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    if (tag >>> 3 === field && (tag & 7) === 2) yield protobuf.Reader.create(r.bytes());
+    else r.skipType(tag & 7);
+  }
 }
 
 /** One of Pyroscope's profile types: ID `<name>:<sample type>:<sample unit>:<period type>:<period unit>`. */
@@ -69,14 +70,7 @@ export async function pyroscopeTypes(
   const body = await call(fetch, base, 'ProfileTypes', Buffer.from(w.finish()));
   const out: PyroscopeType[] = [];
   try {
-    const r = protobuf.Reader.create(body);
-    while (r.pos < r.len) {
-      const tag = r.uint32();
-      if (tag >>> 3 !== 1 || (tag & 7) !== 2) {
-        r.skipType(tag & 7);
-        continue;
-      }
-      const t = protobuf.Reader.create(r.bytes());
+    for (const t of embedded(body, 1)) {
       const pt: PyroscopeType = { id: '', name: '', sampleType: '', sampleUnit: '', periodType: '', periodUnit: '' };
       const fields: Record<number, keyof PyroscopeType> = {
         1: 'id',
@@ -136,14 +130,7 @@ export async function pyroscopeSeries(
   const body = await call(fetch, base, 'SelectSeries', request(profileType, selector, fromMs, toMs, stepSeconds));
   const out: SeriesPoint[] = [];
   try {
-    const r = protobuf.Reader.create(body);
-    while (r.pos < r.len) {
-      const tag = r.uint32();
-      if (tag >>> 3 !== 1 || (tag & 7) !== 2) {
-        r.skipType(tag & 7);
-        continue;
-      }
-      const s = protobuf.Reader.create(r.bytes());
+    for (const s of embedded(body, 1)) {
       const labels: string[] = [];
       const points: { t: number; v: number }[] = [];
       while (s.pos < s.len) {
