@@ -25,11 +25,15 @@ export default async function profilerImportRoutes(app: FastifyInstance, { ctx }
     });
     let outcome: Awaited<ReturnType<typeof runProfilerImport>>;
     try {
-      outcome = await runProfilerImport(
-        ctx.config.profilers,
-        req.body,
-        { maxDecompressedBytes: ctx.config.maxDecompressedBytes },
-        gone.signal,
+      // The fetching is one of the client's jobs in flight (ANALYSIS_CLIENT_JOBS), as a parse is, so
+      // one address cannot start imports without bound; the files are then stored as uploads are.
+      outcome = await ctx.fairShare.parse(req.ip, () =>
+        runProfilerImport(
+          ctx.config.profilers,
+          req.body,
+          { maxDecompressedBytes: ctx.config.maxDecompressedBytes },
+          gone.signal,
+        ),
       );
     } catch (e) {
       if (e instanceof ProfilerError) throw new ApiError(e.status, e.code, e.message, e.param);

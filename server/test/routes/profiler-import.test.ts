@@ -4,12 +4,13 @@
  * functions are go tool pprof's on the scrapes taken; a server whose PROFILER_HOSTS allows no host,
  * or not this one, refuses naming the setting, before any connection.
  */
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StagediffApp } from '../../src/app.ts';
 import { addStage, createComparison, testApp } from '../helpers/app.ts';
-import { parcaWindow, startParcaReplay } from '../helpers/parca-replay.ts';
+import { parcaAnswers, parcaWindow, startParcaReplay } from '../helpers/parca-replay.ts';
 import { fixturesDir } from '../helpers/paths.ts';
 import { parseTopRows } from '../helpers/pprof-text.ts';
 
@@ -261,4 +262,42 @@ describe('POST …/stages/:stageId/import', () => {
     expect(ch.functions.changes.filter((f) => f.verdict.status === 'significant')).toEqual([]);
     expect(ch.sentences.join(' ')).not.toMatch(/QPS/);
   });
+
+  it("counts an import as one of the client's jobs in flight: past ANALYSIS_CLIENT_JOBS, a 429, nothing fetched for it", async () => {
+    // a Prometheus that answers the recorded requests a second late, so the first import is still running
+    const byRequest = new Map(parcaAnswers().map((a) => [a.request, a]));
+    const slow = createServer((req, res) => {
+      const a = byRequest.get(req.url ?? '');
+      setTimeout(() => res.writeHead(a?.status ?? 404).end(a?.body ?? '{}'), 1000);
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    try {
+      const sp = (slow.address() as AddressInfo).port;
+      const { app, c, stage } = await appWith({
+        PROFILER_HOSTS: `127.0.0.1:${replay.port},127.0.0.1:${sp}`,
+        ANALYSIS_CLIENT_JOBS: '1',
+      });
+      const post = () =>
+        app.inject({
+          method: 'POST',
+          url: `/api/comparisons/${c.id}/stages/${stage}/import`,
+          headers: c.auth,
+          payload: body(`http://127.0.0.1:${replay.port}`, {
+            requestsUrl: `http://127.0.0.1:${sp}`,
+            requestsQuery: parcaWindow.requestsQuery,
+          }),
+        });
+      const first = post();
+      // the second starts while the first waits on the slow server
+      await new Promise((r) => setTimeout(r, 300));
+      const before = replay.requests.length;
+      const second = await post();
+      expect(second.statusCode, second.body).toBe(429);
+      expect(second.headers['retry-after']).toBeDefined();
+      expect(replay.requests.length).toBe(before);
+      expect((await first).statusCode).toBe(200);
+    } finally {
+      await new Promise((r) => slow.close(r));
+    }
+  }, 60_000);
 });
