@@ -31,10 +31,11 @@ export interface CounterCount {
   resets: number;
 }
 
+/** A series' labels for a message: the server's words, so controls and bidirectional overrides become `?`. */
 function labelsText(metric: unknown): string {
   if (!isObj(metric)) return '{}';
   const parts = Object.entries(metric).map(([k, v]) => `${k}="${String(v)}"`);
-  return `{${parts.join(',')}}`.slice(0, 200);
+  return `{${parts.join(',')}}`.replace(/[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu, '?').slice(0, 200);
 }
 
 /** One series' samples as [ms, value], checked. */
@@ -120,18 +121,19 @@ export const prometheusImporter: LoadTestImporter = {
   detect(head) {
     return /^\s*\{\s*"schema"\s*:\s*"stagediff-requests\/1"/.test(headText(head)) ? 1 : 0;
   },
-  async parse(src: ByteSource, fileName?: string) {
-    const what = fileName ?? 'requests record';
+  async parse(src: ByteSource) {
+    // The upload names the file in front of every message; these say what in it is wrong.
+    const what = 'the requests record';
     const doc = parseJson(await readText(src, what), what);
     if (!isObj(doc) || doc.schema !== REQUESTS_SCHEMA)
-      throw new IngestError('malformed', `${what}: not a ${REQUESTS_SCHEMA} record`);
+      throw new IngestError('malformed', `not a ${REQUESTS_SCHEMA} record`);
     const r = doc as unknown as RequestsRecord;
     const fromMs = isoMs(r.from);
     const toMs = isoMs(r.to);
     if (!(toMs > fromMs))
-      throw new IngestError('malformed', `${what}: "from" and "to" must be ISO 8601 times, "to" after "from"`);
+      throw new IngestError('malformed', `"from" and "to" must be ISO 8601 times, "to" after "from"`);
     const c = counterRequests(r.answer, fromMs, toMs);
-    if ('why' in c) throw new IngestError('malformed', `${what}: the answer holds no count of requests: ${c.why}`);
+    if ('why' in c) throw new IngestError('malformed', `the answer holds no count of requests: ${c.why}`);
     const seconds = (toMs - fromMs) / 1000;
     const url = typeof r.url === 'string' ? r.url.slice(0, 200) : '?';
     return run(

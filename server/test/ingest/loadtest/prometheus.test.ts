@@ -3,11 +3,14 @@
  * Prometheus scraping the demo service every 5 s, through a restart; fixtures/parca: the samples the
  * import asked for each run of its window), and the import's record read back as a load run.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ingest } from '../../../src/ingest/detect.ts';
 import { counterRequests } from '../../../src/ingest/loadtest/prometheus.ts';
 import { REQUESTS_SCHEMA, type RequestsRecord } from '../../../src/model/requests-record.ts';
+import { addStage, createComparison, testApp, upload } from '../../helpers/app.ts';
 import { parcaAnswers } from '../../helpers/parca-replay.ts';
 import { fixturesDir } from '../../helpers/paths.ts';
 
@@ -44,6 +47,11 @@ describe('counterRequests', () => {
       /no sample at or after the window's end .*import again after the next scrape/,
     );
     expect('why' in late && late.why).toContain('route="GET /api/orders"');
+    // the server's label values are untrusted: controls and bidirectional overrides do not reach a page or terminal
+    const evil = structuredClone(reset) as unknown as { data: { result: { metric: Record<string, string> }[] } };
+    evil.data.result[0]!.metric = { route: '\u202e\u001b[31mevil' };
+    const said = counterRequests(evil, first, last + 1);
+    expect('why' in said && said.why).toContain('{route="??[31mevil"}');
   });
 
   it("refuses an answer that is not a counter's samples, naming what came instead", () => {
@@ -123,15 +131,44 @@ describe('the import record, read as a load run', () => {
     );
   });
 
-  it('refuses a record whose answer holds no count, naming the file', async () => {
+  it('refuses a record whose answer holds no count, saying why', async () => {
     const p = ingest({
       name: 'run-1-requests.json',
       bytes: record({ to: new Date(samples[7]!.ms + 1).toISOString() }),
     });
-    await expect(p).rejects.toThrow(
-      /run-1-requests\.json: the answer holds no count of requests: .*no sample at or after/,
-    );
+    await expect(p).rejects.toThrow(/^the answer holds no count of requests: .*no sample at or after/);
     const q = ingest({ name: 'run-1-requests.json', bytes: record({ from: 'yesterday' }) });
-    await expect(q).rejects.toThrow(/run-1-requests\.json: "from" and "to" must be ISO 8601 times/);
+    await expect(q).rejects.toThrow(/^"from" and "to" must be ISO 8601 times/);
+  });
+});
+
+describe('a requests record uploaded', () => {
+  it('is refused with a 4xx naming the file once, and the reason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stagediff-requests-'));
+    const app = await testApp({ ANALYSIS_WORKERS: '0' });
+    try {
+      const c = await createComparison(app, 'requests record');
+      const stage = await addStage(app, c.id, c.auth, 'x');
+      const text = JSON.stringify({
+        schema: REQUESTS_SCHEMA,
+        url: 'http://127.0.0.1:49090/',
+        query: 'demo_http_requests_total',
+        evaluated: 'demo_http_requests_total[60000ms]',
+        from: new Date(samples[0]!.ms).toISOString(),
+        to: new Date(samples[7]!.ms).toISOString(),
+        run: 1,
+        runs: 1,
+        answer: reset,
+      });
+      writeFileSync(join(dir, 'run-1-requests.json'), text.slice(0, text.length / 2));
+      const r = await upload(app, c.id, stage, c.auth, [join(dir, 'run-1-requests.json')]);
+      expect(r.statusCode).toBe(422);
+      const message = r.json().results[0].error.message as string;
+      expect(message).toMatch(/^run-1-requests\.json: the requests record is not valid JSON/);
+      expect(message.match(/run-1-requests\.json/g)).toHaveLength(1);
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
