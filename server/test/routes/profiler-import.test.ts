@@ -266,7 +266,12 @@ describe('POST …/stages/:stageId/import', () => {
   it("counts an import as one of the client's jobs in flight: past ANALYSIS_CLIENT_JOBS, a 429, nothing fetched for it", async () => {
     // a Prometheus that answers the recorded requests a second late, so the first import is still running
     const byRequest = new Map(parcaAnswers().map((a) => [a.request, a]));
+    let asked!: () => void;
+    const firstAsked = new Promise<void>((r) => {
+      asked = r;
+    });
     const slow = createServer((req, res) => {
+      asked();
       const a = byRequest.get(req.url ?? '');
       setTimeout(() => res.writeHead(a?.status ?? 404).end(a?.body ?? '{}'), 1000);
     });
@@ -288,8 +293,8 @@ describe('POST …/stages/:stageId/import', () => {
           }),
         });
       const first = post();
-      // the second starts while the first waits on the slow server
-      await new Promise((r) => setTimeout(r, 300));
+      // the second starts once the first is waiting on the slow server (it holds its job till done)
+      await firstAsked;
       const before = replay.requests.length;
       const second = await post();
       expect(second.statusCode, second.body).toBe(429);
